@@ -1,0 +1,88 @@
+//! The CLI's commands: `migrate`, `serve`, `openapi`.
+
+use std::net::SocketAddr;
+
+use actix_web::{HttpServer, web};
+use stoa_core::Config;
+use stoa_core::db::{Db, run_migrations};
+use stoa_core::http::{AppContext, Metrics, app, metrics_app};
+
+/// A failure that ends the process with a message.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error(transparent)]
+    Config(#[from] stoa_core::config::ConfigError),
+    #[error(transparent)]
+    Db(#[from] stoa_core::db::DbError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// `stoa migrate`: applies pending migrations; idempotent.
+pub async fn migrate(config: &Config) -> Result<(), CommandError> {
+    let applied = run_migrations(config.db.url.expose()).await?;
+    if applied.is_empty() {
+        println!("migrations: database is up to date");
+    } else {
+        for version in &applied {
+            println!("migrations: applied {version}");
+        }
+    }
+    Ok(())
+}
+
+/// `stoa serve`: serves the API until SIGINT/SIGTERM, then drains in-flight
+/// requests (actix's graceful shutdown, 30 s at most).
+pub async fn serve(config: Config) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let mut ctx = AppContext::new(db.clone(), config.http.clone(), crate::configurators());
+    let metrics = match config.http.metrics_bind {
+        Some(_) => {
+            let metrics =
+                web::Data::new(Metrics::new(db).map_err(|e| CommandError::Other(e.to_string()))?);
+            ctx = ctx.with_metrics(metrics.clone());
+            Some(metrics)
+        }
+        None => None,
+    };
+    let bind = config.http.bind;
+    let mut server = HttpServer::new(move || app(&ctx)).shutdown_timeout(30);
+    if config.http.workers > 0 {
+        server = server.workers(config.http.workers);
+    }
+    let server = server
+        .bind(bind)
+        .map_err(|source| CommandError::Bind { addr: bind, source })?;
+    for addr in server.addrs() {
+        tracing::info!(%addr, "stoa listening on http://{addr}/api");
+    }
+    let api = server.run();
+
+    match (config.http.metrics_bind, metrics) {
+        (Some(metrics_bind), Some(metrics)) => {
+            let metrics_server = HttpServer::new(move || metrics_app(metrics.clone()))
+                .workers(1)
+                .bind(metrics_bind)
+                .map_err(|source| CommandError::Bind {
+                    addr: metrics_bind,
+                    source,
+                })?;
+            tracing::info!(addr = %metrics_bind, "metrics on http://{metrics_bind}/metrics");
+            let (a, b) = tokio::join!(api, metrics_server.run());
+            a.and(b).map_err(|e| CommandError::Other(e.to_string()))
+        }
+        _ => api.await.map_err(|e| CommandError::Other(e.to_string())),
+    }
+}
+
+/// `stoa openapi`: the OpenAPI document, pretty-printed.
+pub fn openapi() -> Result<String, CommandError> {
+    crate::openapi()
+        .to_pretty_json()
+        .map_err(|e| CommandError::Other(e.to_string()))
+}

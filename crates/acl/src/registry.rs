@@ -1,0 +1,138 @@
+//! The feature registry: what each module declares it checks.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A feature a module checks, as listed in the feature catalog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Feature {
+    /// `module.action`, e.g. `devices.manage`.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// The owning module's id, e.g. `devices`.
+    pub module: &'static str,
+}
+
+/// A module in the catalog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct ModuleInfo {
+    pub id: &'static str,
+    pub title: &'static str,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RegistryError {
+    #[error("feature `{0}` is registered twice")]
+    Duplicate(&'static str),
+    #[error("feature `{id}` does not belong to module `{module}`")]
+    WrongModule {
+        id: &'static str,
+        module: &'static str,
+    },
+}
+
+/// Every registered feature and module.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    features: BTreeMap<&'static str, Feature>,
+    modules: BTreeMap<&'static str, ModuleInfo>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a module and its features. A feature id must start with its
+    /// module's id and may be registered once.
+    pub fn register(
+        &mut self,
+        module: ModuleInfo,
+        features: &[Feature],
+    ) -> Result<(), RegistryError> {
+        for feature in features {
+            if feature.module != module.id || !feature.id.starts_with(module.id) {
+                return Err(RegistryError::WrongModule {
+                    id: feature.id,
+                    module: module.id,
+                });
+            }
+            if self.features.contains_key(feature.id) {
+                return Err(RegistryError::Duplicate(feature.id));
+            }
+        }
+        for feature in features {
+            self.features.insert(feature.id, feature.clone());
+        }
+        self.modules.insert(module.id, module);
+        Ok(())
+    }
+
+    pub fn features(&self) -> impl Iterator<Item = &Feature> {
+        self.features.values()
+    }
+
+    pub fn modules(&self) -> impl Iterator<Item = &ModuleInfo> {
+        self.modules.values()
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Feature> {
+        self.features.get(id)
+    }
+
+    /// Whether a grant string names something real: a registered feature, a
+    /// registered module's wildcard, or `*`.
+    pub fn is_known_grant(&self, grant: &str) -> bool {
+        grant == "*"
+            || self.features.contains_key(grant)
+            || grant.strip_suffix(".*").is_some_and(|m| {
+                self.modules.contains_key(m)
+                    || self
+                        .features
+                        .keys()
+                        .any(|f| f.starts_with(&format!("{m}.")))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODULE: ModuleInfo = ModuleInfo {
+        id: "devices",
+        title: "Devices",
+    };
+    const VIEW: Feature = Feature {
+        id: "devices.view",
+        title: "View devices",
+        module: "devices",
+    };
+
+    #[test]
+    fn registers_and_validates() {
+        let mut reg = Registry::new();
+        assert_eq!(reg.register(MODULE, &[VIEW]), Ok(()));
+        assert_eq!(
+            reg.register(MODULE, &[VIEW]),
+            Err(RegistryError::Duplicate("devices.view"))
+        );
+        let stray = Feature {
+            id: "auth.x",
+            title: "x",
+            module: "devices",
+        };
+        assert!(matches!(
+            reg.register(MODULE, &[stray]),
+            Err(RegistryError::WrongModule { .. })
+        ));
+        assert!(reg.is_known_grant("devices.view"));
+        assert!(reg.is_known_grant("devices.*"));
+        assert!(reg.is_known_grant("*"));
+        assert!(!reg.is_known_grant("devices.fly"));
+        assert!(!reg.is_known_grant("nothing.*"));
+        assert_eq!(reg.features().count(), 1);
+    }
+}

@@ -1,0 +1,140 @@
+//! Postgres access: the connection pool (diesel-async + deadpool), a transaction
+//! helper and the migrations embedded in the binary.
+//!
+//! Nothing here needs libpq: diesel-async talks the wire protocol through
+//! tokio-postgres, and migrations run through diesel-async's harness.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+
+use crate::config::DbConfig;
+
+/// Every migration of every module, from the workspace's `migrations/` folder.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
+
+/// A pooled Postgres connection.
+pub type DbConn = Object<AsyncPgConnection>;
+
+/// Errors of the database layer.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// No connection could be had in time (server down, pool exhausted).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Query(#[from] diesel::result::Error),
+    #[error("migration failed: {0}")]
+    Migration(String),
+}
+
+/// The shared pool. Cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    pool: Pool<AsyncPgConnection>,
+    timeout: Duration,
+}
+
+impl Db {
+    /// Builds the pool; no connection is opened until the first request, so a
+    /// server starts (and answers `/health` with 503) while the database is down.
+    pub fn connect(cfg: &DbConfig) -> Result<Self, DbError> {
+        Self::from_url(cfg.url.expose(), cfg.pool_size, cfg.timeout)
+    }
+
+    pub fn from_url(url: &str, pool_size: usize, timeout: Duration) -> Result<Self, DbError> {
+        let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
+        manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
+        let manager =
+            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_cfg);
+        let pool = Pool::builder(manager)
+            .max_size(pool_size)
+            .build()
+            .map_err(|err| DbError::Unavailable(err.to_string()))?;
+        Ok(Self { pool, timeout })
+    }
+
+    /// A connection from the pool, waiting at most the configured timeout
+    /// (including the time to open a new connection).
+    pub async fn conn(&self) -> Result<DbConn, DbError> {
+        match tokio::time::timeout(self.timeout, self.pool.get()).await {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(err)) => Err(DbError::Unavailable(err.to_string())),
+            Err(_) => Err(DbError::Unavailable(format!(
+                "no connection within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
+    }
+
+    /// Runs `f` in one transaction: committed when it returns `Ok`, rolled back
+    /// otherwise (and on panic or cancellation, when the connection is dropped).
+    ///
+    /// ```ignore
+    /// db.transaction(|conn| Box::pin(async move { insert(conn).await })).await?;
+    /// ```
+    pub async fn transaction<R, E, F>(&self, f: F) -> Result<R, E>
+    where
+        F: for<'r> FnOnce(&'r mut AsyncPgConnection) -> BoxFuture<'r, Result<R, E>> + Send,
+        E: From<diesel::result::Error> + From<DbError> + Send,
+        R: Send,
+    {
+        let mut conn = self.conn().await?;
+        let conn: &mut AsyncPgConnection = &mut conn;
+        conn.transaction(async move |c| f(c).await).await
+    }
+
+    /// `SELECT 1`, bounded by the pool timeout: what `/health` reports.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        let mut conn = self.conn().await?;
+        match tokio::time::timeout(
+            self.timeout,
+            diesel::sql_query("SELECT 1").execute(&mut *conn),
+        )
+        .await
+        {
+            Ok(result) => result.map(|_| ()).map_err(DbError::from),
+            Err(_) => Err(DbError::Unavailable("ping timed out".into())),
+        }
+    }
+
+    /// Pool statistics for `/metrics`: (size, available, max).
+    pub fn pool_status(&self) -> (usize, usize, usize) {
+        let status = self.pool.status();
+        (status.size, status.available, status.max_size)
+    }
+}
+
+/// An arbitrary, fixed key for the advisory lock that serialises migrations
+/// across processes (several servers starting at once).
+const MIGRATION_LOCK_KEY: i64 = 0x5354_4f41_4d49_4752; // "STOAMIGR"
+
+/// Applies pending migrations and returns the versions applied. Safe to run
+/// concurrently from several processes and idempotent.
+///
+/// diesel-async's harness uses `block_in_place`, so this must run on a
+/// multi-threaded tokio runtime.
+pub async fn run_migrations(url: &str) -> Result<Vec<String>, DbError> {
+    let mut conn = AsyncPgConnection::establish(url)
+        .await
+        .map_err(|err| DbError::Unavailable(err.to_string()))?;
+    diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK_KEY})"))
+        .execute(&mut conn)
+        .await?;
+    let mut harness = diesel_async::AsyncMigrationHarness::new(conn);
+    let applied = harness
+        .run_pending_migrations(MIGRATIONS)
+        .map(|versions| versions.iter().map(ToString::to_string).collect::<Vec<_>>())
+        .map_err(|err| DbError::Migration(err.to_string()));
+    let mut conn = harness.into_inner();
+    // The lock is released with the session anyway; unlock explicitly for pools.
+    diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK_KEY})"))
+        .execute(&mut conn)
+        .await?;
+    applied
+}

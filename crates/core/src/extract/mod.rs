@@ -1,0 +1,27 @@
+//! Request extractors that answer bad input with a clear 4xx, never a 500 and
+//! never actix's default text/plain body.
+//!
+//! - [`Json`]: body as JSON; malformed JSON, wrong types, unknown enum values and
+//!   validation failures answer 400 with a message that names the field and an
+//!   `issues` array; a body over the limit answers 413.
+//! - [`Query`]: the query string (repeated keys fill a `Vec`); 400 naming the parameter.
+//! - [`Form`]: an `application/x-www-form-urlencoded` body (a JSON body is accepted
+//!   too, for API clients); 400 naming the field, 413 when too large.
+//! - [`Path`]: path parameters; 400 naming the parameter (e.g. a malformed uuid).
+//!
+//! Every extracted value is validated with `validator`; types without rules derive
+//! `Validate` with no attributes.
+
+mod body;
+mod form;
+mod issues;
+mod json;
+mod path;
+mod query;
+
+pub use body::BodyLimit;
+pub use form::Form;
+pub use issues::{issues_from_validation, validate};
+pub use json::Json;
+pub use path::Path;
+pub use query::Query;

@@ -1,0 +1,121 @@
+//! Assembling the actix application from a set of module configurators.
+//!
+//! The `stoa` server passes every module; stoa-testkit passes the ones a test
+//! needs. Both get the same middleware stack and error handling, so tests see
+//! exactly what clients see.
+
+use std::sync::Arc;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::middleware::{Compress, from_fn};
+use actix_web::{App, web};
+use utoipa::OpenApi;
+use utoipa_actix_web::{AppExt, scope, service_config::ServiceConfig};
+
+use super::errors::{json_error_bodies, not_found};
+use super::metrics::Metrics;
+use super::request_context::request_context;
+use super::{cors, security_headers};
+use crate::config::HttpConfig;
+use crate::db::Db;
+use crate::extract::BodyLimit;
+use crate::system::{ApiDoc, OpenApiJson, SystemInfo};
+
+/// A function that mounts a module's routes under `/api` (e.g. `stoa_devices::configure`).
+pub type ApiConfigurator = Arc<dyn Fn(&mut ServiceConfig) + Send + Sync>;
+
+/// What every app instance shares: the database, HTTP settings, metrics, the
+/// module configurators and the OpenAPI document they produce.
+#[derive(Clone)]
+pub struct AppContext {
+    pub db: Db,
+    pub http: HttpConfig,
+    pub metrics: Option<web::Data<Metrics>>,
+    configurators: Vec<ApiConfigurator>,
+    openapi: web::Data<OpenApiJson>,
+}
+
+impl AppContext {
+    pub fn new(db: Db, http: HttpConfig, configurators: Vec<ApiConfigurator>) -> Self {
+        let doc = openapi_doc(&configurators, &http.version);
+        let json = doc.to_json().unwrap_or_else(|_| "{}".into());
+        Self {
+            db,
+            http,
+            metrics: None,
+            configurators,
+            openapi: web::Data::new(OpenApiJson(json)),
+        }
+    }
+
+    pub fn with_metrics(mut self, metrics: web::Data<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+}
+
+/// The OpenAPI document of the system endpoints plus every configurator's routes.
+pub fn openapi_doc(configurators: &[ApiConfigurator], version: &str) -> utoipa::openapi::OpenApi {
+    let (_, mut doc) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .service(mount(configurators))
+        .split_for_parts();
+    doc.info.version = version.to_string();
+    doc
+}
+
+fn mount(
+    configurators: &[ApiConfigurator],
+) -> utoipa_actix_web::scope::Scope<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse,
+        Error = actix_web::Error,
+        InitError = (),
+    > + use<>,
+> {
+    let mut api = scope("/api").configure(crate::system::configure);
+    for configure in configurators {
+        let configure = configure.clone();
+        api = api.configure(move |cfg| configure(cfg));
+    }
+    api
+}
+
+/// Builds one app instance (actix calls this once per worker thread).
+pub fn app(
+    ctx: &AppContext,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody + use<>>,
+        Error = actix_web::Error,
+        InitError = (),
+    > + use<>,
+> {
+    let info = SystemInfo {
+        version: ctx.http.version.clone(),
+    };
+    let mut app = App::new()
+        .app_data(web::Data::new(ctx.db.clone()))
+        .app_data(web::Data::new(info))
+        .app_data(ctx.openapi.clone())
+        .app_data(BodyLimit(ctx.http.body_limit));
+    if let Some(metrics) = &ctx.metrics {
+        app = app.app_data(metrics.clone());
+    }
+    let (app, _) = app
+        .into_utoipa_app()
+        .service(mount(&ctx.configurators))
+        .split_for_parts();
+    app.default_service(web::to(not_found))
+        .wrap(json_error_bodies())
+        .wrap(Compress::default())
+        .wrap(cors(&ctx.http.cors_origins))
+        .wrap(security_headers())
+        .wrap(from_fn(request_context))
+}

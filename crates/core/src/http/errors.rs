@@ -1,0 +1,50 @@
+//! JSON bodies for every error, including the ones actix produces itself
+//! (unknown route, wrong method, its own extractors).
+
+use actix_web::HttpResponse;
+use actix_web::body::EitherBody;
+use actix_web::dev::ServiceResponse;
+use actix_web::http::header;
+use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
+
+use crate::error::AppError;
+
+/// Default service: unknown routes answer 404 `{error}`.
+pub async fn not_found() -> Result<HttpResponse, AppError> {
+    Err(AppError::not_found("Not found"))
+}
+
+/// Rewrites any non-JSON error response (405 from a resource, a 400 from an
+/// actix extractor, ...) into `{error}` with the same status and headers.
+pub fn json_error_bodies<B: 'static>() -> ErrorHandlers<B> {
+    ErrorHandlers::new().default_handler(rewrite)
+}
+
+fn rewrite<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"));
+    if is_json {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let message = match status.as_u16() {
+        404 => "Not found",
+        405 => "Method not allowed",
+        413 => "Payload too large",
+        _ => status.canonical_reason().unwrap_or("Error"),
+    };
+    let headers = res.headers().clone();
+    let (req, _) = res.into_parts();
+    let mut response = HttpResponse::build(status).json(serde_json::json!({"error": message}));
+    for (name, value) in headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    let res: ServiceResponse<EitherBody<B>> =
+        ServiceResponse::new(req, response).map_into_right_body();
+    Ok(ErrorHandlerResponse::Response(res))
+}

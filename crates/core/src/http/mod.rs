@@ -1,0 +1,44 @@
+//! HTTP plumbing shared by the `stoa` server and the test harness: the app
+//! builder, request context (request id, tracing, access log, panic guard),
+//! metrics, CORS, security headers and JSON bodies for every error.
+
+mod app;
+mod errors;
+mod metrics;
+mod request_context;
+
+pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
+pub use errors::{json_error_bodies, not_found};
+pub use metrics::{Metrics, metrics_app};
+pub use request_context::{RequestId, request_context};
+
+/// Headers sent with every response.
+pub fn security_headers() -> actix_web::middleware::DefaultHeaders {
+    actix_web::middleware::DefaultHeaders::new()
+        .add(("X-Content-Type-Options", "nosniff"))
+        .add(("Referrer-Policy", "strict-origin-when-cross-origin"))
+        .add(("X-Frame-Options", "DENY"))
+}
+
+/// CORS for the configured origins; with none configured, cross-origin browser
+/// calls are refused (same-origin clients and non-browser clients are unaffected).
+pub fn cors(origins: &[String]) -> actix_cors::Cors {
+    let mut cors = actix_cors::Cors::default()
+        .allowed_methods(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+        .allowed_headers([
+            actix_web::http::header::AUTHORIZATION,
+            actix_web::http::header::CONTENT_TYPE,
+            actix_web::http::header::ACCEPT,
+        ])
+        .allowed_header("x-api-key")
+        .allowed_header("x-request-id")
+        .allowed_header("x-om-selected-org")
+        .allowed_header("x-om-selected-tenant")
+        .expose_headers(["x-request-id", "x-om-operation"])
+        .supports_credentials()
+        .max_age(600);
+    for origin in origins {
+        cors = cors.allowed_origin(origin);
+    }
+    cors
+}

@@ -1,0 +1,26 @@
+//! stoa-core: the foundation every stoa module stands on.
+//!
+//! It owns configuration ([`config`]), the error vocabulary ([`error`]), request
+//! extractors that turn bad input into clear 4xx answers ([`extract`]), the Postgres
+//! pool, transactions and embedded migrations ([`db`]), pagination ([`pagination`]),
+//! HTTP plumbing shared by the server and the test harness ([`http`]), logging
+//! ([`telemetry`]) and the system endpoints `/version`, `/health` and `/docs`
+//! ([`system`]). It knows nothing about tenants, users or any domain module.
+
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod extract;
+pub mod http;
+pub mod pagination;
+pub mod system;
+pub mod telemetry;
+
+pub use config::Config;
+pub use error::{ApiError, AppError, AppResult};
+pub use extract::{Form, Json, Path, Query};
+pub use pagination::{Page, PageQuery, Paginated};
+
+/// The version this build reports at `GET /api/version` unless overridden by
+/// `STOA_VERSION` (or the reference's `OM_VERSION`).
+pub const BUILD_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,161 @@
+//! An actix test app built like the server's, over a per-test database.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_http::Request;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::http::header::HeaderMap;
+use actix_web::test::{self, TestRequest};
+use actix_web::web::Bytes;
+use serde_json::Value;
+use stoa_core::config::{DEFAULT_BIND, DEFAULT_BODY_LIMIT, HttpConfig};
+use stoa_core::db::Db;
+use stoa_core::http::{ApiConfigurator, AppContext};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::database::TestDb;
+
+/// Starts describing a test app.
+pub fn app() -> TestAppBuilder {
+    TestAppBuilder {
+        configurators: Vec::new(),
+        http: HttpConfig {
+            bind: DEFAULT_BIND.parse().expect("default bind parses"),
+            metrics_bind: None,
+            workers: 1,
+            cors_origins: Vec::new(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            version: stoa_core::BUILD_VERSION.to_string(),
+        },
+        unreachable_db: false,
+    }
+}
+
+pub struct TestAppBuilder {
+    configurators: Vec<ApiConfigurator>,
+    http: HttpConfig,
+    unreachable_db: bool,
+}
+
+impl TestAppBuilder {
+    /// Mounts a module's routes (e.g. `stoa_devices::configure`).
+    pub fn module(
+        mut self,
+        configure: impl Fn(&mut ServiceConfig) + Send + Sync + 'static,
+    ) -> Self {
+        self.configurators.push(Arc::new(configure));
+        self
+    }
+
+    /// Adjusts HTTP settings (body limit, CORS origins, version).
+    pub fn http(mut self, f: impl FnOnce(&mut HttpConfig)) -> Self {
+        f(&mut self.http);
+        self
+    }
+
+    /// Points the app at a database server that is not there (port 1).
+    pub fn unreachable_database(mut self) -> Self {
+        self.unreachable_db = true;
+        self
+    }
+
+    pub async fn start(
+        self,
+    ) -> TestApp<
+        impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+    > {
+        let (db, test_db) = if self.unreachable_db {
+            let db = Db::from_url(
+                "postgres://postgres@127.0.0.1:1/none",
+                2,
+                Duration::from_millis(500),
+            )
+            .expect("build a pool");
+            (db, None)
+        } else {
+            let test_db = TestDb::new().await;
+            let db = Db::from_url(test_db.url(), 4, Duration::from_secs(10)).expect("build a pool");
+            (db, Some(test_db))
+        };
+        let ctx = AppContext::new(db.clone(), self.http, self.configurators);
+        let service = test::init_service(stoa_core::http::app(&ctx)).await;
+        TestApp {
+            service,
+            db,
+            ctx,
+            _test_db: test_db,
+        }
+    }
+}
+
+/// A running test app. Fields drop in order, so the pool closes before the
+/// database is dropped.
+pub struct TestApp<S> {
+    service: S,
+    pub db: Db,
+    pub ctx: AppContext,
+    _test_db: Option<TestDb>,
+}
+
+/// A fully read response.
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl TestResponse {
+    /// The body as JSON (panics with the body text when it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|err| panic!("body is not JSON ({err}): {}", self.text()))
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+impl<S, B> TestApp<S>
+where
+    S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    /// Sends any request.
+    pub async fn send(&self, req: TestRequest) -> TestResponse {
+        let res = test::call_service(&self.service, req.to_request()).await;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let body = test::read_body(res).await;
+        TestResponse {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> TestResponse {
+        self.send(TestRequest::get().uri(path)).await
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> TestResponse {
+        self.send(TestRequest::post().uri(path).set_json(body))
+            .await
+    }
+
+    pub async fn put_json(&self, path: &str, body: &Value) -> TestResponse {
+        self.send(TestRequest::put().uri(path).set_json(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> TestResponse {
+        self.send(TestRequest::delete().uri(path)).await
+    }
+}

@@ -1,0 +1,22 @@
+//! stoa-testkit: real-Postgres test harness (a dev-dependency only).
+//!
+//! - [`TestDb`]: the migrations are applied once to a template database (named
+//!   after a hash of `migrations/`, shared by every test process and rebuilt when
+//!   a migration changes); each test gets its own database cloned from it with
+//!   `CREATE DATABASE ... TEMPLATE ...`, dropped `WITH (FORCE)` afterwards.
+//! - [`app`]: an actix test app built exactly like the server's (same middleware,
+//!   same error handling) from any set of module configurators.
+//!
+//! The database server is `DATABASE_URL` when set, otherwise the private cluster
+//! that `cargo xtask test` (or `cargo xtask dev`) started, whose URL it writes to
+//! `.stoa/database-url`.
+#![expect(
+    clippy::expect_used,
+    reason = "a test harness fails the test by panicking with a clear message"
+)]
+
+mod app;
+mod database;
+
+pub use app::{TestApp, TestAppBuilder, TestResponse, app};
+pub use database::{TestDb, server_url, with_database};

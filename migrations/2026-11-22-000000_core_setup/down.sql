@@ -1,0 +1,1 @@
+DROP FUNCTION IF EXISTS stoa_set_updated_at();
