@@ -1,1 +1,47 @@
-fn main() {}
+//! Developer tasks, run as `cargo xtask <task>`:
+//!
+//! - `dev`: a private Postgres cluster (or `DATABASE_URL`), migrations, the server.
+//! - `test [args]`: the whole workspace's tests against a real Postgres.
+//! - `bench`: the release server under load; figures go to docs/benchmarks.md.
+//!
+//! Plain Rust with std only (plus ctrlc), so it builds in seconds.
+
+mod bench;
+mod cmd;
+mod dev;
+mod pg;
+mod test;
+
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: cargo xtask <task>\n\n\
+         tasks:\n  \
+         dev            start Postgres (private cluster unless DATABASE_URL is set), migrate, serve\n  \
+         test [args]    run every test against a real Postgres (args go to nextest / cargo test)\n  \
+         bench          benchmark the release server and update docs/benchmarks.md\n  \
+         pg-stop        stop the private Postgres cluster"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let task = args.next();
+    let rest: Vec<String> = args.collect();
+    let result = match task.as_deref() {
+        Some("dev") => dev::run(),
+        Some("test") => test::run(&rest),
+        Some("bench") => bench::run(&rest),
+        Some("pg-stop") => pg::stop_private(),
+        _ => return usage(),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("xtask: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

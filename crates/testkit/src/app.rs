@@ -13,7 +13,7 @@ use actix_web::web::Bytes;
 use serde_json::Value;
 use stoa_core::config::{DEFAULT_BIND, DEFAULT_BODY_LIMIT, HttpConfig};
 use stoa_core::db::Db;
-use stoa_core::http::{ApiConfigurator, AppContext};
+use stoa_core::http::{ApiConfigurator, AppContext, Metrics};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::database::TestDb;
@@ -31,6 +31,7 @@ pub fn app() -> TestAppBuilder {
             version: stoa_core::BUILD_VERSION.to_string(),
         },
         unreachable_db: false,
+        metrics: false,
     }
 }
 
@@ -38,6 +39,7 @@ pub struct TestAppBuilder {
     configurators: Vec<ApiConfigurator>,
     http: HttpConfig,
     unreachable_db: bool,
+    metrics: bool,
 }
 
 impl TestAppBuilder {
@@ -62,6 +64,12 @@ impl TestAppBuilder {
         self
     }
 
+    /// Records Prometheus metrics (read them with `app.ctx.metrics`).
+    pub fn with_metrics(mut self) -> Self {
+        self.metrics = true;
+        self
+    }
+
     pub async fn start(
         self,
     ) -> TestApp<
@@ -80,7 +88,11 @@ impl TestAppBuilder {
             let db = Db::from_url(test_db.url(), 4, Duration::from_secs(10)).expect("build a pool");
             (db, Some(test_db))
         };
-        let ctx = AppContext::new(db.clone(), self.http, self.configurators);
+        let mut ctx = AppContext::new(db.clone(), self.http, self.configurators);
+        if self.metrics {
+            let metrics = Metrics::new(db.clone()).expect("create metrics");
+            ctx = ctx.with_metrics(actix_web::web::Data::new(metrics));
+        }
         let service = test::init_service(stoa_core::http::app(&ctx)).await;
         TestApp {
             service,
@@ -129,16 +141,33 @@ where
     S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    /// Sends any request.
+    /// Sends any request. An error that escapes the middleware stack is rendered
+    /// the way actix's HTTP dispatcher renders it for a real client.
     pub async fn send(&self, req: TestRequest) -> TestResponse {
-        let res = test::call_service(&self.service, req.to_request()).await;
-        let status = res.status();
-        let headers = res.headers().clone();
-        let body = test::read_body(res).await;
-        TestResponse {
-            status,
-            headers,
-            body,
+        match test::try_call_service(&self.service, req.to_request()).await {
+            Ok(res) => {
+                let status = res.status();
+                let headers = res.headers().clone();
+                let body = test::read_body(res).await;
+                TestResponse {
+                    status,
+                    headers,
+                    body,
+                }
+            }
+            Err(err) => {
+                let res = err.error_response();
+                let status = res.status();
+                let headers = res.headers().clone();
+                let body = actix_web::body::to_bytes(res.into_body())
+                    .await
+                    .unwrap_or_default();
+                TestResponse {
+                    status,
+                    headers,
+                    body,
+                }
+            }
         }
     }
 

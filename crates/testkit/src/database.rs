@@ -241,6 +241,25 @@ impl TestDb {
         }
     }
 
+    /// A new database without any migration (for migration tests).
+    pub async fn empty() -> Self {
+        let server = server_url();
+        let admin = with_database(&server, "postgres");
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = AsyncPgConnection::establish(&admin)
+            .await
+            .unwrap_or_else(|err| panic!("cannot connect to the test database server: {err}"));
+        diesel::sql_query(format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|err| panic!("cannot create the test database: {err}"));
+        Self {
+            url: with_database(&server, &name),
+            name,
+            admin,
+        }
+    }
+
     /// The connection URL of this test's database.
     pub fn url(&self) -> &str {
         &self.url

@@ -1,0 +1,7 @@
+//! End-to-end tests of the `stoa` binary and the assembled application.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod api {
+    pub mod cli;
+    pub mod openapi;
+}

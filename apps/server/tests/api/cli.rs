@@ -1,0 +1,122 @@
+//! The `stoa` binary: migrate, serve (with graceful shutdown), openapi, config errors.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use stoa_testkit::TestDb;
+
+const STOA: &str = env!("CARGO_BIN_EXE_stoa");
+
+fn stoa(db_url: &str) -> Command {
+    let mut cmd = Command::new(STOA);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DATABASE_URL", db_url)
+        .env("STOA_LOG", "warn")
+        // Keep the developer's .env out of the test.
+        .current_dir(std::env::temp_dir());
+    cmd
+}
+
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
+    Some((status, body))
+}
+
+#[tokio::test]
+async fn migrate_twice_in_a_row_succeeds() {
+    let db = TestDb::empty().await;
+    let first = stoa(db.url()).arg("migrate").output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(String::from_utf8_lossy(&first.stdout).contains("applied"));
+    let second = stoa(db.url()).arg("migrate").output().unwrap();
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(String::from_utf8_lossy(&second.stdout).contains("up to date"));
+}
+
+#[tokio::test]
+async fn serve_answers_and_stops_gracefully_on_sigterm() {
+    let db = TestDb::new().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = stoa(db.url())
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let version = loop {
+        if let Some(answer) = http_get(port, "/api/version") {
+            break answer;
+        }
+        assert!(Instant::now() < deadline, "stoa serve did not answer");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(version, (200, format!("\"{}\"", stoa_core::BUILD_VERSION)));
+    assert_eq!(
+        http_get(port, "/api/health"),
+        Some((200, r#"{"status":"ok","database":"ok"}"#.to_string()))
+    );
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "graceful shutdown exits 0, got {status}");
+}
+
+#[test]
+fn missing_or_bad_configuration_names_the_variable() {
+    let out = Command::new(STOA)
+        .arg("migrate")
+        .env_clear()
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DATABASE_URL"));
+
+    let out = stoa("postgres://x@127.0.0.1:1/x")
+        .arg("serve")
+        .env("STOA_DB_POOL_SIZE", "lots")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("STOA_DB_POOL_SIZE"));
+}
+
+#[test]
+fn openapi_command_prints_the_document() {
+    let out = Command::new(STOA)
+        .arg("openapi")
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["paths"]["/api/version"].is_object());
+}

@@ -1,0 +1,246 @@
+//! Bad input of every kind answers a JSON 4xx that names the field.
+
+use actix_web::test::TestRequest;
+use serde_json::{Value, json};
+use stoa_testkit::app;
+
+use super::fixtures;
+
+fn assert_json_error(res: &stoa_testkit::TestResponse, status: u16, needle: &str) -> Value {
+    assert_eq!(res.status.as_u16(), status, "body: {}", res.text());
+    assert!(
+        res.header("content-type")
+            .unwrap_or("")
+            .starts_with("application/json"),
+        "content-type: {:?}",
+        res.header("content-type")
+    );
+    let body = res.json();
+    let message = body["error"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(needle),
+        "`{message}` should mention `{needle}`"
+    );
+    body
+}
+
+#[actix_web::test]
+async fn valid_json_is_accepted() {
+    let app = app().module(fixtures::configure).start().await;
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": 2, "kind": "ios", "items": [{"qty": 1}]}),
+        )
+        .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json(), json!({"name": "a", "count": 2, "kind": "ios"}));
+}
+
+#[actix_web::test]
+async fn malformed_json_is_400() {
+    let app = app().module(fixtures::configure).start().await;
+    let req = TestRequest::post()
+        .uri("/api/test/echo")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"name\": ");
+    assert_json_error(&app.send(req).await, 400, "Invalid JSON body");
+    let req = TestRequest::post()
+        .uri("/api/test/echo")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"name\":\"a\",\"count\":1,\"kind\":\"ios\"} trailing");
+    assert_json_error(&app.send(req).await, 400, "Invalid JSON body");
+    let req = TestRequest::post().uri("/api/test/echo").set_payload("");
+    assert_json_error(&app.send(req).await, 400, "empty");
+}
+
+#[actix_web::test]
+async fn wrong_types_name_the_field() {
+    let app = app().module(fixtures::configure).start().await;
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": "seven", "kind": "ios"}),
+        )
+        .await;
+    let body = assert_json_error(&res, 400, "count");
+    assert_eq!(body["issues"][0]["path"], json!(["count"]));
+
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": -1, "kind": "ios"}),
+        )
+        .await;
+    assert_json_error(&res, 400, "count");
+
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": 1, "kind": "ios", "items": [{"qty": "x"}]}),
+        )
+        .await;
+    let body = assert_json_error(&res, 400, "items.0.qty");
+    assert_eq!(body["issues"][0]["path"], json!(["items", 0, "qty"]));
+
+    let res = app.post_json("/api/test/echo", &json!([1, 2])).await;
+    assert_json_error(&res, 400, "Invalid payload");
+}
+
+#[actix_web::test]
+async fn unknown_enum_values_missing_and_unknown_fields_are_400() {
+    let app = app().module(fixtures::configure).start().await;
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": 1, "kind": "windows-phone"}),
+        )
+        .await;
+    let body = assert_json_error(&res, 400, "kind");
+    assert_eq!(body["issues"][0]["code"], "invalid_enum_value");
+
+    let res = app
+        .post_json("/api/test/echo", &json!({"count": 1, "kind": "ios"}))
+        .await;
+    assert_json_error(&res, 400, "name");
+
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": 1, "kind": "ios", "admin": true}),
+        )
+        .await;
+    assert_json_error(&res, 400, "admin");
+}
+
+#[actix_web::test]
+async fn validation_rules_report_every_issue_with_its_path() {
+    let app = app().module(fixtures::configure).start().await;
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "far-too-long-name", "count": 1, "kind": "android", "items": [{"qty": 1}, {"qty": 9}]}),
+        )
+        .await;
+    let body = assert_json_error(&res, 400, "Invalid payload");
+    let paths: Vec<Value> = body["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].clone())
+        .collect();
+    assert!(paths.contains(&json!(["name"])), "{paths:?}");
+    assert!(paths.contains(&json!(["items", 1, "qty"])), "{paths:?}");
+}
+
+#[actix_web::test]
+async fn huge_bodies_are_413_whether_declared_or_streamed() {
+    let app = app()
+        .module(fixtures::configure)
+        .http(|h| h.body_limit = 1024)
+        .start()
+        .await;
+    let big = format!("{{\"name\":\"{}\"}}", "x".repeat(4096));
+    let req = TestRequest::post()
+        .uri("/api/test/echo")
+        .insert_header(("content-type", "application/json"))
+        .set_payload(big.clone());
+    assert_json_error(&app.send(req).await, 413, "limit");
+
+    // A lying (small) Content-Length does not get past the streamed check.
+    let req = TestRequest::post()
+        .uri("/api/test/echo")
+        .insert_header(("content-type", "application/json"))
+        .insert_header(("content-length", "10"))
+        .set_payload(big);
+    let res = app.send(req).await;
+    assert!(res.status == 413 || res.status == 400, "{}", res.status);
+}
+
+#[actix_web::test]
+async fn bad_uuid_in_path_is_400_naming_the_parameter() {
+    let app = app().module(fixtures::configure).start().await;
+    let res = app.get("/api/test/items/not-a-uuid").await;
+    assert_json_error(&res, 400, "id");
+    let id = uuid::Uuid::new_v4();
+    let res = app.get(&format!("/api/test/items/{id}")).await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json()["id"], id.to_string());
+}
+
+#[actix_web::test]
+async fn query_parameters_are_typed_and_paging_is_bounded() {
+    let app = app().module(fixtures::configure).start().await;
+    let res = app.get("/api/test/list").await;
+    assert_eq!(
+        res.json(),
+        json!({"page": 1, "pageSize": 50, "offset": 0, "roleIds": []})
+    );
+
+    let a = uuid::Uuid::new_v4();
+    let b = uuid::Uuid::new_v4();
+    let res = app
+        .get(&format!(
+            "/api/test/list?page=3&pageSize=200&roleIds={a}&roleIds={b}"
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        res.json(),
+        json!({"page": 3, "pageSize": 200, "offset": 400, "roleIds": [a, b]})
+    );
+
+    assert_json_error(
+        &app.get("/api/test/list?pageSize=201").await,
+        400,
+        "pageSize",
+    );
+    assert_json_error(&app.get("/api/test/list?pageSize=0").await, 400, "pageSize");
+    assert_json_error(&app.get("/api/test/list?page=0").await, 400, "page");
+    assert_json_error(
+        &app.get("/api/test/list?pageSize=abc").await,
+        400,
+        "pageSize",
+    );
+    assert_json_error(&app.get("/api/test/list?page=-1").await, 400, "page");
+    assert_json_error(
+        &app.get("/api/test/list?roleIds=nope").await,
+        400,
+        "roleIds",
+    );
+}
+
+#[actix_web::test]
+async fn form_bodies_are_parsed_and_validated() {
+    let app = app().module(fixtures::configure).start().await;
+    let req = TestRequest::post()
+        .uri("/api/test/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload("email=a%40b.co&remember=true");
+    let res = app.send(req).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json(), json!({"email": "a@b.co", "remember": true}));
+
+    let req = TestRequest::post()
+        .uri("/api/test/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload("email=a%40b.co&remember=perhaps");
+    assert_json_error(&app.send(req).await, 400, "remember");
+
+    let req = TestRequest::post()
+        .uri("/api/test/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload("email=not-an-email");
+    assert_json_error(&app.send(req).await, 400, "email");
+
+    let req = TestRequest::post()
+        .uri("/api/test/login")
+        .set_json(json!({"email": "c@d.io"}));
+    assert_eq!(app.send(req).await.status, 200);
+
+    let req = TestRequest::post()
+        .uri("/api/test/login")
+        .insert_header(("content-type", "text/csv"))
+        .set_payload("email");
+    assert_eq!(app.send(req).await.status, 415);
+}

@@ -1,0 +1,54 @@
+//! `cargo xtask dev`: database, migrations, server; Ctrl-C stops the server and
+//! the private cluster cleanly.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::cmd::{self, Result};
+use crate::pg::Database;
+use crate::test::redact;
+
+pub fn run() -> Result<u8> {
+    let stoa = cmd::build_stoa(false)?;
+    let db = Database::discover()?;
+    let result = serve(&stoa, &db);
+    db.finish();
+    result
+}
+
+fn serve(stoa: &std::path::Path, db: &Database) -> Result<u8> {
+    let url = db.database("stoa_dev")?;
+    cmd::run(Command::new(stoa).arg("migrate").env("DATABASE_URL", &url))?;
+    let bind = std::env::var("STOA_BIND").unwrap_or_else(|_| "127.0.0.1:8080".into());
+
+    let child_pid = Arc::new(AtomicU32::new(0));
+    let handler_pid = child_pid.clone();
+    // Ctrl-C reaches the server too (same process group); SIGTERM sent to xtask
+    // alone is forwarded. Either way xtask waits for the server, then stops Postgres.
+    ctrlc::set_handler(move || {
+        let pid = handler_pid.load(Ordering::SeqCst);
+        if pid != 0 {
+            cmd::terminate(pid);
+        }
+    })
+    .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+
+    let mut child = Command::new(stoa)
+        .args(["serve", "--bind", &bind])
+        .env("DATABASE_URL", &url)
+        .spawn()
+        .map_err(|e| format!("cannot start stoa: {e}"))?;
+    child_pid.store(child.id(), Ordering::SeqCst);
+    println!(
+        "\n  stoa is serving http://{bind}/api\n  docs:      http://{bind}/api/docs\n  database:  {}\n  Ctrl-C stops the server{}.\n",
+        redact(&url),
+        if std::env::var("DATABASE_URL").is_ok() {
+            ""
+        } else {
+            " and the private PostgreSQL cluster"
+        }
+    );
+    let status = child.wait().map_err(|e| format!("waiting for stoa: {e}"))?;
+    Ok(if status.success() { 0 } else { 1 })
+}

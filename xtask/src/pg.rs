@@ -1,0 +1,334 @@
+//! The database for dev, test and bench: `DATABASE_URL` when set, otherwise a
+//! private Postgres cluster under `.stoa/postgres`, made from the system's
+//! Postgres binaries, listening on 127.0.0.1 only, on a free port.
+//!
+//! Postgres refuses to run as root; when xtask runs as root the cluster is
+//! owned by and run as the `postgres` system user (via `runuser`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cmd::{self, Result, output, root};
+
+/// Where the Postgres server is and whether this process started it.
+pub struct Database {
+    /// Connection URL of the server's `postgres` database (or the given URL).
+    pub server_url: String,
+    cluster: Option<Cluster>,
+    started_here: bool,
+}
+
+impl Database {
+    /// `DATABASE_URL`, or the private cluster (started if needed).
+    pub fn discover() -> Result<Self> {
+        if let Ok(url) = std::env::var("DATABASE_URL")
+            && !url.trim().is_empty()
+        {
+            println!("xtask: using DATABASE_URL");
+            return Ok(Self {
+                server_url: url,
+                cluster: None,
+                started_here: false,
+            });
+        }
+        let cluster = Cluster::locate()?;
+        let started_here = cluster.start()?;
+        let server_url = cluster.url("postgres");
+        fs::write(stoa_dir().join("database-url"), &server_url)
+            .map_err(|e| format!("cannot write .stoa/database-url: {e}"))?;
+        Ok(Self {
+            server_url,
+            cluster: Some(cluster),
+            started_here,
+        })
+    }
+
+    /// A URL for database `name` on the same server; creates it when it is a
+    /// private cluster (with `DATABASE_URL`, the given database is used as is).
+    pub fn database(&self, name: &str) -> Result<String> {
+        match &self.cluster {
+            Some(cluster) => {
+                cluster.create_database(name)?;
+                Ok(cluster.url(name))
+            }
+            None => Ok(self.server_url.clone()),
+        }
+    }
+
+    /// Drops and recreates `name` on the private cluster.
+    pub fn fresh_database(&self, name: &str) -> Result<String> {
+        if let Some(cluster) = &self.cluster {
+            cluster.drop_database(name)?;
+        }
+        self.database(name)
+    }
+
+    /// Stops the cluster if this process started it.
+    pub fn finish(self) {
+        if let (Some(cluster), true) = (&self.cluster, self.started_here) {
+            cluster.stop();
+        }
+    }
+}
+
+fn stoa_dir() -> PathBuf {
+    root().join(".stoa")
+}
+
+const NO_POSTGRES: &str = "PostgreSQL server binaries (initdb, pg_ctl, postgres) were not found on PATH \
+or under /usr/lib/postgresql/*/bin. Install them (Debian/Ubuntu: `apt-get install postgresql`; \
+Fedora: `dnf install postgresql-server`; macOS: `brew install postgresql`), or point DATABASE_URL \
+at an existing PostgreSQL 14+ server (for example \
+DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres) and run the command again.";
+
+/// The directory holding initdb and pg_ctl.
+fn find_bin_dir() -> Option<PathBuf> {
+    let has_tools = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            if has_tools(&dir) {
+                return Some(dir);
+            }
+        }
+    }
+    let mut versions: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let version = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            has_tools(&bin).then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+fn is_root() -> bool {
+    output(Command::new("id").arg("-u"))
+        .map(|(ok, out)| ok && out.trim() == "0")
+        .unwrap_or(false)
+}
+
+struct Cluster {
+    bin: PathBuf,
+    /// `<base>/data` is the data directory, `<base>/server.log` the log.
+    base: PathBuf,
+    port_file: PathBuf,
+    run_as: Option<&'static str>,
+}
+
+impl Cluster {
+    fn locate() -> Result<Self> {
+        let bin = find_bin_dir().ok_or_else(|| NO_POSTGRES.to_string())?;
+        let run_as = is_root().then_some("postgres");
+        let stoa = stoa_dir();
+        fs::create_dir_all(&stoa).map_err(|e| format!("cannot create {}: {e}", stoa.display()))?;
+        let mut base = stoa.join("postgres");
+        if let Some(user) = run_as {
+            if output(Command::new("id").arg("-u").arg(user))
+                .map(|(ok, _)| !ok)
+                .unwrap_or(true)
+            {
+                return Err(format!(
+                    "running as root, but there is no `{user}` user to run PostgreSQL as \
+                     (Postgres refuses to run as root). Create it (`useradd --system {user}`) \
+                     or run as an ordinary user."
+                ));
+            }
+            fs::create_dir_all(&base)
+                .map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+            cmd::run(Command::new("chown").args([user, &base.to_string_lossy()]))?;
+            // The postgres user must be able to reach the folder; a checkout under a
+            // private home directory is not, so fall back to a folder in /tmp.
+            let reachable = output(
+                Command::new("runuser")
+                    .args(["-u", user, "--", "test", "-w"])
+                    .arg(&base),
+            )
+            .map(|(ok, _)| ok)
+            .unwrap_or(false);
+            if !reachable {
+                base = std::env::temp_dir().join(format!("stoa-postgres-{}", path_tag(&root())));
+                fs::create_dir_all(&base)
+                    .map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+                cmd::run(Command::new("chown").args([user, &base.to_string_lossy()]))?;
+            }
+        }
+        Ok(Self {
+            bin,
+            base,
+            port_file: stoa.join("postgres.port"),
+            run_as,
+        })
+    }
+
+    fn data(&self) -> PathBuf {
+        self.base.join("data")
+    }
+
+    /// A command for a Postgres tool, run as the cluster's owner.
+    fn tool(&self, name: &str) -> Command {
+        let program = self.bin.join(name);
+        match self.run_as {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--"]).arg(program);
+                c.current_dir(std::env::temp_dir());
+                c
+            }
+            None => Command::new(program),
+        }
+    }
+
+    fn port(&self) -> Option<u16> {
+        fs::read_to_string(&self.port_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    fn url(&self, database: &str) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/{database}",
+            self.port().unwrap_or(5432)
+        )
+    }
+
+    fn running(&self) -> bool {
+        output(self.tool("pg_ctl").arg("status").arg("-D").arg(self.data()))
+            .map(|(ok, _)| ok)
+            .unwrap_or(false)
+    }
+
+    /// Initialises (once) and starts the cluster. Returns whether it was started
+    /// now (false when it was already running, e.g. under `cargo xtask dev`).
+    fn start(&self) -> Result<bool> {
+        if !self.data().join("PG_VERSION").is_file() {
+            println!(
+                "xtask: creating a private PostgreSQL cluster in {}",
+                self.data().display()
+            );
+            let (ok, out) = output(
+                self.tool("initdb")
+                    .args([
+                        "-U",
+                        "postgres",
+                        "--auth=trust",
+                        "--encoding=UTF8",
+                        "--no-locale",
+                        "-D",
+                    ])
+                    .arg(self.data()),
+            )?;
+            if !ok {
+                return Err(format!("initdb failed:\n{out}"));
+            }
+        }
+        if self.running() && self.port().is_some() {
+            return Ok(false);
+        }
+        let port = match self.port() {
+            Some(p) if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() => p,
+            _ => cmd::free_port()?,
+        };
+        fs::write(&self.port_file, port.to_string())
+            .map_err(|e| format!("cannot write port file: {e}"))?;
+        // Durability settings are off: this cluster holds only dev and test data.
+        let options = format!(
+            "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' \
+             -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+        );
+        let (ok, out) = output(
+            self.tool("pg_ctl")
+                .args(["start", "-w", "-t", "60", "-D"])
+                .arg(self.data())
+                .arg("-l")
+                .arg(self.base.join("server.log"))
+                .args(["-o", &options]),
+        )?;
+        if !ok {
+            return Err(format!(
+                "could not start PostgreSQL:\n{out}\n(see {})",
+                self.base.join("server.log").display()
+            ));
+        }
+        println!("xtask: PostgreSQL is listening on 127.0.0.1:{port}");
+        Ok(true)
+    }
+
+    fn stop(&self) {
+        match output(
+            self.tool("pg_ctl")
+                .args(["stop", "-m", "fast", "-D"])
+                .arg(self.data()),
+        ) {
+            Ok((true, _)) => println!("xtask: PostgreSQL stopped"),
+            Ok((false, out)) => eprintln!("xtask: stopping PostgreSQL failed: {out}"),
+            Err(err) => eprintln!("xtask: {err}"),
+        }
+    }
+
+    fn port_arg(&self) -> String {
+        self.port().unwrap_or(5432).to_string()
+    }
+
+    fn create_database(&self, name: &str) -> Result<()> {
+        let (ok, out) = output(self.tool("createdb").args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port_arg(),
+            "-U",
+            "postgres",
+            name,
+        ]))?;
+        if ok || out.contains("already exists") {
+            Ok(())
+        } else {
+            Err(format!("createdb {name} failed: {out}"))
+        }
+    }
+
+    fn drop_database(&self, name: &str) -> Result<()> {
+        let (ok, out) = output(self.tool("dropdb").args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port_arg(),
+            "-U",
+            "postgres",
+            "--if-exists",
+            "--force",
+            name,
+        ]))?;
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("dropdb {name} failed: {out}"))
+        }
+    }
+}
+
+/// A short, stable tag for a path (for the /tmp fallback folder name).
+fn path_tag(path: &Path) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in path.to_string_lossy().bytes() {
+        hash ^= u32::from(b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    format!("{hash:08x}")
+}
+
+/// `cargo xtask pg-stop`.
+pub fn stop_private() -> Result<u8> {
+    let cluster = Cluster::locate()?;
+    if cluster.running() {
+        cluster.stop();
+    } else {
+        println!("xtask: the private PostgreSQL cluster is not running");
+    }
+    Ok(0)
+}

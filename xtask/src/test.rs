@@ -1,0 +1,45 @@
+//! `cargo xtask test`: the whole workspace's tests against a real Postgres.
+
+use crate::cmd::{Result, cargo, output};
+use crate::pg::Database;
+
+pub fn run(args: &[String]) -> Result<u8> {
+    let db = Database::discover()?;
+    let nextest = output(cargo().args(["nextest", "--version"]))
+        .map(|(ok, _)| ok)
+        .unwrap_or(false);
+    let mut cmd = cargo();
+    if nextest {
+        cmd.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+    } else {
+        cmd.args(["test", "--workspace", "--no-fail-fast"]);
+    }
+    cmd.args(args).env("DATABASE_URL", &db.server_url);
+    println!(
+        "xtask: running {} against {}",
+        if nextest {
+            "cargo nextest"
+        } else {
+            "cargo test"
+        },
+        redact(&db.server_url)
+    );
+    let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"));
+    db.finish();
+    let status = status?;
+    Ok(if status.success() { 0 } else { 1 })
+}
+
+/// Hides a password in a URL for printing.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{}:***{}", &url[..s + 3], user, &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
