@@ -88,7 +88,13 @@ fn find_bin_dir() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
             if has_tools(&dir) {
-                return Some(dir);
+                // PATH often holds symlinks to a few tools only; the real folder
+                // also has createdb and dropdb.
+                let real = fs::canonicalize(dir.join("initdb"))
+                    .ok()
+                    .and_then(|p| p.parent().map(Path::to_path_buf))
+                    .filter(|d| has_tools(d));
+                return Some(real.unwrap_or(dir));
             }
         }
     }
