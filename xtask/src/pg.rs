@@ -281,16 +281,17 @@ impl Cluster {
         self.port().unwrap_or(5432).to_string()
     }
 
+    /// createdb/dropdb against this cluster's port, as its owner.
+    fn db_tool(&self, tool: &str, args: &[&str]) -> Result<(bool, String)> {
+        output(
+            self.tool(tool)
+                .args(["-h", "127.0.0.1", "-p", &self.port_arg(), "-U", "postgres"])
+                .args(args),
+        )
+    }
+
     fn create_database(&self, name: &str) -> Result<()> {
-        let (ok, out) = output(self.tool("createdb").args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &self.port_arg(),
-            "-U",
-            "postgres",
-            name,
-        ]))?;
+        let (ok, out) = self.db_tool("createdb", &[name])?;
         if ok || out.contains("already exists") {
             Ok(())
         } else {
@@ -299,17 +300,7 @@ impl Cluster {
     }
 
     fn drop_database(&self, name: &str) -> Result<()> {
-        let (ok, out) = output(self.tool("dropdb").args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &self.port_arg(),
-            "-U",
-            "postgres",
-            "--if-exists",
-            "--force",
-            name,
-        ]))?;
+        let (ok, out) = self.db_tool("dropdb", &["--if-exists", "--force", name])?;
         if ok {
             Ok(())
         } else {

@@ -99,6 +99,13 @@ struct Name {
     datname: String,
 }
 
+/// Runs one statement of the harness's own; failing fails the test with `what`.
+async fn exec(conn: &mut AsyncPgConnection, sql: String, what: &str) {
+    if let Err(err) = diesel::sql_query(sql).execute(conn).await {
+        panic!("{what}: {err}");
+    }
+}
+
 const TEMPLATE_LOCK_KEY: i64 = 0x5354_4f41_5450_4c54; // "STOATPLT"
 
 async fn database_exists(conn: &mut AsyncPgConnection, name: &str) -> bool {
@@ -117,32 +124,42 @@ async fn ensure_template(server: &str) -> String {
     let mut conn = AsyncPgConnection::establish(&admin)
         .await
         .unwrap_or_else(|err| panic!("cannot connect to the test database server: {err}"));
-    diesel::sql_query(format!("SELECT pg_advisory_lock({TEMPLATE_LOCK_KEY})"))
-        .execute(&mut conn)
-        .await
-        .expect("take the template lock");
+    exec(
+        &mut conn,
+        format!("SELECT pg_advisory_lock({TEMPLATE_LOCK_KEY})"),
+        "take the template lock",
+    )
+    .await;
     if !database_exists(&mut conn, &name).await {
         let building = format!("{name}_building");
         // Left over by a run that crashed while migrating.
-        diesel::sql_query(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"))
-            .execute(&mut conn)
-            .await
-            .expect("drop a half-built template");
-        diesel::sql_query(format!("CREATE DATABASE {building}"))
-            .execute(&mut conn)
-            .await
-            .expect("create the template database");
+        exec(
+            &mut conn,
+            format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"),
+            "drop a half-built template",
+        )
+        .await;
+        exec(
+            &mut conn,
+            format!("CREATE DATABASE {building}"),
+            "create the template database",
+        )
+        .await;
         stoa_core::db::run_migrations(&with_database(server, &building))
             .await
             .unwrap_or_else(|err| panic!("migrating the template failed: {err}"));
-        diesel::sql_query(format!("ALTER DATABASE {building} RENAME TO {name}"))
-            .execute(&mut conn)
-            .await
-            .expect("rename the template");
-        diesel::sql_query(format!("ALTER DATABASE {name} IS_TEMPLATE true"))
-            .execute(&mut conn)
-            .await
-            .expect("mark the template");
+        exec(
+            &mut conn,
+            format!("ALTER DATABASE {building} RENAME TO {name}"),
+            "rename the template",
+        )
+        .await;
+        exec(
+            &mut conn,
+            format!("ALTER DATABASE {name} IS_TEMPLATE true"),
+            "mark the template",
+        )
+        .await;
         // Templates of older migration sets are dead weight now.
         let stale = diesel::sql_query(
             "SELECT datname FROM pg_database WHERE datname LIKE 'stoa_tpl_%' AND datname <> $1 \
@@ -164,10 +181,12 @@ async fn ensure_template(server: &str) -> String {
             .await;
         }
     }
-    diesel::sql_query(format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK_KEY})"))
-        .execute(&mut conn)
-        .await
-        .expect("release the template lock");
+    exec(
+        &mut conn,
+        format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK_KEY})"),
+        "release the template lock",
+    )
+    .await;
     name
 }
 

@@ -57,13 +57,17 @@ async fn migrate_twice_in_a_row_succeeds() {
 #[tokio::test]
 async fn serve_answers_and_stops_gracefully_on_sigterm() {
     let db = TestDb::new().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (port, metrics_port) = (free_port(), free_port());
     let mut child = stoa(db.url())
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .env("STOA_METRICS_BIND", format!("127.0.0.1:{metrics_port}"))
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -80,6 +84,20 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
         http_get(port, "/api/health"),
         Some((200, r#"{"status":"ok","database":"ok"}"#.to_string()))
     );
+    let (status, metrics) = http_get(metrics_port, "/metrics").expect("metrics answer");
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains(
+            r#"stoa_http_requests_total{method="GET",route="/api/version",status="200"}"#
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("stoa_db_pool_max_connections 16"),
+        "{metrics}"
+    );
+    // /metrics is not served on the API address.
+    assert_eq!(http_get(port, "/metrics").map(|(s, _)| s), Some(404));
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

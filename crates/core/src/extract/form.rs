@@ -1,7 +1,5 @@
 //! Form body extractor (`application/x-www-form-urlencoded`, or JSON for API clients).
 
-use std::ops::Deref;
-
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest};
@@ -18,18 +16,7 @@ use crate::error::AppError;
 #[derive(Debug)]
 pub struct Form<T>(pub T);
 
-impl<T> Form<T> {
-    pub fn into_inner(self) -> T {
-        self.0
-    }
-}
-
-impl<T> Deref for Form<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+super::wrapper!(Form);
 
 impl<T: DeserializeOwned + Validate + 'static> FromRequest for Form<T> {
     type Error = AppError;

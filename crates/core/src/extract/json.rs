@@ -1,7 +1,5 @@
 //! JSON body extractor.
 
-use std::ops::Deref;
-
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
@@ -16,18 +14,7 @@ use crate::error::AppError;
 #[derive(Debug)]
 pub struct Json<T>(pub T);
 
-impl<T> Json<T> {
-    pub fn into_inner(self) -> T {
-        self.0
-    }
-}
-
-impl<T> Deref for Json<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+super::wrapper!(Json);
 
 impl<T: DeserializeOwned + Validate + 'static> FromRequest for Json<T> {
     type Error = AppError;

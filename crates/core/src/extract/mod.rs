@@ -12,6 +12,25 @@
 //! Every extracted value is validated with `validator`; types without rules derive
 //! `Validate` with no attributes.
 
+/// `into_inner` and `Deref` for an extractor newtype `Name<T>(pub T)`.
+macro_rules! wrapper {
+    ($name:ident) => {
+        impl<T> $name<T> {
+            pub fn into_inner(self) -> T {
+                self.0
+            }
+        }
+
+        impl<T> std::ops::Deref for $name<T> {
+            type Target = T;
+            fn deref(&self) -> &T {
+                &self.0
+            }
+        }
+    };
+}
+pub(crate) use wrapper;
+
 mod body;
 mod form;
 mod issues;

@@ -1,7 +1,5 @@
 //! Path-parameter extractor.
 
-use std::ops::Deref;
-
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::{Ready, ready};
@@ -16,18 +14,7 @@ use crate::error::AppError;
 #[derive(Debug)]
 pub struct Path<T>(pub T);
 
-impl<T> Path<T> {
-    pub fn into_inner(self) -> T {
-        self.0
-    }
-}
-
-impl<T> Deref for Path<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+super::wrapper!(Path);
 
 impl<T: DeserializeOwned> FromRequest for Path<T> {
     type Error = AppError;

@@ -1,7 +1,5 @@
 //! Query-string extractor.
 
-use std::ops::Deref;
-
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::future::{Ready, ready};
@@ -16,18 +14,7 @@ use crate::error::AppError;
 #[derive(Debug)]
 pub struct Query<T>(pub T);
 
-impl<T> Query<T> {
-    pub fn into_inner(self) -> T {
-        self.0
-    }
-}
-
-impl<T> Deref for Query<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+super::wrapper!(Query);
 
 /// Parses and validates an urlencoded string (also used by [`super::Form`]).
 pub(crate) fn parse_urlencoded<T: DeserializeOwned + Validate>(
