@@ -228,19 +228,28 @@ pub struct TestDb {
 impl TestDb {
     /// Clones the migrated template into a new database.
     pub async fn new() -> Self {
-        let template = template_name();
+        Self::create(Some(template_name())).await
+    }
+
+    /// A new database without any migration (for migration tests).
+    pub async fn empty() -> Self {
+        Self::create(None).await
+    }
+
+    async fn create(template: Option<&str>) -> Self {
         let server = server_url();
         let admin = with_database(&server, "postgres");
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
         let mut conn = AsyncPgConnection::establish(&admin)
             .await
             .unwrap_or_else(|err| panic!("cannot connect to the test database server: {err}"));
+        let sql = match template {
+            Some(template) => format!("CREATE DATABASE {name} TEMPLATE {template}"),
+            None => format!("CREATE DATABASE {name}"),
+        };
         let mut attempt = 0;
         loop {
-            let created = diesel::sql_query(format!("CREATE DATABASE {name} TEMPLATE {template}"))
-                .execute(&mut conn)
-                .await;
-            match created {
+            match diesel::sql_query(&sql).execute(&mut conn).await {
                 Ok(_) => break,
                 // Another session still touching the template (rare): wait and retry.
                 Err(err)
@@ -253,25 +262,6 @@ impl TestDb {
                 Err(err) => panic!("cannot create the test database: {err}"),
             }
         }
-        Self {
-            url: with_database(&server, &name),
-            name,
-            admin,
-        }
-    }
-
-    /// A new database without any migration (for migration tests).
-    pub async fn empty() -> Self {
-        let server = server_url();
-        let admin = with_database(&server, "postgres");
-        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-        let mut conn = AsyncPgConnection::establish(&admin)
-            .await
-            .unwrap_or_else(|err| panic!("cannot connect to the test database server: {err}"));
-        diesel::sql_query(format!("CREATE DATABASE {name}"))
-            .execute(&mut conn)
-            .await
-            .unwrap_or_else(|err| panic!("cannot create the test database: {err}"));
         Self {
             url: with_database(&server, &name),
             name,
