@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 
 use actix_web::{HttpServer, web};
+use stoa_auth::AuthConfig;
+use stoa_auth::bootstrap::{InitError, InitRequest};
 use stoa_core::Config;
 use stoa_core::db::{Db, run_migrations};
 use stoa_core::http::{AppContext, Metrics, app, metrics_app};
@@ -36,11 +38,49 @@ pub async fn migrate(config: &Config) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// `stoa init`: migrates, then creates the first tenant, its organization, the
+/// default roles and a super admin; prints `{"tenantId","organizationId","userId"}`.
+pub async fn init(config: &Config, request: InitRequest) -> Result<(), CommandError> {
+    run_migrations(config.db.url.expose()).await?;
+    let db = Db::connect(&config.db)?;
+    let policy = stoa_auth::password::PasswordPolicy::from_env(&stoa_core::config::Env(
+        &std::env::vars().collect(),
+    ))?;
+    let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
+    let demo = request.demo;
+    let outcome = stoa_auth::bootstrap::init(&db, &registry, &policy, request)
+        .await
+        .map_err(|err| match err {
+            InitError::Db(db) => CommandError::Db(db),
+            other => CommandError::Other(other.to_string()),
+        })?;
+    println!(
+        "{}",
+        serde_json::to_string(&outcome).map_err(|e| CommandError::Other(e.to_string()))?
+    );
+    if demo {
+        for (email, role) in &outcome.demo_accounts {
+            eprintln!(
+                "demo credentials: {email} (role {role}) - demo password, change it outside demos"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// `stoa serve`: serves the API until SIGINT/SIGTERM, then drains in-flight
 /// requests (actix's graceful shutdown, 30 s at most).
 pub async fn serve(config: Config) -> Result<(), CommandError> {
     let db = Db::connect(&config.db)?;
-    let mut ctx = AppContext::new(db.clone(), config.http.clone(), crate::configurators());
+    let auth = AuthConfig::from_env()?;
+    if auth.jwt_secret_generated {
+        tracing::warn!(
+            "STOA_JWT_SECRET is not set: generated a random secret for this development process \
+             (tokens stop working when it restarts)"
+        );
+    }
+    let configurators = crate::configurators(&db, auth).map_err(CommandError::Other)?;
+    let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics =
@@ -83,6 +123,7 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
 /// `stoa openapi`: the OpenAPI document, pretty-printed.
 pub fn openapi() -> Result<String, CommandError> {
     crate::openapi()
+        .map_err(CommandError::Other)?
         .to_pretty_json()
         .map_err(|e| CommandError::Other(e.to_string()))
 }

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use stoa_auth::bootstrap::InitRequest;
 use stoa_core::Config;
 use stoa_server::commands::{self, CommandError};
 
@@ -27,6 +28,26 @@ enum Command {
         /// Address to listen on (default 127.0.0.1:8080).
         #[arg(long, env = "STOA_BIND")]
         bind: Option<SocketAddr>,
+    },
+    /// Create the first tenant, its root organization, the default roles and a
+    /// super admin (migrates first). Prints one JSON line with the new ids.
+    Init {
+        /// Tenant name.
+        #[arg(long, required_unless_present = "demo")]
+        tenant: Option<String>,
+        /// Root organization name (default: the tenant name).
+        #[arg(long)]
+        organization: Option<String>,
+        /// The super admin's e-mail.
+        #[arg(long, required_unless_present = "demo")]
+        email: Option<String>,
+        /// The super admin's password (must meet the password policy unless --demo).
+        #[arg(long, env = "STOA_INIT_PASSWORD", required_unless_present = "demo")]
+        password: Option<String>,
+        /// Also create admin@<domain> and employee@<domain> with the same password
+        /// (defaults: Acme Corp, superadmin@acme.com, password `secret`).
+        #[arg(long)]
+        demo: bool,
     },
     /// Print the OpenAPI document as JSON.
     Openapi,
@@ -53,6 +74,29 @@ fn run(cli: Cli) -> Result<(), CommandError> {
                 .build()
                 .map_err(|e| CommandError::Other(e.to_string()))?
                 .block_on(commands::migrate(&config))
+        }
+        Command::Init {
+            tenant,
+            organization,
+            email,
+            password,
+            demo,
+        } => {
+            let config = load_config()?;
+            let tenant = tenant.unwrap_or_else(|| "Acme Corp".into());
+            let request = InitRequest {
+                organization: organization.unwrap_or_else(|| tenant.clone()),
+                tenant,
+                email: email.unwrap_or_else(|| "superadmin@acme.com".into()),
+                password: password.unwrap_or_else(|| "secret".into()),
+                demo,
+            };
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .map_err(|e| CommandError::Other(e.to_string()))?
+                .block_on(commands::init(&config, request))
         }
         Command::Serve { bind } => {
             let mut config = load_config()?;

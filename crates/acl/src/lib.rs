@@ -4,11 +4,17 @@
 //! Grants may use wildcards: `*` grants everything and `module.*` grants `module`
 //! itself and every `module.<anything>`. Every module registers the features it
 //! checks in the [`Registry`], which serves the feature catalog and validates ACL
-//! edits. The request-level `AuthContext` extractor builds on this crate (identity
-//! issue).
+//! edits. [`AuthContext`] is the extractor handlers use to learn who calls and
+//! what they may do; the [`Authenticator`] behind it is provided by stoa-auth.
 
+mod context;
 mod matching;
 mod registry;
 
+pub use context::{
+    ALL_ORGANIZATIONS, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData, CredentialKind,
+    Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER, SELECTED_TENANT_COOKIE,
+    SELECTED_TENANT_HEADER, SESSION_COOKIE, authenticator_data,
+};
 pub use matching::{feature_granted, features_granted};
 pub use registry::{Feature, ModuleInfo, Registry, RegistryError};

@@ -38,6 +38,9 @@ pub enum RegistryError {
 pub struct Registry {
     features: BTreeMap<&'static str, Feature>,
     modules: BTreeMap<&'static str, ModuleInfo>,
+    /// Grants each default role (`superadmin`, `admin`, `employee`) gets in a
+    /// new tenant, contributed by every module (additive).
+    role_defaults: BTreeMap<&'static str, Vec<&'static str>>,
 }
 
 impl Registry {
@@ -68,6 +71,24 @@ impl Registry {
         }
         self.modules.insert(module.id, module);
         Ok(())
+    }
+
+    /// Adds grants a default role receives when a tenant is created.
+    pub fn add_role_defaults(&mut self, role: &'static str, grants: &[&'static str]) {
+        let list = self.role_defaults.entry(role).or_default();
+        for grant in grants {
+            if !list.contains(grant) {
+                list.push(grant);
+            }
+        }
+    }
+
+    /// The default grants of `role` (empty for unknown roles).
+    pub fn role_defaults(&self, role: &str) -> &[&'static str] {
+        self.role_defaults
+            .get(role)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     pub fn features(&self) -> impl Iterator<Item = &Feature> {

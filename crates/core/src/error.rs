@@ -60,15 +60,23 @@ pub struct ErrorBody {
     pub issues: Option<Vec<Issue>>,
 }
 
-/// The error every handler returns.
+/// The error every handler returns. Kept small (the rarely used parts are
+/// boxed) because every fallible handler step returns it.
 #[derive(Debug)]
 pub struct AppError {
     status: StatusCode,
+    form: BodyForm,
     message: Cow<'static, str>,
+    details: Box<Details>,
+}
+
+#[derive(Debug, Default)]
+struct Details {
     code: Option<Cow<'static, str>>,
     extra: Map<String, Value>,
-    form: BodyForm,
     retry_after: Option<u64>,
+    /// Extra response headers (e.g. a `Set-Cookie` that clears a stale cookie).
+    headers: Vec<(header::HeaderName, String)>,
     /// The internal cause of a 5xx, logged and never sent.
     cause: Option<String>,
 }
@@ -79,12 +87,9 @@ impl AppError {
     pub fn new(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
         Self {
             status,
-            message: message.into(),
-            code: None,
-            extra: Map::new(),
             form: BodyForm::Plain,
-            retry_after: None,
-            cause: None,
+            message: message.into(),
+            details: Box::default(),
         }
     }
 
@@ -113,8 +118,11 @@ impl AppError {
         )
     }
     pub fn too_many_requests(retry_after_secs: u64) -> Self {
-        let mut err = Self::new(StatusCode::TOO_MANY_REQUESTS, "Too many requests");
-        err.retry_after = Some(retry_after_secs.max(1));
+        let mut err = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many requests. Please try again later.",
+        );
+        err.details.retry_after = Some(retry_after_secs.max(1));
         err
     }
     pub fn service_unavailable(message: impl Into<Cow<'static, str>>) -> Self {
@@ -124,7 +132,7 @@ impl AppError {
     /// A server-side failure: the cause is logged, the client sees a generic 500.
     pub fn internal(cause: impl fmt::Display) -> Self {
         let mut err = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
-        err.cause = Some(cause.to_string());
+        err.details.cause = Some(cause.to_string());
         err
     }
 
@@ -137,30 +145,36 @@ impl AppError {
             if status != StatusCode::INTERNAL_SERVER_ERROR {
                 out.message = Cow::Owned(err.to_string());
             }
-            out.code = err.code().map(Cow::Borrowed);
+            out.details.code = err.code().map(Cow::Borrowed);
             return out;
         }
         let mut out = Self::new(status, err.to_string());
-        out.code = err.code().map(Cow::Borrowed);
+        out.details.code = err.code().map(Cow::Borrowed);
         out
     }
 
     /// Adds a typed `code` to the body.
     pub fn with_code(mut self, code: impl Into<Cow<'static, str>>) -> Self {
-        self.code = Some(code.into());
+        self.details.code = Some(code.into());
         self
     }
 
     /// Adds an extra top-level field to the body (e.g. `requiredFeatures`).
     pub fn with_field(mut self, key: &str, value: impl Serialize) -> Self {
         let value = serde_json::to_value(value).unwrap_or(Value::Null);
-        self.extra.insert(key.to_string(), value);
+        self.details.extra.insert(key.to_string(), value);
         self
     }
 
     /// Adds input problems as `issues`.
     pub fn with_issues(self, issues: Vec<Issue>) -> Self {
         self.with_field("issues", issues)
+    }
+
+    /// Adds a response header (appended, so several `Set-Cookie` lines work).
+    pub fn with_header(mut self, name: header::HeaderName, value: impl Into<String>) -> Self {
+        self.details.headers.push((name, value.into()));
+        self
     }
 
     /// Uses the `{ok:false, error}` body of the authentication endpoints.
@@ -176,7 +190,7 @@ impl AppError {
         &self.message
     }
     pub fn code(&self) -> Option<&str> {
-        self.code.as_deref()
+        self.details.code.as_deref()
     }
 
     /// The JSON body this error renders to.
@@ -186,10 +200,10 @@ impl AppError {
             body.insert("ok".into(), Value::Bool(false));
         }
         body.insert("error".into(), Value::String(self.message.to_string()));
-        if let Some(code) = &self.code {
+        if let Some(code) = &self.details.code {
             body.insert("code".into(), Value::String(code.to_string()));
         }
-        for (k, v) in &self.extra {
+        for (k, v) in &self.details.extra {
             body.insert(k.clone(), v.clone());
         }
         Value::Object(body)
@@ -208,12 +222,17 @@ impl ResponseError for AppError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        if let Some(cause) = &self.cause {
+        if let Some(cause) = &self.details.cause {
             tracing::error!(error.cause = %cause, http.status = self.status.as_u16(), "request failed");
         }
         let mut res = HttpResponse::build(self.status);
-        if let Some(secs) = self.retry_after {
+        if let Some(secs) = self.details.retry_after {
             res.insert_header((header::RETRY_AFTER, HeaderValue::from(secs)));
+        }
+        for (name, value) in &self.details.headers {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                res.append_header((name.clone(), value));
+            }
         }
         res.json(self.body())
     }

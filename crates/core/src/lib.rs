@@ -13,6 +13,8 @@ pub mod error;
 pub mod extract;
 pub mod http;
 pub mod pagination;
+pub mod rate_limit;
+pub mod serde_util;
 pub mod system;
 pub mod telemetry;
 

@@ -32,14 +32,19 @@ pub fn app() -> TestAppBuilder {
         },
         unreachable_db: false,
         metrics: false,
+        deferred: Vec::new(),
     }
 }
+
+/// Builds a module's configurator once the test database exists.
+type Deferred = Box<dyn FnOnce(&Db) -> ApiConfigurator>;
 
 pub struct TestAppBuilder {
     configurators: Vec<ApiConfigurator>,
     http: HttpConfig,
     unreachable_db: bool,
     metrics: bool,
+    deferred: Vec<Deferred>,
 }
 
 impl TestAppBuilder {
@@ -49,6 +54,13 @@ impl TestAppBuilder {
         configure: impl Fn(&mut ServiceConfig) + Send + Sync + 'static,
     ) -> Self {
         self.configurators.push(Arc::new(configure));
+        self
+    }
+
+    /// Mounts a module whose state needs the database (e.g. stoa-auth):
+    /// `f` runs once the test database is ready.
+    pub fn module_with(mut self, f: impl FnOnce(&Db) -> ApiConfigurator + 'static) -> Self {
+        self.deferred.push(Box::new(f));
         self
     }
 
@@ -88,7 +100,10 @@ impl TestAppBuilder {
             let db = Db::from_url(test_db.url(), 4, Duration::from_secs(10)).expect("build a pool");
             (db, Some(test_db))
         };
-        let mut ctx = AppContext::new(db.clone(), self.http, self.configurators);
+        let mut configurators: Vec<ApiConfigurator> =
+            self.deferred.into_iter().map(|f| f(&db)).collect();
+        configurators.extend(self.configurators);
+        let mut ctx = AppContext::new(db.clone(), self.http, configurators);
         if self.metrics {
             let metrics = Metrics::new(db.clone()).expect("create metrics");
             ctx = ctx.with_metrics(actix_web::web::Data::new(metrics));

@@ -14,6 +14,7 @@ fn stoa(db_url: &str) -> Command {
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("DATABASE_URL", db_url)
+        .env("STOA_JWT_SECRET", "cli-test-secret-0123456789")
         .env("STOA_LOG", "warn")
         // Keep the developer's .env out of the test.
         .current_dir(std::env::temp_dir());
@@ -137,4 +138,110 @@ fn openapi_command_prints_the_document() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["openapi"], "3.1.0");
     assert!(doc["paths"]["/api/version"].is_object());
+}
+
+#[test]
+fn serve_refuses_to_start_without_a_jwt_secret_outside_development() {
+    let out = stoa("postgres://x@127.0.0.1:1/x")
+        .arg("serve")
+        .env_remove("STOA_JWT_SECRET")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("STOA_JWT_SECRET"));
+}
+
+fn run_init(url: &str, args: &[&str]) -> std::process::Output {
+    stoa(url).arg("init").args(args).output().unwrap()
+}
+
+#[tokio::test]
+async fn init_creates_a_tenant_once_and_refuses_a_second_run() {
+    let db = TestDb::empty().await;
+    let args = [
+        "--tenant",
+        "Globex",
+        "--organization",
+        "Globex HQ",
+        "--email",
+        "Owner@Globex.com",
+        "--password",
+        "Str0ng!pass",
+    ];
+    let out = run_init(db.url(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap();
+    let ids: serde_json::Value = serde_json::from_str(line).unwrap();
+    for key in ["tenantId", "organizationId", "userId"] {
+        assert!(
+            ids[key].as_str().unwrap().parse::<uuid::Uuid>().is_ok(),
+            "{line}"
+        );
+    }
+
+    let again = run_init(db.url(), &args);
+    assert!(!again.status.success());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.contains("owner@globex.com") && stderr.contains("already exists"),
+        "{stderr}"
+    );
+
+    // Nothing was added by the refused run.
+    let counts = count_rows(db.url(), "SELECT (SELECT count(*) FROM tenants) AS t, (SELECT count(*) FROM users) AS u, (SELECT count(*) FROM roles) AS r").await;
+    assert_eq!(counts, (1, 1, 3));
+}
+
+#[tokio::test]
+async fn init_applies_the_password_policy_except_for_demo_accounts() {
+    let db = TestDb::empty().await;
+    let weak = run_init(
+        db.url(),
+        &[
+            "--tenant",
+            "T",
+            "--email",
+            "a@t.com",
+            "--password",
+            "weakpass",
+        ],
+    );
+    assert!(!weak.status.success());
+    assert!(String::from_utf8_lossy(&weak.stderr).contains("Password does not meet"));
+
+    let demo = run_init(db.url(), &["--demo"]);
+    assert!(
+        demo.status.success(),
+        "{}",
+        String::from_utf8_lossy(&demo.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&demo.stderr);
+    for email in ["superadmin@acme.com", "admin@acme.com", "employee@acme.com"] {
+        assert!(stderr.contains(email), "{stderr}");
+    }
+    assert!(stderr.contains("demo"));
+    let counts = count_rows(db.url(), "SELECT (SELECT count(*) FROM tenants) AS t, (SELECT count(*) FROM users) AS u, (SELECT count(*) FROM user_roles) AS r").await;
+    assert_eq!(counts, (1, 3, 3));
+}
+
+#[derive(diesel::QueryableByName)]
+struct Counts {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    t: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    u: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    r: i64,
+}
+
+async fn count_rows(url: &str, sql: &str) -> (i64, i64, i64) {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    let mut conn = AsyncPgConnection::establish(url).await.unwrap();
+    let c: Counts = diesel::sql_query(sql).get_result(&mut conn).await.unwrap();
+    (c.t, c.u, c.r)
 }

@@ -2,7 +2,7 @@
 
 #[test]
 fn every_operation_has_a_tag_responses_and_a_unique_operation_id() {
-    let doc = serde_json::to_value(stoa_server::openapi()).unwrap();
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
     let mut ids = std::collections::HashSet::new();
     let paths = doc["paths"].as_object().unwrap();
     assert!(!paths.is_empty());

@@ -3,11 +3,13 @@
 //! metrics, CORS, security headers and JSON bodies for every error.
 
 mod app;
+mod client_ip;
 mod errors;
 mod metrics;
 mod request_context;
 
 pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
+pub use client_ip::{TrustedProxyDepth, client_ip};
 pub use errors::{json_error_bodies, not_found};
 pub use metrics::{Metrics, metrics_app};
 pub use request_context::{RequestId, request_context};

@@ -1,0 +1,213 @@
+//! `stoa init`: the first tenant, its root organization, the default roles and
+//! a super admin (plus, with `--demo`, the reference's demo accounts).
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_acl::Registry;
+use stoa_core::db::Db;
+use stoa_directory::model::CreateOrganization;
+use stoa_directory::{DirectoryService, PgDirectory};
+use uuid::Uuid;
+
+use crate::password::{PasswordPolicy, hash_password};
+use crate::schema::{role_acls, roles, user_roles, users};
+use crate::service::normalize_email;
+
+/// The roles every tenant starts with.
+pub const DEFAULT_ROLES: [&str; 3] = ["superadmin", "admin", "employee"];
+
+#[derive(Clone, Debug)]
+pub struct InitRequest {
+    pub tenant: String,
+    pub organization: String,
+    pub email: String,
+    pub password: String,
+    /// Also create `admin@<domain>` and `employee@<domain>`; skip the password policy.
+    pub demo: bool,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitOutcome {
+    pub tenant_id: Uuid,
+    pub organization_id: Uuid,
+    pub user_id: Uuid,
+    #[serde(skip)]
+    pub demo_accounts: Vec<(String, &'static str)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    #[error("a user with e-mail {0} already exists; nothing was changed")]
+    EmailTaken(String),
+    #[error(transparent)]
+    Db(#[from] stoa_core::db::DbError),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<diesel::result::Error> for InitError {
+    fn from(err: diesel::result::Error) -> Self {
+        Self::Db(err.into())
+    }
+}
+
+impl From<stoa_directory::DirectoryError> for InitError {
+    fn from(err: stoa_directory::DirectoryError) -> Self {
+        Self::Other(err.to_string())
+    }
+}
+
+/// Creates the default roles of `tenant` with the registry's default grants;
+/// returns their ids in [`DEFAULT_ROLES`] order.
+pub async fn create_default_roles(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    registry: &Registry,
+) -> Result<Vec<Uuid>, diesel::result::Error> {
+    let mut ids = Vec::with_capacity(DEFAULT_ROLES.len());
+    for name in DEFAULT_ROLES {
+        let id: Uuid = diesel::insert_into(roles::table)
+            .values((roles::tenant_id.eq(tenant), roles::name.eq(name)))
+            .returning(roles::id)
+            .get_result(conn)
+            .await?;
+        let features: Vec<String> = registry
+            .role_defaults(name)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        diesel::insert_into(role_acls::table)
+            .values((
+                role_acls::role_id.eq(id),
+                role_acls::tenant_id.eq(tenant),
+                role_acls::features.eq(features),
+                role_acls::is_super_admin.eq(name == "superadmin"),
+                role_acls::organizations.eq(None::<Vec<Uuid>>),
+            ))
+            .execute(conn)
+            .await?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+fn valid_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(char::is_whitespace)
+        && email.len() <= 254
+}
+
+/// Runs `stoa init`.
+pub async fn init(
+    db: &Db,
+    registry: &Registry,
+    policy: &PasswordPolicy,
+    req: InitRequest,
+) -> Result<InitOutcome, InitError> {
+    let email = normalize_email(&req.email);
+    if !valid_email(&email) {
+        return Err(InitError::Invalid(format!(
+            "`{}` is not an e-mail address",
+            req.email
+        )));
+    }
+    if req.tenant.trim().is_empty() || req.organization.trim().is_empty() {
+        return Err(InitError::Invalid(
+            "tenant and organization names must not be empty".into(),
+        ));
+    }
+    if !req.demo {
+        policy.check(&req.password).map_err(InitError::Invalid)?;
+    }
+    let domain = email
+        .split_once('@')
+        .map(|(_, d)| d.to_string())
+        .unwrap_or_default();
+    let mut accounts = vec![(email.clone(), "superadmin")];
+    if req.demo {
+        accounts.push((format!("admin@{domain}"), "admin"));
+        accounts.push((format!("employee@{domain}"), "employee"));
+    }
+    let hash = hash_password(req.password.clone())
+        .await
+        .map_err(|e| InitError::Other(e.to_string()))?;
+    let registry = registry.clone();
+    let outcome = db
+        .transaction::<_, InitError, _>(|conn| {
+            Box::pin(async move {
+                for (address, _) in &accounts {
+                    let taken: i64 = users::table
+                        .filter(users::email.eq(address))
+                        .filter(users::deleted_at.is_null())
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if taken > 0 {
+                        return Err(InitError::EmailTaken(address.clone()));
+                    }
+                }
+                let tenant = PgDirectory.create_tenant(conn, &req.tenant).await?;
+                let organization = PgDirectory
+                    .create_organization(
+                        conn,
+                        tenant,
+                        CreateOrganization {
+                            tenant_id: Some(tenant),
+                            name: req.organization.trim().to_string(),
+                            slug: None,
+                            logo_url: None,
+                            logo_preserve_aspect_ratio: None,
+                            is_active: Some(true),
+                            parent_id: None,
+                            child_ids: None,
+                        },
+                    )
+                    .await?;
+                let role_ids = create_default_roles(conn, tenant, &registry).await?;
+                let mut first_user = None;
+                for (address, role) in &accounts {
+                    let user: Uuid = diesel::insert_into(users::table)
+                        .values((
+                            users::tenant_id.eq(tenant),
+                            users::organization_id.eq(organization),
+                            users::email.eq(address),
+                            users::password_hash.eq(&hash),
+                            users::is_confirmed.eq(true),
+                        ))
+                        .returning(users::id)
+                        .get_result(conn)
+                        .await?;
+                    let index = DEFAULT_ROLES.iter().position(|r| r == role).unwrap_or(0);
+                    diesel::insert_into(user_roles::table)
+                        .values((
+                            user_roles::user_id.eq(user),
+                            user_roles::role_id.eq(role_ids[index]),
+                        ))
+                        .execute(conn)
+                        .await?;
+                    first_user.get_or_insert(user);
+                }
+                Ok(InitOutcome {
+                    tenant_id: tenant,
+                    organization_id: organization,
+                    user_id: first_user.unwrap_or_default(),
+                    demo_accounts: if req.demo {
+                        accounts.clone()
+                    } else {
+                        Vec::new()
+                    },
+                })
+            })
+        })
+        .await?;
+    Ok(outcome)
+}

@@ -1,0 +1,124 @@
+//! stoa-auth: users, roles, ACLs, sessions and tokens.
+//!
+//! It provides the [`Authenticator`](stoa_acl::Authenticator) behind
+//! `AuthContext` ([`AuthState`]): a JWT (bearer or `auth_token` cookie) is
+//! verified, then one query checks that its session and user are live and reads
+//! the ACL version; the effective ACL comes from a per-process cache tagged
+//! with that version. The session endpoints (login, logout, refresh, profile,
+//! reset, locale, feature checks, autologin) live here; `stoa init` uses
+//! [`bootstrap::init`]. See README.md for the endpoint table.
+
+pub mod acl;
+pub mod bootstrap;
+pub mod cache;
+pub mod config;
+pub mod password;
+pub mod routes;
+pub mod schema;
+pub mod service;
+pub mod state;
+#[doc(hidden)]
+pub mod testing;
+pub mod tokens;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError, authenticator_data};
+use stoa_core::http::TrustedProxyDepth;
+use stoa_core::rate_limit::RateLimiter;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use config::AuthConfig;
+pub use state::AuthState;
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "auth",
+    title: "Authentication & Accounts",
+};
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: "auth.users.list",
+        title: "List users",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.users.create",
+        title: "Create users",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.users.edit",
+        title: "Edit users",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.users.delete",
+        title: "Delete users",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.roles.list",
+        title: "List roles",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.roles.manage",
+        title: "Manage roles",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.acl.manage",
+        title: "Manage access control",
+        module: "auth",
+    },
+    Feature {
+        id: "auth.sidebar.manage",
+        title: "Manage sidebar preferences",
+        module: "auth",
+    },
+];
+
+/// Registers the auth features and the admin role's default grant (`auth.*`).
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("admin", &["auth.*"]);
+    Ok(())
+}
+
+/// A registry with the features of the modules this crate builds on (auth and
+/// directory), for tests and tools that mount only these.
+pub fn base_registry() -> Result<Registry, RegistryError> {
+    let mut registry = Registry::new();
+    stoa_directory::register(&mut registry)?;
+    register(&mut registry)?;
+    Ok(registry)
+}
+
+/// Mounts the auth routes and registers the authenticator, the rate limiter
+/// and the trusted proxy depth as app data for every module.
+pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    move |cfg: &mut ServiceConfig| {
+        let limiter: Arc<dyn RateLimiter> = state.limiter.clone();
+        cfg.app_data(web::Data::from(state.clone()))
+            .app_data(authenticator_data(state.clone()))
+            .app_data(web::Data::<dyn RateLimiter>::from(limiter))
+            .app_data(web::Data::new(TrustedProxyDepth(
+                state.config.rate_limits.trust_proxy_depth,
+            )))
+            .service(routes::login::login)
+            .service(routes::login::logout)
+            .service(routes::login::autologin)
+            .service(routes::session::refresh)
+            .service(routes::session::refresh_redirect)
+            .service(routes::profile::get_profile)
+            .service(routes::profile::update_profile)
+            .service(routes::reset::request_reset)
+            .service(routes::reset::confirm_reset)
+            .service(routes::locale::get_locale)
+            .service(routes::locale::post_locale)
+            .service(routes::features::feature_check)
+            .service(routes::features::features);
+    }
+}

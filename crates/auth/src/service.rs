@@ -1,0 +1,300 @@
+//! Users, sessions and reset tokens: the rules behind the session endpoints.
+//! Functions take a connection so they compose into one transaction.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::schema::{password_resets, roles, sessions, user_roles, users};
+use crate::tokens::{AUDIENCE, Claims, ISSUER, random_token, token_hash};
+
+#[derive(Clone, Debug, Queryable, Selectable)]
+#[diesel(table_name = users)]
+pub struct UserRow {
+    pub id: Uuid,
+    pub tenant_id: Option<Uuid>,
+    pub organization_id: Option<Uuid>,
+    pub email: String,
+    pub name: Option<String>,
+    pub password_hash: Option<String>,
+    pub is_confirmed: bool,
+    pub is_active: bool,
+}
+
+/// E-mails are compared trimmed and lower-cased.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// A live user by id.
+pub async fn user_by_id(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<UserRow>> {
+    users::table
+        .filter(users::id.eq(id))
+        .filter(users::deleted_at.is_null())
+        .select(UserRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// The live user a login names: by (email, tenant), or without a tenant the
+/// only live user with that e-mail (several tenants → nobody, as the reference).
+pub async fn user_for_login(
+    conn: &mut AsyncPgConnection,
+    email: &str,
+    tenant: Option<Uuid>,
+) -> QueryResult<Option<UserRow>> {
+    let mut query = users::table
+        .filter(users::email.eq(normalize_email(email)))
+        .filter(users::deleted_at.is_null())
+        .select(UserRow::as_select())
+        .limit(2)
+        .into_boxed();
+    if let Some(tenant) = tenant {
+        query = query.filter(users::tenant_id.eq(tenant));
+    }
+    let mut found = query.load(conn).await?;
+    Ok(if found.len() == 1 { found.pop() } else { None })
+}
+
+/// Names of the user's live roles in their tenant.
+pub async fn role_names(conn: &mut AsyncPgConnection, user: &UserRow) -> QueryResult<Vec<String>> {
+    let mut query = user_roles::table
+        .inner_join(roles::table)
+        .filter(user_roles::user_id.eq(user.id))
+        .filter(roles::deleted_at.is_null())
+        .select(roles::name)
+        .order(roles::name.asc())
+        .into_boxed();
+    if let Some(tenant) = user.tenant_id {
+        query = query.filter(roles::tenant_id.eq(tenant));
+    }
+    query.load(conn).await
+}
+
+/// A new session; returns its id, the raw refresh token and its expiry.
+pub async fn create_session(
+    conn: &mut AsyncPgConnection,
+    user: Uuid,
+    remember: bool,
+    ttl: std::time::Duration,
+) -> QueryResult<(Uuid, String, OffsetDateTime)> {
+    let raw = random_token();
+    let expires = OffsetDateTime::now_utc() + ttl;
+    let id: Uuid = diesel::insert_into(sessions::table)
+        .values((
+            sessions::user_id.eq(user),
+            sessions::token_hash.eq(token_hash(&raw)),
+            sessions::remember.eq(remember),
+            sessions::expires_at.eq(expires),
+            sessions::last_used_at.eq(OffsetDateTime::now_utc()),
+        ))
+        .returning(sessions::id)
+        .get_result(conn)
+        .await?;
+    Ok((id, raw, expires))
+}
+
+/// The claims of a fresh access token for `user` in session `sid`.
+pub fn claims_for(
+    user: &UserRow,
+    sid: Uuid,
+    roles: Vec<String>,
+    ttl: std::time::Duration,
+) -> Claims {
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    Claims {
+        sub: user.id,
+        sid,
+        tenant_id: user.tenant_id,
+        org_id: user.organization_id,
+        email: user.email.clone(),
+        roles,
+        iat: now,
+        exp: now + i64::try_from(ttl.as_secs()).unwrap_or(28_800),
+        iss: ISSUER.into(),
+        aud: AUDIENCE.into(),
+    }
+}
+
+pub async fn delete_session(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
+    diesel::delete(sessions::table.filter(sessions::id.eq(id)))
+        .execute(conn)
+        .await
+}
+
+pub async fn delete_session_by_token(
+    conn: &mut AsyncPgConnection,
+    raw: &str,
+) -> QueryResult<usize> {
+    diesel::delete(sessions::table.filter(sessions::token_hash.eq(token_hash(raw))))
+        .execute(conn)
+        .await
+}
+
+/// Deletes the user's sessions, except `keep`.
+pub async fn delete_user_sessions(
+    conn: &mut AsyncPgConnection,
+    user: Uuid,
+    keep: Option<Uuid>,
+) -> QueryResult<usize> {
+    diesel::delete(
+        sessions::table
+            .filter(sessions::user_id.eq(user))
+            .filter(sessions::id.ne(keep.unwrap_or(Uuid::nil()))),
+    )
+    .execute(conn)
+    .await
+}
+
+/// Outcome of presenting a refresh token.
+pub enum Refresh {
+    /// Valid: the session was rotated; here are the user and the new raw token.
+    Rotated {
+        session: Uuid,
+        user: UserRow,
+        token: String,
+    },
+    /// Unknown, expired, or the user is gone.
+    Invalid,
+    /// A token that was already rotated away: presumed stolen, session revoked.
+    Reused,
+}
+
+/// Exchanges a refresh token for a new one (rotation) in one transaction.
+pub async fn rotate_refresh_token(conn: &mut AsyncPgConnection, raw: &str) -> QueryResult<Refresh> {
+    let hash = token_hash(raw);
+    let now = OffsetDateTime::now_utc();
+    let current: Option<(Uuid, Uuid)> = sessions::table
+        .filter(sessions::token_hash.eq(&hash))
+        .filter(sessions::expires_at.gt(now))
+        .select((sessions::id, sessions::user_id))
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    let Some((session, user_id)) = current else {
+        let reused =
+            diesel::delete(sessions::table.filter(sessions::previous_token_hash.eq(&hash)))
+                .execute(conn)
+                .await?;
+        return Ok(if reused > 0 {
+            Refresh::Reused
+        } else {
+            Refresh::Invalid
+        });
+    };
+    let Some(user) = user_by_id(conn, user_id).await?.filter(|u| u.is_active) else {
+        return Ok(Refresh::Invalid);
+    };
+    let token = random_token();
+    diesel::update(sessions::table.filter(sessions::id.eq(session)))
+        .set((
+            sessions::token_hash.eq(token_hash(&token)),
+            sessions::previous_token_hash.eq(&hash),
+            sessions::last_used_at.eq(now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(Refresh::Rotated {
+        session,
+        user,
+        token,
+    })
+}
+
+pub async fn touch_login(conn: &mut AsyncPgConnection, user: Uuid) -> QueryResult<()> {
+    diesel::update(users::table.filter(users::id.eq(user)))
+        .set(users::last_login_at.eq(OffsetDateTime::now_utc()))
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// The first live user with this e-mail in any tenant (reset requests carry no tenant).
+pub async fn first_user_by_email(
+    conn: &mut AsyncPgConnection,
+    email: &str,
+) -> QueryResult<Option<UserRow>> {
+    users::table
+        .filter(users::email.eq(normalize_email(email)))
+        .filter(users::deleted_at.is_null())
+        .filter(users::is_active.eq(true))
+        .order(users::created_at.asc())
+        .select(UserRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// A new reset (or invite) token; returns the raw token.
+pub async fn create_reset_token(
+    conn: &mut AsyncPgConnection,
+    user: Uuid,
+    kind: &str,
+    ttl: std::time::Duration,
+) -> QueryResult<String> {
+    let raw = random_token();
+    diesel::insert_into(password_resets::table)
+        .values((
+            password_resets::user_id.eq(user),
+            password_resets::token_hash.eq(token_hash(&raw)),
+            password_resets::kind.eq(kind),
+            password_resets::expires_at.eq(OffsetDateTime::now_utc() + ttl),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(raw)
+}
+
+/// Marks a reset token used (atomically: one winner) and returns its user.
+pub async fn consume_reset_token(
+    conn: &mut AsyncPgConnection,
+    raw: &str,
+) -> QueryResult<Option<Uuid>> {
+    let now = OffsetDateTime::now_utc();
+    diesel::update(
+        password_resets::table
+            .filter(password_resets::token_hash.eq(token_hash(raw)))
+            .filter(password_resets::used_at.is_null())
+            .filter(password_resets::expires_at.gt(now)),
+    )
+    .set(password_resets::used_at.eq(now))
+    .returning(password_resets::user_id)
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+pub async fn set_password_hash(
+    conn: &mut AsyncPgConnection,
+    user: Uuid,
+    hash: &str,
+) -> QueryResult<()> {
+    diesel::update(users::table.filter(users::id.eq(user)))
+        .set(users::password_hash.eq(hash))
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// Whether another live user of the tenant already uses `email`.
+pub async fn email_taken(
+    conn: &mut AsyncPgConnection,
+    tenant: Option<Uuid>,
+    email: &str,
+    except: Uuid,
+) -> QueryResult<bool> {
+    let mut query = users::table
+        .filter(users::email.eq(normalize_email(email)))
+        .filter(users::deleted_at.is_null())
+        .filter(users::id.ne(except))
+        .into_boxed();
+    query = match tenant {
+        Some(t) => query.filter(users::tenant_id.eq(t)),
+        None => query.filter(users::tenant_id.is_null()),
+    };
+    let n: i64 = query.count().get_result(conn).await?;
+    Ok(n > 0)
+}

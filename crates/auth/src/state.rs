@@ -1,0 +1,176 @@
+//! The auth module's shared state and the [`Authenticator`] it provides.
+
+use std::sync::Arc;
+
+use actix_web::http::header;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use futures_util::future::BoxFuture;
+use stoa_acl::{
+    AUTH_COOKIE, AuthContext, Authenticator, CredentialKind, Credentials, Registry, SESSION_COOKIE,
+};
+use stoa_core::AppError;
+use stoa_core::db::Db;
+use stoa_core::rate_limit::{MemoryRateLimiter, RateLimiter};
+use stoa_mail::Mailer;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::acl::{self, Selection, Subject};
+use crate::cache::{AclCache, CacheKey};
+use crate::config::AuthConfig;
+use crate::schema::{acl_version, sessions, users};
+use crate::tokens::TokenKeys;
+
+/// Everything the auth handlers and the authenticator share.
+pub struct AuthState {
+    pub db: Db,
+    pub config: AuthConfig,
+    pub keys: TokenKeys,
+    pub registry: Arc<Registry>,
+    pub limiter: Arc<dyn RateLimiter>,
+    pub mailer: Arc<dyn Mailer>,
+    pub cache: AclCache,
+}
+
+impl AuthState {
+    /// Builds the state with the in-process rate limiter and the configured mailer.
+    pub fn new(
+        db: Db,
+        config: AuthConfig,
+        registry: Arc<Registry>,
+    ) -> Result<Self, stoa_mail::MailError> {
+        let mailer = stoa_mail::mailer(
+            db.clone(),
+            config.smtp_url.as_ref().map(|s| s.expose()),
+            &config.mail_from,
+        )?;
+        Ok(Self {
+            keys: TokenKeys::new(config.jwt_secret.expose()),
+            limiter: Arc::new(MemoryRateLimiter::new(config.rate_limits.enabled)),
+            mailer,
+            cache: AclCache::default(),
+            registry,
+            db,
+            config,
+        })
+    }
+}
+
+/// 401, clearing the auth cookies when the rejected token came from one.
+pub fn unauthorized(clear_cookies: bool) -> AppError {
+    let err = AppError::unauthorized();
+    if !clear_cookies {
+        return err;
+    }
+    err.with_header(
+        header::SET_COOKIE,
+        format!("{AUTH_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
+    )
+    .with_header(
+        header::SET_COOKIE,
+        format!("{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
+    )
+}
+
+/// What the per-request check reads about a session's user.
+#[derive(Queryable)]
+struct LiveSession {
+    user_id: Uuid,
+    tenant_id: Option<Uuid>,
+    organization_id: Option<Uuid>,
+    email: String,
+    version: Option<i64>,
+}
+
+impl AuthState {
+    async fn authenticate_session(
+        &self,
+        credentials: &Credentials,
+    ) -> Result<AuthContext, AppError> {
+        let from_cookie = credentials.bearer.is_none();
+        let token = credentials
+            .bearer
+            .as_deref()
+            .or(credentials.cookie_token.as_deref())
+            .ok_or_else(AppError::unauthorized)?;
+        let claims = self
+            .keys
+            .verify(token)
+            .ok_or_else(|| unauthorized(from_cookie))?;
+        let mut conn = self.db.conn().await?;
+        // The one round trip of a cached request: session and user are live,
+        // and the current ACL version.
+        let live: Option<LiveSession> = sessions::table
+            .inner_join(users::table)
+            .filter(sessions::id.eq(claims.sid))
+            .filter(sessions::user_id.eq(claims.sub))
+            .filter(sessions::expires_at.gt(OffsetDateTime::now_utc()))
+            .filter(users::deleted_at.is_null())
+            .filter(users::is_active.eq(true))
+            .select((
+                users::id,
+                users::tenant_id,
+                users::organization_id,
+                users::email,
+                acl_version::table
+                    .select(acl_version::version)
+                    .single_value(),
+            ))
+            .first(&mut *conn)
+            .await
+            .optional()?;
+        let live = live.ok_or_else(|| unauthorized(from_cookie))?;
+        let version = live.version.unwrap_or(0);
+        let selection = Selection {
+            tenant: credentials.selected_tenant.clone(),
+            organization: credentials.selected_org.clone(),
+            organization_from_cookie: credentials.selected_org_from_cookie,
+        };
+        let key = CacheKey {
+            user_id: live.user_id,
+            tenant_id: live.tenant_id,
+            home_organization_id: live.organization_id,
+            selection,
+        };
+        let resolved = match self.cache.get(version, &key) {
+            Some(hit) => hit,
+            None => {
+                let subject = Subject {
+                    user_id: live.user_id,
+                    tenant_id: live.tenant_id,
+                    home_organization_id: live.organization_id,
+                };
+                let resolved = acl::resolve(&mut conn, subject, &key.selection).await?;
+                self.cache.put(version, key, resolved.clone());
+                resolved
+            }
+        };
+        Ok(AuthContext {
+            user_id: Some(live.user_id),
+            session_id: Some(claims.sid),
+            api_key_id: None,
+            kind: CredentialKind::Session,
+            email: Some(live.email),
+            tenant_id: resolved.tenant_id,
+            actor_tenant_id: live.tenant_id,
+            home_organization_id: live.organization_id,
+            acl: resolved.acl,
+        })
+    }
+}
+
+impl Authenticator for AuthState {
+    fn authenticate<'a>(
+        &'a self,
+        credentials: &'a Credentials,
+    ) -> BoxFuture<'a, Result<AuthContext, AppError>> {
+        Box::pin(async move {
+            if credentials.bearer.is_none() && credentials.cookie_token.is_none() {
+                // API keys arrive with the API-keys module.
+                return Err(AppError::unauthorized());
+            }
+            self.authenticate_session(credentials).await
+        })
+    }
+}

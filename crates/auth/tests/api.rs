@@ -1,0 +1,12 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! HTTP tests of stoa-auth against a real Postgres (one database per test).
+
+mod api {
+    pub mod features;
+    pub mod login;
+    pub mod profile;
+    pub mod reset;
+    pub mod session;
+    pub mod support;
+    pub mod tokens;
+}

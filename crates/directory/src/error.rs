@@ -1,0 +1,57 @@
+use actix_web::http::StatusCode;
+use stoa_core::{ApiError, AppError};
+
+/// Failures of directory operations, with the reference's messages.
+#[derive(Debug, thiserror::Error)]
+pub enum DirectoryError {
+    #[error("Tenant not found")]
+    TenantNotFound,
+    #[error("Not found")]
+    OrganizationNotFound,
+    #[error("Organization not found")]
+    UnknownOrganization,
+    #[error("Parent not found")]
+    ParentNotFound,
+    #[error("Invalid child assignment")]
+    InvalidChild,
+    #[error("An organization cannot be its own parent or be moved under its own descendant")]
+    Cycle,
+    #[error("Tenant scope required")]
+    TenantScopeRequired,
+    #[error("Not authorized to target this tenant.")]
+    ForeignTenant,
+    #[error("Organization is outside your allowed organizations")]
+    OrganizationNotAllowed,
+    #[error(transparent)]
+    Db(#[from] stoa_core::db::DbError),
+}
+
+impl From<diesel::result::Error> for DirectoryError {
+    fn from(err: diesel::result::Error) -> Self {
+        Self::Db(err.into())
+    }
+}
+
+impl ApiError for DirectoryError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::TenantNotFound | Self::OrganizationNotFound => StatusCode::NOT_FOUND,
+            Self::UnknownOrganization
+            | Self::ParentNotFound
+            | Self::InvalidChild
+            | Self::Cycle
+            | Self::TenantScopeRequired => StatusCode::BAD_REQUEST,
+            Self::ForeignTenant | Self::OrganizationNotAllowed => StatusCode::FORBIDDEN,
+            Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<DirectoryError> for AppError {
+    fn from(err: DirectoryError) -> Self {
+        match err {
+            DirectoryError::Db(db) => db.into(),
+            other => AppError::from_api(other),
+        }
+    }
+}

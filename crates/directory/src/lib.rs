@@ -1,0 +1,75 @@
+//! stoa-directory: tenants and the organization tree.
+//!
+//! Tenants are managed by super admins; organizations form a tree per tenant
+//! with a materialised ancestor path (`ancestor_ids`) so "an organization and
+//! its descendants" is one indexed query. Other modules use
+//! [`DirectoryService`] (implemented by [`PgDirectory`]); the public lookups
+//! answer login pages without authentication. See README.md for the endpoints.
+
+pub mod error;
+pub mod model;
+pub mod routes;
+pub mod schema;
+pub mod service;
+
+use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use error::DirectoryError;
+pub use service::{DirectoryService, PgDirectory, slugify};
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "directory",
+    title: "Directory",
+};
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: "directory.tenants.view",
+        title: "View tenants",
+        module: "directory",
+    },
+    Feature {
+        id: "directory.tenants.manage",
+        title: "Manage tenants",
+        module: "directory",
+    },
+    Feature {
+        id: "directory.organizations.view",
+        title: "View organizations",
+        module: "directory",
+    },
+    Feature {
+        id: "directory.organizations.manage",
+        title: "Manage organizations",
+        module: "directory",
+    },
+];
+
+/// Registers the directory's features.
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("superadmin", &["directory.tenants.*"]);
+    registry.add_role_defaults(
+        "admin",
+        &[
+            "directory.organizations.view",
+            "directory.organizations.manage",
+        ],
+    );
+    Ok(())
+}
+
+/// Mounts the directory's routes (under `/api`).
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(routes::tenants::list_tenants)
+        .service(routes::tenants::create_tenant)
+        .service(routes::tenants::update_tenant)
+        .service(routes::tenants::delete_tenant)
+        .service(routes::lookup::lookup_tenant)
+        .service(routes::lookup::lookup_organization)
+        .service(routes::organizations::list_organizations)
+        .service(routes::organizations::create_organization)
+        .service(routes::organizations::update_organization)
+        .service(routes::organizations::delete_organization);
+}

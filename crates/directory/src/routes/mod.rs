@@ -1,0 +1,20 @@
+//! Thin handlers: extract, authorize, call the service, respond.
+
+pub mod lookup;
+pub mod organizations;
+pub mod tenants;
+
+use actix_web::http::StatusCode;
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+
+/// Tenant management needs the feature and the super-admin flag.
+pub(crate) fn require_super_admin(ctx: &AuthContext, feature: &str) -> Result<(), AppError> {
+    ctx.require(feature)?;
+    if ctx.is_super_admin() {
+        Ok(())
+    } else {
+        Err(AppError::new(StatusCode::FORBIDDEN, "Forbidden")
+            .with_field("requiredFeatures", [feature]))
+    }
+}

@@ -1,0 +1,125 @@
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::pagination::total_pages;
+use stoa_core::{AppResult, Json, PageQuery, Query};
+
+use super::require_super_admin;
+use crate::model::*;
+use crate::service::PgDirectory;
+
+const VIEW: &str = "directory.tenants.view";
+const MANAGE: &str = "directory.tenants.manage";
+
+/// Lists tenants (super admins with `directory.tenants.view`).
+#[utoipa::path(
+    tag = "Directory",
+    params(TenantListQuery),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = TenantList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/directory/tenants")]
+pub async fn list_tenants(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<TenantListQuery>,
+) -> AppResult<web::Json<TenantList>> {
+    require_super_admin(&ctx, VIEW)?;
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(50, 100)?;
+    let mut conn = db.conn().await?;
+    let (rows, total) = PgDirectory
+        .list_tenants_as_superadmin(&mut conn, &q, page)
+        .await?;
+    let total = u64::try_from(total).unwrap_or(0);
+    Ok(web::Json(TenantList {
+        items: rows.into_iter().map(TenantItem::from).collect(),
+        total,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: total_pages(total, page.page_size),
+    }))
+}
+
+/// Creates a tenant.
+#[utoipa::path(
+    tag = "Directory",
+    request_body = CreateTenant,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 201, body = Created),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[post("/directory/tenants")]
+pub async fn create_tenant(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<CreateTenant>,
+) -> AppResult<HttpResponse> {
+    require_super_admin(&ctx, MANAGE)?;
+    let mut conn = db.conn().await?;
+    let id = PgDirectory.create_tenant_with(&mut conn, &body).await?;
+    Ok(HttpResponse::Created().json(Created { id }))
+}
+
+/// Updates a tenant's name or active flag; omitted fields keep their values.
+#[utoipa::path(
+    tag = "Directory",
+    request_body = UpdateTenant,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = Ok),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[put("/directory/tenants")]
+pub async fn update_tenant(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<UpdateTenant>,
+) -> AppResult<web::Json<Ok>> {
+    require_super_admin(&ctx, MANAGE)?;
+    let mut conn = db.conn().await?;
+    PgDirectory.update_tenant(&mut conn, &body).await?;
+    Ok(web::Json(Ok::yes()))
+}
+
+/// Soft-deletes a tenant.
+#[utoipa::path(
+    tag = "Directory",
+    params(IdQuery),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = Ok),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[delete("/directory/tenants")]
+pub async fn delete_tenant(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<IdQuery>,
+) -> AppResult<web::Json<Ok>> {
+    require_super_admin(&ctx, MANAGE)?;
+    let mut conn = db.conn().await?;
+    PgDirectory.delete_tenant(&mut conn, q.id).await?;
+    Ok(web::Json(Ok::yes()))
+}

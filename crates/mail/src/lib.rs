@@ -1,0 +1,149 @@
+//! stoa-mail: sending e-mail (password reset links, invitations).
+//!
+//! With `SMTP_URL` set (e.g. `smtps://user:pass@smtp.example.com:465` or
+//! `smtp://localhost:2525`), messages go out through lettre's async SMTP
+//! transport. Without it, each message is stored in the `mail_outbox` table and
+//! logged, so development setups and tests can read the links. Either way every
+//! message is recorded in `mail_outbox` with its delivery status.
+
+use std::sync::Arc;
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use futures_util::future::BoxFuture;
+use lettre::message::Mailbox;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use stoa_core::db::Db;
+
+diesel::table! {
+    mail_outbox (id) {
+        id -> Uuid,
+        recipient -> Text,
+        subject -> Text,
+        body -> Text,
+        status -> Text,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+/// One plain-text message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mail {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MailError {
+    #[error("invalid SMTP_URL: {0}")]
+    Config(String),
+    #[error("cannot send mail: {0}")]
+    Send(String),
+}
+
+/// Something that delivers mail.
+pub trait Mailer: Send + Sync {
+    fn send<'a>(&'a self, mail: Mail) -> BoxFuture<'a, Result<(), MailError>>;
+}
+
+/// Builds the mailer the environment asks for.
+pub fn mailer(db: Db, smtp_url: Option<&str>, from: &str) -> Result<Arc<dyn Mailer>, MailError> {
+    match smtp_url {
+        Some(url) => Ok(Arc::new(SmtpMailer::new(db, url, from)?)),
+        None => Ok(Arc::new(OutboxMailer { db })),
+    }
+}
+
+async fn record(
+    db: &Db,
+    mail: &Mail,
+    status: &str,
+    error: Option<String>,
+) -> Result<(), MailError> {
+    let mut conn = db
+        .conn()
+        .await
+        .map_err(|e| MailError::Send(e.to_string()))?;
+    diesel::insert_into(mail_outbox::table)
+        .values((
+            mail_outbox::recipient.eq(&mail.to),
+            mail_outbox::subject.eq(&mail.subject),
+            mail_outbox::body.eq(&mail.body),
+            mail_outbox::status.eq(status),
+            mail_outbox::error.eq(error),
+        ))
+        .execute(&mut *conn)
+        .await
+        .map(|_| ())
+        .map_err(|e| MailError::Send(e.to_string()))
+}
+
+/// Stores messages in `mail_outbox` and logs them.
+pub struct OutboxMailer {
+    db: Db,
+}
+
+impl OutboxMailer {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+impl Mailer for OutboxMailer {
+    fn send<'a>(&'a self, mail: Mail) -> BoxFuture<'a, Result<(), MailError>> {
+        Box::pin(async move {
+            tracing::info!(mail.to = %mail.to, mail.subject = %mail.subject, "mail stored in mail_outbox (no SMTP_URL)");
+            record(&self.db, &mail, "stored", None).await
+        })
+    }
+}
+
+/// Sends through SMTP and records the outcome.
+pub struct SmtpMailer {
+    db: Db,
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl SmtpMailer {
+    pub fn new(db: Db, url: &str, from: &str) -> Result<Self, MailError> {
+        let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+            .map_err(|e| MailError::Config(e.to_string()))?
+            .build();
+        let from = from.parse().map_err(|e: lettre::address::AddressError| {
+            MailError::Config(format!("MAIL_FROM: {e}"))
+        })?;
+        Ok(Self {
+            db,
+            transport,
+            from,
+        })
+    }
+}
+
+impl Mailer for SmtpMailer {
+    fn send<'a>(&'a self, mail: Mail) -> BoxFuture<'a, Result<(), MailError>> {
+        Box::pin(async move {
+            let to: Mailbox = mail
+                .to
+                .parse()
+                .map_err(|e: lettre::address::AddressError| MailError::Send(e.to_string()))?;
+            let message = Message::builder()
+                .from(self.from.clone())
+                .to(to)
+                .subject(&mail.subject)
+                .body(mail.body.clone())
+                .map_err(|e| MailError::Send(e.to_string()))?;
+            match self.transport.send(message).await {
+                Ok(_) => record(&self.db, &mail, "sent", None).await,
+                Err(err) => {
+                    tracing::warn!(mail.to = %mail.to, error = %err, "SMTP delivery failed");
+                    let _ = record(&self.db, &mail, "failed", Some(err.to_string())).await;
+                    Err(MailError::Send(err.to_string()))
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS organizations;
+DROP TABLE IF EXISTS tenants;
