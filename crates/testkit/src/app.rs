@@ -149,6 +149,22 @@ impl TestResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+
+    /// Every `Set-Cookie` line.
+    pub fn cookies(&self) -> Vec<String> {
+        self.headers
+            .get_all("set-cookie")
+            .filter_map(|v| v.to_str().ok().map(String::from))
+            .collect()
+    }
+
+    /// The value the response sets for cookie `name`.
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.cookies().into_iter().find_map(|c| {
+            let (k, v) = c.split(';').next()?.split_once('=')?;
+            (k == name).then(|| v.to_string())
+        })
+    }
 }
 
 impl<S, B> TestApp<S>

@@ -18,5 +18,7 @@
 mod app;
 mod database;
 
+pub mod requests;
+
 pub use app::{TestApp, TestAppBuilder, TestResponse, app};
 pub use database::{TestDb, server_url, with_database};

@@ -1,0 +1,10 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! HTTP tests of stoa-directory (with stoa-auth providing identities).
+
+mod api {
+    pub mod lookup;
+    pub mod organizations;
+    pub mod scope;
+    pub mod support;
+    pub mod tenants;
+}
