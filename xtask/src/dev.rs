@@ -20,6 +20,7 @@ pub fn run() -> Result<u8> {
 fn serve(stoa: &std::path::Path, db: &Database) -> Result<u8> {
     let url = db.database("stoa_dev")?;
     cmd::run(Command::new(stoa).arg("migrate").env("DATABASE_URL", &url))?;
+    seed_demo(stoa, &url)?;
     let bind = std::env::var("STOA_BIND").unwrap_or_else(|_| "127.0.0.1:8080".into());
 
     let child_pid = Arc::new(AtomicU32::new(0));
@@ -34,14 +35,21 @@ fn serve(stoa: &std::path::Path, db: &Database) -> Result<u8> {
     })
     .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
 
-    let mut child = Command::new(stoa)
+    let mut server = Command::new(stoa);
+    server
         .args(["serve", "--bind", &bind])
         .env("DATABASE_URL", &url)
+        // Development: a JWT secret is generated unless one is set.
+        .env("STOA_ENV", "development");
+    if std::env::var_os("APP_URL").is_none() {
+        server.env("APP_URL", "http://localhost:3000");
+    }
+    let mut child = server
         .spawn()
         .map_err(|e| format!("cannot start stoa: {e}"))?;
     child_pid.store(child.id(), Ordering::SeqCst);
     println!(
-        "\n  stoa is serving http://{bind}/api\n  docs:      http://{bind}/api/docs\n  database:  {}\n  Ctrl-C stops the server{}.\n",
+        "\n  stoa is serving http://{bind}/api\n  docs:      http://{bind}/api/docs\n  database:  {}\n  login:     superadmin@acme.com / secret  (also admin@acme.com, employee@acme.com;\n             demo credentials: POST /api/auth/login with a form body)\n  Ctrl-C stops the server{}.\n",
         redact(&url),
         if std::env::var("DATABASE_URL").is_ok() {
             ""
@@ -51,4 +59,23 @@ fn serve(stoa: &std::path::Path, db: &Database) -> Result<u8> {
     );
     let status = child.wait().map_err(|e| format!("waiting for stoa: {e}"))?;
     Ok(if status.success() { 0 } else { 1 })
+}
+
+/// Seeds the reference's demo tenant (Acme Corp, superadmin@acme.com,
+/// admin@acme.com and employee@acme.com, password `secret`) once.
+fn seed_demo(stoa: &std::path::Path, url: &str) -> Result<()> {
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args(["init", "--demo"])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    if ok {
+        println!("xtask: seeded the demo tenant Acme Corp");
+    } else if out.contains("already exists") {
+        println!("xtask: demo tenant already present");
+    } else {
+        return Err(format!("stoa init --demo failed:\n{out}"));
+    }
+    Ok(())
 }

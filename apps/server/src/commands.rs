@@ -127,3 +127,23 @@ pub fn openapi() -> Result<String, CommandError> {
         .to_pretty_json()
         .map_err(|e| CommandError::Other(e.to_string()))
 }
+
+/// Milliseconds per argon2id hash and per verification, averaged over `count`.
+pub async fn hash_bench(count: u32) -> Result<(f64, f64), CommandError> {
+    use stoa_auth::password::{hash_password, verify_password};
+    let other = |e: stoa_core::AppError| CommandError::Other(e.to_string());
+    let started = std::time::Instant::now();
+    let mut hash = String::new();
+    for _ in 0..count {
+        hash = hash_password("Bench!pass1".into()).await.map_err(other)?;
+    }
+    let per_hash = started.elapsed().as_secs_f64() * 1000.0 / f64::from(count);
+    let started = std::time::Instant::now();
+    for _ in 0..count {
+        verify_password("Bench!pass1".into(), Some(hash.clone()))
+            .await
+            .map_err(other)?;
+    }
+    let per_verify = started.elapsed().as_secs_f64() * 1000.0 / f64::from(count);
+    Ok((per_hash, per_verify))
+}

@@ -51,6 +51,13 @@ enum Command {
     },
     /// Print the OpenAPI document as JSON.
     Openapi,
+    /// Time password hashing with the production argon2id parameters
+    /// (used by `cargo xtask bench`). Prints `{"msPerHash","msPerVerify"}`.
+    #[command(hide = true)]
+    HashBench {
+        #[arg(long, default_value_t = 20)]
+        count: u32,
+    },
 }
 
 fn load_config() -> Result<Config, CommandError> {
@@ -61,6 +68,14 @@ fn load_config() -> Result<Config, CommandError> {
 
 fn run(cli: Cli) -> Result<(), CommandError> {
     match cli.command {
+        Command::HashBench { count } => {
+            let (hash, verify) = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .map_err(|e| CommandError::Other(e.to_string()))?
+                .block_on(commands::hash_bench(count.max(1)))?;
+            println!(r#"{{"msPerHash":{hash:.2},"msPerVerify":{verify:.2}}}"#);
+            Ok(())
+        }
         Command::Openapi => {
             println!("{}", commands::openapi()?);
             Ok(())

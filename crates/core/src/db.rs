@@ -4,7 +4,12 @@
 //! Nothing here needs libpq: diesel-async talks the wire protocol through
 //! tokio-postgres, and migrations run through diesel-async's harness.
 
+use std::cell::Cell;
+use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use diesel::connection::{Instrumentation, InstrumentationEvent};
 
 use futures_util::future::BoxFuture;
 
@@ -14,6 +19,48 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::config::DbConfig;
+
+/// Queries sent by this process (all threads), for `/metrics`.
+static QUERIES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// Queries sent from this thread: lets a test count the round trips of one
+    /// request (actix test services run on the test's thread).
+    static THREAD_QUERIES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts every statement sent to Postgres (one event per round trip).
+struct CountQueries;
+
+impl Instrumentation for CountQueries {
+    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        if let InstrumentationEvent::StartQuery { .. } = event {
+            QUERIES.fetch_add(1, Ordering::Relaxed);
+            THREAD_QUERIES.with(|c| c.set(c.get() + 1));
+        }
+    }
+}
+
+fn install_query_counter() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if let Err(err) =
+            diesel::connection::set_default_instrumentation(|| Some(Box::new(CountQueries)))
+        {
+            tracing::warn!(error = %err, "query counting unavailable");
+        }
+    });
+}
+
+/// Statements this process has sent to Postgres.
+pub fn queries_total() -> u64 {
+    AtomicU64::load(&QUERIES, Ordering::Relaxed)
+}
+
+/// Statements sent from the current thread.
+pub fn thread_queries() -> u64 {
+    THREAD_QUERIES.with(Cell::get)
+}
 
 /// Every migration of every module, from the workspace's `migrations/` folder.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
@@ -48,6 +95,7 @@ impl Db {
     }
 
     pub fn from_url(url: &str, pool_size: usize, timeout: Duration) -> Result<Self, DbError> {
+        install_query_counter();
         let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
         manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
         let manager =

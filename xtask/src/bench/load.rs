@@ -25,6 +25,15 @@ impl Request {
         }
     }
 
+    pub fn post(path: &str, content_type: &str, body: &str) -> Self {
+        Self {
+            method: "POST",
+            path: path.into(),
+            headers: Vec::new(),
+            body: Some((content_type.into(), body.as_bytes().to_vec())),
+        }
+    }
+
     fn encode(&self) -> Vec<u8> {
         let mut out = format!("{} {} HTTP/1.1\r\nHost: bench\r\n", self.method, self.path);
         for (k, v) in &self.headers {
@@ -50,6 +59,9 @@ pub struct Outcome {
     pub requests: u64,
     pub errors: u64,
     pub elapsed: Duration,
+    /// Every request answered, warm-up included (for per-request ratios of
+    /// server-side counters).
+    pub sent_total: u64,
     /// Sorted latencies of successful requests, in microseconds.
     pub latencies_us: Vec<u64>,
 }
@@ -127,6 +139,7 @@ pub fn drive(
             std::thread::spawn(move || {
                 let mut latencies = Vec::with_capacity(64 * 1024);
                 let mut errors = 0u64;
+                let mut sent_total = 0u64;
                 let mut next = worker;
                 let mut conn: Option<(TcpStream, BufReader<TcpStream>)> = None;
                 while Instant::now() < stop_at {
@@ -154,6 +167,7 @@ pub fn drive(
                         .map_err(|e| e.to_string())
                         .and_then(|_| read_response(reader));
                     let done = Instant::now();
+                    sent_total += 1;
                     let counted = sent >= measure_from && done <= stop_at;
                     match result {
                         Ok((status, _)) if status < 400 => {
@@ -174,16 +188,18 @@ pub fn drive(
                         }
                     }
                 }
-                (latencies, errors)
+                (latencies, errors, sent_total)
             })
         })
         .collect();
     let mut latencies_us = Vec::new();
     let mut errors = 0;
+    let mut sent_total = 0;
     for handle in handles {
-        if let Ok((lat, err)) = handle.join() {
+        if let Ok((lat, err, sent)) = handle.join() {
             latencies_us.extend(lat);
             errors += err;
+            sent_total += sent;
         }
     }
     latencies_us.sort_unstable();
@@ -191,6 +207,7 @@ pub fn drive(
         requests: latencies_us.len() as u64,
         errors,
         elapsed: duration,
+        sent_total,
         latencies_us,
     }
 }

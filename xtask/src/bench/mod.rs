@@ -28,6 +28,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 struct Server {
     child: Child,
     addr: SocketAddr,
+    metrics: SocketAddr,
     startup: Duration,
 }
 
@@ -35,11 +36,15 @@ impl Server {
     fn start(stoa: &std::path::Path, url: &str) -> Result<Self> {
         let port = cmd::free_port()?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let metrics: SocketAddr = ([127, 0, 0, 1], cmd::free_port()?).into();
         let started = Instant::now();
         let child = Command::new(stoa)
             .args(["serve", "--bind", &addr.to_string()])
             .env("DATABASE_URL", url)
             .env("STOA_LOG", "warn")
+            .env("STOA_METRICS_BIND", metrics.to_string())
+            .env("STOA_JWT_SECRET", "bench-secret-0123456789abcdef")
+            .env("APP_URL", "http://localhost:3000")
             .env("RATE_LIMIT_ENABLED", "false")
             .stdout(Stdio::null())
             .spawn()
@@ -47,6 +52,7 @@ impl Server {
         let mut server = Self {
             child,
             addr,
+            metrics,
             startup: Duration::ZERO,
         };
         loop {
@@ -59,6 +65,16 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// Statements the server has sent to Postgres (from `/metrics`).
+    fn db_queries(&self) -> Option<u64> {
+        let (_, body) = load::once(self.metrics, &Request::get("/metrics")).ok()?;
+        String::from_utf8_lossy(&body)
+            .lines()
+            .find(|l| l.starts_with("stoa_db_queries "))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
     }
 
     /// (current RSS, peak RSS) in MiB, from /proc.
@@ -91,7 +107,17 @@ struct Scenario {
     requests: Vec<Request>,
 }
 
-fn scenarios() -> Vec<Scenario> {
+/// The demo accounts `stoa init --demo` creates.
+const LOGIN_FORM: &str = "email=superadmin%40acme.com&password=secret";
+
+fn scenarios(token: &str) -> Vec<Scenario> {
+    let bearer = |mut r: Request| {
+        r.headers
+            .push(("Authorization".into(), format!("Bearer {token}")));
+        r
+    };
+    let features: Vec<String> = (0..20).map(|i| format!("\"auth.feature{i}\"")).collect();
+    let feature_check = format!("{{\"features\":[{}]}}", features.join(","));
     vec![
         Scenario {
             name: "GET /api/version",
@@ -101,7 +127,54 @@ fn scenarios() -> Vec<Scenario> {
             name: "GET /api/health (one DB round trip)",
             requests: vec![Request::get("/api/health")],
         },
+        Scenario {
+            name: "POST /api/auth/login (one argon2id verify each)",
+            requests: vec![Request::post(
+                "/api/auth/login",
+                "application/x-www-form-urlencoded",
+                LOGIN_FORM,
+            )],
+        },
+        Scenario {
+            name: "GET /api/auth/profile (cached ACL)",
+            requests: vec![bearer(Request::get("/api/auth/profile"))],
+        },
+        Scenario {
+            name: "POST /api/auth/feature-check (20 features)",
+            requests: vec![bearer(Request::post(
+                "/api/auth/feature-check",
+                "application/json",
+                &feature_check,
+            ))],
+        },
     ]
+}
+
+/// Signs in as the demo super admin and returns the access token.
+fn login(addr: SocketAddr) -> Result<String> {
+    let req = Request::post(
+        "/api/auth/login",
+        "application/x-www-form-urlencoded",
+        LOGIN_FORM,
+    );
+    let (status, body) = load::once(addr, &req)?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| format!("login answer is not JSON: {e}"))?;
+    match json["token"].as_str() {
+        Some(token) if status == 200 => Ok(token.to_string()),
+        _ => Err(format!("login failed with {status}: {json}")),
+    }
+}
+
+/// Milliseconds per argon2id hash and verify, measured by the release binary.
+fn hash_cost(stoa: &std::path::Path) -> Result<(f64, f64)> {
+    let (ok, out) = cmd::output(Command::new(stoa).args(["hash-bench", "--count", "20"]))?;
+    let json: serde_json::Value =
+        serde_json::from_str(out.trim()).map_err(|e| format!("hash-bench printed `{out}`: {e}"))?;
+    match (ok, json["msPerHash"].as_f64(), json["msPerVerify"].as_f64()) {
+        (true, Some(h), Some(v)) => Ok((h, v)),
+        _ => Err(format!("hash-bench failed: {out}")),
+    }
 }
 
 pub fn run(_args: &[String]) -> Result<u8> {
@@ -126,18 +199,30 @@ fn bench(
     let url = db.fresh_database("stoa_bench")?;
     cmd::run(
         Command::new(stoa)
-            .arg("migrate")
+            .args(["init", "--demo"])
             .env("DATABASE_URL", &url)
-            .stdout(Stdio::null()),
+            .env("STOA_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
     )?;
+    let (per_hash, per_verify) = hash_cost(stoa)?;
+    println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
+    let token = login(server.addr)?;
     let (idle_rss, _) = server.memory_mib();
     println!(
         "xtask: server ready in {:.0} ms, idle RSS {idle_rss:.1} MiB",
         server.startup.as_secs_f64() * 1000.0
     );
-    let mut rows = vec![Row::startup(server.startup, idle_rss)];
-    for scenario in scenarios() {
+    let mut rows = vec![
+        Row::startup(server.startup, idle_rss),
+        Row::note_only(
+            "argon2id password hash (m=19 MiB, t=2, p=1)",
+            format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
+        ),
+    ];
+    for scenario in scenarios(&token) {
+        let queries_before = server.db_queries();
         let outcome = load::drive(
             server.addr,
             &scenario.requests,
@@ -146,7 +231,17 @@ fn bench(
             Duration::from_secs(seconds),
         );
         let (rss, peak) = server.memory_mib();
-        let row = Row::from_outcome(scenario.name, &outcome, rss, peak);
+        let mut row = Row::from_outcome(scenario.name, &outcome, rss, peak);
+        if let (Some(before), Some(after)) = (queries_before, server.db_queries()) {
+            // Server-side statements over every request sent (warm-up included).
+            let total = outcome.sent_total;
+            if total > 0 {
+                row.add_note(&format!(
+                    "{:.2} DB statements/request",
+                    (after - before) as f64 / total as f64
+                ));
+            }
+        }
         println!("{}", row.describe());
         rows.push(row);
     }

@@ -36,6 +36,24 @@ impl Row {
         }
     }
 
+    /// A row that only carries a note (e.g. a measured constant).
+    pub fn note_only(name: &str, note: String) -> Self {
+        Self {
+            name: name.into(),
+            rps: None,
+            p50_ms: None,
+            p99_ms: None,
+            errors: 0,
+            rss_mib: 0.0,
+            peak_mib: 0.0,
+            note,
+        }
+    }
+
+    pub fn add_note(&mut self, extra: &str) {
+        self.note = format!("{}; {extra}", self.note);
+    }
+
     pub fn from_outcome(name: &str, o: &Outcome, rss: f64, peak: f64) -> Self {
         Self {
             name: name.into(),

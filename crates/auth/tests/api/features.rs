@@ -224,3 +224,30 @@ async fn locale_redirects_only_to_local_paths() {
     assert_eq!(res.status, 400);
     assert_eq!(res.json(), json!({"error": "Bad request"}));
 }
+
+#[actix_web::test]
+async fn a_request_with_a_cached_acl_makes_one_database_round_trip() {
+    let app = start().await;
+    let acme = acme(&app.db).await;
+    let token = token_for(&app.db, acme.admin).await;
+    let features: Vec<String> = (0..20).map(|i| format!("auth.feature{i}")).collect();
+    let check = json!({ "features": features });
+    // The first request resolves and caches the ACL.
+    let res = app
+        .send(post_json("/api/auth/feature-check", &token, check.clone()))
+        .await;
+    assert_eq!(res.status, 200);
+    for _ in 0..3 {
+        let before = stoa_core::db::thread_queries();
+        let res = app
+            .send(post_json("/api/auth/feature-check", &token, check.clone()))
+            .await;
+        assert_eq!(res.status, 200);
+        assert_eq!(res.json()["ok"], true);
+        assert_eq!(
+            stoa_core::db::thread_queries() - before,
+            1,
+            "one round trip per cached request"
+        );
+    }
+}

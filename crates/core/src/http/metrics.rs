@@ -18,6 +18,7 @@ pub struct Metrics {
     pool_size: IntGauge,
     pool_available: IntGauge,
     pool_max: IntGauge,
+    queries: IntGauge,
     db: Db,
 }
 
@@ -48,7 +49,12 @@ impl Metrics {
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(pool_size.clone()))?;
         registry.register(Box::new(pool_available.clone()))?;
+        let queries = IntGauge::new(
+            "db_queries",
+            "Statements sent to Postgres since the process started",
+        )?;
         registry.register(Box::new(pool_max.clone()))?;
+        registry.register(Box::new(queries.clone()))?;
         Ok(Self {
             registry,
             requests,
@@ -56,6 +62,7 @@ impl Metrics {
             pool_size,
             pool_available,
             pool_max,
+            queries,
             db,
         })
     }
@@ -80,6 +87,8 @@ impl Metrics {
         self.pool_available
             .set(i64::try_from(available).unwrap_or(i64::MAX));
         self.pool_max.set(i64::try_from(max).unwrap_or(i64::MAX));
+        self.queries
+            .set(i64::try_from(crate::db::queries_total()).unwrap_or(i64::MAX));
         let mut out = Vec::new();
         if let Err(err) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             tracing::error!(error = %err, "metrics encoding failed");
