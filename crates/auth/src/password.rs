@@ -1,62 +1,154 @@
-//! Password hashing (argon2id, off the async executor) and the password policy.
+//! Password hashing (argon2id) and the password policy.
+//!
+//! Hashing runs on a small dedicated pool (one thread per core, at most four),
+//! not on tokio's blocking pool: each worker keeps one 19 MiB argon2 memory
+//! buffer and reuses it, so memory stays bounded (cores × 19 MiB) however many
+//! logins arrive at once, and the async executor is never blocked. Requests
+//! beyond the pool's capacity wait in its queue.
 
-use std::sync::LazyLock;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, LazyLock, Mutex};
 
-use argon2::password_hash::phc::PasswordHash;
-use argon2::password_hash::{PasswordHasher, PasswordVerifier};
-use argon2::{Algorithm, Argon2, Params, Version};
+use argon2::password_hash::phc::{Output, ParamsString, PasswordHash, Salt};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use stoa_core::AppError;
 use stoa_core::config::{ConfigError, Env};
+use subtle::ConstantTimeEq;
 
 /// OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane.
-fn argon2() -> Argon2<'static> {
-    let params = Params::new(19 * 1024, 2, 1, None).unwrap_or_default();
+fn params() -> Params {
+    Params::new(19 * 1024, 2, 1, Some(32)).unwrap_or_default()
+}
+
+fn argon2_with(params: Params) -> Argon2<'static> {
     Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
 }
 
-/// A hash to verify against when the account does not exist, so an unknown
-/// e-mail costs the same time as a wrong password.
-static DUMMY_HASH: LazyLock<Option<String>> =
-    LazyLock::new(|| hash_blocking("not-a-real-password-0").ok());
+/// A salt for the dummy verification of unknown accounts (its result is discarded).
+const DUMMY_SALT: &[u8; 16] = b"stoa-dummy-salt!";
 
-fn hash_blocking(password: &str) -> Result<String, String> {
-    argon2()
-        .hash_password(password.as_bytes())
-        .map(|h| h.to_string())
-        .map_err(|e| e.to_string())
+type Job = Box<dyn FnOnce(&mut Vec<Block>) + Send>;
+
+struct Pool {
+    jobs: Mutex<Sender<Job>>,
 }
 
-fn verify_blocking(password: &str, hash: &str) -> bool {
-    match PasswordHash::new(hash) {
-        Ok(parsed) => argon2()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok(),
-        Err(_) => false,
+static POOL: LazyLock<Pool> = LazyLock::new(|| {
+    let (tx, rx) = channel::<Job>();
+    let rx = Arc::new(Mutex::new(rx));
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    for i in 0..workers {
+        let rx = rx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("stoa-argon2-{i}"))
+            .spawn(move || worker(&rx));
+        if let Err(err) = spawned {
+            tracing::error!(error = %err, "cannot start a password hashing thread");
+        }
+    }
+    Pool {
+        jobs: Mutex::new(tx),
+    }
+});
+
+fn worker(rx: &Mutex<Receiver<Job>>) {
+    let mut memory: Vec<Block> = Vec::new();
+    loop {
+        let job = {
+            let guard = rx.lock().unwrap_or_else(|e| e.into_inner());
+            guard.recv()
+        };
+        match job {
+            Ok(job) => job(&mut memory),
+            Err(_) => return,
+        }
     }
 }
 
-/// Hashes a password on the blocking pool.
+/// Runs `f` on the hashing pool with that worker's reusable memory.
+async fn on_pool<R: Send + 'static>(
+    f: impl FnOnce(&mut Vec<Block>) -> R + Send + 'static,
+) -> Result<R, AppError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let job: Job = Box::new(move |memory| {
+        let _ = tx.send(f(memory));
+    });
+    POOL.jobs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job)
+        .map_err(|_| AppError::internal("password hashing pool is gone"))?;
+    rx.await
+        .map_err(|_| AppError::internal("password hashing job was dropped"))
+}
+
+/// Computes argon2id of `password` with `salt` and `params` into `out`, using
+/// `memory` when it fits the parameters (it is grown once, then reused).
+fn compute(
+    password: &[u8],
+    salt: &[u8],
+    params: Params,
+    out: &mut [u8],
+    memory: &mut Vec<Block>,
+) -> Result<(), String> {
+    let blocks = params.block_count();
+    if memory.len() != blocks {
+        *memory = vec![Block::default(); blocks];
+    }
+    argon2_with(params)
+        .hash_password_into_with_memory(password, salt, out, &mut memory[..])
+        .map_err(|e| e.to_string())
+}
+
+fn hash_with(password: &str, memory: &mut Vec<Block>) -> Result<String, String> {
+    let mut salt = [0u8; 16];
+    getrandom::fill(&mut salt).map_err(|e| e.to_string())?;
+    let params = params();
+    let mut out = [0u8; 32];
+    compute(password.as_bytes(), &salt, params.clone(), &mut out, memory)?;
+    let phc = PasswordHash {
+        algorithm: Algorithm::Argon2id.ident(),
+        version: Some(Version::V0x13.into()),
+        params: ParamsString::try_from(&params).map_err(|e| e.to_string())?,
+        salt: Some(Salt::new(&salt).map_err(|e| e.to_string())?),
+        hash: Some(Output::new(&out).map_err(|e| e.to_string())?),
+    };
+    Ok(phc.to_string())
+}
+
+fn verify_with(password: &str, hash: Option<&str>, memory: &mut Vec<Block>) -> bool {
+    let parsed = hash.and_then(|h| PasswordHash::new(h).ok());
+    let Some(parsed) = parsed.filter(|p| p.algorithm == Algorithm::Argon2id.ident()) else {
+        // Unknown account (or unusable hash): same cost, always false.
+        let mut out = [0u8; 32];
+        let _ = compute(password.as_bytes(), DUMMY_SALT, params(), &mut out, memory);
+        return false;
+    };
+    let (Some(salt), Some(expected)) = (parsed.salt.as_ref(), parsed.hash.as_ref()) else {
+        return false;
+    };
+    let Ok(stored_params) = Params::try_from(&parsed) else {
+        return false;
+    };
+    let mut out = vec![0u8; expected.as_bytes().len()];
+    compute(password.as_bytes(), salt, stored_params, &mut out, memory).is_ok()
+        && bool::from(out.ct_eq(expected.as_bytes()))
+}
+
+/// Hashes a password (PHC string, `$argon2id$v=19$m=19456,t=2,p=1$...`).
 pub async fn hash_password(password: String) -> Result<String, AppError> {
-    tokio::task::spawn_blocking(move || hash_blocking(&password))
-        .await
-        .map_err(AppError::internal)?
+    on_pool(move |memory| hash_with(&password, memory))
+        .await?
         .map_err(AppError::internal)
 }
 
-/// Verifies `password` against `hash`; with no hash, burns one verification
-/// against a dummy and answers false.
+/// Verifies `password` against `hash`; with no hash, spends one hash's worth of
+/// work anyway and answers false, so unknown accounts are not revealed by timing.
 pub async fn verify_password(password: String, hash: Option<String>) -> Result<bool, AppError> {
-    tokio::task::spawn_blocking(move || match hash {
-        Some(hash) => verify_blocking(&password, &hash),
-        None => {
-            if let Some(dummy) = DUMMY_HASH.as_deref() {
-                let _ = verify_blocking(&password, dummy);
-            }
-            false
-        }
-    })
-    .await
-    .map_err(AppError::internal)
+    on_pool(move |memory| verify_with(&password, hash.as_deref(), memory)).await
 }
 
 /// The password rules (`OM_PASSWORD_*`), as the reference has them.
@@ -149,11 +241,29 @@ mod tests {
     }
 
     #[test]
-    fn hashes_verify() {
-        let hash = hash_blocking("Secret1!").unwrap_or_default();
-        assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
-        assert!(verify_blocking("Secret1!", &hash));
-        assert!(!verify_blocking("secret1!", &hash));
-        assert!(!verify_blocking("x", "not a hash"));
+    fn hashes_verify_and_interoperate_with_the_argon2_crate() {
+        use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+        let mut memory = Vec::new();
+        let hash = hash_with("Secret1!", &mut memory).unwrap_or_default();
+        assert!(
+            hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{hash}"
+        );
+        assert!(verify_with("Secret1!", Some(&hash), &mut memory));
+        assert!(!verify_with("secret1!", Some(&hash), &mut memory));
+        assert!(!verify_with("x", Some("not a hash"), &mut memory));
+        assert!(!verify_with("x", None, &mut memory));
+        // Our hashes verify with the crate's own verifier, and its hashes (other
+        // parameters too) with ours.
+        let a2 = argon2_with(params());
+        let parsed = PasswordHash::new(&hash).unwrap_or_else(|e| panic!("{e}"));
+        assert!(a2.verify_password(b"Secret1!", &parsed).is_ok());
+        let light = argon2_with(Params::new(4096, 1, 1, None).unwrap_or_default());
+        let theirs = light
+            .hash_password(b"Other#2")
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        assert!(verify_with("Other#2", Some(&theirs), &mut memory));
+        assert!(!verify_with("Other#3", Some(&theirs), &mut memory));
     }
 }

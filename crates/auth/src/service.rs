@@ -80,6 +80,14 @@ pub async fn create_session(
     remember: bool,
     ttl: std::time::Duration,
 ) -> QueryResult<(Uuid, String, OffsetDateTime)> {
+    // Expired sessions of this user go on each login, so the table stays small.
+    diesel::delete(
+        sessions::table
+            .filter(sessions::user_id.eq(user))
+            .filter(sessions::expires_at.lt(OffsetDateTime::now_utc())),
+    )
+    .execute(conn)
+    .await?;
     let raw = random_token();
     let expires = OffsetDateTime::now_utc() + ttl;
     let id: Uuid = diesel::insert_into(sessions::table)

@@ -22,3 +22,63 @@ fn every_operation_has_a_tag_responses_and_a_unique_operation_id() {
         }
     }
 }
+
+#[test]
+fn identity_and_directory_endpoints_are_documented_with_schemas() {
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    let expected = [
+        ("post", "/api/auth/login"),
+        ("post", "/api/auth/logout"),
+        ("post", "/api/auth/session/refresh"),
+        ("get", "/api/auth/session/refresh"),
+        ("get", "/api/auth/profile"),
+        ("put", "/api/auth/profile"),
+        ("post", "/api/auth/reset"),
+        ("post", "/api/auth/reset/confirm"),
+        ("get", "/api/auth/locale"),
+        ("post", "/api/auth/locale"),
+        ("post", "/api/auth/feature-check"),
+        ("get", "/api/auth/features"),
+        ("get", "/api/auth/autologin"),
+        ("get", "/api/directory/tenants"),
+        ("post", "/api/directory/tenants"),
+        ("put", "/api/directory/tenants"),
+        ("delete", "/api/directory/tenants"),
+        ("get", "/api/directory/organizations"),
+        ("post", "/api/directory/organizations"),
+        ("put", "/api/directory/organizations"),
+        ("delete", "/api/directory/organizations"),
+        ("get", "/api/directory/tenants/lookup"),
+        ("get", "/api/directory/organizations/lookup"),
+    ];
+    for (method, path) in expected {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is not documented");
+        if (method == "post" || method == "put") && path != "/api/auth/logout" {
+            assert!(
+                op["requestBody"].is_object(),
+                "{method} {path} has no request body schema"
+            );
+        }
+        let ok = op["responses"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .any(|(status, r)| {
+                status.starts_with('2') && r["content"].is_object() || status.starts_with('3')
+            });
+        assert!(ok, "{method} {path} has no success response schema");
+    }
+    for schema in [
+        "LoginResponse",
+        "Profile",
+        "FeatureCheckResponse",
+        "TenantList",
+        "OrganizationList",
+    ] {
+        assert!(
+            doc["components"]["schemas"][schema].is_object(),
+            "schema {schema} missing"
+        );
+    }
+}

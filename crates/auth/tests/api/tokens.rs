@@ -177,3 +177,29 @@ async fn the_auth_cookie_works_and_a_bad_one_is_cleared() {
         "{cleared:?}"
     );
 }
+
+#[actix_web::test]
+async fn an_unreachable_database_is_503_not_401() {
+    let app = stoa_testkit::app()
+        .module_with(stoa_auth::testing::module)
+        .unreachable_database()
+        .start()
+        .await;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let claims = stoa_auth::tokens::Claims {
+        sub: uuid::Uuid::new_v4(),
+        sid: uuid::Uuid::new_v4(),
+        tenant_id: None,
+        org_id: None,
+        email: "a@b.co".into(),
+        roles: vec![],
+        iat: now,
+        exp: now + 60,
+        iss: stoa_auth::tokens::ISSUER.into(),
+        aud: stoa_auth::tokens::AUDIENCE.into(),
+    };
+    let token = keys().sign(&claims).unwrap();
+    let res = app.send(get("/api/auth/profile", &token)).await;
+    assert_eq!(res.status, 503);
+    assert_eq!(res.json(), json!({"error": "Database unavailable"}));
+}
