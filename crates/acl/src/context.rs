@@ -65,6 +65,8 @@ pub struct AuthContext {
     pub api_key_id: Option<Uuid>,
     pub kind: CredentialKind,
     pub email: Option<String>,
+    /// The user's display name, when set.
+    pub name: Option<String>,
     /// The tenant the request acts in (a super admin's selected tenant, else the user's).
     pub tenant_id: Option<Uuid>,
     /// The caller's own tenant, whatever is selected.
@@ -259,6 +261,7 @@ mod tests {
             api_key_id: None,
             kind: CredentialKind::Session,
             email: None,
+            name: None,
             tenant_id: Some(Uuid::nil()),
             actor_tenant_id: Some(Uuid::nil()),
             home_organization_id: None,

@@ -126,10 +126,19 @@ pub fn claims_for(
     }
 }
 
-pub async fn delete_session(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
-    diesel::delete(sessions::table.filter(sessions::id.eq(id)))
-        .execute(conn)
-        .await
+/// Deletes session `id` of `user`; returns how many rows went (0 or 1).
+pub async fn delete_session(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    user: Uuid,
+) -> QueryResult<usize> {
+    diesel::delete(
+        sessions::table
+            .filter(sessions::id.eq(id))
+            .filter(sessions::user_id.eq(user)),
+    )
+    .execute(conn)
+    .await
 }
 
 pub async fn delete_session_by_token(

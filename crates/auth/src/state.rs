@@ -80,6 +80,7 @@ struct LiveSession {
     tenant_id: Option<Uuid>,
     organization_id: Option<Uuid>,
     email: String,
+    name: Option<String>,
     version: Option<i64>,
 }
 
@@ -113,6 +114,7 @@ impl AuthState {
                 users::tenant_id,
                 users::organization_id,
                 users::email,
+                users::name,
                 acl_version::table
                     .select(acl_version::version)
                     .single_value(),
@@ -152,6 +154,7 @@ impl AuthState {
             api_key_id: None,
             kind: CredentialKind::Session,
             email: Some(live.email),
+            name: live.name,
             tenant_id: resolved.tenant_id,
             actor_tenant_id: live.tenant_id,
             home_organization_id: live.organization_id,

@@ -240,8 +240,20 @@ impl ResponseError for AppError {
 
 impl From<diesel::result::Error> for AppError {
     fn from(err: diesel::result::Error) -> Self {
+        use diesel::result::{DatabaseErrorKind, Error};
         match err {
-            diesel::result::Error::NotFound => Self::not_found("Not found"),
+            Error::NotFound => Self::not_found("Not found"),
+            // Two requests racing for the same unique value: the loser gets a
+            // conflict, never a 500.
+            Error::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
+                Self::conflict("A record with these values already exists")
+            }
+            Error::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
+                Self::conflict("The record is referenced by, or refers to, a missing record")
+            }
+            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
+                Self::conflict("Concurrent update, please retry")
+            }
             other => Self::internal(format!("database: {other}")),
         }
     }
@@ -361,6 +373,44 @@ mod tests {
             (s, b),
             (500, serde_json::json!({"error": "Internal server error"}))
         );
+    }
+
+    #[test]
+    fn unique_and_foreign_key_violations_are_conflicts() {
+        use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error};
+        struct Info;
+        impl DatabaseErrorInformation for Info {
+            fn message(&self) -> &str {
+                "duplicate key value violates unique constraint \"secret_index\""
+            }
+            fn details(&self) -> Option<&str> {
+                None
+            }
+            fn hint(&self) -> Option<&str> {
+                None
+            }
+            fn table_name(&self) -> Option<&str> {
+                None
+            }
+            fn column_name(&self) -> Option<&str> {
+                None
+            }
+            fn constraint_name(&self) -> Option<&str> {
+                None
+            }
+            fn statement_position(&self) -> Option<i32> {
+                None
+            }
+        }
+        for kind in [
+            DatabaseErrorKind::UniqueViolation,
+            DatabaseErrorKind::ForeignKeyViolation,
+        ] {
+            let err = AppError::from(Error::DatabaseError(kind, Box::new(Info)));
+            let (status, body, _) = render(&err);
+            assert_eq!(status, 409);
+            assert!(!body.to_string().contains("secret_index"), "{body}");
+        }
     }
 
     #[test]

@@ -208,8 +208,8 @@ fn bench(
     let (per_hash, per_verify) = hash_cost(stoa)?;
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
-    let token = login(server.addr)?;
     let (idle_rss, _) = server.memory_mib();
+    let token = login(server.addr)?;
     println!(
         "xtask: server ready in {:.0} ms, idle RSS {idle_rss:.1} MiB",
         server.startup.as_secs_f64() * 1000.0

@@ -182,7 +182,10 @@ pub async fn logout(req: HttpRequest, state: State) -> AppResult<HttpResponse> {
         .and_then(|t| state.keys.verify(t))
         .ok_or_else(AppError::unauthorized)?;
     let mut conn = state.db.conn().await?;
-    service::delete_session(&mut conn, claims.sid).await?;
+    // A token whose session is already gone is not a credential any more.
+    if service::delete_session(&mut conn, claims.sid, claims.sub).await? == 0 {
+        return Err(crate::state::unauthorized(credentials.bearer.is_none()));
+    }
     if let Some(cookie) = req.cookie(SESSION_COOKIE) {
         service::delete_session_by_token(&mut conn, cookie.value()).await?;
     }

@@ -249,5 +249,9 @@ async fn a_request_with_a_cached_acl_makes_one_database_round_trip() {
             1,
             "one round trip per cached request"
         );
+        let before = stoa_core::db::thread_queries();
+        let res = app.send(get("/api/auth/profile", &token)).await;
+        assert_eq!(res.status, 200);
+        assert_eq!(stoa_core::db::thread_queries() - before, 1, "profile");
     }
 }

@@ -50,6 +50,11 @@ async fn logout_with_a_bearer_token_revokes_the_session() {
         "{set:?}"
     );
     assert_eq!(app.send(get("/api/auth/profile", &token)).await.status, 401);
+    // The revoked token cannot log out again.
+    let res = app
+        .send(bearer(TestRequest::post().uri("/api/auth/logout"), &token))
+        .await;
+    assert_eq!(res.status, 401);
 }
 
 #[actix_web::test]
