@@ -32,20 +32,19 @@ pub struct Profile {
     )
 )]
 #[get("/auth/profile")]
-pub async fn get_profile(ctx: AuthContext, state: State) -> AppResult<web::Json<Profile>> {
-    let user_id = ctx
-        .user_id
-        .ok_or_else(|| AppError::not_found("User not found"))?;
-    let mut conn = state.db.conn().await?;
-    let user = service::user_by_id(&mut conn, user_id)
-        .await?
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+pub async fn get_profile(ctx: AuthContext) -> AppResult<web::Json<Profile>> {
+    // The session check already read the live user row: no further query.
+    let (Some(_), Some(email)) = (ctx.user_id, ctx.email.clone()) else {
+        return Err(AppError::not_found("User not found"));
+    };
     Ok(web::Json(Profile {
-        email: user.email,
-        name: user
+        email,
+        name: ctx
             .name
-            .map(|n| n.trim().to_string())
-            .filter(|n| !n.is_empty()),
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from),
         roles: ctx.acl.roles.clone(),
     }))
 }
