@@ -57,6 +57,25 @@ impl AuthState {
     }
 }
 
+impl AuthState {
+    /// A signed access token for `user` in session `sid`.
+    pub fn access_token(
+        &self,
+        user: &crate::service::UserRow,
+        sid: Uuid,
+        roles: Vec<String>,
+    ) -> Result<String, AppError> {
+        self.keys
+            .sign(&crate::service::claims_for(
+                user,
+                sid,
+                roles,
+                self.config.access_ttl,
+            ))
+            .map_err(AppError::internal)
+    }
+}
+
 /// 401, clearing the auth cookies when the rejected token came from one.
 pub fn unauthorized(clear_cookies: bool) -> AppError {
     let err = AppError::unauthorized();

@@ -219,3 +219,19 @@ where
         self.send(TestRequest::delete().uri(path)).await
     }
 }
+
+/// The service type of a [`TestApp`], for test helpers that take `&TestApp<S>`:
+/// `async fn create<S: AppService>(app: &TestApp<S>) { ... }`.
+pub trait AppService:
+    Service<Request, Response = ServiceResponse<Self::Body>, Error = actix_web::Error>
+{
+    type Body: MessageBody;
+}
+
+impl<S, B> AppService for S
+where
+    S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    type Body = B;
+}

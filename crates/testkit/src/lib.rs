@@ -20,5 +20,5 @@ mod database;
 
 pub mod requests;
 
-pub use app::{TestApp, TestAppBuilder, TestResponse, app};
+pub use app::{AppService, TestApp, TestAppBuilder, TestResponse, app};
 pub use database::{TestDb, server_url, with_database};

@@ -136,15 +136,7 @@ pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResul
     };
     service::touch_login(&mut conn, user.id).await?;
     let (sid, refresh, _) = service::create_session(&mut conn, user.id, remember, ttl).await?;
-    let token = state
-        .keys
-        .sign(&service::claims_for(
-            &user,
-            sid,
-            roles,
-            state.config.access_ttl,
-        ))
-        .map_err(AppError::internal)?;
+    let token = state.access_token(&user, sid, roles)?;
     let redirect = safe_redirect(
         form.redirect.as_deref(),
         state.config.app_url.as_deref(),
@@ -256,15 +248,7 @@ pub async fn autologin(
     let roles = service::role_names(&mut conn, &user).await?;
     let (sid, _, _) =
         service::create_session(&mut conn, user.id, false, state.config.session_ttl).await?;
-    let token = state
-        .keys
-        .sign(&service::claims_for(
-            &user,
-            sid,
-            roles,
-            state.config.access_ttl,
-        ))
-        .map_err(AppError::internal)?;
+    let token = state.access_token(&user, sid, roles)?;
     Ok(HttpResponse::TemporaryRedirect()
         .insert_header((header::LOCATION, target))
         .cookie(auth_cookie(&state, &token))

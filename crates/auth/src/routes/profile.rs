@@ -1,4 +1,3 @@
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, get, put, web};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -189,16 +188,7 @@ pub async fn update_profile(
         .await?;
     let mut user = user;
     user.email = final_email.clone();
-    let token = state
-        .keys
-        .sign(&service::claims_for(
-            &user,
-            session.unwrap_or_default(),
-            ctx.acl.roles.clone(),
-            state.config.access_ttl,
-        ))
-        .map_err(AppError::internal)?;
-    let _ = StatusCode::OK;
+    let token = state.access_token(&user, session.unwrap_or_default(), ctx.acl.roles.clone())?;
     Ok(HttpResponse::Ok()
         .cookie(auth_cookie(&state, &token))
         .json(ProfileUpdated {

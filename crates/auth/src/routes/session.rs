@@ -48,15 +48,7 @@ async fn rotate(state: &AuthState, raw: &str) -> AppResult<Option<(String, Strin
             token,
         } => {
             let roles = service::role_names(&mut conn, &user).await?;
-            let access = state
-                .keys
-                .sign(&service::claims_for(
-                    &user,
-                    session,
-                    roles,
-                    state.config.access_ttl,
-                ))
-                .map_err(AppError::internal)?;
+            let access = state.access_token(&user, session, roles)?;
             Ok(Some((access, token, true)))
         }
         Refresh::Reused => {

@@ -12,15 +12,9 @@ diesel::table! {
     }
 }
 
-async fn mails<S, B>(app: &stoa_testkit::TestApp<S>) -> Vec<(String, String)>
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
+async fn mails<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+) -> Vec<(String, String)> {
     let mut conn = app.db.conn().await.unwrap();
     mail_outbox::table
         .select((mail_outbox::recipient, mail_outbox::body))

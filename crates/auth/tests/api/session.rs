@@ -5,15 +5,9 @@ use serde_json::json;
 
 use super::support::*;
 
-async fn remembered_login<S, B>(app: &stoa_testkit::TestApp<S>) -> (String, String)
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
+async fn remembered_login<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+) -> (String, String) {
     let res = app
         .send(form(
             "/api/auth/login",

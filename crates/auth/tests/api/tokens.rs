@@ -23,15 +23,11 @@ fn b64(bytes: &[u8]) -> String {
     out
 }
 
-async fn assert_401<S, B>(app: &stoa_testkit::TestApp<S>, token: &str, why: &str)
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
+async fn assert_401<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    token: &str,
+    why: &str,
+) {
     let res = app.send(get("/api/auth/profile", token)).await;
     assert_eq!(res.status, 401, "{why}: {}", res.text());
     assert_eq!(res.json(), json!({"error": "Unauthorized"}), "{why}");

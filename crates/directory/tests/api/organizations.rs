@@ -3,15 +3,11 @@ use uuid::Uuid;
 
 use super::support::*;
 
-async fn create<S, B>(app: &stoa_testkit::TestApp<S>, token: &str, body: Value) -> Uuid
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
+async fn create<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    token: &str,
+    body: Value,
+) -> Uuid {
     let res = app
         .send(post_json(
             "/api/directory/organizations",
