@@ -83,8 +83,9 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
-            let metrics =
-                web::Data::new(Metrics::new(db).map_err(|e| CommandError::Other(e.to_string()))?);
+            let metrics = web::Data::new(
+                Metrics::new(db.clone()).map_err(|e| CommandError::Other(e.to_string()))?,
+            );
             ctx = ctx.with_metrics(metrics.clone());
             Some(metrics)
         }
@@ -102,6 +103,12 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         tracing::info!(%addr, "stoa listening on http://{addr}/api");
     }
     let api = server.run();
+    // Events are delivered after commit by the outbox dispatcher.
+    let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
+        db.clone(),
+        crate::subscribers(),
+    ));
+    actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
 
     match (config.http.metrics_bind, metrics) {
         (Some(metrics_bind), Some(metrics)) => {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use stoa_acl::{Registry, RegistryError};
 use stoa_auth::{AuthConfig, AuthState};
+use stoa_core::command::CommandRegistry;
 use stoa_core::db::Db;
 use stoa_core::http::ApiConfigurator;
 
@@ -15,7 +16,16 @@ pub mod commands;
 /// Every module's features (the catalog behind `GET /api/auth/features`).
 pub fn registry() -> Result<Registry, RegistryError> {
     // Modules register in dependency order; each new module crate adds itself here.
-    stoa_auth::base_registry()
+    let mut registry = stoa_auth::base_registry()?;
+    stoa_audit_logs::register(&mut registry)?;
+    Ok(registry)
+}
+
+/// Every module's undo/redo handlers.
+pub fn commands() -> CommandRegistry {
+    stoa_directory::commands::handlers()
+        .into_iter()
+        .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
 /// Every module's routes, in mount order. Each new module crate adds its
@@ -26,6 +36,7 @@ pub fn configurators(db: &Db, auth: AuthConfig) -> Result<Vec<ApiConfigurator>, 
     Ok(vec![
         Arc::new(stoa_auth::configure(auth)),
         Arc::new(stoa_directory::configure),
+        Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
     ])
 }
 
@@ -43,4 +54,10 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
         &configurators,
         stoa_core::BUILD_VERSION,
     ))
+}
+
+/// In-process event subscribers (modules append theirs). Events nobody
+/// subscribes to are logged at debug level and marked delivered.
+pub fn subscribers() -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
+    vec![Arc::new(stoa_core::command::outbox::LogSubscriber)]
 }

@@ -315,3 +315,25 @@ pub async fn email_taken(
     let n: i64 = query.count().get_result(conn).await?;
     Ok(n > 0)
 }
+
+/// Display names (name, else e-mail) of the given users, deleted ones included.
+pub async fn display_names(
+    conn: &mut AsyncPgConnection,
+    ids: &[Uuid],
+) -> QueryResult<std::collections::HashMap<Uuid, String>> {
+    if ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let rows: Vec<(Uuid, Option<String>, String)> = users::table
+        .filter(users::id.eq_any(ids))
+        .select((users::id, users::name, users::email))
+        .load(conn)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, name, email)| {
+            let name = name.filter(|n| !n.trim().is_empty()).unwrap_or(email);
+            (id, name)
+        })
+        .collect())
+}

@@ -6,6 +6,7 @@
 //! [`DirectoryService`] (implemented by [`PgDirectory`]); the public lookups
 //! answer login pages without authentication. See README.md for the endpoints.
 
+pub mod commands;
 pub mod error;
 pub mod model;
 pub mod routes;

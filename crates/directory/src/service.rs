@@ -570,6 +570,41 @@ pub fn escape_like(s: &str) -> String {
     out
 }
 
+impl PgDirectory {
+    /// Names of the given tenants and organizations (deleted ones included), for
+    /// logs that show who acted where.
+    pub async fn names(
+        &self,
+        conn: &mut AsyncPgConnection,
+        tenant_ids: &[Uuid],
+        organization_ids: &[Uuid],
+    ) -> Result<(HashMap<Uuid, String>, HashMap<Uuid, String>)> {
+        let tenants_by_id = if tenant_ids.is_empty() {
+            HashMap::new()
+        } else {
+            tenants::table
+                .filter(tenants::id.eq_any(tenant_ids))
+                .select((tenants::id, tenants::name))
+                .load::<(Uuid, String)>(conn)
+                .await?
+                .into_iter()
+                .collect()
+        };
+        let organizations_by_id = if organization_ids.is_empty() {
+            HashMap::new()
+        } else {
+            organizations::table
+                .filter(organizations::id.eq_any(organization_ids))
+                .select((organizations::id, organizations::name))
+                .load::<(Uuid, String)>(conn)
+                .await?
+                .into_iter()
+                .collect()
+        };
+        Ok((tenants_by_id, organizations_by_id))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,9 +9,14 @@ use stoa_core::pagination::total_pages;
 use stoa_core::{AppError, AppResult, Json, PageQuery, Query};
 use uuid::Uuid;
 
+use super::with_operation;
+use crate::commands::{
+    CreateOrganizationCommand, DeleteOrganizationCommand, UpdateOrganizationCommand,
+};
 use crate::error::DirectoryError;
 use crate::model::*;
 use crate::service::{DirectoryService, PgDirectory};
+use stoa_core::command;
 
 const VIEW: &str = "directory.organizations.view";
 const MANAGE: &str = "directory.organizations.manage";
@@ -324,17 +329,26 @@ pub async fn create_organization(
     let body = body.into_inner();
     let tenant = write_tenant(&ctx, body.tenant_id)?;
     check_allowed(&ctx, body.parent_id)?;
-    let id = db
+    let actor = ctx.actor();
+    let (id, op) = db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
                 if PgDirectory.tenant(conn, tenant).await?.is_none() {
                     return Err(DirectoryError::TenantNotFound.into());
                 }
-                Ok(PgDirectory.create_organization(conn, tenant, body).await?)
+                command::execute(
+                    conn,
+                    &actor,
+                    CreateOrganizationCommand {
+                        tenant,
+                        input: body,
+                    },
+                )
+                .await
             })
         })
         .await?;
-    Ok(HttpResponse::Created().json(Created { id }))
+    Ok(with_operation(HttpResponse::Created(), &op).json(Created { id }))
 }
 
 /// Updates an organization; omitted fields keep their stored values.
@@ -355,7 +369,7 @@ pub async fn update_organization(
     ctx: AuthContext,
     db: web::Data<Db>,
     body: Json<UpdateOrganization>,
-) -> AppResult<web::Json<Ok>> {
+) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let body = body.into_inner();
     body.check().map_err(AppError::bad_request)?;
@@ -366,11 +380,23 @@ pub async fn update_organization(
     if let Some(Some(parent)) = body.parent_id {
         check_allowed(&ctx, Some(parent))?;
     }
-    db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { Ok(PgDirectory.update_organization(conn, tenant, &body).await?) })
-    })
-    .await?;
-    Ok(web::Json(Ok::yes()))
+    let actor = ctx.actor();
+    let (_, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                command::execute(
+                    conn,
+                    &actor,
+                    UpdateOrganizationCommand {
+                        tenant,
+                        input: body,
+                    },
+                )
+                .await
+            })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
 }
 
 /// Soft-deletes an organization; its children move to its parent.
@@ -391,16 +417,20 @@ pub async fn delete_organization(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<IdQuery>,
-) -> AppResult<web::Json<Ok>> {
+) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let tenant = ctx.tenant()?;
     if !ctx.can_see_organization(q.id) && !ctx.is_super_admin() {
         return Err(AppError::new(StatusCode::NOT_FOUND, "Not found"));
     }
     let id = q.id;
-    db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { Ok(PgDirectory.delete_organization(conn, tenant, id).await?) })
-    })
-    .await?;
-    Ok(web::Json(Ok::yes()))
+    let actor = ctx.actor();
+    let (_, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                command::execute(conn, &actor, DeleteOrganizationCommand { tenant, id }).await
+            })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
 }

@@ -6,6 +6,7 @@ use stoa_core::pagination::total_pages;
 use stoa_core::{AppResult, Json, PageQuery, Query};
 
 use super::require_super_admin;
+use crate::commands::TenantCommand;
 use crate::model::*;
 use crate::service::PgDirectory;
 
@@ -69,8 +70,7 @@ pub async fn create_tenant(
     body: Json<CreateTenant>,
 ) -> AppResult<HttpResponse> {
     require_super_admin(&ctx, MANAGE)?;
-    let mut conn = db.conn().await?;
-    let id = PgDirectory.create_tenant_with(&mut conn, &body).await?;
+    let id = run(&ctx, &db, TenantCommand::Create(body.into_inner())).await?;
     Ok(HttpResponse::Created().json(Created { id }))
 }
 
@@ -94,8 +94,7 @@ pub async fn update_tenant(
     body: Json<UpdateTenant>,
 ) -> AppResult<web::Json<Ok>> {
     require_super_admin(&ctx, MANAGE)?;
-    let mut conn = db.conn().await?;
-    PgDirectory.update_tenant(&mut conn, &body).await?;
+    run(&ctx, &db, TenantCommand::Update(body.into_inner())).await?;
     Ok(web::Json(Ok::yes()))
 }
 
@@ -119,7 +118,17 @@ pub async fn delete_tenant(
     q: Query<IdQuery>,
 ) -> AppResult<web::Json<Ok>> {
     require_super_admin(&ctx, MANAGE)?;
-    let mut conn = db.conn().await?;
-    PgDirectory.delete_tenant(&mut conn, q.id).await?;
+    run(&ctx, &db, TenantCommand::Delete(q.id)).await?;
     Ok(web::Json(Ok::yes()))
+}
+
+/// Runs a tenant command in its own transaction (logged, not undoable).
+async fn run(ctx: &AuthContext, db: &Db, command: TenantCommand) -> AppResult<uuid::Uuid> {
+    let actor = ctx.actor();
+    let (id, _) = db
+        .transaction::<_, stoa_core::AppError, _>(|conn| {
+            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(id)
 }

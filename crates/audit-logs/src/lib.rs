@@ -1,0 +1,76 @@
+//! stoa-audit-logs: reading the action and access logs the command bus and the
+//! modules write, exporting them as CSV, and undo/redo through the
+//! [`CommandRegistry`](stoa_core::command::CommandRegistry). See README.md.
+
+pub mod query;
+pub mod routes;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use stoa_core::command::CommandRegistry;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "audit_logs",
+    title: "Audit logs",
+};
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: "audit_logs.view_self",
+        title: "View own audit logs",
+        module: "audit_logs",
+    },
+    Feature {
+        id: "audit_logs.view_tenant",
+        title: "View the tenant's audit logs",
+        module: "audit_logs",
+    },
+    Feature {
+        id: "audit_logs.undo_self",
+        title: "Undo own actions",
+        module: "audit_logs",
+    },
+    Feature {
+        id: "audit_logs.undo_tenant",
+        title: "Undo anyone's actions in the tenant",
+        module: "audit_logs",
+    },
+    Feature {
+        id: "audit_logs.redo_self",
+        title: "Redo own actions",
+        module: "audit_logs",
+    },
+    Feature {
+        id: "audit_logs.redo_tenant",
+        title: "Redo anyone's actions in the tenant",
+        module: "audit_logs",
+    },
+];
+
+/// Registers the features and default grants (admin: all; employee: view and undo own).
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("admin", &["audit_logs.*"]);
+    registry.add_role_defaults(
+        "employee",
+        &["audit_logs.view_self", "audit_logs.undo_self"],
+    );
+    Ok(())
+}
+
+/// Mounts the routes; `commands` holds every module's undo/redo handlers.
+pub fn configure(
+    commands: Arc<CommandRegistry>,
+) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    move |cfg: &mut ServiceConfig| {
+        cfg.app_data(web::Data::from(commands.clone()))
+            .service(routes::list_actions)
+            .service(routes::export_actions)
+            .service(routes::undo)
+            .service(routes::redo)
+            .service(routes::list_access);
+    }
+}

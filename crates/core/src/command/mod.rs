@@ -1,0 +1,322 @@
+//! The command bus: the one write path of every module.
+//!
+//! A mutation is a [`Command`]. [`execute`] runs it on the caller's connection
+//! (inside the caller's transaction) and, in that same transaction, writes its
+//! action-log entry and its outbox events: a change and its audit record commit
+//! together or not at all. A command that returns an undo payload is undoable:
+//! its entry gets an undo token, and the [`Operation`] it returns renders the
+//! reference's `x-om-operation` response header.
+//!
+//! Undo and redo go through a [`CommandRegistry`] that maps command ids to
+//! [`CommandHandler`]s; [`UndoInterceptor`]s may refuse an undo (422 by default,
+//! or whatever status and body they return).
+
+pub mod diff;
+pub mod outbox;
+pub mod schema;
+mod undo;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::error::AppError;
+use schema::action_logs;
+
+pub use undo::{RedoOutcome, UndoOutcome};
+
+/// Who runs a command, and in which scope.
+#[derive(Clone, Debug, Default)]
+pub struct Actor {
+    pub user_id: Option<Uuid>,
+    pub tenant_id: Option<Uuid>,
+    pub organization_id: Option<Uuid>,
+    /// `api`, `ui` or `system`.
+    pub source: &'static str,
+}
+
+impl Actor {
+    pub fn api(
+        user_id: Option<Uuid>,
+        tenant_id: Option<Uuid>,
+        organization_id: Option<Uuid>,
+    ) -> Self {
+        Self {
+            user_id,
+            tenant_id,
+            organization_id,
+            source: "api",
+        }
+    }
+}
+
+/// A domain event (`module.entity.verb`) to deliver after commit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub name: String,
+    pub payload: Value,
+}
+
+/// What a command reports for its action-log entry.
+#[derive(Clone, Debug, Default)]
+pub struct LogEntry {
+    pub action_label: Option<String>,
+    pub resource_kind: Option<String>,
+    pub resource_id: Option<String>,
+    pub parent_resource_kind: Option<String>,
+    pub parent_resource_id: Option<String>,
+    /// What the resource looked like before and after (for display and diffs).
+    pub snapshot_before: Option<Value>,
+    pub snapshot_after: Option<Value>,
+    /// What the undo handler needs; `Some` makes the entry undoable.
+    pub undo: Option<Value>,
+    pub context: Option<Value>,
+    /// Overrides the actor's tenant/organization for the entry (e.g. a super
+    /// admin acting in another tenant).
+    pub tenant_id: Option<Uuid>,
+    pub organization_id: Option<Uuid>,
+    pub events: Vec<Event>,
+}
+
+/// A mutation that runs through the bus.
+pub trait Command: Send {
+    type Output: Send;
+    /// `module.entity.verb`, e.g. `directory.organizations.update`.
+    fn id(&self) -> &'static str;
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<(Self::Output, LogEntry), AppError>>;
+}
+
+/// The logged operation, as clients see it in `x-om-operation`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Operation {
+    pub id: Uuid,
+    pub undo_token: Option<String>,
+    pub command_id: String,
+    pub action_label: Option<String>,
+    pub resource_kind: Option<String>,
+    pub resource_id: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub executed_at: OffsetDateTime,
+}
+
+/// The response header carrying the operation.
+pub const OPERATION_HEADER: &str = "x-om-operation";
+
+impl Operation {
+    /// `omop:<encodeURIComponent(JSON)>`, as the reference sends it.
+    pub fn header_value(&self) -> String {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        format!("omop:{}", encode_uri_component(&json))
+    }
+}
+
+/// JavaScript's `encodeURIComponent`.
+fn encode_uri_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Runs `command` on `conn` (the caller's transaction) and writes its action-log
+/// entry and events there too. Returns the output and the logged operation.
+pub async fn execute<C: Command>(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    command: C,
+) -> Result<(C::Output, Operation), AppError> {
+    let command_id = command.id();
+    let (output, entry) = command.execute(conn, actor).await?;
+    let operation = record(conn, actor, command_id, entry, None).await?;
+    Ok((output, operation))
+}
+
+/// Writes one action-log entry (and its events); `context_extra` is merged into
+/// the entry's context (undo/redo traces).
+pub(crate) async fn record(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    command_id: &str,
+    entry: LogEntry,
+    context_extra: Option<Value>,
+) -> Result<Operation, AppError> {
+    let changes = diff::changes(
+        entry.snapshot_before.as_ref(),
+        entry.snapshot_after.as_ref(),
+    );
+    let changed_fields: Vec<String> = changes.keys().cloned().collect();
+    let undo_token = entry.undo.as_ref().map(|_| Uuid::new_v4().to_string());
+    let context = match (entry.context, context_extra) {
+        (Some(Value::Object(mut a)), Some(Value::Object(b))) => {
+            a.extend(b);
+            Some(Value::Object(a))
+        }
+        (a, b) => b.or(a),
+    };
+    let payload = entry.undo.as_ref().map(|undo| json!({ "undo": undo }));
+    let tenant = entry.tenant_id.or(actor.tenant_id);
+    let (id, created_at): (Uuid, OffsetDateTime) = diesel::insert_into(action_logs::table)
+        .values((
+            action_logs::tenant_id.eq(tenant),
+            action_logs::organization_id.eq(entry.organization_id.or(actor.organization_id)),
+            action_logs::actor_user_id.eq(actor.user_id),
+            action_logs::command_id.eq(command_id),
+            action_logs::action_label.eq(&entry.action_label),
+            action_logs::action_type.eq(diff::action_type(command_id)),
+            action_logs::resource_kind.eq(&entry.resource_kind),
+            action_logs::resource_id.eq(&entry.resource_id),
+            action_logs::parent_resource_kind.eq(&entry.parent_resource_kind),
+            action_logs::parent_resource_id.eq(&entry.parent_resource_id),
+            action_logs::undo_token.eq(&undo_token),
+            action_logs::command_payload.eq(&payload),
+            action_logs::snapshot_before.eq(&entry.snapshot_before),
+            action_logs::snapshot_after.eq(&entry.snapshot_after),
+            action_logs::changes_json.eq(Value::Object(changes)),
+            action_logs::primary_changed_field.eq(<[String]>::first(&changed_fields)),
+            action_logs::changed_fields.eq(&changed_fields),
+            action_logs::context_json.eq(&context),
+            action_logs::source_key.eq(if actor.source.is_empty() {
+                "api"
+            } else {
+                actor.source
+            }),
+        ))
+        .returning((action_logs::id, action_logs::created_at))
+        .get_result(conn)
+        .await?;
+    for event in entry.events {
+        outbox::enqueue(conn, &event, tenant).await?;
+    }
+    Ok(Operation {
+        id,
+        undo_token,
+        command_id: command_id.to_string(),
+        action_label: entry.action_label,
+        resource_kind: entry.resource_kind,
+        resource_id: entry.resource_id,
+        executed_at: created_at,
+    })
+}
+
+/// One action-log row, as undo and redo handlers receive it.
+#[derive(Clone, Debug, Queryable, Selectable)]
+#[diesel(table_name = action_logs)]
+pub struct ActionLog {
+    pub id: Uuid,
+    pub tenant_id: Option<Uuid>,
+    pub organization_id: Option<Uuid>,
+    pub actor_user_id: Option<Uuid>,
+    pub command_id: String,
+    pub action_label: Option<String>,
+    pub resource_kind: Option<String>,
+    pub resource_id: Option<String>,
+    pub execution_state: String,
+    pub undo_token: Option<String>,
+    pub command_payload: Option<Value>,
+    pub snapshot_before: Option<Value>,
+    pub snapshot_after: Option<Value>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl ActionLog {
+    /// The undo payload the command stored.
+    pub fn undo_payload(&self) -> Option<&Value> {
+        self.command_payload.as_ref().and_then(|p| p.get("undo"))
+    }
+}
+
+/// Reverses and re-applies one command id.
+pub trait CommandHandler: Send + Sync {
+    fn command_id(&self) -> &'static str;
+    /// Restores the state before the logged command.
+    fn undo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<(), AppError>>;
+    /// Applies the logged command again; returns the new entry (with an undo payload).
+    fn redo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<LogEntry, AppError>>;
+}
+
+/// May refuse an undo: return an error with the status and body to answer
+/// (422 is the convention).
+pub trait UndoInterceptor: Send + Sync {
+    fn before_undo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<(), AppError>>;
+}
+
+/// Every module's undo/redo handlers and the undo interceptors.
+#[derive(Clone, Default)]
+pub struct CommandRegistry {
+    handlers: HashMap<&'static str, Arc<dyn CommandHandler>>,
+    interceptors: Vec<Arc<dyn UndoInterceptor>>,
+}
+
+impl CommandRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn handler(mut self, handler: Arc<dyn CommandHandler>) -> Self {
+        self.handlers.insert(handler.command_id(), handler);
+        self
+    }
+
+    pub fn interceptor(mut self, interceptor: Arc<dyn UndoInterceptor>) -> Self {
+        self.interceptors.push(interceptor);
+        self
+    }
+
+    pub fn get(&self, command_id: &str) -> Option<&Arc<dyn CommandHandler>> {
+        self.handlers.get(command_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_header_is_uri_encoded_json() {
+        let op = Operation {
+            id: Uuid::nil(),
+            undo_token: Some("t".into()),
+            command_id: "a.b.update".into(),
+            action_label: None,
+            resource_kind: Some("a.b".into()),
+            resource_id: Some("1".into()),
+            executed_at: OffsetDateTime::UNIX_EPOCH,
+        };
+        let value = op.header_value();
+        assert!(value.starts_with("omop:%7B%22id%22%3A%22"), "{value}");
+        assert!(!value[5..].contains(['{', '"', ' ', ':']));
+    }
+}

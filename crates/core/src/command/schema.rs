@@ -1,0 +1,60 @@
+//! Tables written by the command bus and the outbox (read by stoa-audit-logs).
+
+diesel::table! {
+    action_logs (id) {
+        id -> Uuid,
+        tenant_id -> Nullable<Uuid>,
+        organization_id -> Nullable<Uuid>,
+        actor_user_id -> Nullable<Uuid>,
+        command_id -> Text,
+        action_label -> Nullable<Text>,
+        action_type -> Text,
+        resource_kind -> Nullable<Text>,
+        resource_id -> Nullable<Text>,
+        parent_resource_kind -> Nullable<Text>,
+        parent_resource_id -> Nullable<Text>,
+        execution_state -> Text,
+        undo_token -> Nullable<Text>,
+        command_payload -> Nullable<Jsonb>,
+        snapshot_before -> Nullable<Jsonb>,
+        snapshot_after -> Nullable<Jsonb>,
+        changes_json -> Nullable<Jsonb>,
+        changed_fields -> Array<Text>,
+        primary_changed_field -> Nullable<Text>,
+        context_json -> Nullable<Jsonb>,
+        source_key -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    access_logs (id) {
+        id -> Uuid,
+        tenant_id -> Nullable<Uuid>,
+        organization_id -> Nullable<Uuid>,
+        actor_user_id -> Nullable<Uuid>,
+        resource_kind -> Text,
+        resource_id -> Text,
+        access_type -> Text,
+        fields -> Array<Text>,
+        context_json -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    event_outbox (id) {
+        id -> Int8,
+        event_id -> Uuid,
+        name -> Text,
+        payload -> Jsonb,
+        tenant_id -> Nullable<Uuid>,
+        status -> Text,
+        attempts -> Int4,
+        next_attempt_at -> Timestamptz,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        delivered_at -> Nullable<Timestamptz>,
+    }
+}

@@ -1,0 +1,215 @@
+//! Undo and redo, as the reference defines them, but atomic: the caller passes
+//! a connection inside a transaction, the target row is locked, and the handler's
+//! reversal, the state change and the trace entry commit together.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::schema::action_logs;
+use super::{ActionLog, Actor, CommandRegistry, LogEntry, Operation, record};
+use crate::error::AppError;
+
+pub struct UndoOutcome {
+    pub log_id: Uuid,
+}
+
+pub struct RedoOutcome {
+    pub operation: Operation,
+}
+
+fn unavailable(message: &'static str) -> AppError {
+    AppError::bad_request(message)
+}
+
+/// Whether `actor` may act on `target` (actor, tenant and organization scope).
+fn in_scope(actor: &Actor, target: &ActionLog, tenant_wide: bool) -> bool {
+    if target.actor_user_id != actor.user_id && !tenant_wide {
+        return false;
+    }
+    if target.tenant_id.is_some() && target.tenant_id != actor.tenant_id {
+        return false;
+    }
+    !matches!(
+        (target.organization_id, actor.organization_id),
+        (Some(t), Some(a)) if t != a
+    )
+}
+
+impl CommandRegistry {
+    /// Undoes the entry holding `token`. It must be the caller's (or, with
+    /// `tenant_wide`, its actor's) latest undoable entry for that resource.
+    pub async fn undo(
+        &self,
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        token: &str,
+        tenant_wide: bool,
+    ) -> Result<UndoOutcome, AppError> {
+        const UNAVAILABLE: &str = "Undo token not available";
+        let token = token.trim();
+        if token.is_empty() || token.len() > 100 {
+            return Err(unavailable("Invalid undo token"));
+        }
+        let target: ActionLog = action_logs::table
+            .filter(action_logs::undo_token.eq(token))
+            .select(ActionLog::as_select())
+            .for_update()
+            .first(conn)
+            .await
+            .optional()?
+            .ok_or_else(|| unavailable(UNAVAILABLE))?;
+        if target.execution_state != "done" || !in_scope(actor, &target, tenant_wide) {
+            return Err(unavailable(UNAVAILABLE));
+        }
+        let lookup_actor = if tenant_wide {
+            target.actor_user_id
+        } else {
+            actor.user_id
+        };
+        let latest = |with_resource: bool| {
+            let mut q = action_logs::table
+                .filter(action_logs::undo_token.is_not_null())
+                .filter(action_logs::execution_state.eq("done"))
+                .select(action_logs::id)
+                .order((action_logs::created_at.desc(), action_logs::id.desc()))
+                .into_boxed();
+            q = match lookup_actor {
+                Some(a) => q.filter(action_logs::actor_user_id.eq(a)),
+                None => q.filter(action_logs::actor_user_id.is_null()),
+            };
+            if let Some(t) = actor.tenant_id {
+                q = q.filter(action_logs::tenant_id.eq(t));
+            }
+            if let Some(o) = target.organization_id {
+                q = q.filter(action_logs::organization_id.eq(o));
+            }
+            if with_resource {
+                if let Some(kind) = target.resource_kind.clone() {
+                    q = q.filter(action_logs::resource_kind.eq(kind));
+                }
+                if let Some(id) = target.resource_id.clone() {
+                    q = q.filter(action_logs::resource_id.eq(id));
+                }
+            }
+            q
+        };
+        let newest: Option<Uuid> = match latest(true).first(conn).await.optional()? {
+            Some(id) => Some(id),
+            None => latest(false).first(conn).await.optional()?,
+        };
+        if newest != Some(target.id) {
+            return Err(unavailable(UNAVAILABLE));
+        }
+        for interceptor in &self.interceptors {
+            interceptor.before_undo(conn, &target, actor).await?;
+        }
+        let handler = self
+            .get(&target.command_id)
+            .ok_or_else(|| unavailable("Undo failed"))?;
+        handler.undo(conn, &target, actor).await.map_err(|err| {
+            if err.status().is_client_error() {
+                err
+            } else {
+                tracing::warn!(error = %err, log = %target.id, "undo handler failed");
+                unavailable("Undo failed")
+            }
+        })?;
+        diesel::update(action_logs::table.filter(action_logs::id.eq(target.id)))
+            .set((
+                action_logs::execution_state.eq("undone"),
+                action_logs::undo_token.eq(None::<String>),
+            ))
+            .execute(conn)
+            .await?;
+        let trace = LogEntry {
+            action_label: target.action_label.clone(),
+            resource_kind: target.resource_kind.clone(),
+            resource_id: target.resource_id.clone(),
+            snapshot_before: target.snapshot_after.clone(),
+            snapshot_after: target.snapshot_before.clone(),
+            tenant_id: target.tenant_id,
+            organization_id: target.organization_id,
+            ..Default::default()
+        };
+        let context = json!({
+            "historyAction": "undo",
+            "sourceLogId": target.id,
+            "sourceCommandId": target.command_id,
+        });
+        record(conn, actor, &target.command_id, trace, Some(context)).await?;
+        Ok(UndoOutcome { log_id: target.id })
+    }
+
+    /// Redoes an undone entry: it must be the caller's (or, with `tenant_wide`,
+    /// its actor's) most recently undone entry. The new entry is undoable again.
+    pub async fn redo(
+        &self,
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        log_id: Uuid,
+        tenant_wide: bool,
+    ) -> Result<RedoOutcome, AppError> {
+        const UNAVAILABLE: &str = "Redo target not available";
+        let target: ActionLog = action_logs::table
+            .filter(action_logs::id.eq(log_id))
+            .select(ActionLog::as_select())
+            .for_update()
+            .first(conn)
+            .await
+            .optional()?
+            .ok_or_else(|| unavailable(UNAVAILABLE))?;
+        if target.execution_state != "undone" || !in_scope(actor, &target, tenant_wide) {
+            return Err(unavailable(UNAVAILABLE));
+        }
+        let lookup_actor = if tenant_wide {
+            target.actor_user_id
+        } else {
+            actor.user_id
+        };
+        let mut q = action_logs::table
+            .filter(action_logs::execution_state.eq("undone"))
+            .select(action_logs::id)
+            .order((action_logs::updated_at.desc(), action_logs::id.desc()))
+            .into_boxed();
+        q = match lookup_actor {
+            Some(a) => q.filter(action_logs::actor_user_id.eq(a)),
+            None => q.filter(action_logs::actor_user_id.is_null()),
+        };
+        if let Some(t) = actor.tenant_id {
+            q = q.filter(action_logs::tenant_id.eq(t));
+        }
+        if let Some(o) = target.organization_id {
+            q = q.filter(action_logs::organization_id.eq(o));
+        }
+        let newest: Option<Uuid> = q.first(conn).await.optional()?;
+        if newest != Some(target.id) {
+            return Err(unavailable(UNAVAILABLE));
+        }
+        let handler = self
+            .get(&target.command_id)
+            .ok_or_else(|| unavailable("Redo data unavailable for this action"))?;
+        let mut entry = handler.redo(conn, &target, actor).await.map_err(|err| {
+            if err.status().is_client_error() {
+                err
+            } else {
+                tracing::warn!(error = %err, log = %target.id, "redo handler failed");
+                unavailable("Redo failed")
+            }
+        })?;
+        entry.tenant_id = entry.tenant_id.or(target.tenant_id);
+        entry.organization_id = entry.organization_id.or(target.organization_id);
+        let context = json!({
+            "historyAction": "redo",
+            "sourceLogId": target.id,
+            "sourceCommandId": target.command_id,
+        });
+        let operation = record(conn, actor, &target.command_id, entry, Some(context)).await?;
+        diesel::update(action_logs::table.filter(action_logs::id.eq(target.id)))
+            .set(action_logs::execution_state.eq("redone"))
+            .execute(conn)
+            .await?;
+        Ok(RedoOutcome { operation })
+    }
+}

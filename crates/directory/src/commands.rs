@@ -1,0 +1,491 @@
+//! Directory mutations as commands: organizations are undoable (create, update,
+//! delete), tenants are logged but not undoable (as in the reference).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use stoa_core::AppError;
+use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::error::DirectoryError;
+use crate::model::{CreateOrganization, CreateTenant, UpdateOrganization, UpdateTenant};
+use crate::schema::organizations;
+use crate::service::{DirectoryService, PgDirectory, rebuild_tree};
+
+pub const ORGANIZATION_KIND: &str = "directory.organization";
+pub const TENANT_KIND: &str = "directory.tenant";
+
+/// Everything needed to put an organization back as it was.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OrganizationSnapshot {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub name: String,
+    pub slug: Option<String>,
+    pub logo_url: Option<String>,
+    pub logo_preserve_aspect_ratio: bool,
+    pub is_active: bool,
+    pub parent_id: Option<Uuid>,
+    pub child_ids: Vec<Uuid>,
+    pub deleted: bool,
+}
+
+type Row = (
+    Uuid,
+    Uuid,
+    String,
+    Option<String>,
+    Option<String>,
+    bool,
+    bool,
+    Option<Uuid>,
+    Option<OffsetDateTime>,
+);
+
+async fn snapshot(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    id: Uuid,
+) -> Result<Option<OrganizationSnapshot>, AppError> {
+    let row: Option<Row> = organizations::table
+        .filter(organizations::id.eq(id))
+        .filter(organizations::tenant_id.eq(tenant))
+        .select((
+            organizations::id,
+            organizations::tenant_id,
+            organizations::name,
+            organizations::slug,
+            organizations::logo_url,
+            organizations::logo_preserve_aspect_ratio,
+            organizations::is_active,
+            organizations::parent_id,
+            organizations::deleted_at,
+        ))
+        .first(conn)
+        .await
+        .optional()?;
+    let Some((id, tenant_id, name, slug, logo_url, preserve, is_active, parent_id, deleted_at)) =
+        row
+    else {
+        return Ok(None);
+    };
+    let child_ids: Vec<Uuid> = organizations::table
+        .filter(organizations::parent_id.eq(id))
+        .filter(organizations::deleted_at.is_null())
+        .order(organizations::id.asc())
+        .select(organizations::id)
+        .load(conn)
+        .await?;
+    Ok(Some(OrganizationSnapshot {
+        id,
+        tenant_id,
+        name,
+        slug,
+        logo_url,
+        logo_preserve_aspect_ratio: preserve,
+        is_active,
+        parent_id,
+        child_ids,
+        deleted: deleted_at.is_some(),
+    }))
+}
+
+fn to_value(s: &OrganizationSnapshot) -> Value {
+    serde_json::to_value(s).unwrap_or(Value::Null)
+}
+
+/// Writes a snapshot's fields back (reviving or deleting the row as it says),
+/// and makes its listed children its children again.
+async fn restore(conn: &mut AsyncPgConnection, s: &OrganizationSnapshot) -> Result<(), AppError> {
+    let slug = match &s.slug {
+        // A slug taken meanwhile by another organization is not stolen back.
+        Some(slug) if !s.deleted => {
+            let taken: i64 = organizations::table
+                .filter(organizations::tenant_id.eq(s.tenant_id))
+                .filter(organizations::slug.eq(slug))
+                .filter(organizations::deleted_at.is_null())
+                .filter(organizations::id.ne(s.id))
+                .count()
+                .get_result(conn)
+                .await?;
+            (taken == 0).then(|| slug.clone())
+        }
+        _ => None,
+    };
+    let deleted_at = s.deleted.then(OffsetDateTime::now_utc);
+    diesel::update(organizations::table.filter(organizations::id.eq(s.id)))
+        .set((
+            organizations::name.eq(&s.name),
+            organizations::slug.eq(slug),
+            organizations::logo_url.eq(&s.logo_url),
+            organizations::logo_preserve_aspect_ratio.eq(s.logo_preserve_aspect_ratio),
+            organizations::is_active.eq(s.is_active),
+            organizations::parent_id.eq(s.parent_id),
+            organizations::deleted_at.eq(deleted_at),
+        ))
+        .execute(conn)
+        .await?;
+    if !s.deleted && !s.child_ids.is_empty() {
+        diesel::update(
+            organizations::table
+                .filter(organizations::id.eq_any(&s.child_ids))
+                .filter(organizations::deleted_at.is_null()),
+        )
+        .set(organizations::parent_id.eq(s.id))
+        .execute(conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Puts back the parents that `childIds` in an update took away.
+async fn restore_parents(
+    conn: &mut AsyncPgConnection,
+    parents: &HashMap<Uuid, Option<Uuid>>,
+) -> Result<(), AppError> {
+    for (child, parent) in parents {
+        diesel::update(organizations::table.filter(organizations::id.eq(child)))
+            .set(organizations::parent_id.eq(parent))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+fn event(name: &str, s: &OrganizationSnapshot) -> Event {
+    Event {
+        name: name.into(),
+        payload: json!({"id": s.id, "tenantId": s.tenant_id}),
+    }
+}
+
+fn organization_entry(
+    label: &str,
+    before: Option<&OrganizationSnapshot>,
+    after: Option<&OrganizationSnapshot>,
+    undo: Value,
+) -> LogEntry {
+    let any = after.or(before);
+    LogEntry {
+        action_label: Some(label.into()),
+        resource_kind: Some(ORGANIZATION_KIND.into()),
+        resource_id: any.map(|s| s.id.to_string()),
+        parent_resource_kind: any
+            .and_then(|s| s.parent_id)
+            .map(|_| ORGANIZATION_KIND.into()),
+        parent_resource_id: any.and_then(|s| s.parent_id).map(|p| p.to_string()),
+        snapshot_before: before.map(to_value),
+        snapshot_after: after.map(to_value),
+        undo: Some(undo),
+        tenant_id: any.map(|s| s.tenant_id),
+        ..Default::default()
+    }
+}
+
+fn missing() -> AppError {
+    DirectoryError::OrganizationNotFound.into()
+}
+
+pub struct CreateOrganizationCommand {
+    pub tenant: Uuid,
+    pub input: CreateOrganization,
+}
+
+impl Command for CreateOrganizationCommand {
+    type Output = Uuid;
+    fn id(&self) -> &'static str {
+        "directory.organizations.create"
+    }
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
+        Box::pin(async move {
+            let children = self.input.child_ids.clone().unwrap_or_default();
+            let parents = previous_parents(conn, &children).await?;
+            let id = PgDirectory
+                .create_organization(conn, self.tenant, self.input)
+                .await?;
+            let after = snapshot(conn, self.tenant, id).await?.ok_or_else(missing)?;
+            let mut entry = organization_entry(
+                "Create organization",
+                None,
+                Some(&after),
+                json!({"after": after, "childParents": parents}),
+            );
+            entry
+                .events
+                .push(event("directory.organization.created", &after));
+            Ok((id, entry))
+        })
+    }
+}
+
+async fn previous_parents(
+    conn: &mut AsyncPgConnection,
+    children: &[Uuid],
+) -> Result<HashMap<Uuid, Option<Uuid>>, AppError> {
+    if children.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(organizations::table
+        .filter(organizations::id.eq_any(children))
+        .select((organizations::id, organizations::parent_id))
+        .load::<(Uuid, Option<Uuid>)>(conn)
+        .await?
+        .into_iter()
+        .collect())
+}
+
+pub struct UpdateOrganizationCommand {
+    pub tenant: Uuid,
+    pub input: UpdateOrganization,
+}
+
+impl Command for UpdateOrganizationCommand {
+    type Output = ();
+    fn id(&self) -> &'static str {
+        "directory.organizations.update"
+    }
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
+        Box::pin(async move {
+            let before = snapshot(conn, self.tenant, self.input.id)
+                .await?
+                .filter(|s| !s.deleted)
+                .ok_or_else(missing)?;
+            let children = self.input.child_ids.clone().unwrap_or_default();
+            let parents = previous_parents(conn, &children).await?;
+            PgDirectory
+                .update_organization(conn, self.tenant, &self.input)
+                .await?;
+            let after = snapshot(conn, self.tenant, before.id)
+                .await?
+                .ok_or_else(missing)?;
+            let mut entry = organization_entry(
+                "Update organization",
+                Some(&before),
+                Some(&after),
+                json!({"before": before, "after": after, "childParents": parents}),
+            );
+            entry
+                .events
+                .push(event("directory.organization.updated", &after));
+            Ok(((), entry))
+        })
+    }
+}
+
+pub struct DeleteOrganizationCommand {
+    pub tenant: Uuid,
+    pub id: Uuid,
+}
+
+impl Command for DeleteOrganizationCommand {
+    type Output = ();
+    fn id(&self) -> &'static str {
+        "directory.organizations.delete"
+    }
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
+        Box::pin(async move {
+            let before = snapshot(conn, self.tenant, self.id)
+                .await?
+                .filter(|s| !s.deleted)
+                .ok_or_else(missing)?;
+            PgDirectory
+                .delete_organization(conn, self.tenant, self.id)
+                .await?;
+            let after = snapshot(conn, self.tenant, self.id)
+                .await?
+                .ok_or_else(missing)?;
+            let mut entry = organization_entry(
+                "Delete organization",
+                Some(&before),
+                Some(&after),
+                json!({"before": before, "after": after}),
+            );
+            entry
+                .events
+                .push(event("directory.organization.deleted", &before));
+            Ok(((), entry))
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UndoPayload {
+    before: Option<OrganizationSnapshot>,
+    after: Option<OrganizationSnapshot>,
+    #[serde(default)]
+    child_parents: HashMap<Uuid, Option<Uuid>>,
+}
+
+fn payload(log: &ActionLog) -> Result<UndoPayload, AppError> {
+    log.undo_payload()
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| AppError::bad_request("Undo failed"))
+}
+
+/// Undo and redo of the three organization commands.
+pub struct OrganizationHandler(&'static str);
+
+impl CommandHandler for OrganizationHandler {
+    fn command_id(&self) -> &'static str {
+        self.0
+    }
+
+    fn undo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<(), AppError>> {
+        Box::pin(async move {
+            let p = payload(log)?;
+            match (self.0, p.before, p.after) {
+                // Undo of a create: the organization goes (soft, like a delete).
+                ("directory.organizations.create", _, Some(after)) => {
+                    restore_parents(conn, &p.child_parents).await?;
+                    restore(
+                        conn,
+                        &OrganizationSnapshot {
+                            deleted: true,
+                            child_ids: vec![],
+                            ..after.clone()
+                        },
+                    )
+                    .await?;
+                    rebuild_tree(conn, after.tenant_id).await?;
+                }
+                (_, Some(before), _) => {
+                    restore_parents(conn, &p.child_parents).await?;
+                    restore(conn, &before).await?;
+                    rebuild_tree(conn, before.tenant_id).await?;
+                }
+                _ => return Err(AppError::bad_request("Undo failed")),
+            }
+            Ok(())
+        })
+    }
+
+    fn redo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
+        Box::pin(async move {
+            let p = payload(log)?;
+            let after = p
+                .after
+                .ok_or_else(|| AppError::bad_request("Redo data unavailable for this action"))?;
+            let current = snapshot(conn, after.tenant_id, after.id)
+                .await?
+                .ok_or_else(missing)?;
+            restore(conn, &after).await?;
+            rebuild_tree(conn, after.tenant_id).await?;
+            let now = snapshot(conn, after.tenant_id, after.id)
+                .await?
+                .ok_or_else(missing)?;
+            let label = log.action_label.clone().unwrap_or_default();
+            let undo = json!({"before": current, "after": now});
+            Ok(organization_entry(&label, Some(&current), Some(&now), undo))
+        })
+    }
+}
+
+/// The undo/redo handlers of the directory.
+pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
+    [
+        "directory.organizations.create",
+        "directory.organizations.update",
+        "directory.organizations.delete",
+    ]
+    .into_iter()
+    .map(|id| Arc::new(OrganizationHandler(id)) as Arc<dyn CommandHandler>)
+    .collect()
+}
+
+fn tenant_entry(label: &str, id: Uuid, before: Option<Value>, after: Option<Value>) -> LogEntry {
+    LogEntry {
+        action_label: Some(label.into()),
+        resource_kind: Some(TENANT_KIND.into()),
+        resource_id: Some(id.to_string()),
+        snapshot_before: before,
+        snapshot_after: after,
+        tenant_id: Some(id),
+        ..Default::default()
+    }
+}
+
+async fn tenant_value(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Value>, AppError> {
+    Ok(PgDirectory
+        .tenant(conn, id)
+        .await?
+        .map(|t| json!({"id": t.id, "name": t.name, "isActive": t.is_active})))
+}
+
+/// Tenant writes: logged, not undoable.
+pub enum TenantCommand {
+    Create(CreateTenant),
+    Update(UpdateTenant),
+    Delete(Uuid),
+}
+
+impl Command for TenantCommand {
+    type Output = Uuid;
+    fn id(&self) -> &'static str {
+        match self {
+            Self::Create(_) => "directory.tenants.create",
+            Self::Update(_) => "directory.tenants.update",
+            Self::Delete(_) => "directory.tenants.delete",
+        }
+    }
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
+        Box::pin(async move {
+            match self {
+                Self::Create(input) => {
+                    let id = PgDirectory.create_tenant_with(conn, &input).await?;
+                    let after = tenant_value(conn, id).await?;
+                    Ok((id, tenant_entry("Create tenant", id, None, after)))
+                }
+                Self::Update(input) => {
+                    let before = tenant_value(conn, input.id).await?;
+                    PgDirectory.update_tenant(conn, &input).await?;
+                    let after = tenant_value(conn, input.id).await?;
+                    Ok((
+                        input.id,
+                        tenant_entry("Update tenant", input.id, before, after),
+                    ))
+                }
+                Self::Delete(id) => {
+                    let before = tenant_value(conn, id).await?;
+                    PgDirectory.delete_tenant(conn, id).await?;
+                    Ok((id, tenant_entry("Delete tenant", id, before, None)))
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS event_outbox;
+DROP TABLE IF EXISTS access_logs;
+DROP TABLE IF EXISTS action_logs;
