@@ -49,9 +49,19 @@ pub struct Tenant {
 /// Seeds a tenant like `stoa init --demo` (password [`PASSWORD`]).
 pub async fn seed_tenant(db: &Db, name: &str, domain: &str) -> Tenant {
     let registry = crate::base_registry().unwrap_or_default();
+    seed_tenant_with(db, &registry, name, domain).await
+}
+
+/// Seeds a tenant whose default roles get `registry`'s default grants.
+pub async fn seed_tenant_with(
+    db: &Db,
+    registry: &stoa_acl::Registry,
+    name: &str,
+    domain: &str,
+) -> Tenant {
     let outcome = init(
         db,
-        &registry,
+        registry,
         &PasswordPolicy::default(),
         InitRequest {
             tenant: name.into(),

@@ -1,0 +1,10 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! HTTP tests of stoa-audit-logs and the command bus behind it.
+
+mod api {
+    pub mod export;
+    pub mod lists;
+    pub mod outbox;
+    pub mod support;
+    pub mod undo;
+}

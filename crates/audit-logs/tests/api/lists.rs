@@ -1,0 +1,313 @@
+use diesel_async::RunQueryDsl;
+use serde_json::json;
+
+use super::support::*;
+
+const ACTIONS: &str = "/api/audit_logs/audit-logs/actions";
+
+#[actix_web::test]
+async fn filters_sorting_and_paging() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (sales, _) = create_org(
+        &app,
+        &admin,
+        json!({"name": "Sales", "parentId": acme.organization_id}),
+    )
+    .await;
+    let (emea, _) = create_org(&app, &admin, json!({"name": "EMEA", "parentId": sales})).await;
+    app.send(put_json(
+        "/api/directory/organizations",
+        &admin,
+        json!({"id": sales, "name": "Sales 2"}),
+    ))
+    .await;
+    app.send(put_json(
+        "/api/directory/organizations",
+        &admin,
+        json!({"id": emea, "isActive": false}),
+    ))
+    .await;
+    app.send(delete(
+        &format!("/api/directory/organizations?id={emea}"),
+        &admin,
+    ))
+    .await;
+
+    let list = |q: &str| get(&format!("{ACTIONS}{q}"), &admin);
+    let res = app.send(list("")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let body = res.json();
+    assert_eq!(
+        (
+            body["total"].clone(),
+            body["page"].clone(),
+            body["pageSize"].clone()
+        ),
+        (json!(5), json!(1), json!(50))
+    );
+    assert_eq!(body["canViewTenant"], true);
+    let first = &body["items"][0];
+    assert_eq!(first["commandId"], "directory.organizations.delete");
+    assert_eq!(first["actorUserName"], "admin@acme.com");
+    assert_eq!(first["tenantName"], "Acme Corp");
+    assert_eq!(first["organizationName"], "Acme Corp");
+    assert!(first["undoToken"].is_string());
+
+    let count = |res: stoa_testkit::TestResponse| res.json()["total"].as_u64().unwrap();
+    assert_eq!(count(app.send(list("?actionType=create")).await), 2);
+    assert_eq!(
+        count(app.send(list("?actionType=edit,delete,bogus")).await),
+        3
+    );
+    assert_eq!(
+        count(
+            app.send(list(&format!(
+                "?resourceKind=directory.organization&resourceId={sales}"
+            )))
+            .await
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            app.send(list(&format!(
+                "?resourceKind=directory.organization&resourceId={sales}&includeRelated=true"
+            )))
+            .await
+        ),
+        5,
+        "EMEA's entries name Sales as their parent"
+    );
+    assert_eq!(count(app.send(list("?fieldName=name")).await), 1);
+    assert_eq!(count(app.send(list("?fieldName=isActive,name")).await), 2);
+    assert_eq!(count(app.send(list("?undoableOnly=true")).await), 5);
+    assert_eq!(
+        count(
+            app.send(list("?after=2000-01-01T00:00:00Z&before=2100-01-01"))
+                .await
+        ),
+        5
+    );
+    assert_eq!(
+        count(app.send(list("?before=2000-01-01T00:00:00Z")).await),
+        0
+    );
+
+    let res = app
+        .send(list("?sortField=createdAt&sortDir=asc&pageSize=2&page=2"))
+        .await;
+    let body = res.json();
+    assert_eq!(body["items"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        body["items"][0]["commandId"],
+        "directory.organizations.update"
+    );
+    assert_eq!(body["totalPages"], 3);
+    let res = app.send(list("?limit=2&offset=4")).await;
+    assert_eq!(res.json()["items"].as_array().unwrap().len(), 1);
+    let res = app.send(list("?includeTotal=false&pageSize=2")).await;
+    assert_eq!(res.json()["items"].as_array().unwrap().len(), 2);
+    for sort in ["user", "action", "field", "source"] {
+        assert_eq!(
+            app.send(list(&format!("?sortField={sort}&sortDir=asc")))
+                .await
+                .status,
+            200,
+            "{sort}"
+        );
+    }
+    for bad in [
+        "?pageSize=201",
+        "?pageSize=0",
+        "?limit=1001",
+        "?page=0",
+        "?sortField=evil",
+        "?sortDir=up",
+        "?before=yesterday",
+        "?actorUserId=nope",
+        "?organizationId=x",
+    ] {
+        assert_eq!(app.send(list(bad)).await.status, 400, "{bad}");
+    }
+    assert_eq!(app.send(list("?pageSize=200")).await.status, 200);
+    assert_eq!(app.send(list("?limit=1000")).await.status, 200);
+}
+
+#[actix_web::test]
+async fn own_entries_unless_tenant_viewer_and_tenants_are_isolated() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let mover = user_with_features(
+        &app.db,
+        &acme,
+        "m@acme.com",
+        &["directory.organizations.*", "audit_logs.view_self"],
+        None,
+        None,
+    )
+    .await;
+    let mover_token = token_for(&app.db, mover).await;
+    create_org(
+        &app,
+        &admin,
+        json!({"name": "By admin", "parentId": acme.organization_id}),
+    )
+    .await;
+    create_org(
+        &app,
+        &mover_token,
+        json!({"name": "By mover", "parentId": acme.organization_id}),
+    )
+    .await;
+
+    let res = app.send(get(ACTIONS, &mover_token)).await;
+    let body = res.json();
+    assert_eq!(body["canViewTenant"], false);
+    assert_eq!(body["total"], 1);
+    assert_eq!(body["items"][0]["actorUserId"], mover.to_string());
+    // actorUserId is ignored without audit_logs.view_tenant.
+    let res = app
+        .send(get(
+            &format!("{ACTIONS}?actorUserId={}", acme.admin),
+            &mover_token,
+        ))
+        .await;
+    assert_eq!(res.json()["total"], 1);
+    assert_eq!(res.json()["items"][0]["actorUserId"], mover.to_string());
+
+    let res = app.send(get(ACTIONS, &admin)).await;
+    assert_eq!(res.json()["total"], 2);
+    let res = app
+        .send(get(
+            &format!("{ACTIONS}?actorUserId={mover},{}", acme.admin),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.json()["total"], 2);
+    let res = app
+        .send(get(&format!("{ACTIONS}?actorUserId={mover}"), &admin))
+        .await;
+    assert_eq!(res.json()["total"], 1);
+
+    let other = token_for(&app.db, globex.admin).await;
+    let res = app.send(get(ACTIONS, &other)).await;
+    assert_eq!(res.json()["total"], 0);
+    let res = app
+        .send(get(
+            &format!("{ACTIONS}?actorUserId={}", acme.admin),
+            &other,
+        ))
+        .await;
+    assert_eq!(res.json()["total"], 0);
+
+    let employee = token_for(&app.db, acme.employee).await;
+    assert_eq!(app.send(get(ACTIONS, &employee)).await.json()["total"], 0);
+    let none = user_with_features(&app.db, &acme, "x@acme.com", &[], None, None).await;
+    let none = token_for(&app.db, none).await;
+    let res = app.send(get(ACTIONS, &none)).await;
+    assert_eq!(res.status, 403);
+    assert_eq!(
+        res.json()["requiredFeatures"],
+        json!(["audit_logs.view_self"])
+    );
+    assert_eq!(app.get(ACTIONS).await.status, 401);
+}
+
+#[actix_web::test]
+async fn callers_without_a_tenant_are_forbidden() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let floating =
+        user_with_features(&app.db, &acme, "f@acme.com", &["audit_logs.*"], None, None).await;
+    let mut conn = app.db.conn().await.unwrap();
+    // A user whose tenant is gone from its record (no tenant scope at all).
+    diesel::sql_query(format!(
+        "UPDATE users SET tenant_id = NULL, organization_id = NULL WHERE id = '{floating}'"
+    ))
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let token = token_for(&app.db, floating).await;
+    let res = app.send(get(ACTIONS, &token)).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let res = app
+        .send(get("/api/audit_logs/audit-logs/access", &token))
+        .await;
+    assert_eq!(res.status, 403);
+}
+
+#[actix_web::test]
+async fn access_logs_list_the_callers_reads() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let employee = token_for(&app.db, acme.employee).await;
+    let mut conn = app.db.conn().await.unwrap();
+    for (actor, kind, access) in [
+        (acme.admin, "auth.user", "read:list"),
+        (acme.admin, "auth.user", "read:item"),
+        (acme.admin, "auth.role", "read:list"),
+        (acme.employee, "auth.user", "read:item"),
+    ] {
+        diesel::sql_query(format!(
+            "INSERT INTO access_logs (tenant_id, organization_id, actor_user_id, resource_kind, resource_id, access_type, fields) \
+             VALUES ('{}', '{}', '{actor}', '{kind}', '{}', '{access}', ARRAY['email','name'])",
+            acme.tenant_id,
+            acme.organization_id,
+            uuid::Uuid::new_v4()
+        ))
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    }
+    let path = "/api/audit_logs/audit-logs/access";
+    let res = app.send(get(path, &admin)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let body = res.json();
+    assert_eq!(body["total"], 3, "the caller's own reads by default");
+    assert_eq!(body["items"][0]["fields"], json!(["email", "name"]));
+    assert_eq!(body["items"][0]["actorUserName"], "admin@acme.com");
+    assert_eq!(
+        app.send(get(&format!("{path}?resourceKind=auth.user"), &admin))
+            .await
+            .json()["total"],
+        2
+    );
+    assert_eq!(
+        app.send(get(&format!("{path}?accessType=read:item"), &admin))
+            .await
+            .json()["total"],
+        1
+    );
+    let res = app
+        .send(get(
+            &format!("{path}?actorUserId={}", acme.employee),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.json()["total"], 1);
+    let res = app
+        .send(get(&format!("{path}?pageSize=2&page=2"), &admin))
+        .await;
+    assert_eq!(res.json()["items"].as_array().unwrap().len(), 1);
+    assert_eq!(res.json()["totalPages"], 2);
+    // Without view_tenant another actor's id is ignored.
+    let res = app
+        .send(get(
+            &format!("{path}?actorUserId={}", acme.admin),
+            &employee,
+        ))
+        .await;
+    assert_eq!(res.json()["total"], 1);
+    assert_eq!(res.json()["canViewTenant"], false);
+    assert_eq!(
+        app.send(get(&format!("{path}?pageSize=500"), &admin))
+            .await
+            .status,
+        400
+    );
+}

@@ -1,0 +1,128 @@
+use std::sync::Arc;
+
+use actix_http::Request;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use stoa_core::AppError;
+use stoa_core::command::{ActionLog, Actor, CommandRegistry, UndoInterceptor};
+use stoa_testkit::{AppService, TestApp, TestResponse};
+use uuid::Uuid;
+
+pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
+pub use stoa_testkit::requests::{delete, get, post_json, put_json};
+
+/// Refuses to undo anything done to an organization named "Locked ...".
+struct LockedInterceptor;
+
+impl UndoInterceptor for LockedInterceptor {
+    fn before_undo<'a>(
+        &'a self,
+        _: &'a mut diesel_async::AsyncPgConnection,
+        log: &'a ActionLog,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<(), AppError>> {
+        Box::pin(async move {
+            let locked = log
+                .snapshot_after
+                .as_ref()
+                .and_then(|s| s["name"].as_str())
+                .is_some_and(|n| n.starts_with("Locked"));
+            if locked {
+                Err(AppError::unprocessable("This organization is locked")
+                    .with_code("undo_blocked"))
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+pub fn registry() -> CommandRegistry {
+    stoa_directory::commands::handlers()
+        .into_iter()
+        .fold(CommandRegistry::new(), CommandRegistry::handler)
+        .interceptor(Arc::new(LockedInterceptor))
+}
+
+pub async fn start() -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    stoa_testkit::app()
+        .module_with(stoa_auth::testing::module)
+        .module(stoa_directory::configure)
+        .module(stoa_audit_logs::configure(Arc::new(registry())))
+        .start()
+        .await
+}
+
+/// A tenant whose default roles include the audit-log grants (admin: all,
+/// employee: view and undo own).
+pub async fn seed(db: &stoa_core::db::Db, name: &str, domain: &str) -> Tenant {
+    let mut registry = stoa_auth::base_registry().unwrap();
+    stoa_audit_logs::register(&mut registry).unwrap();
+    stoa_auth::testing::seed_tenant_with(db, &registry, name, domain).await
+}
+
+/// The operation in an `x-om-operation` header.
+pub fn operation(res: &TestResponse) -> Value {
+    let raw = res.header("x-om-operation").expect("x-om-operation header");
+    let encoded = raw.strip_prefix("omop:").expect("omop: prefix");
+    let mut bytes = Vec::new();
+    let mut it = encoded.bytes();
+    while let Some(b) = it.next() {
+        if b == b'%' {
+            let hex: String = [it.next().unwrap() as char, it.next().unwrap() as char]
+                .iter()
+                .collect();
+            bytes.push(u8::from_str_radix(&hex, 16).unwrap());
+        } else {
+            bytes.push(b);
+        }
+    }
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+pub async fn create_org<S: AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    body: Value,
+) -> (Uuid, Value) {
+    let res = app
+        .send(post_json(
+            "/api/directory/organizations",
+            token,
+            body.clone(),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{body}: {}", res.text());
+    (
+        res.json()["id"].as_str().unwrap().parse().unwrap(),
+        operation(&res),
+    )
+}
+
+pub async fn org<S: AppService>(app: &TestApp<S>, token: &str, id: Uuid) -> Option<Value> {
+    let res = app
+        .send(get(
+            &format!("/api/directory/organizations?view=manage&ids={id}"),
+            token,
+        ))
+        .await;
+    assert_eq!(res.status, 200);
+    res.json()["items"].as_array().unwrap().first().cloned()
+}
+
+pub async fn undo<S: AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    undo_token: &Value,
+) -> TestResponse {
+    app.send(post_json(
+        "/api/audit_logs/audit-logs/actions/undo",
+        token,
+        json!({"undoToken": undo_token}),
+    ))
+    .await
+}
