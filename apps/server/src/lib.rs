@@ -25,6 +25,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
 pub fn commands() -> CommandRegistry {
     stoa_directory::commands::handlers()
         .into_iter()
+        .chain(stoa_auth::commands::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 

@@ -11,6 +11,7 @@
 pub mod acl;
 pub mod bootstrap;
 pub mod cache;
+pub mod commands;
 pub mod config;
 pub mod password;
 pub mod routes;

@@ -42,6 +42,7 @@ impl UndoInterceptor for LockedInterceptor {
 pub fn registry() -> CommandRegistry {
     stoa_directory::commands::handlers()
         .into_iter()
+        .chain(stoa_auth::commands::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
         .interceptor(Arc::new(LockedInterceptor))
 }

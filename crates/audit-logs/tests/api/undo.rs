@@ -274,3 +274,56 @@ async fn undo_and_redo_need_their_features() {
         401
     );
 }
+
+#[actix_web::test]
+async fn a_profile_change_is_undoable() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(put_json(
+            "/api/auth/profile",
+            &admin,
+            json!({"email": "boss@acme.com", "currentPassword": "secret", "password": "N3w!passw0rd"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let op = operation(&res);
+    assert_eq!(op["commandId"], "auth.users.update");
+    let login = |email: &str, password: &str| {
+        stoa_testkit::requests::form(
+            "/api/auth/login",
+            &format!("email={email}&password={password}"),
+        )
+    };
+    assert_eq!(
+        app.send(login("boss@acme.com", "N3w!passw0rd"))
+            .await
+            .status,
+        200
+    );
+    let res = undo(&app, &admin, &op["undoToken"]).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        app.send(login("admin@acme.com", "secret")).await.status,
+        200
+    );
+    assert_eq!(
+        app.send(login("boss@acme.com", "N3w!passw0rd"))
+            .await
+            .status,
+        401
+    );
+    // The entry shows the e-mail change but never the password hash.
+    let res = app
+        .send(get(
+            "/api/audit_logs/audit-logs/actions?resourceKind=auth.user",
+            &admin,
+        ))
+        .await;
+    let text = res.text();
+    assert!(
+        text.contains("boss@acme.com") && !text.contains("argon2"),
+        "{text}"
+    );
+}

@@ -1,6 +1,4 @@
 use actix_web::{HttpResponse, get, put, web};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::error::{ErrorBody, Issue};
@@ -8,8 +6,8 @@ use stoa_core::{AppError, AppResult};
 use utoipa::ToSchema;
 
 use super::{State, auth_cookie};
+use crate::commands::UpdateProfileCommand;
 use crate::password::{MAX_PASSWORD_LEN, hash_password, verify_password};
-use crate::schema::users;
 use crate::service::{self, normalize_email};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -167,29 +165,24 @@ pub async fn update_profile(
     }
     let final_email = email.unwrap_or_else(|| user.email.clone());
     let session = ctx.session_id;
-    let hash = new_hash.clone();
-    let email_for_tx = final_email.clone();
-    state
+    let command = UpdateProfileCommand {
+        user: user_id,
+        email: final_email.clone(),
+        password_hash: new_hash,
+        keep_session: session,
+    };
+    let actor = ctx.actor();
+    let (_, op) = state
         .db
         .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                diesel::update(users::table.filter(users::id.eq(user_id)))
-                    .set(users::email.eq(&email_for_tx))
-                    .execute(conn)
-                    .await?;
-                if let Some(hash) = &hash {
-                    service::set_password_hash(conn, user_id, hash).await?;
-                    // Other sessions end; this one continues with a fresh token.
-                    service::delete_user_sessions(conn, user_id, session).await?;
-                }
-                Ok(())
-            })
+            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
         })
         .await?;
     let mut user = user;
     user.email = final_email.clone();
     let token = state.access_token(&user, session.unwrap_or_default(), ctx.acl.roles.clone())?;
     Ok(HttpResponse::Ok()
+        .insert_header((stoa_core::command::OPERATION_HEADER, op.header_value()))
         .cookie(auth_cookie(&state, &token))
         .json(ProfileUpdated {
             ok: true,
