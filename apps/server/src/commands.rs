@@ -109,6 +109,7 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         crate::subscribers(),
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
+    start_workers(&db, stoa_progress::WorkerConfig::from_env()?);
 
     match (config.http.metrics_bind, metrics) {
         (Some(metrics_bind), Some(metrics)) => {
@@ -153,4 +154,45 @@ pub async fn hash_bench(count: u32) -> Result<(f64, f64), CommandError> {
     }
     let per_verify = started.elapsed().as_secs_f64() * 1000.0 / f64::from(count);
     Ok((per_hash, per_verify))
+}
+
+/// Starts `config.count` queue workers on the current runtime.
+fn start_workers(db: &Db, config: stoa_progress::WorkerConfig) {
+    let count = config.count;
+    if count == 0 {
+        return;
+    }
+    let workers = std::sync::Arc::new(stoa_progress::Workers::new(
+        db.clone(),
+        crate::job_handlers(),
+        config,
+    ));
+    for _ in 0..count {
+        actix_web::rt::spawn(workers.clone().run());
+    }
+    tracing::info!(count, "job workers started");
+}
+
+/// `stoa worker`: runs queue workers (and the outbox dispatcher) without
+/// serving HTTP, until SIGINT/SIGTERM.
+pub async fn worker(config: Config) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let mut workers = stoa_progress::WorkerConfig::from_env()?;
+    workers.count = workers.count.max(1);
+    let count = workers.count;
+    start_workers(&db, workers);
+    let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
+        db,
+        crate::subscribers(),
+    ));
+    actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
+    println!("stoa worker: {count} worker(s) running");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("stoa worker stopping");
+    Ok(())
 }

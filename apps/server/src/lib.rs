@@ -18,6 +18,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     // Modules register in dependency order; each new module crate adds itself here.
     let mut registry = stoa_auth::base_registry()?;
     stoa_audit_logs::register(&mut registry)?;
+    stoa_progress::register(&mut registry)?;
     Ok(registry)
 }
 
@@ -38,6 +39,7 @@ pub fn configurators(db: &Db, auth: AuthConfig) -> Result<Vec<ApiConfigurator>, 
         Arc::new(stoa_auth::configure(auth)),
         Arc::new(stoa_directory::configure),
         Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
+        Arc::new(stoa_progress::configure),
     ])
 }
 
@@ -61,4 +63,9 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
 /// subscribes to are logged at debug level and marked delivered.
 pub fn subscribers() -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
     vec![Arc::new(stoa_core::command::outbox::LogSubscriber)]
+}
+
+/// Every job handler (modules append theirs).
+pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+    stoa_progress::handlers()
 }

@@ -49,6 +49,8 @@ enum Command {
         #[arg(long)]
         demo: bool,
     },
+    /// Run job-queue workers (count: STOA_WORKERS, at least 1) without serving HTTP.
+    Worker,
     /// Print the OpenAPI document as JSON.
     Openapi,
     /// Time password hashing with the production argon2id parameters
@@ -112,6 +114,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
                 .build()
                 .map_err(|e| CommandError::Other(e.to_string()))?
                 .block_on(commands::init(&config, request))
+        }
+        Command::Worker => {
+            let config = load_config()?;
+            actix_web::rt::System::new().block_on(commands::worker(config))
         }
         Command::Serve { bind } => {
             let mut config = load_config()?;

@@ -1,0 +1,69 @@
+//! stoa-progress: progress records clients poll, and the Postgres job queue
+//! whose workers run long operations (inside `stoa serve`, or as `stoa worker`
+//! processes). See README.md.
+
+pub mod jobs;
+pub mod routes;
+pub mod schema;
+pub mod service;
+
+use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use jobs::{JobContext, JobHandler, Outcome, WorkerConfig, Workers, enqueue};
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "progress",
+    title: "Progress",
+};
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: "progress.view",
+        title: "View progress jobs",
+        module: "progress",
+    },
+    Feature {
+        id: "progress.create",
+        title: "Create progress jobs",
+        module: "progress",
+    },
+    Feature {
+        id: "progress.update",
+        title: "Update progress jobs",
+        module: "progress",
+    },
+    Feature {
+        id: "progress.cancel",
+        title: "Cancel progress jobs",
+        module: "progress",
+    },
+    Feature {
+        id: "progress.manage",
+        title: "Manage progress jobs",
+        module: "progress",
+    },
+];
+
+/// Registers the features (admin: all; employee: view).
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("admin", &["progress.*"]);
+    registry.add_role_defaults("employee", &["progress.view"]);
+    Ok(())
+}
+
+/// Mounts the routes (under `/api`).
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(routes::active)
+        .service(routes::list)
+        .service(routes::create)
+        .service(routes::detail)
+        .service(routes::update)
+        .service(routes::cancel);
+}
+
+/// The job handlers every process runs (modules append theirs in the server).
+pub fn handlers() -> Vec<std::sync::Arc<dyn JobHandler>> {
+    vec![std::sync::Arc::new(jobs::SleepUnits)]
+}

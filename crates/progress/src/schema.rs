@@ -1,0 +1,58 @@
+//! Tables owned by the progress module.
+
+diesel::table! {
+    progress_jobs (id) {
+        id -> Uuid,
+        job_type -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        status -> Text,
+        progress_percent -> Int2,
+        processed_count -> Int4,
+        total_count -> Nullable<Int4>,
+        eta_seconds -> Nullable<Int4>,
+        started_by_user_id -> Nullable<Uuid>,
+        started_at -> Nullable<Timestamptz>,
+        heartbeat_at -> Nullable<Timestamptz>,
+        finished_at -> Nullable<Timestamptz>,
+        result_summary -> Nullable<Jsonb>,
+        error_message -> Nullable<Text>,
+        meta -> Nullable<Jsonb>,
+        cancellable -> Bool,
+        cancelled_by_user_id -> Nullable<Uuid>,
+        cancel_requested_at -> Nullable<Timestamptz>,
+        parent_job_id -> Nullable<Uuid>,
+        partition_index -> Nullable<Int4>,
+        partition_count -> Nullable<Int4>,
+        tenant_id -> Uuid,
+        organization_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    job_queue (id) {
+        id -> Uuid,
+        kind -> Text,
+        payload -> Jsonb,
+        progress_job_id -> Nullable<Uuid>,
+        status -> Text,
+        attempts -> Int4,
+        max_attempts -> Int4,
+        run_after -> Timestamptz,
+        locked_until -> Nullable<Timestamptz>,
+        locked_by -> Nullable<Text>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    job_units (job_id, unit) {
+        job_id -> Uuid,
+        unit -> Text,
+        done_at -> Timestamptz,
+    }
+}

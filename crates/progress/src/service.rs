@@ -1,0 +1,321 @@
+//! Progress records and their status transitions (every transition is a
+//! status-guarded update, so concurrent writers cannot move a job backwards).
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::Serialize;
+use serde_json::Value;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::schema::progress_jobs;
+
+#[derive(Clone, Debug, Queryable, Selectable, Serialize, ToSchema)]
+#[diesel(table_name = progress_jobs)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressJob {
+    pub id: Uuid,
+    pub job_type: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub status: String,
+    pub progress_percent: i16,
+    pub processed_count: i32,
+    pub total_count: Option<i32>,
+    pub eta_seconds: Option<i32>,
+    pub started_by_user_id: Option<Uuid>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub started_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub heartbeat_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub finished_at: Option<OffsetDateTime>,
+    pub result_summary: Option<Value>,
+    pub error_message: Option<String>,
+    pub meta: Option<Value>,
+    pub cancellable: bool,
+    pub parent_job_id: Option<Uuid>,
+    pub partition_index: Option<i32>,
+    pub partition_count: Option<i32>,
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+}
+
+/// A new progress record.
+#[derive(Clone, Debug, Default)]
+pub struct NewJob {
+    pub job_type: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub total_count: Option<i32>,
+    pub cancellable: bool,
+    pub meta: Option<Value>,
+    pub parent_job_id: Option<Uuid>,
+    pub partition_index: Option<i32>,
+    pub partition_count: Option<i32>,
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    pub started_by_user_id: Option<Uuid>,
+}
+
+pub async fn create(conn: &mut AsyncPgConnection, job: &NewJob) -> QueryResult<Uuid> {
+    diesel::insert_into(progress_jobs::table)
+        .values((
+            progress_jobs::job_type.eq(&job.job_type),
+            progress_jobs::name.eq(&job.name),
+            progress_jobs::description.eq(&job.description),
+            progress_jobs::total_count.eq(job.total_count),
+            progress_jobs::cancellable.eq(job.cancellable),
+            progress_jobs::meta.eq(&job.meta),
+            progress_jobs::parent_job_id.eq(job.parent_job_id),
+            progress_jobs::partition_index.eq(job.partition_index),
+            progress_jobs::partition_count.eq(job.partition_count),
+            progress_jobs::tenant_id.eq(job.tenant_id),
+            progress_jobs::organization_id.eq(job.organization_id),
+            progress_jobs::started_by_user_id.eq(job.started_by_user_id),
+        ))
+        .returning(progress_jobs::id)
+        .get_result(conn)
+        .await
+}
+
+pub async fn get(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<ProgressJob>> {
+    progress_jobs::table
+        .filter(progress_jobs::id.eq(id))
+        .select(ProgressJob::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// pending|failed → running.
+pub async fn start(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
+    let now = OffsetDateTime::now_utc();
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::id.eq(id))
+            .filter(progress_jobs::status.eq_any(["pending", "failed", "running"])),
+    )
+    .set((
+        progress_jobs::status.eq("running"),
+        progress_jobs::started_at.eq(now),
+        progress_jobs::heartbeat_at.eq(now),
+        progress_jobs::finished_at.eq(None::<OffsetDateTime>),
+        progress_jobs::error_message.eq(None::<String>),
+    ))
+    .execute(conn)
+    .await
+}
+
+/// Sets the processed count (and derived percent/ETA) of a pending or running job.
+pub async fn set_processed(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    processed: i32,
+) -> QueryResult<usize> {
+    let Some(job) = get(conn, id).await? else {
+        return Ok(0);
+    };
+    if !matches!(job.status.as_str(), "pending" | "running") {
+        return Ok(0);
+    }
+    let now = OffsetDateTime::now_utc();
+    let percent = percent(processed, job.total_count).unwrap_or(job.progress_percent);
+    let eta = match (job.started_at, job.total_count) {
+        (Some(started), Some(total)) if processed > 0 && total > processed => {
+            let elapsed = (now - started).as_seconds_f64().max(0.001);
+            let rate = f64::from(processed) / elapsed;
+            Some((f64::from(total - processed) / rate).round() as i32)
+        }
+        _ => job.eta_seconds,
+    };
+    diesel::update(progress_jobs::table.filter(progress_jobs::id.eq(id)))
+        .set((
+            progress_jobs::processed_count.eq(processed),
+            progress_jobs::progress_percent.eq(percent),
+            progress_jobs::eta_seconds.eq(eta),
+            progress_jobs::heartbeat_at.eq(now),
+        ))
+        .execute(conn)
+        .await
+}
+
+/// `min(100, round(processed / total · 100))` when a total is known.
+pub fn percent(processed: i32, total: Option<i32>) -> Option<i16> {
+    total.filter(|t| *t > 0).map(|t| {
+        let p = (f64::from(processed) / f64::from(t) * 100.0).round();
+        p.clamp(0.0, 100.0) as i16
+    })
+}
+
+pub async fn heartbeat(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::id.eq(id))
+            .filter(progress_jobs::status.eq("running")),
+    )
+    .set(progress_jobs::heartbeat_at.eq(OffsetDateTime::now_utc()))
+    .execute(conn)
+    .await
+}
+
+/// pending|running|failed → completed.
+pub async fn complete(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    summary: Option<Value>,
+) -> QueryResult<usize> {
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::id.eq(id))
+            .filter(progress_jobs::status.eq_any(["pending", "running", "failed"])),
+    )
+    .set((
+        progress_jobs::status.eq("completed"),
+        progress_jobs::progress_percent.eq(100),
+        progress_jobs::eta_seconds.eq(0),
+        progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+        progress_jobs::result_summary.eq(summary),
+    ))
+    .execute(conn)
+    .await
+}
+
+/// pending|running → failed.
+pub async fn fail(conn: &mut AsyncPgConnection, id: Uuid, error: &str) -> QueryResult<usize> {
+    let error: String = error.chars().take(2000).collect();
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::id.eq(id))
+            .filter(progress_jobs::status.eq_any(["pending", "running"])),
+    )
+    .set((
+        progress_jobs::status.eq("failed"),
+        progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+        progress_jobs::error_message.eq(error),
+    ))
+    .execute(conn)
+    .await
+}
+
+/// Outcome of a cancel request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Cancel {
+    /// Pending: cancelled at once.
+    Cancelled,
+    /// Running: the worker will stop at its next check.
+    Requested,
+    /// Already finished: nothing to do.
+    Terminal,
+    /// The job cannot be cancelled.
+    NotCancellable,
+}
+
+pub async fn cancel(
+    conn: &mut AsyncPgConnection,
+    job: &ProgressJob,
+    by: Option<Uuid>,
+) -> QueryResult<Cancel> {
+    let row = progress_jobs::table.filter(progress_jobs::id.eq(job.id));
+    match job.status.as_str() {
+        "completed" | "failed" | "cancelled" => Ok(Cancel::Terminal),
+        _ if !job.cancellable => Ok(Cancel::NotCancellable),
+        "pending" => {
+            diesel::update(row.filter(progress_jobs::status.eq("pending")))
+                .set((
+                    progress_jobs::status.eq("cancelled"),
+                    progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+                    progress_jobs::eta_seconds.eq(0),
+                    progress_jobs::cancelled_by_user_id.eq(by),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(Cancel::Cancelled)
+        }
+        _ => {
+            diesel::update(row)
+                .set((
+                    progress_jobs::cancel_requested_at.eq(OffsetDateTime::now_utc()),
+                    progress_jobs::cancelled_by_user_id.eq(by),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(Cancel::Requested)
+        }
+    }
+}
+
+/// Whether cancellation was requested (workers poll this between units).
+pub async fn cancel_requested(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<bool> {
+    let requested: Option<Option<OffsetDateTime>> = progress_jobs::table
+        .filter(progress_jobs::id.eq(id))
+        .select(progress_jobs::cancel_requested_at)
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(requested.flatten().is_some())
+}
+
+pub async fn mark_cancelled(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::id.eq(id))
+            .filter(progress_jobs::status.eq("running")),
+    )
+    .set((
+        progress_jobs::status.eq("cancelled"),
+        progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+        progress_jobs::eta_seconds.eq(0),
+    ))
+    .execute(conn)
+    .await
+}
+
+/// Running jobs without a heartbeat for 60 s, and pending jobs never started
+/// within 900 s, are failed (run before answering `GET /progress/active`).
+pub async fn sweep_stale(conn: &mut AsyncPgConnection, tenant: Uuid) -> QueryResult<()> {
+    let now = OffsetDateTime::now_utc();
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::tenant_id.eq(tenant))
+            .filter(progress_jobs::status.eq("running"))
+            .filter(
+                progress_jobs::heartbeat_at
+                    .lt(now - time::Duration::seconds(60))
+                    .or(progress_jobs::heartbeat_at
+                        .is_null()
+                        .and(progress_jobs::started_at.lt(now - time::Duration::seconds(60)))),
+            ),
+    )
+    .set((
+        progress_jobs::status.eq("failed"),
+        progress_jobs::finished_at.eq(now),
+        progress_jobs::error_message.eq("Job stale: no heartbeat for 60 seconds"),
+    ))
+    .execute(conn)
+    .await?;
+    diesel::update(
+        progress_jobs::table
+            .filter(progress_jobs::tenant_id.eq(tenant))
+            .filter(progress_jobs::status.eq("pending"))
+            .filter(progress_jobs::created_at.lt(now - time::Duration::seconds(900))),
+    )
+    .set((
+        progress_jobs::status.eq("failed"),
+        progress_jobs::finished_at.eq(now),
+        progress_jobs::error_message.eq("Job stale: never started within 900 seconds"),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(())
+}

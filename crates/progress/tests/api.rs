@@ -1,0 +1,8 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! HTTP tests of stoa-progress and the job queue.
+
+mod api {
+    pub mod endpoints;
+    pub mod queue;
+    pub mod support;
+}

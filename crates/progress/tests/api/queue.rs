@@ -1,0 +1,197 @@
+//! Workers run queued jobs, record units once, and retry after a crash.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use stoa_progress::service::{self, NewJob};
+use stoa_progress::{JobContext, JobHandler, Outcome, WorkerConfig, Workers, enqueue};
+
+use super::support::*;
+
+diesel::table! {
+    job_queue (id) {
+        id -> Uuid,
+        status -> Text,
+        attempts -> Int4,
+    }
+}
+
+diesel::table! {
+    job_units (job_id, unit) {
+        job_id -> Uuid,
+        unit -> Text,
+    }
+}
+
+fn config(visibility_ms: u64) -> WorkerConfig {
+    WorkerConfig {
+        count: 1,
+        visibility: Duration::from_millis(visibility_ms.max(1000)),
+        poll: Duration::from_millis(20),
+    }
+}
+
+async fn new_job(
+    db: &stoa_core::db::Db,
+    tenant: &Tenant,
+    units: i32,
+    millis: u64,
+    max_attempts: i32,
+) -> (uuid::Uuid, uuid::Uuid) {
+    let mut conn = db.conn().await.unwrap();
+    let progress = service::create(
+        &mut conn,
+        &NewJob {
+            job_type: "system.sleep_units".into(),
+            name: "Test".into(),
+            total_count: Some(units),
+            tenant_id: tenant.tenant_id,
+            organization_id: Some(tenant.organization_id),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let job = enqueue(
+        &mut conn,
+        "system.sleep_units",
+        &json!({"units": units, "unitMillis": millis}),
+        Some(progress),
+        max_attempts,
+    )
+    .await
+    .unwrap();
+    (job, progress)
+}
+
+#[actix_web::test]
+async fn a_worker_runs_a_job_and_progress_reaches_completed() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let (_, progress) = new_job(&app.db, &acme, 5, 0, 3).await;
+    let workers = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    assert!(workers.run_one().await.unwrap());
+    assert!(!workers.run_one().await.unwrap(), "nothing else is due");
+    let admin = token_for(&app.db, acme.admin).await;
+    let job = app
+        .send(get(&format!("/api/progress/jobs/{progress}"), &admin))
+        .await
+        .json();
+    assert_eq!(job["status"], "completed");
+    assert_eq!(job["processedCount"], 5);
+    assert_eq!(job["progressPercent"], 100);
+    assert_eq!(
+        job["resultSummary"],
+        json!({"units": 5, "ranThisAttempt": 5})
+    );
+    let recent = app.send(get("/api/progress/active", &admin)).await.json();
+    assert_eq!(recent["recentlyCompleted"][0]["id"], progress.to_string());
+}
+
+#[actix_web::test]
+async fn an_abandoned_job_is_retried_after_the_visibility_timeout_without_redoing_units() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let (job, progress) = new_job(&app.db, &acme, 6, 0, 3).await;
+    // A first worker claims the job, finishes two units and dies.
+    let crashed = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    let claimed = crashed.claim().await.unwrap().unwrap();
+    assert_eq!(claimed.id, job);
+    let ctx = JobContext {
+        db: app.db.clone(),
+        job: claimed,
+    };
+    for unit in ["0", "1"] {
+        assert!(
+            ctx.unit(unit, Box::new(|_| Box::pin(async { Ok(()) })))
+                .await
+                .unwrap()
+        );
+    }
+    // While its lease holds, nobody else takes the job.
+    let rescuer = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    assert!(!rescuer.run_one().await.unwrap());
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert!(rescuer.run_one().await.unwrap());
+    let mut conn = app.db.conn().await.unwrap();
+    let (status, attempts): (String, i32) = job_queue::table
+        .select((job_queue::status, job_queue::attempts))
+        .first(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!((status.as_str(), attempts), ("done", 2));
+    let units: i64 = job_units::table
+        .count()
+        .get_result(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(units, 6);
+    let job = service::get(&mut conn, progress).await.unwrap().unwrap();
+    assert_eq!(job.status, "completed");
+    assert_eq!(
+        job.result_summary,
+        Some(json!({"units": 6, "ranThisAttempt": 4}))
+    );
+}
+
+struct AlwaysFails;
+
+impl JobHandler for AlwaysFails {
+    fn kind(&self) -> &'static str {
+        "test.fails"
+    }
+    fn run<'a>(&'a self, _: &'a JobContext) -> BoxFuture<'a, Result<Outcome, String>> {
+        Box::pin(async { Err("boom".to_string()) })
+    }
+}
+
+#[actix_web::test]
+async fn failures_back_off_and_end_dead_with_a_failed_progress_record() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let mut conn = app.db.conn().await.unwrap();
+    let progress = service::create(
+        &mut conn,
+        &NewJob {
+            job_type: "test.fails".into(),
+            name: "x".into(),
+            tenant_id: acme.tenant_id,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    enqueue(&mut conn, "test.fails", &json!({}), Some(progress), 2)
+        .await
+        .unwrap();
+    let workers = Workers::new(app.db.clone(), vec![Arc::new(AlwaysFails)], config(1000));
+    assert!(workers.run_one().await.unwrap());
+    let (status, attempts): (String, i32) = job_queue::table
+        .select((job_queue::status, job_queue::attempts))
+        .first(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!((status.as_str(), attempts), ("queued", 1));
+    assert!(!workers.run_one().await.unwrap(), "backing off");
+    diesel::sql_query("UPDATE job_queue SET run_after = now()")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    assert!(workers.run_one().await.unwrap());
+    let (status, attempts): (String, i32) = job_queue::table
+        .select((job_queue::status, job_queue::attempts))
+        .first(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!((status.as_str(), attempts), ("dead", 2));
+    let job = service::get(&mut conn, progress).await.unwrap().unwrap();
+    assert_eq!(
+        (job.status.as_str(), job.error_message.as_deref()),
+        ("failed", Some("boom"))
+    );
+    assert_eq!(stoa_progress::jobs::backoff(3).as_secs(), 8);
+}

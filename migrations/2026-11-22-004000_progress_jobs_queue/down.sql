@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS job_units;
+DROP TABLE IF EXISTS job_queue;
+DROP TABLE IF EXISTS progress_jobs;
