@@ -245,3 +245,113 @@ async fn count_rows(url: &str, sql: &str) -> (i64, i64, i64) {
     let c: Counts = diesel::sql_query(sql).get_result(&mut conn).await.unwrap();
     (c.t, c.u, c.r)
 }
+
+#[derive(diesel::QueryableByName)]
+struct Scalar {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+async fn scalar(url: &str, sql: &str) -> i64 {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    let mut conn = AsyncPgConnection::establish(url).await.unwrap();
+    let row: Scalar = diesel::sql_query(sql).get_result(&mut conn).await.unwrap();
+    row.n
+}
+
+fn worker(url: &str) -> std::process::Child {
+    stoa(url)
+        .arg("worker")
+        .env("STOA_WORKERS", "1")
+        .env("STOA_JOB_VISIBILITY_SECS", "1")
+        .env("STOA_JOB_POLL_MS", "50")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+async fn wait_for(url: &str, sql: &str, at_least: i64, within: Duration) -> i64 {
+    let deadline = Instant::now() + within;
+    loop {
+        let n = scalar(url, sql).await;
+        if n >= at_least {
+            return n;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for `{sql}` >= {at_least} (now {n})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_job_is_replaced_and_no_unit_runs_twice() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    let db = TestDb::new().await;
+    let url = db.url().to_string();
+    let mut conn = AsyncPgConnection::establish(&url).await.unwrap();
+    diesel::sql_query(
+        "WITH t AS (INSERT INTO tenants (name) VALUES ('Jobs') RETURNING id), \
+              p AS (INSERT INTO progress_jobs (job_type, name, total_count, tenant_id) \
+                    SELECT 'system.sleep_units', 'Crash test', 20, id FROM t RETURNING id) \
+         INSERT INTO job_queue (kind, payload, progress_job_id) \
+         SELECT 'system.sleep_units', '{\"units\": 20, \"unitMillis\": 100}', id FROM p",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+
+    let mut first = worker(&url);
+    wait_for(
+        &url,
+        "SELECT count(*) AS n FROM job_units",
+        4,
+        Duration::from_secs(30),
+    )
+    .await;
+    first.kill().unwrap(); // SIGKILL: no cleanup, the lease just lapses.
+    first.wait().unwrap();
+    let done_before = scalar(&url, "SELECT count(*) AS n FROM job_units").await;
+    assert!(
+        done_before < 20,
+        "the job must still be unfinished when the worker dies"
+    );
+
+    let mut second = worker(&url);
+    wait_for(
+        &url,
+        "SELECT count(*) AS n FROM job_queue WHERE status = 'done'",
+        1,
+        Duration::from_secs(60),
+    )
+    .await;
+    Command::new("kill")
+        .args(["-TERM", &second.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(second.wait().unwrap().success());
+
+    assert_eq!(
+        scalar(&url, "SELECT count(*) AS n FROM job_units").await,
+        20
+    );
+    assert_eq!(
+        scalar(&url, "SELECT attempts::bigint AS n FROM job_queue").await,
+        2
+    );
+    assert_eq!(
+        scalar(&url, "SELECT count(*) AS n FROM progress_jobs WHERE status = 'completed' AND processed_count = 20").await,
+        1
+    );
+    let rerun = scalar(
+        &url,
+        "SELECT (result_summary->>'ranThisAttempt')::bigint AS n FROM progress_jobs",
+    )
+    .await;
+    assert_eq!(
+        rerun + done_before,
+        20,
+        "the retry ran exactly the units that were not done"
+    );
+}
