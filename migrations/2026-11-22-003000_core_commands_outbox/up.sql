@@ -33,6 +33,9 @@ CREATE INDEX action_logs_resource ON action_logs (tenant_id, resource_kind, reso
 CREATE INDEX action_logs_parent ON action_logs (tenant_id, parent_resource_kind, parent_resource_id)
     WHERE parent_resource_id IS NOT NULL;
 CREATE INDEX action_logs_tenant_type ON action_logs (tenant_id, action_type, created_at DESC);
+-- Resource kind + action type (the common two-filter list) and its count.
+CREATE INDEX action_logs_tenant_kind_type ON action_logs
+    (tenant_id, resource_kind, action_type, created_at DESC);
 CREATE INDEX action_logs_tenant_field ON action_logs (tenant_id, primary_changed_field, created_at DESC);
 CREATE UNIQUE INDEX action_logs_undo_token ON action_logs (undo_token) WHERE undo_token IS NOT NULL;
 CREATE INDEX action_logs_undoable ON action_logs (actor_user_id, tenant_id, created_at DESC)

@@ -196,3 +196,110 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
     tracing::info!("stoa worker stopping");
     Ok(())
 }
+
+/// `stoa bench-audit` (hidden, for `cargo xtask bench`): seeds `count` action-log
+/// entries for the demo tenant and measures the command bus's cost per mutation
+/// against the same write without it. Prints one JSON line.
+pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<(), CommandError> {
+    use diesel_async::RunQueryDsl;
+    use stoa_core::AppError;
+    use stoa_directory::commands::UpdateOrganizationCommand;
+    use stoa_directory::model::UpdateOrganization;
+
+    let other = |e: String| CommandError::Other(e);
+    let db = Db::connect(&config.db)?;
+    let mut conn = db.conn().await?;
+    #[derive(diesel::QueryableByName)]
+    struct Ids {
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        tenant: uuid::Uuid,
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        organization: uuid::Uuid,
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        actor: uuid::Uuid,
+    }
+    let ids: Ids = diesel::sql_query(
+        "SELECT u.tenant_id AS tenant, u.organization_id AS organization, u.id AS actor \
+         FROM users u WHERE u.email = 'superadmin@acme.com' AND u.deleted_at IS NULL LIMIT 1",
+    )
+    .get_result(&mut *conn)
+    .await
+    .map_err(|e| other(format!("run `stoa init --demo` first: {e}")))?;
+    let started = std::time::Instant::now();
+    diesel::sql_query(
+        "INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_label, \
+             action_type, resource_kind, resource_id, execution_state, changes_json, changed_fields, \
+             primary_changed_field, source_key, created_at, updated_at) \
+         SELECT $1, $2, $3, 'bench.items.' || (ARRAY['create','update','delete','assign'])[1 + i % 4], \
+             'Bench', (ARRAY['create','edit','delete','assign'])[1 + i % 4], 'bench.kind' || (i % 10), \
+             i::text, 'done', jsonb_build_object('name', jsonb_build_object('from', 'a', 'to', 'b')), \
+             ARRAY['name'], 'name', 'api', now() - make_interval(secs => i), now() - make_interval(secs => i) \
+         FROM generate_series(1, $4) AS i",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(ids.tenant)
+    .bind::<diesel::sql_types::Uuid, _>(ids.organization)
+    .bind::<diesel::sql_types::Uuid, _>(ids.actor)
+    .bind::<diesel::sql_types::BigInt, _>(count)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| other(e.to_string()))?;
+    diesel::sql_query("VACUUM ANALYZE action_logs")
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| other(e.to_string()))?;
+    let seed_secs = started.elapsed().as_secs_f64();
+    drop(conn);
+
+    let actor =
+        stoa_core::command::Actor::api(Some(ids.actor), Some(ids.tenant), Some(ids.organization));
+    let update = |n: u32| UpdateOrganization {
+        id: ids.organization,
+        tenant_id: None,
+        name: Some(format!("Acme Corp {n}")),
+        slug: None,
+        logo_url: None,
+        logo_preserve_aspect_ratio: None,
+        is_active: None,
+        parent_id: None,
+        child_ids: None,
+    };
+    let tenant = ids.tenant;
+    let started = std::time::Instant::now();
+    for n in 0..mutations {
+        let input = update(n);
+        db.transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                stoa_directory::PgDirectory
+                    .update_organization(conn, tenant, &input)
+                    .await
+                    .map_err(AppError::from)
+            })
+        })
+        .await
+        .map_err(|e| other(e.to_string()))?;
+    }
+    let bare = started.elapsed().as_secs_f64() * 1000.0 / f64::from(mutations);
+    let started = std::time::Instant::now();
+    for n in 0..mutations {
+        let input = update(n + mutations);
+        let actor = actor.clone();
+        db.transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                stoa_core::command::execute(
+                    conn,
+                    &actor,
+                    UpdateOrganizationCommand { tenant, input },
+                )
+                .await
+                .map(|_| ())
+            })
+        })
+        .await
+        .map_err(|e| other(e.to_string()))?;
+    }
+    let bus = started.elapsed().as_secs_f64() * 1000.0 / f64::from(mutations);
+    println!(
+        r#"{{"seeded":{count},"seedSeconds":{seed_secs:.1},"msBareWrite":{bare:.3},"msCommand":{bus:.3}}}"#
+    );
+    Ok(())
+}

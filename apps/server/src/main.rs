@@ -51,6 +51,14 @@ enum Command {
     },
     /// Run job-queue workers (count: STOA_WORKERS, at least 1) without serving HTTP.
     Worker,
+    /// Seed action-log entries and time the command bus (used by `cargo xtask bench`).
+    #[command(hide = true)]
+    BenchAudit {
+        #[arg(long, default_value_t = 1_000_000)]
+        count: i64,
+        #[arg(long, default_value_t = 200)]
+        mutations: u32,
+    },
     /// Print the OpenAPI document as JSON.
     Openapi,
     /// Time password hashing with the production argon2id parameters
@@ -114,6 +122,15 @@ fn run(cli: Cli) -> Result<(), CommandError> {
                 .build()
                 .map_err(|e| CommandError::Other(e.to_string()))?
                 .block_on(commands::init(&config, request))
+        }
+        Command::BenchAudit { count, mutations } => {
+            let config = load_config()?;
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .map_err(|e| CommandError::Other(e.to_string()))?
+                .block_on(commands::bench_audit(&config, count, mutations.max(1)))
         }
         Command::Worker => {
             let config = load_config()?;

@@ -102,6 +102,7 @@ fn read_response(reader: &mut BufReader<TcpStream>) -> Result<(u16, Vec<u8>), St
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("bad status line: {line:?}"))?;
     let mut length = None;
+    let mut chunked = false;
     loop {
         line.clear();
         reader.read_line(&mut line).map_err(|e| e.to_string())?;
@@ -109,16 +110,42 @@ fn read_response(reader: &mut BufReader<TcpStream>) -> Result<(u16, Vec<u8>), St
         if header.is_empty() {
             break;
         }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<usize>().ok();
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse::<usize>().ok();
+            } else if name.eq_ignore_ascii_case("transfer-encoding")
+                && value.trim().eq_ignore_ascii_case("chunked")
+            {
+                chunked = true;
+            }
         }
+    }
+    if chunked {
+        return read_chunked(reader).map(|body| (status, body));
     }
     let length = length.ok_or("response without content-length")?;
     let mut body = vec![0; length];
     reader.read_exact(&mut body).map_err(|e| e.to_string())?;
     Ok((status, body))
+}
+
+/// Reads a `Transfer-Encoding: chunked` body (streamed responses such as CSV).
+fn read_chunked(reader: &mut BufReader<TcpStream>) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        reader.read_line(&mut line).map_err(|e| e.to_string())?;
+        let size_text = line.trim_end().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size_text.trim(), 16)
+            .map_err(|_| format!("bad chunk size: {line:?}"))?;
+        let mut chunk = vec![0; size + 2];
+        reader.read_exact(&mut chunk).map_err(|e| e.to_string())?;
+        if size == 0 {
+            return Ok(body);
+        }
+        body.extend_from_slice(&chunk[..size]);
+    }
 }
 
 /// Drives `requests` (round-robin per connection) for `duration` after a warm-up.

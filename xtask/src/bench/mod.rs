@@ -140,6 +140,24 @@ fn scenarios(token: &str) -> Vec<Scenario> {
             requests: vec![bearer(Request::get("/api/auth/profile"))],
         },
         Scenario {
+            name: "GET action logs, 2 filters, 1M entries",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
+            ))],
+        },
+        Scenario {
+            name: "same, includeTotal=false",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=false",
+            ))],
+        },
+        Scenario {
+            name: "GET action-log CSV export, 1000 entries",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
+            ))],
+        },
+        Scenario {
             name: "POST /api/auth/feature-check (20 features)",
             requests: vec![bearer(Request::post(
                 "/api/auth/feature-check",
@@ -163,6 +181,37 @@ fn login(addr: SocketAddr) -> Result<String> {
     match json["token"].as_str() {
         Some(token) if status == 200 => Ok(token.to_string()),
         _ => Err(format!("login failed with {status}: {json}")),
+    }
+}
+
+/// Seeds `STOA_BENCH_AUDIT_ROWS` (default 1,000,000) action-log entries and
+/// returns the command-bus overhead note.
+fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
+    let rows = env_number("STOA_BENCH_AUDIT_ROWS", 1_000_000);
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args([
+                "bench-audit",
+                "--count",
+                &rows.to_string(),
+                "--mutations",
+                "200",
+            ])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
+        .map_err(|e| format!("bench-audit printed `{out}`: {e}"))?;
+    match (ok, json["msBareWrite"].as_f64(), json["msCommand"].as_f64()) {
+        (true, Some(bare), Some(bus)) => Ok(format!(
+            "{:.2} ms bare write, {:.2} ms through the bus (+{:.2} ms: action log + outbox in the same transaction); {} action-log rows seeded in {:.0} s",
+            bare,
+            bus,
+            bus - bare,
+            json["seeded"],
+            json["seedSeconds"].as_f64().unwrap_or(0.0)
+        )),
+        _ => Err(format!("bench-audit failed: {out}")),
     }
 }
 
@@ -206,6 +255,8 @@ fn bench(
             .stderr(Stdio::null()),
     )?;
     let (per_hash, per_verify) = hash_cost(stoa)?;
+    let audit = audit_seed(stoa, &url)?;
+    println!("xtask: {audit}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
     let (idle_rss, _) = server.memory_mib();
@@ -216,6 +267,7 @@ fn bench(
     );
     let mut rows = vec![
         Row::startup(server.startup, idle_rss),
+        Row::note_only("command bus cost per mutation (organization update)", audit),
         Row::note_only(
             "argon2id password hash (m=19 MiB, t=2, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
