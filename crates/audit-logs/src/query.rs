@@ -53,7 +53,8 @@ pub struct ActionQuery {
     pub field_name: Option<String>,
     /// With `resourceKind` and `resourceId`: also entries whose parent is that resource.
     pub include_related: Option<String>,
-    /// `false` skips counting (faster on big logs); `total` is then a lower bound.
+    /// Omitted: `total` is exact up to 10,000 (`totalCapped` beyond); `true`:
+    /// always exact; `false`: not counted (`total` is then a lower bound).
     pub include_total: Option<String>,
     pub undoable_only: Option<String>,
     /// Legacy window size (default 50, max 1000); used with `offset`.
@@ -351,6 +352,9 @@ pub struct ActionList {
     pub page_size: u64,
     pub total: u64,
     pub total_pages: u64,
+    /// True when more than 10,000 entries match and `total` stopped counting
+    /// there (ask with `includeTotal=true` for the exact number).
+    pub total_capped: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Validate, IntoParams)]

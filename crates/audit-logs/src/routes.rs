@@ -90,11 +90,27 @@ pub async fn list_actions(
     .limit(i64::try_from(window.size).unwrap_or(50))
     .load(&mut *conn)
     .await?;
-    let total = if q.include_total.is_some() && !flag(&q.include_total) {
-        window.offset + rows.len() as u64
-    } else {
-        let n: i64 = filtered(&q, &vis)?.count().get_result(&mut *conn).await?;
-        u64::try_from(n).unwrap_or(0)
+    // Counting every match of a big log costs more than the page itself, so by
+    // default the count stops at COUNT_CAP (`totalCapped` says so);
+    // `includeTotal=true` counts exactly, `includeTotal=false` not at all.
+    let (total, total_capped) = match q.include_total.as_ref().map(|_| flag(&q.include_total)) {
+        Some(false) => (window.offset + rows.len() as u64, false),
+        Some(true) => {
+            let n: i64 = filtered(&q, &vis)?.count().get_result(&mut *conn).await?;
+            (u64::try_from(n).unwrap_or(0), false)
+        }
+        None if (rows.len() as u64) < window.size && (window.offset == 0 || !rows.is_empty()) => {
+            (window.offset + rows.len() as u64, false)
+        }
+        None => {
+            let ids: Vec<Uuid> = filtered(&q, &vis)?
+                .select(stoa_core::command::schema::action_logs::id)
+                .limit(COUNT_CAP + 1)
+                .load(&mut *conn)
+                .await?;
+            let capped = ids.len() as i64 > COUNT_CAP;
+            (ids.len().min(COUNT_CAP as usize) as u64, capped)
+        }
     };
     let names = names(
         &mut conn,
@@ -135,8 +151,12 @@ pub async fn list_actions(
         page_size: window.size,
         total,
         total_pages: total_pages(total, window.size),
+        total_capped,
     }))
 }
+
+/// Where the default count of a list stops.
+const COUNT_CAP: i64 = 10_000;
 
 const CSV_HEADER: &str = "When,User,Action,Field,Old Value,New Value,Source\n";
 

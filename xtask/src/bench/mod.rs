@@ -140,9 +140,15 @@ fn scenarios(token: &str) -> Vec<Scenario> {
             requests: vec![bearer(Request::get("/api/auth/profile"))],
         },
         Scenario {
-            name: "GET action logs, 2 filters, 1M entries",
+            name: "GET action logs, 2 filters, 1M entries (count to 10,000)",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
+            ))],
+        },
+        Scenario {
+            name: "same, includeTotal=true (exact count of 50,000)",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=true",
             ))],
         },
         Scenario {

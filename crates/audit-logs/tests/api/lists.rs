@@ -311,3 +311,88 @@ async fn access_logs_list_the_callers_reads() {
         400
     );
 }
+
+#[actix_web::test]
+async fn reading_tenants_writes_access_log_entries() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    seed(&app.db, "Globex", "globex.com").await;
+    let root = token_for(&app.db, acme.superadmin).await;
+    assert_eq!(
+        app.send(get("/api/directory/tenants", &root)).await.status,
+        200
+    );
+    let by_id = format!("/api/directory/tenants?id={}", acme.tenant_id);
+    let res = app.send(get(&by_id, &root)).await;
+    assert_eq!(res.status, 200);
+    let res = app
+        .send(get(
+            "/api/audit_logs/audit-logs/access?resourceKind=directory.tenant",
+            &root,
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let body = res.json();
+    assert_eq!(
+        body["total"], 3,
+        "two rows for the list, one for the lookup by id"
+    );
+    let types: Vec<&str> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["accessType"].as_str().unwrap())
+        .collect();
+    assert!(
+        types.contains(&"read:list") && types.contains(&"read:item"),
+        "{types:?}"
+    );
+    assert_eq!(body["items"][0]["fields"][1], "name");
+}
+
+#[actix_web::test]
+async fn the_default_count_stops_at_ten_thousand() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let mut conn = app.db.conn().await.unwrap();
+    diesel::sql_query(format!(
+        "INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_type) \
+         SELECT '{}', '{}', '{}', 'bulk.items.update', 'edit' FROM generate_series(1, 10050)",
+        acme.tenant_id, acme.organization_id, acme.admin
+    ))
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let res = app.send(get(ACTIONS, &admin)).await;
+    let body = res.json();
+    assert_eq!(
+        (body["total"].clone(), body["totalCapped"].clone()),
+        (json!(10000), json!(true))
+    );
+    assert_eq!(body["totalPages"], 200);
+    let body = app
+        .send(get(&format!("{ACTIONS}?includeTotal=true"), &admin))
+        .await
+        .json();
+    assert_eq!(
+        (body["total"].clone(), body["totalCapped"].clone()),
+        (json!(10050), json!(false))
+    );
+    let body = app
+        .send(get(&format!("{ACTIONS}?page=202&pageSize=50"), &admin))
+        .await
+        .json();
+    assert_eq!(body["items"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        body["total"], 10000,
+        "past the end the capped count still answers"
+    );
+    let body = app
+        .send(get(
+            &format!("{ACTIONS}?page=2&pageSize=10000&limit=1"),
+            &admin,
+        ))
+        .await;
+    assert_eq!(body.status, 400);
+}

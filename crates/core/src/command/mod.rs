@@ -11,6 +11,7 @@
 //! [`CommandHandler`]s; [`UndoInterceptor`]s may refuse an undo (422 by default,
 //! or whatever status and body they return).
 
+pub mod access;
 pub mod diff;
 pub mod outbox;
 pub mod schema;

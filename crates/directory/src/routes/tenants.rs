@@ -42,6 +42,17 @@ pub async fn list_tenants(
         .list_tenants_as_superadmin(&mut conn, &q, page)
         .await?;
     let total = u64::try_from(total).unwrap_or(0);
+    let ids: Vec<String> = rows.iter().map(|r| r.id.to_string()).collect();
+    stoa_core::command::access::record(
+        &mut conn,
+        &ctx.actor(),
+        "directory.tenant",
+        &ids,
+        q.id.is_some(),
+        &["id", "name", "isActive", "createdAt", "updatedAt"],
+        Some(serde_json::json!({"resultCount": ids.len(), "path": "/api/directory/tenants"})),
+    )
+    .await?;
     Ok(web::Json(TenantList {
         items: rows.into_iter().map(TenantItem::from).collect(),
         total,
