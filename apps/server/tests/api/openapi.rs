@@ -50,6 +50,17 @@ fn identity_and_directory_endpoints_are_documented_with_schemas() {
         ("delete", "/api/directory/organizations"),
         ("get", "/api/directory/tenants/lookup"),
         ("get", "/api/directory/organizations/lookup"),
+        ("get", "/api/audit_logs/audit-logs/actions"),
+        ("get", "/api/audit_logs/audit-logs/actions/export"),
+        ("post", "/api/audit_logs/audit-logs/actions/undo"),
+        ("post", "/api/audit_logs/audit-logs/actions/redo"),
+        ("get", "/api/audit_logs/audit-logs/access"),
+        ("get", "/api/progress/active"),
+        ("get", "/api/progress/jobs"),
+        ("post", "/api/progress/jobs"),
+        ("get", "/api/progress/jobs/{id}"),
+        ("put", "/api/progress/jobs/{id}"),
+        ("delete", "/api/progress/jobs/{id}"),
     ];
     for (method, path) in expected {
         let op = &doc["paths"][path][method];
