@@ -86,6 +86,10 @@ fn identity_and_directory_endpoints_are_documented_with_schemas() {
         "FeatureCheckResponse",
         "TenantList",
         "OrganizationList",
+        "ActionList",
+        "AccessList",
+        "ProgressJob",
+        "JobList",
     ] {
         assert!(
             doc["components"]["schemas"][schema].is_object(),
