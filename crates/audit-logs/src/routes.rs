@@ -103,13 +103,20 @@ pub async fn list_actions(
             (window.offset + rows.len() as u64, false)
         }
         None => {
-            let ids: Vec<Uuid> = filtered(&q, &vis)?
-                .select(stoa_core::command::schema::action_logs::id)
-                .limit(COUNT_CAP + 1)
-                .load(&mut *conn)
+            // One index-only probe past the cap, then an exact count only when
+            // the matches fit under it.
+            let beyond = filtered(&q, &vis)?
+                .select(diesel::dsl::sql::<diesel::sql_types::Integer>("1"))
+                .offset(COUNT_CAP);
+            let over: bool = diesel::select(diesel::dsl::exists(beyond))
+                .get_result(&mut *conn)
                 .await?;
-            let capped = ids.len() as i64 > COUNT_CAP;
-            (ids.len().min(COUNT_CAP as usize) as u64, capped)
+            if over {
+                (COUNT_CAP as u64, true)
+            } else {
+                let n: i64 = filtered(&q, &vis)?.count().get_result(&mut *conn).await?;
+                (u64::try_from(n).unwrap_or(0), false)
+            }
         }
     };
     let names = names(
