@@ -105,6 +105,8 @@ impl Drop for Server {
 struct Scenario {
     name: &'static str,
     requests: Vec<Request>,
+    /// Overrides `STOA_BENCH_CONNECTIONS` (to read latency below saturation).
+    connections: Option<usize>,
 }
 
 /// The demo accounts `stoa init --demo` creates.
@@ -122,10 +124,12 @@ fn scenarios(token: &str) -> Vec<Scenario> {
         Scenario {
             name: "GET /api/version",
             requests: vec![Request::get("/api/version")],
+            connections: None,
         },
         Scenario {
             name: "GET /api/health (one DB round trip)",
             requests: vec![Request::get("/api/health")],
+            connections: None,
         },
         Scenario {
             name: "POST /api/auth/login (one argon2id verify each)",
@@ -134,34 +138,54 @@ fn scenarios(token: &str) -> Vec<Scenario> {
                 "application/x-www-form-urlencoded",
                 LOGIN_FORM,
             )],
+            connections: None,
         },
         Scenario {
             name: "GET /api/auth/profile (cached ACL)",
             requests: vec![bearer(Request::get("/api/auth/profile"))],
+            connections: None,
         },
         Scenario {
             name: "GET action logs, 2 filters, 1M entries (count to 10,000)",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
             ))],
+            connections: None,
         },
         Scenario {
             name: "same, includeTotal=true (exact count of 50,000)",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=true",
             ))],
+            connections: None,
         },
         Scenario {
             name: "same, includeTotal=false",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=false",
             ))],
+            connections: None,
         },
         Scenario {
             name: "GET action-log CSV export, 1000 entries",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
             ))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET action logs, 2 filters, 1M entries, 4 connections",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET action-log CSV export, 1000 entries, 4 connections",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
+            ))],
+            connections: Some(4),
         },
         Scenario {
             name: "POST /api/auth/feature-check (20 features)",
@@ -170,6 +194,7 @@ fn scenarios(token: &str) -> Vec<Scenario> {
                 "application/json",
                 &feature_check,
             ))],
+            connections: None,
         },
     ]
 }
@@ -284,7 +309,7 @@ fn bench(
         let outcome = load::drive(
             server.addr,
             &scenario.requests,
-            connections,
+            scenario.connections.unwrap_or(connections),
             Duration::from_secs(1),
             Duration::from_secs(seconds),
         );
