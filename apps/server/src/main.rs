@@ -76,6 +76,16 @@ fn load_config() -> Result<Config, CommandError> {
     Ok(config)
 }
 
+/// A one-worker multi-threaded runtime: diesel-async's migration harness needs
+/// a multi-threaded one, and one-shot commands need no more.
+fn one_thread_runtime() -> Result<tokio::runtime::Runtime, CommandError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::Other(e.to_string()))
+}
+
 fn run(cli: Cli) -> Result<(), CommandError> {
     match cli.command {
         Command::HashBench { count } => {
@@ -93,12 +103,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Migrate => {
             let config = load_config()?;
             // diesel-async's migration harness needs a multi-threaded runtime.
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .map_err(|e| CommandError::Other(e.to_string()))?
-                .block_on(commands::migrate(&config))
+            one_thread_runtime()?.block_on(commands::migrate(&config))
         }
         Command::Init {
             tenant,
@@ -116,21 +121,11 @@ fn run(cli: Cli) -> Result<(), CommandError> {
                 password: password.unwrap_or_else(|| "secret".into()),
                 demo,
             };
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .map_err(|e| CommandError::Other(e.to_string()))?
-                .block_on(commands::init(&config, request))
+            one_thread_runtime()?.block_on(commands::init(&config, request))
         }
         Command::BenchAudit { count, mutations } => {
             let config = load_config()?;
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .map_err(|e| CommandError::Other(e.to_string()))?
-                .block_on(commands::bench_audit(&config, count, mutations.max(1)))
+            one_thread_runtime()?.block_on(commands::bench_audit(&config, count, mutations.max(1)))
         }
         Command::Worker => {
             let config = load_config()?;

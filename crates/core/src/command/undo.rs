@@ -37,6 +37,32 @@ fn in_scope(actor: &Actor, target: &ActionLog, tenant_wide: bool) -> bool {
     )
 }
 
+type Boxed = action_logs::BoxedQuery<'static, diesel::pg::Pg>;
+
+/// Entries of `lookup_actor` in the caller's tenant and the target's organization
+/// in state `state`: where the "latest" rules look.
+fn candidates(
+    state: &'static str,
+    lookup_actor: Option<Uuid>,
+    actor: &Actor,
+    target: &ActionLog,
+) -> Boxed {
+    let mut q = action_logs::table
+        .filter(action_logs::execution_state.eq(state))
+        .into_boxed();
+    q = match lookup_actor {
+        Some(a) => q.filter(action_logs::actor_user_id.eq(a)),
+        None => q.filter(action_logs::actor_user_id.is_null()),
+    };
+    if let Some(t) = actor.tenant_id {
+        q = q.filter(action_logs::tenant_id.eq(t));
+    }
+    if let Some(o) = target.organization_id {
+        q = q.filter(action_logs::organization_id.eq(o));
+    }
+    q
+}
+
 impl CommandRegistry {
     /// Undoes the entry holding `token`. It must be the caller's (or, with
     /// `tenant_wide`, its actor's) latest undoable entry for that resource.
@@ -69,22 +95,10 @@ impl CommandRegistry {
             actor.user_id
         };
         let latest = |with_resource: bool| {
-            let mut q = action_logs::table
+            let mut q = candidates("done", lookup_actor, actor, &target)
                 .filter(action_logs::undo_token.is_not_null())
-                .filter(action_logs::execution_state.eq("done"))
                 .select(action_logs::id)
-                .order((action_logs::created_at.desc(), action_logs::id.desc()))
-                .into_boxed();
-            q = match lookup_actor {
-                Some(a) => q.filter(action_logs::actor_user_id.eq(a)),
-                None => q.filter(action_logs::actor_user_id.is_null()),
-            };
-            if let Some(t) = actor.tenant_id {
-                q = q.filter(action_logs::tenant_id.eq(t));
-            }
-            if let Some(o) = target.organization_id {
-                q = q.filter(action_logs::organization_id.eq(o));
-            }
+                .order((action_logs::created_at.desc(), action_logs::id.desc()));
             if with_resource {
                 if let Some(kind) = target.resource_kind.clone() {
                     q = q.filter(action_logs::resource_kind.eq(kind));
@@ -168,21 +182,9 @@ impl CommandRegistry {
         } else {
             actor.user_id
         };
-        let mut q = action_logs::table
-            .filter(action_logs::execution_state.eq("undone"))
+        let q = candidates("undone", lookup_actor, actor, &target)
             .select(action_logs::id)
-            .order((action_logs::updated_at.desc(), action_logs::id.desc()))
-            .into_boxed();
-        q = match lookup_actor {
-            Some(a) => q.filter(action_logs::actor_user_id.eq(a)),
-            None => q.filter(action_logs::actor_user_id.is_null()),
-        };
-        if let Some(t) = actor.tenant_id {
-            q = q.filter(action_logs::tenant_id.eq(t));
-        }
-        if let Some(o) = target.organization_id {
-            q = q.filter(action_logs::organization_id.eq(o));
-        }
+            .order((action_logs::updated_at.desc(), action_logs::id.desc()));
         let newest: Option<Uuid> = q.first(conn).await.optional()?;
         if newest != Some(target.id) {
             return Err(unavailable(UNAVAILABLE));
