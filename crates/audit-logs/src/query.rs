@@ -53,8 +53,9 @@ pub struct ActionQuery {
     pub field_name: Option<String>,
     /// With `resourceKind` and `resourceId`: also entries whose parent is that resource.
     pub include_related: Option<String>,
-    /// Omitted: `total` is exact up to 10,000 (`totalCapped` beyond); `true`:
-    /// always exact; `false`: not counted (`total` is then a lower bound).
+    /// Omitted: `total` is exact up to 1,000 entries past the window's start
+    /// (`totalCapped` beyond); `true`: always exact; `false`: not counted
+    /// (`total` is then a lower bound).
     pub include_total: Option<String>,
     pub undoable_only: Option<String>,
     /// Legacy window size (default 50, max 1000); used with `offset`.
@@ -352,8 +353,9 @@ pub struct ActionList {
     pub page_size: u64,
     pub total: u64,
     pub total_pages: u64,
-    /// True when more than 10,000 entries match and `total` stopped counting
-    /// there (ask with `includeTotal=true` for the exact number).
+    /// True when more entries match than the default count looked at (1,000
+    /// past the window's start); `total` is then that bound. Ask with
+    /// `includeTotal=true` for the exact number.
     pub total_capped: bool,
 }
 

@@ -91,7 +91,8 @@ pub async fn list_actions(
     .load(&mut *conn)
     .await?;
     // Counting every match of a big log costs more than the page itself, so by
-    // default the count stops at COUNT_CAP (`totalCapped` says so);
+    // default the count looks COUNT_AHEAD entries past the window's start and
+    // stops there (`totalCapped` says so);
     // `includeTotal=true` counts exactly, `includeTotal=false` not at all.
     let (total, total_capped) = match q.include_total.as_ref().map(|_| flag(&q.include_total)) {
         Some(false) => (window.offset + rows.len() as u64, false),
@@ -103,16 +104,19 @@ pub async fn list_actions(
             (window.offset + rows.len() as u64, false)
         }
         None => {
+            let cap = i64::try_from(window.offset)
+                .unwrap_or(0)
+                .saturating_add(COUNT_AHEAD);
             // One index-only probe past the cap, then an exact count only when
             // the matches fit under it.
             let beyond = filtered(&q, &vis)?
                 .select(diesel::dsl::sql::<diesel::sql_types::Integer>("1"))
-                .offset(COUNT_CAP);
+                .offset(cap);
             let over: bool = diesel::select(diesel::dsl::exists(beyond))
                 .get_result(&mut *conn)
                 .await?;
             if over {
-                (COUNT_CAP as u64, true)
+                (u64::try_from(cap).unwrap_or(0), true)
             } else {
                 let n: i64 = filtered(&q, &vis)?.count().get_result(&mut *conn).await?;
                 (u64::try_from(n).unwrap_or(0), false)
@@ -162,8 +166,8 @@ pub async fn list_actions(
     }))
 }
 
-/// Where the default count of a list stops.
-const COUNT_CAP: i64 = 10_000;
+/// How far past the window's start the default count looks (20 pages of 50).
+const COUNT_AHEAD: i64 = 1_000;
 
 const CSV_HEADER: &str = "When,User,Action,Field,Old Value,New Value,Source\n";
 
