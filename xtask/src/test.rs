@@ -9,10 +9,20 @@ pub fn run(args: &[String]) -> Result<u8> {
         .map(|(ok, _)| ok)
         .unwrap_or(false);
     let mut cmd = cargo();
-    if nextest {
-        cmd.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+    cmd.args(if nextest {
+        ["nextest", "run"]
     } else {
-        cmd.args(["test", "--workspace", "--no-fail-fast"]);
+        ["test", "--no-fail-fast"]
+    });
+    if nextest {
+        cmd.arg("--no-fail-fast");
+    }
+    // `cargo xtask test -p stoa-devices [filter]` runs one crate's tests.
+    let one_package = args
+        .iter()
+        .any(|a| a == "-p" || a == "--package" || a.starts_with("--package="));
+    if !one_package {
+        cmd.arg("--workspace");
     }
     cmd.args(args).env("DATABASE_URL", &db.server_url);
     println!(

@@ -26,6 +26,15 @@ pub const SELECTED_TENANT_COOKIE: &str = "om_selected_tenant";
 /// Header equivalents of the selection cookies, for API clients.
 pub const SELECTED_ORG_HEADER: &str = "x-om-selected-org";
 pub const SELECTED_TENANT_HEADER: &str = "x-om-selected-tenant";
+/// The prefix of API-key secrets (`omk_<8 hex>.<48 hex>`, as the reference makes them).
+pub const API_KEY_PREFIX: &str = "omk_";
+
+/// Whether a credential value has the shape of an API-key secret. Some clients
+/// send keys as `Authorization: Bearer <secret>`; a JWT never starts with `omk_`.
+pub fn looks_like_api_key(value: &str) -> bool {
+    value.starts_with(API_KEY_PREFIX) && value.contains('.') && value.len() <= 256
+}
+
 /// The value that selects every organization the caller may see.
 pub const ALL_ORGANIZATIONS: &str = "__all__";
 
@@ -148,7 +157,8 @@ pub struct Credentials {
     pub bearer: Option<String>,
     /// The `auth_token` cookie.
     pub cookie_token: Option<String>,
-    /// `x-api-key: <value>` or `Authorization: ApiKey <value>`.
+    /// `x-api-key: <value>`, `Authorization: ApiKey <value>`, or a bearer value
+    /// in the key format ([`looks_like_api_key`]).
     pub api_key: Option<String>,
     /// `x-om-selected-org` header, else the `om_selected_org` cookie.
     pub selected_org: Option<String>,
@@ -178,7 +188,9 @@ impl Credentials {
         if let Some(value) = authorization {
             let (scheme, rest) = value.split_once(' ').unwrap_or((value.as_str(), ""));
             let rest = rest.trim();
-            if scheme.eq_ignore_ascii_case("bearer") && !rest.is_empty() {
+            if scheme.eq_ignore_ascii_case("bearer") && looks_like_api_key(rest) {
+                api_key = Some(rest.to_string());
+            } else if scheme.eq_ignore_ascii_case("bearer") && !rest.is_empty() {
                 bearer = Some(rest.to_string());
             } else if scheme.eq_ignore_ascii_case("apikey") && !rest.is_empty() {
                 api_key = api_key.or(Some(rest.to_string()));
@@ -320,5 +332,12 @@ mod tests {
             Credentials::from_request(&req).api_key.as_deref(),
             Some("k.s")
         );
+        let key = "omk_0123abcd.0123456789abcdef";
+        let req = actix_web::test::TestRequest::default()
+            .insert_header(("authorization", format!("Bearer {key}")))
+            .to_http_request();
+        let c = Credentials::from_request(&req);
+        assert_eq!(c.api_key.as_deref(), Some(key));
+        assert!(c.bearer.is_none());
     }
 }

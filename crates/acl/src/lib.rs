@@ -12,9 +12,10 @@ mod matching;
 mod registry;
 
 pub use context::{
-    ALL_ORGANIZATIONS, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData, CredentialKind,
-    Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER, SELECTED_TENANT_COOKIE,
-    SELECTED_TENANT_HEADER, SESSION_COOKIE, authenticator_data,
+    ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,
+    CredentialKind, Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER,
+    SELECTED_TENANT_COOKIE, SELECTED_TENANT_HEADER, SESSION_COOKIE, authenticator_data,
+    looks_like_api_key,
 };
 pub use matching::{feature_granted, features_granted};
-pub use registry::{Feature, ModuleInfo, Registry, RegistryError};
+pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};

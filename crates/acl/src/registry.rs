@@ -22,6 +22,37 @@ pub struct ModuleInfo {
     pub title: &'static str,
 }
 
+/// Where a backend page appears in the admin navigation (`GET /auth/admin/nav`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NavPlacement {
+    /// A sidebar group (`groups`).
+    Main,
+    /// A settings section (`settingsSections`).
+    Settings,
+    /// A profile section (`profileSections`).
+    Profile,
+}
+
+/// A backend page a module declares, shown to callers holding its features.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NavEntry {
+    /// Stable id, e.g. `auth.users`.
+    pub id: &'static str,
+    pub module: &'static str,
+    pub placement: NavPlacement,
+    /// The group or section id, e.g. `settings.auth`.
+    pub group_id: &'static str,
+    /// The group or section label, e.g. `Users & access`.
+    pub group_label: &'static str,
+    pub href: &'static str,
+    pub title: &'static str,
+    /// Every feature needed to see the page.
+    pub features: &'static [&'static str],
+    /// Position inside the group (ascending).
+    pub order: i32,
+    pub icon: Option<&'static str>,
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RegistryError {
     #[error("feature `{0}` is registered twice")]
@@ -41,6 +72,8 @@ pub struct Registry {
     /// Grants each default role (`superadmin`, `admin`, `employee`) gets in a
     /// new tenant, contributed by every module (additive).
     role_defaults: BTreeMap<&'static str, Vec<&'static str>>,
+    /// Backend pages, in registration order.
+    nav: Vec<NavEntry>,
 }
 
 impl Registry {
@@ -81,6 +114,20 @@ impl Registry {
                 list.push(grant);
             }
         }
+    }
+
+    /// Declares backend pages for the admin navigation; an id registered again
+    /// replaces the earlier entry.
+    pub fn register_nav(&mut self, entries: &[NavEntry]) {
+        for entry in entries {
+            self.nav.retain(|e| e.id != entry.id);
+            self.nav.push(entry.clone());
+        }
+    }
+
+    /// Every declared backend page.
+    pub fn nav(&self) -> &[NavEntry] {
+        &self.nav
     }
 
     /// The default grants of `role` (empty for unknown roles).

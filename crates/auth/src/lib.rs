@@ -13,6 +13,7 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod grants;
 pub mod password;
 pub mod routes;
 pub mod schema;

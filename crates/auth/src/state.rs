@@ -31,6 +31,8 @@ pub struct AuthState {
     pub limiter: Arc<dyn RateLimiter>,
     pub mailer: Arc<dyn Mailer>,
     pub cache: AclCache,
+    /// Authenticates API keys (stoa-api-keys provides it); `None` = keys are refused.
+    pub api_keys: Option<Arc<dyn Authenticator>>,
 }
 
 impl AuthState {
@@ -50,6 +52,7 @@ impl AuthState {
             limiter: Arc::new(MemoryRateLimiter::new(config.rate_limits.enabled)),
             mailer,
             cache: AclCache::default(),
+            api_keys: None,
             registry,
             db,
             config,
@@ -58,6 +61,12 @@ impl AuthState {
 }
 
 impl AuthState {
+    /// Hands API-key credentials to `keys`.
+    pub fn with_api_keys(mut self, keys: Arc<dyn Authenticator>) -> Self {
+        self.api_keys = Some(keys);
+        self
+    }
+
     /// A signed access token for `user` in session `sid`.
     pub fn access_token(
         &self,
@@ -188,11 +197,20 @@ impl Authenticator for AuthState {
         credentials: &'a Credentials,
     ) -> BoxFuture<'a, Result<AuthContext, AppError>> {
         Box::pin(async move {
-            if credentials.bearer.is_none() && credentials.cookie_token.is_none() {
-                // API keys arrive with the API-keys module.
-                return Err(AppError::unauthorized());
+            let has_token = credentials.bearer.is_some() || credentials.cookie_token.is_some();
+            let key = credentials.api_key.as_ref().and(self.api_keys.as_ref());
+            match (has_token, key) {
+                (false, None) => Err(AppError::unauthorized()),
+                (false, Some(keys)) => keys.authenticate(credentials).await,
+                // A valid session token wins; an invalid one falls back to the key.
+                (true, None) => self.authenticate_session(credentials).await,
+                (true, Some(keys)) => match self.authenticate_session(credentials).await {
+                    Err(err) if err.status() == actix_web::http::StatusCode::UNAUTHORIZED => {
+                        keys.authenticate(credentials).await
+                    }
+                    other => other,
+                },
             }
-            self.authenticate_session(credentials).await
         })
     }
 }

@@ -80,8 +80,11 @@ fn migrations_hash() -> String {
             hash = hash.wrapping_mul(0x0100_0000_01b3);
         }
     };
+    let root = workspace_root().join("migrations");
     for file in files {
-        feed(file.to_string_lossy().as_bytes());
+        // Relative names: two checkouts of the same migrations share a template.
+        let name = file.strip_prefix(&root).unwrap_or(&file);
+        feed(name.to_string_lossy().as_bytes());
         feed(&std::fs::read(&file).unwrap_or_default());
     }
     format!("{hash:016x}")
