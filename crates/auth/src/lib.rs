@@ -8,6 +8,7 @@
 //! reset, locale, feature checks, autologin) live here; `stoa init` uses
 //! [`bootstrap::init`]. See README.md for the endpoint table.
 
+pub mod accounts;
 pub mod acl;
 pub mod bootstrap;
 pub mod cache;
@@ -121,6 +122,18 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
             .service(routes::locale::get_locale)
             .service(routes::locale::post_locale)
             .service(routes::features::feature_check)
-            .service(routes::features::features);
+            .service(routes::features::features)
+            .service(routes::users::list_users)
+            .service(routes::users::create_user)
+            .service(routes::users::update_user)
+            .service(routes::users::delete_user)
+            .service(routes::roles::list_roles)
+            .service(routes::roles::create_role)
+            .service(routes::roles::update_role)
+            .service(routes::roles::delete_role)
+            .service(routes::acls::get_role_acl)
+            .service(routes::acls::put_role_acl)
+            .service(routes::acls::get_user_acl)
+            .service(routes::acls::put_user_acl);
     }
 }

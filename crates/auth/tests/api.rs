@@ -2,11 +2,14 @@
 //! HTTP tests of stoa-auth against a real Postgres (one database per test).
 
 mod api {
+    pub mod acls;
     pub mod features;
     pub mod login;
     pub mod profile;
     pub mod reset;
+    pub mod roles;
     pub mod session;
     pub mod support;
     pub mod tokens;
+    pub mod users;
 }

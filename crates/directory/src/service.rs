@@ -571,6 +571,42 @@ pub fn escape_like(s: &str) -> String {
 }
 
 impl PgDirectory {
+    /// The tenant of a live organization (for callers that may act in any tenant).
+    pub async fn organization_tenant(
+        &self,
+        conn: &mut AsyncPgConnection,
+        id: Uuid,
+    ) -> Result<Option<Uuid>> {
+        Ok(organizations::table
+            .filter(organizations::id.eq(id))
+            .filter(organizations::deleted_at.is_null())
+            .select(organizations::tenant_id)
+            .first(conn)
+            .await
+            .optional()?)
+    }
+
+    /// Live organizations whose name contains `term` (case-insensitive), in
+    /// `tenant` or, with `None`, in every tenant. At most `limit` ids.
+    pub async fn organization_ids_named(
+        &self,
+        conn: &mut AsyncPgConnection,
+        tenant: Option<Uuid>,
+        term: &str,
+        limit: i64,
+    ) -> Result<Vec<Uuid>> {
+        let mut query = organizations::table
+            .filter(organizations::deleted_at.is_null())
+            .filter(organizations::name.ilike(format!("%{}%", escape_like(term))))
+            .select(organizations::id)
+            .limit(limit)
+            .into_boxed();
+        if let Some(tenant) = tenant {
+            query = query.filter(organizations::tenant_id.eq(tenant));
+        }
+        Ok(query.load(conn).await?)
+    }
+
     /// Names of the given tenants and organizations (deleted ones included), for
     /// logs that show who acted where.
     pub async fn names(

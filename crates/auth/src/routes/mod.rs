@@ -1,11 +1,14 @@
 //! Thin handlers for the session and self-service endpoints.
 
+pub mod acls;
 pub mod features;
 pub mod locale;
 pub mod login;
 pub mod profile;
 pub mod reset;
+pub mod roles;
 pub mod session;
+pub mod users;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};

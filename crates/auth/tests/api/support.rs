@@ -7,6 +7,8 @@ use stoa_auth::AuthConfig;
 use stoa_auth::testing::{self, Tenant};
 use stoa_testkit::{TestApp, TestResponse};
 
+pub use stoa_testkit::requests::delete;
+
 pub use stoa_auth::testing::PASSWORD;
 
 pub async fn start_with(
@@ -54,4 +56,62 @@ pub fn cookie(res: &TestResponse, name: &str) -> Option<String> {
 
 pub fn keys() -> stoa_auth::tokens::TokenKeys {
     stoa_auth::tokens::TokenKeys::new(AuthConfig::for_tests().jwt_secret.expose())
+}
+
+/// An app with auth, directory and audit logs (undo/redo over HTTP).
+pub async fn start_admin() -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let commands = stoa_directory::commands::handlers()
+        .into_iter()
+        .chain(stoa_auth::commands::handlers())
+        .fold(
+            stoa_core::command::CommandRegistry::new(),
+            stoa_core::command::CommandRegistry::handler,
+        );
+    stoa_testkit::app()
+        .module_with(testing::module)
+        .module(stoa_directory::configure)
+        .module(stoa_audit_logs::configure(std::sync::Arc::new(commands)))
+        .start()
+        .await
+}
+
+/// A tenant whose default roles also carry the audit-log grants.
+pub async fn seed(db: &stoa_core::db::Db, name: &str, domain: &str) -> Tenant {
+    let mut registry = stoa_auth::base_registry().unwrap();
+    stoa_audit_logs::register(&mut registry).unwrap();
+    testing::seed_tenant_with(db, &registry, name, domain).await
+}
+
+/// The undo token of the `x-om-operation` header of a response.
+pub fn undo_token(res: &TestResponse) -> String {
+    let raw = res.header("x-om-operation").expect("x-om-operation header");
+    let encoded = raw.strip_prefix("omop:").expect("omop: prefix");
+    let mut bytes = Vec::new();
+    let mut it = encoded.bytes();
+    while let Some(b) = it.next() {
+        if b == b'%' {
+            let hex = [it.next().unwrap(), it.next().unwrap()];
+            bytes.push(u8::from_str_radix(std::str::from_utf8(&hex).unwrap(), 16).unwrap());
+        } else {
+            bytes.push(b);
+        }
+    }
+    let op: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    op["undoToken"].as_str().expect("undo token").to_string()
+}
+
+/// Undoes the operation holding `token` as the bearer of `auth`.
+pub async fn undo<S: stoa_testkit::AppService>(
+    app: &TestApp<S>,
+    auth: &str,
+    token: &str,
+) -> TestResponse {
+    app.send(post_json(
+        "/api/audit_logs/audit-logs/actions/undo",
+        auth,
+        serde_json::json!({"undoToken": token}),
+    ))
+    .await
 }

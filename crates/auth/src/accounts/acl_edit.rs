@@ -1,0 +1,424 @@
+//! Reading and editing role and user ACLs.
+//!
+//! Edits keep every field the request omits, trim and de-duplicate lists,
+//! drop grants nothing registered knows (answering `sanitized: true`) and then
+//! hold the caller to the grant boundary (`crate::grants`) for whatever the
+//! edit adds. A changed ACL is seen by the very next request: the ACL tables'
+//! triggers bump `acl_version`, which every authentication reads.
+
+use actix_web::HttpRequest;
+use actix_web::http::StatusCode;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::{Deserialize, Serialize};
+use stoa_acl::{AuthContext, Registry};
+use stoa_core::AppError;
+use stoa_core::command::{self, Operation};
+use stoa_directory::PgDirectory;
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
+
+use super::roles::manageable_role;
+use super::target_tenant;
+use super::users::manageable_user;
+use crate::commands::{AclState, UpdateRoleAclCommand, UpdateUserAclCommand};
+use crate::grants;
+use crate::schema::{role_acls, user_acls};
+use crate::state::AuthState;
+
+/// Most grants one ACL may list, and the longest grant.
+const MAX_FEATURES: usize = 500;
+const MAX_FEATURE_LEN: usize = 128;
+const MAX_ORGANIZATIONS: usize = 500;
+/// The reference's optimistic-lock request header.
+pub const LOCK_HEADER: &str = "x-om-ext-optimistic-lock-expected-updated-at";
+
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct RoleAclQuery {
+    pub role_id: Uuid,
+    /// The tenant the role must belong to (another tenant: super admins only).
+    pub tenant_id: Option<Uuid>,
+}
+
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct UserAclQuery {
+    pub user_id: Uuid,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleAclView {
+    pub is_super_admin: bool,
+    pub features: Vec<String>,
+    /// `null` = every organization.
+    pub organizations: Option<Vec<Uuid>>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserAclView {
+    /// Whether an override replaces the user's role ACLs.
+    pub has_custom_acl: bool,
+    pub is_super_admin: bool,
+    pub features: Vec<String>,
+    pub organizations: Option<Vec<Uuid>>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoleAclUpdate {
+    pub role_id: Uuid,
+    pub is_super_admin: Option<bool>,
+    /// Replaces the granted features (ids or `module.*` wildcards).
+    pub features: Option<Vec<String>>,
+    /// `null` = every organization; omitted = unchanged.
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<Vec<Uuid>>)]
+    pub organizations: Option<Option<Vec<Uuid>>>,
+    pub tenant_id: Option<Uuid>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UserAclUpdate {
+    pub user_id: Uuid,
+    pub is_super_admin: Option<bool>,
+    pub features: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<Vec<Uuid>>)]
+    pub organizations: Option<Option<Vec<Uuid>>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AclSaved {
+    pub ok: bool,
+    /// Something in the request was dropped (unknown or not grantable here).
+    pub sanitized: bool,
+}
+
+/// Trimmed, de-duplicated grants without the ones `drop` rejects; the flag
+/// says whether anything was dropped. Over-long lists and grants are 400.
+fn sanitize(
+    registry: &Registry,
+    raw: Vec<String>,
+    strip: impl Fn(&str) -> bool,
+) -> Result<(Vec<String>, bool), AppError> {
+    if raw.len() > MAX_FEATURES {
+        return Err(AppError::bad_request(format!(
+            "Invalid input: features: at most {MAX_FEATURES} entries"
+        )));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(raw.len());
+    let mut dropped = false;
+    for grant in raw {
+        let grant = grant.trim();
+        if grant.is_empty() || out.iter().any(|g| g == grant) {
+            continue;
+        }
+        if grant.len() > MAX_FEATURE_LEN {
+            return Err(AppError::bad_request(format!(
+                "Invalid input: features: entries are at most {MAX_FEATURE_LEN} characters"
+            )));
+        }
+        if !registry.is_known_grant(grant) || strip(grant) {
+            dropped = true;
+            continue;
+        }
+        out.push(grant.to_string());
+    }
+    Ok((out, dropped))
+}
+
+/// Organization ids de-duplicated and checked to be live organizations of `tenant`.
+async fn clean_organizations(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    raw: Option<Vec<Uuid>>,
+) -> Result<Option<Vec<Uuid>>, AppError> {
+    let Some(mut list) = raw else {
+        return Ok(None);
+    };
+    if list.len() > MAX_ORGANIZATIONS {
+        return Err(AppError::bad_request(format!(
+            "Invalid input: organizations: at most {MAX_ORGANIZATIONS} entries"
+        )));
+    }
+    list.sort();
+    list.dedup();
+    for org in &list {
+        if PgDirectory.organization_tenant(conn, *org).await? != Some(tenant) {
+            return Err(AppError::bad_request(format!(
+                "Invalid input: organizations: {org} is not an organization of this tenant"
+            )));
+        }
+    }
+    Ok(Some(list))
+}
+
+/// 409 when the request's optimistic-lock header names another version.
+fn check_lock(req: &HttpRequest, current: Option<OffsetDateTime>) -> Result<(), AppError> {
+    let Some(expected) = req.headers().get(LOCK_HEADER).and_then(|v| v.to_str().ok()) else {
+        return Ok(());
+    };
+    let expected = expected.trim();
+    let parsed = OffsetDateTime::parse(expected, &time::format_description::well_known::Rfc3339)
+        .map_err(|_| AppError::bad_request(format!("Invalid {LOCK_HEADER} header")))?;
+    // Timestamps compare at millisecond precision (what clients round-trip).
+    let millis = |t: OffsetDateTime| t.unix_timestamp_nanos() / 1_000_000;
+    if current.map(millis) == Some(millis(parsed)) {
+        return Ok(());
+    }
+    let current_text = current.and_then(|c| {
+        c.format(&time::format_description::well_known::Rfc3339)
+            .ok()
+    });
+    Err(AppError::conflict("record_modified")
+        .with_code("optimistic_lock_conflict")
+        .with_field("currentUpdatedAt", current_text)
+        .with_field("expectedUpdatedAt", expected))
+}
+
+async fn role_acl_updated_at(
+    conn: &mut AsyncPgConnection,
+    role: Uuid,
+    tenant: Uuid,
+) -> Result<Option<OffsetDateTime>, AppError> {
+    Ok(role_acls::table
+        .filter(role_acls::role_id.eq(role))
+        .filter(role_acls::tenant_id.eq(tenant))
+        .select(role_acls::updated_at)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+async fn user_acl_updated_at(
+    conn: &mut AsyncPgConnection,
+    user: Uuid,
+    tenant: Uuid,
+) -> Result<Option<OffsetDateTime>, AppError> {
+    Ok(user_acls::table
+        .filter(user_acls::user_id.eq(user))
+        .filter(user_acls::tenant_id.eq(tenant))
+        .select(user_acls::updated_at)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// The role named by a role-ACL request, in the tenant it names.
+async fn role_in_scope(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role: Uuid,
+    tenant: Option<Uuid>,
+) -> Result<crate::commands::RoleState, AppError> {
+    let tenant = match tenant {
+        Some(t) => Some(target_tenant(ctx, Some(t))?),
+        None => None,
+    };
+    let role = manageable_role(conn, ctx, role).await?;
+    if tenant.is_some_and(|t| t != role.tenant_id) {
+        return Err(AppError::not_found("Role not found"));
+    }
+    Ok(role)
+}
+
+/// `GET /auth/roles/acl`.
+pub async fn role_acl(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &RoleAclQuery,
+) -> Result<RoleAclView, AppError> {
+    let role = role_in_scope(conn, ctx, q.role_id, q.tenant_id).await?;
+    let updated_at = role_acl_updated_at(conn, role.id, role.tenant_id).await?;
+    let acl = role.acl.unwrap_or_default();
+    Ok(RoleAclView {
+        is_super_admin: acl.is_super_admin,
+        features: acl.features,
+        organizations: acl.organizations,
+        updated_at,
+    })
+}
+
+/// `PUT /auth/roles/acl`.
+pub async fn update_role_acl(
+    state: &AuthState,
+    ctx: &AuthContext,
+    req: &HttpRequest,
+    input: RoleAclUpdate,
+) -> Result<(bool, Operation), AppError> {
+    let mut conn = state.db.conn().await?;
+    let role = role_in_scope(&mut conn, ctx, input.role_id, input.tenant_id).await?;
+    check_lock(
+        req,
+        role_acl_updated_at(&mut conn, role.id, role.tenant_id).await?,
+    )?;
+    let current = role.acl.clone().unwrap_or(AclState {
+        tenant_id: role.tenant_id,
+        ..Default::default()
+    });
+    let (features, sanitized) = match input.features {
+        Some(raw) => sanitize(&state.registry, raw, |_| false)?,
+        None => (current.features.clone(), false),
+    };
+    let added: Vec<&String> = features
+        .iter()
+        .filter(|f| !current.features.contains(f))
+        .collect();
+    let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
+    grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
+    let organizations = match input.organizations {
+        Some(raw) => {
+            let orgs = clean_organizations(&mut conn, role.tenant_id, raw).await?;
+            if orgs != current.organizations {
+                grants::check_organizations(ctx, orgs.as_deref())?;
+            }
+            orgs
+        }
+        None => current.organizations.clone(),
+    };
+    drop(conn);
+    let command = UpdateRoleAclCommand {
+        role: role.id,
+        acl: AclState {
+            tenant_id: role.tenant_id,
+            features,
+            is_super_admin,
+            organizations,
+        },
+    };
+    let actor = ctx.actor();
+    let ((), op) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok((sanitized, op))
+}
+
+/// The user named by a user-ACL request and the tenant of its override.
+async fn user_in_scope(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    user: Uuid,
+) -> Result<(crate::commands::UserState, Uuid), AppError> {
+    let user = manageable_user(conn, ctx, user).await?;
+    let tenant = user
+        .tenant_id
+        .ok_or_else(|| AppError::not_found("User not found"))?;
+    Ok((user, tenant))
+}
+
+/// `GET /auth/users/acl`.
+pub async fn user_acl(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &UserAclQuery,
+) -> Result<UserAclView, AppError> {
+    let (user, tenant) = user_in_scope(conn, ctx, q.user_id).await?;
+    let updated_at = user_acl_updated_at(conn, user.id, tenant).await?;
+    Ok(match user.acl {
+        Some(acl) => UserAclView {
+            has_custom_acl: true,
+            is_super_admin: acl.is_super_admin,
+            features: acl.features,
+            organizations: acl.organizations,
+            updated_at,
+        },
+        None => UserAclView {
+            has_custom_acl: false,
+            is_super_admin: false,
+            features: Vec::new(),
+            organizations: None,
+            updated_at: None,
+        },
+    })
+}
+
+/// Grants only super admins may put in a user override (the reference strips
+/// them for everyone else rather than refusing).
+fn tenant_level_grant(grant: &str) -> bool {
+    grant == "*" || grant == "directory.*" || grant.starts_with("directory.tenants")
+}
+
+/// `PUT /auth/users/acl`. An override without features and without the
+/// super-admin flag is removed (the user falls back to their roles), except
+/// that an organization restriction without any feature is refused.
+pub async fn update_user_acl(
+    state: &AuthState,
+    ctx: &AuthContext,
+    req: &HttpRequest,
+    input: UserAclUpdate,
+) -> Result<(bool, Operation), AppError> {
+    let mut conn = state.db.conn().await?;
+    let (user, tenant) = user_in_scope(&mut conn, ctx, input.user_id).await?;
+    check_lock(req, user_acl_updated_at(&mut conn, user.id, tenant).await?)?;
+    let current = user.acl.clone().unwrap_or(AclState {
+        tenant_id: tenant,
+        ..Default::default()
+    });
+    let super_caller = ctx.is_super_admin();
+    let (features, sanitized) = match input.features {
+        Some(raw) => sanitize(&state.registry, raw, |g| {
+            !super_caller && tenant_level_grant(g)
+        })?,
+        None => (current.features.clone(), false),
+    };
+    let added: Vec<&String> = features
+        .iter()
+        .filter(|f| !current.features.contains(f))
+        .collect();
+    let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
+    grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
+    let organizations = match input.organizations {
+        Some(raw) => {
+            let orgs = clean_organizations(&mut conn, tenant, raw).await?;
+            if orgs != current.organizations {
+                grants::check_organizations(ctx, orgs.as_deref())?;
+            }
+            orgs
+        }
+        None => current.organizations.clone(),
+    };
+    if features.is_empty() && !is_super_admin && organizations.is_some() {
+        return Err(AppError::new(
+            StatusCode::BAD_REQUEST,
+            "An organization-scoped access override needs at least one feature",
+        )
+        .with_code("acl_features_required"));
+    }
+    drop(conn);
+    let acl = (!features.is_empty() || is_super_admin).then_some(AclState {
+        tenant_id: tenant,
+        features,
+        is_super_admin,
+        organizations,
+    });
+    let command = UpdateUserAclCommand {
+        user: user.id,
+        tenant,
+        acl,
+    };
+    let actor = ctx.actor();
+    let ((), op) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok((sanitized, op))
+}

@@ -1,0 +1,101 @@
+//! Account administration: users, roles and ACL editing. The rules live
+//! here (who may see and change which account, what may be granted); the
+//! handlers in `routes/{users,roles,acls}.rs` only extract, call and answer.
+//! Every write runs as a command (`crate::commands`).
+
+pub mod acl_edit;
+pub mod roles;
+pub mod users;
+
+use actix_web::http::StatusCode;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+use uuid::Uuid;
+
+use crate::schema::{self, role_acls, user_acls, user_roles};
+
+/// The dispatcher's answer to a non-super admin naming another tenant.
+pub fn foreign_tenant() -> AppError {
+    AppError::new(
+        StatusCode::FORBIDDEN,
+        "Not authorized to target this tenant.",
+    )
+}
+
+/// The tenant a request acts in: `requested` when the caller may target it
+/// (403 otherwise), else the caller's scope tenant (403 when it has none).
+pub fn target_tenant(ctx: &AuthContext, requested: Option<Uuid>) -> Result<Uuid, AppError> {
+    match requested {
+        Some(t) if ctx.may_target_tenant(t) => Ok(t),
+        Some(_) => Err(foreign_tenant()),
+        None => ctx.tenant(),
+    }
+}
+
+/// Whether the user is a super admin (by user ACL or by a role ACL).
+pub async fn is_super_admin_user(
+    conn: &mut AsyncPgConnection,
+    user: Uuid,
+) -> Result<bool, AppError> {
+    let by_acl: i64 = user_acls::table
+        .filter(user_acls::user_id.eq(user))
+        .filter(user_acls::is_super_admin.eq(true))
+        .count()
+        .get_result(conn)
+        .await?;
+    if by_acl > 0 {
+        return Ok(true);
+    }
+    let by_role: i64 = user_roles::table
+        .inner_join(role_acls::table.on(role_acls::role_id.eq(user_roles::role_id)))
+        .filter(user_roles::user_id.eq(user))
+        .filter(role_acls::is_super_admin.eq(true))
+        .count()
+        .get_result(conn)
+        .await?;
+    Ok(by_role > 0)
+}
+
+/// Live users of `tenant` who are super admins (hidden from other callers).
+pub async fn super_admin_user_ids(
+    conn: &mut AsyncPgConnection,
+    tenant: Option<Uuid>,
+) -> Result<Vec<Uuid>, AppError> {
+    let mut by_acl = user_acls::table
+        .inner_join(schema::users::table.on(schema::users::id.eq(user_acls::user_id)))
+        .filter(user_acls::is_super_admin.eq(true))
+        .filter(schema::users::deleted_at.is_null())
+        .select(schema::users::id)
+        .into_boxed();
+    let mut by_role = user_roles::table
+        .inner_join(schema::users::table)
+        .inner_join(role_acls::table.on(role_acls::role_id.eq(user_roles::role_id)))
+        .filter(role_acls::is_super_admin.eq(true))
+        .filter(schema::users::deleted_at.is_null())
+        .select(schema::users::id)
+        .into_boxed();
+    if let Some(t) = tenant {
+        by_acl = by_acl.filter(schema::users::tenant_id.eq(t));
+        by_role = by_role.filter(schema::users::tenant_id.eq(t));
+    }
+    let mut ids: Vec<Uuid> = by_acl.load(conn).await?;
+    ids.extend(by_role.load::<Uuid>(conn).await?);
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// Whether a restricted caller may manage accounts of `organization`
+/// (unrestricted callers and super admins may manage any).
+pub fn may_manage_organization(ctx: &AuthContext, organization: Option<Uuid>) -> bool {
+    if ctx.is_super_admin() {
+        return true;
+    }
+    match (&ctx.acl.allowed_organization_ids, organization) {
+        (None, _) => true,
+        (Some(allowed), Some(org)) => allowed.contains(&org),
+        (Some(_), None) => false,
+    }
+}

@@ -1,0 +1,345 @@
+//! Roles: list, create, rename/move, delete.
+//!
+//! Super admins see and manage every tenant's roles. Anyone else works in
+//! their own tenant and never sees or touches super-admin roles (the
+//! `superadmin` role or any role whose ACL carries the flag).
+
+use std::collections::HashMap;
+
+use actix_web::http::StatusCode;
+use diesel::dsl::count_star;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::{Deserialize, Serialize};
+use stoa_acl::AuthContext;
+use stoa_core::command::{self, Operation};
+use stoa_core::{AppError, PageQuery};
+use stoa_directory::service::escape_like;
+use stoa_directory::{DirectoryService, PgDirectory};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
+
+use super::{foreign_tenant, target_tenant};
+use crate::commands::roles::ROLE_HAS_USERS;
+use crate::commands::{CreateRoleCommand, DeleteRoleCommand, RoleState, UpdateRoleCommand};
+use crate::schema::{role_acls, roles, user_roles, users};
+use crate::state::AuthState;
+
+pub const DEFAULT_PAGE_SIZE: u64 = 50;
+pub const MAX_PAGE_SIZE: u64 = 100;
+/// Names nobody may give a new role (case-insensitive), as in the reference.
+const RESERVED: [&str; 2] = ["superadmin", "admin"];
+/// The default super-admin role's name.
+const SUPERADMIN: &str = "superadmin";
+
+#[derive(Debug, Default, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct RoleListQuery {
+    pub id: Option<Uuid>,
+    pub page: Option<u64>,
+    /// 1–100, default 50.
+    pub page_size: Option<u64>,
+    /// Case-insensitive substring of the name.
+    #[validate(length(max = 200))]
+    pub search: Option<String>,
+    /// Another tenant's roles (super admins only).
+    pub tenant_id: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleItem {
+    pub id: Uuid,
+    pub name: String,
+    /// Live users holding the role.
+    pub users_count: i64,
+    pub tenant_id: Option<Uuid>,
+    pub tenant_name: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleList {
+    pub items: Vec<RoleItem>,
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+    pub total_pages: u64,
+    pub is_super_admin: bool,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateRole {
+    #[validate(length(min = 2, max = 100))]
+    pub name: String,
+    /// Defaults to the caller's tenant; `null` is refused (no global roles).
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<Uuid>)]
+    pub tenant_id: Option<Option<Uuid>>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateRole {
+    pub id: Uuid,
+    #[validate(length(min = 2, max = 100))]
+    pub name: Option<String>,
+    /// Moves the role to another tenant (super admins only; its ACL is reset).
+    pub tenant_id: Option<Uuid>,
+}
+
+/// Roles whose ACL carries the super-admin flag.
+fn super_admin_role_ids() -> role_acls::BoxedQuery<'static, Pg, diesel::sql_types::Uuid> {
+    role_acls::table
+        .filter(role_acls::is_super_admin.eq(true))
+        .select(role_acls::role_id)
+        .into_boxed()
+}
+
+fn listed(
+    ctx: &AuthContext,
+    q: &RoleListQuery,
+) -> Result<roles::BoxedQuery<'static, Pg>, AppError> {
+    let mut query = roles::table
+        .filter(roles::deleted_at.is_null())
+        .into_boxed();
+    if ctx.is_super_admin() {
+        if let Some(t) = q.tenant_id {
+            query = query.filter(roles::tenant_id.eq(t));
+        }
+    } else {
+        let tenant = target_tenant(ctx, q.tenant_id)?;
+        query = query
+            .filter(roles::tenant_id.eq(tenant))
+            .filter(roles::name.ne(SUPERADMIN))
+            .filter(roles::id.ne_all(super_admin_role_ids()));
+    }
+    if let Some(id) = q.id {
+        query = query.filter(roles::id.eq(id));
+    }
+    if let Some(term) = q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        query = query.filter(roles::name.ilike(format!("%{}%", escape_like(term))));
+    }
+    Ok(query)
+}
+
+/// `GET /auth/roles`.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &RoleListQuery,
+) -> Result<RoleList, AppError> {
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
+    let total: i64 = listed(ctx, q)?.count().get_result(conn).await?;
+    let rows: Vec<(Uuid, String, Uuid, OffsetDateTime)> = listed(ctx, q)?
+        .select((roles::id, roles::name, roles::tenant_id, roles::updated_at))
+        .order((roles::name.asc(), roles::id.asc()))
+        .limit(page.limit())
+        .offset(page.offset())
+        .load(conn)
+        .await?;
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
+    let counts: HashMap<Uuid, i64> = user_roles::table
+        .inner_join(users::table)
+        .filter(user_roles::role_id.eq_any(&ids))
+        .filter(users::deleted_at.is_null())
+        .group_by(user_roles::role_id)
+        .select((user_roles::role_id, count_star()))
+        .load::<(Uuid, i64)>(conn)
+        .await?
+        .into_iter()
+        .collect();
+    let tenant_ids: Vec<Uuid> = rows.iter().map(|r| r.2).collect();
+    let (tenant_names, _) = PgDirectory.names(conn, &tenant_ids, &[]).await?;
+    let total = u64::try_from(total).unwrap_or(0);
+    Ok(RoleList {
+        items: rows
+            .into_iter()
+            .map(|(id, name, tenant, updated)| RoleItem {
+                users_count: counts.get(&id).copied().unwrap_or(0),
+                id,
+                name,
+                tenant_name: tenant_names.get(&tenant).cloned(),
+                tenant_id: Some(tenant),
+                updated_at: Some(updated),
+            })
+            .collect(),
+        total,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: stoa_core::pagination::total_pages(total, page.page_size),
+        is_super_admin: ctx.is_super_admin(),
+    })
+}
+
+fn clean_name(raw: &str) -> Result<String, AppError> {
+    let name = raw.trim();
+    if name.chars().count() < 2 {
+        return Err(AppError::bad_request(
+            "Invalid input: name: must be 2 to 100 characters",
+        ));
+    }
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        return Err(AppError::bad_request("Role name is reserved"));
+    }
+    Ok(name.to_string())
+}
+
+async fn name_taken(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    name: &str,
+    except: Uuid,
+) -> Result<bool, AppError> {
+    let n: i64 = roles::table
+        .filter(roles::tenant_id.eq(tenant))
+        .filter(roles::deleted_at.is_null())
+        .filter(roles::id.ne(except))
+        .filter(roles::name.ilike(escape_like(name)))
+        .count()
+        .get_result(conn)
+        .await?;
+    Ok(n > 0)
+}
+
+fn duplicate() -> AppError {
+    AppError::conflict("A role with this name already exists").with_code("role_name_taken")
+}
+
+/// A role the caller may see and change: 404 when invisible (unknown, deleted
+/// or another tenant's), 403 for super-admin roles unless the caller is one.
+pub async fn manageable_role(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<RoleState, AppError> {
+    let role = RoleState::load(conn, id)
+        .await?
+        .filter(|r| !r.deleted)
+        .filter(|r| ctx.is_super_admin() || ctx.tenant_id == Some(r.tenant_id))
+        .ok_or_else(|| AppError::not_found("Role not found"))?;
+    let super_role = role.name == SUPERADMIN || role.acl.as_ref().is_some_and(|a| a.is_super_admin);
+    if super_role && !ctx.is_super_admin() {
+        return Err(AppError::new(
+            StatusCode::FORBIDDEN,
+            "Only super administrators can manage super administrator roles.",
+        ));
+    }
+    Ok(role)
+}
+
+/// `POST /auth/roles`.
+pub async fn create(
+    state: &AuthState,
+    ctx: &AuthContext,
+    input: CreateRole,
+) -> Result<(Uuid, Operation), AppError> {
+    let tenant = match input.tenant_id {
+        Some(None) => {
+            return Err(AppError::bad_request(
+                "Invalid input: tenantId: global roles are not supported",
+            ));
+        }
+        Some(Some(t)) => target_tenant(ctx, Some(t))?,
+        None => ctx.tenant()?,
+    };
+    let name = clean_name(&input.name)?;
+    let mut conn = state.db.conn().await?;
+    if PgDirectory.tenant(&mut conn, tenant).await?.is_none() {
+        return Err(AppError::bad_request(
+            "Invalid input: tenantId: tenant not found",
+        ));
+    }
+    if name_taken(&mut conn, tenant, &name, Uuid::nil()).await? {
+        return Err(duplicate());
+    }
+    drop(conn);
+    let actor = ctx.actor();
+    state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                command::execute(conn, &actor, CreateRoleCommand { tenant, name }).await
+            })
+        })
+        .await
+}
+
+/// `PUT /auth/roles`.
+pub async fn update(
+    state: &AuthState,
+    ctx: &AuthContext,
+    input: UpdateRole,
+) -> Result<Operation, AppError> {
+    let mut conn = state.db.conn().await?;
+    let role = manageable_role(&mut conn, ctx, input.id).await?;
+    let name = match input.name.as_deref() {
+        Some(n) if n.trim() != role.name => Some(clean_name(n)?),
+        _ => None,
+    };
+    let tenant = match input.tenant_id {
+        Some(t) if t != role.tenant_id => {
+            if !ctx.is_super_admin() {
+                return Err(foreign_tenant());
+            }
+            if PgDirectory.tenant(&mut conn, t).await?.is_none() {
+                return Err(AppError::bad_request(
+                    "Invalid input: tenantId: tenant not found",
+                ));
+            }
+            if crate::commands::state::role_user_count(&mut conn, role.id).await? > 0 {
+                return Err(AppError::bad_request(ROLE_HAS_USERS));
+            }
+            Some(t)
+        }
+        _ => None,
+    };
+    let target = tenant.unwrap_or(role.tenant_id);
+    let final_name = name.clone().unwrap_or(role.name.clone());
+    if (name.is_some() || tenant.is_some())
+        && name_taken(&mut conn, target, &final_name, role.id).await?
+    {
+        return Err(duplicate());
+    }
+    drop(conn);
+    let actor = ctx.actor();
+    let command = UpdateRoleCommand {
+        id: role.id,
+        name,
+        tenant,
+    };
+    let ((), op) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(op)
+}
+
+/// `DELETE /auth/roles`.
+pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
+    let mut conn = state.db.conn().await?;
+    manageable_role(&mut conn, ctx, id).await?;
+    drop(conn);
+    let actor = ctx.actor();
+    let ((), op) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { command::execute(conn, &actor, DeleteRoleCommand { id }).await })
+        })
+        .await?;
+    Ok(op)
+}

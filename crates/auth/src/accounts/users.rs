@@ -1,0 +1,691 @@
+//! Users: the list with its filters, create, update and delete.
+//!
+//! Visibility: a super admin sees every tenant's users; anyone else sees the
+//! live users of their tenant minus super admins, and an organization-restricted
+//! caller only those of its allowed organizations (the reference lists the
+//! whole tenant, but such a caller could not edit the others anyway).
+
+use std::collections::HashMap;
+
+use diesel::dsl::exists;
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Nullable};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::{Deserialize, Serialize};
+use stoa_acl::AuthContext;
+use stoa_core::command::{self, Operation};
+use stoa_core::error::Issue;
+use stoa_core::{AppError, PageQuery};
+use stoa_directory::PgDirectory;
+use stoa_directory::service::escape_like;
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
+
+use super::{is_super_admin_user, may_manage_organization, super_admin_user_ids};
+use crate::commands::users::UserChanges;
+use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
+use crate::grants::{self, RoleGrant, RoleLookupError};
+use crate::password::{MAX_PASSWORD_LEN, hash_password};
+use crate::schema::{roles, user_roles, users};
+use crate::service::{self, normalize_email};
+use crate::state::AuthState;
+
+/// Default and largest page of the user list.
+pub const DEFAULT_PAGE_SIZE: u64 = 50;
+pub const MAX_PAGE_SIZE: u64 = 100;
+/// Most role references a single request may name.
+const MAX_ROLES: usize = 50;
+/// Invitations (first-password links) are valid for 48 hours.
+pub const INVITE_TTL: std::time::Duration = std::time::Duration::from_secs(48 * 3600);
+
+#[derive(Debug, Default, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct UserListQuery {
+    /// One user by id (the item then carries `hasPassword`).
+    pub id: Option<Uuid>,
+    pub page: Option<u64>,
+    /// 1–100, default 50.
+    pub page_size: Option<u64>,
+    /// Matches e-mail, organization name or role name (case-insensitive substring).
+    #[validate(length(max = 200))]
+    pub search: Option<String>,
+    /// Matches the display name (case-insensitive substring).
+    #[validate(length(max = 200))]
+    pub name: Option<String>,
+    pub organization_id: Option<Uuid>,
+    /// Only users of the caller's active (selected) organization.
+    pub scope_to_active_organization: Option<bool>,
+    /// Users holding any of these roles; repeat the parameter or separate ids
+    /// with commas (`roleId` is accepted too).
+    #[serde(default, alias = "roleId")]
+    #[param(value_type = Vec<String>)]
+    pub role_ids: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserListItem {
+    pub id: Uuid,
+    pub email: String,
+    pub name: Option<String>,
+    pub organization_id: Option<Uuid>,
+    pub organization_name: Option<String>,
+    pub tenant_id: Option<Uuid>,
+    pub tenant_name: Option<String>,
+    /// Role names.
+    pub roles: Vec<String>,
+    pub role_ids: Vec<Uuid>,
+    pub is_confirmed: bool,
+    /// Only when the list was asked for one `id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_password: Option<bool>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserList {
+    pub items: Vec<UserListItem>,
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+    pub total_pages: u64,
+    pub is_super_admin: bool,
+}
+
+type Filter = Box<dyn BoxableExpression<users::table, Pg, SqlType = Nullable<Bool>>>;
+
+fn parse_role_ids(raw: &[String]) -> Result<Vec<Uuid>, AppError> {
+    let mut ids = Vec::new();
+    for part in raw.iter().flat_map(|r| r.split(',')) {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        ids.push(part.parse::<Uuid>().map_err(|_| {
+            AppError::bad_request("Invalid query parameters: roleIds: must be uuids")
+        })?);
+    }
+    if ids.len() > MAX_ROLES {
+        return Err(AppError::bad_request(format!(
+            "Invalid query parameters: roleIds: at most {MAX_ROLES} ids"
+        )));
+    }
+    Ok(ids)
+}
+
+/// The conditions every list query of this caller shares.
+async fn filters(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &UserListQuery,
+) -> Result<Option<Vec<Filter>>, AppError> {
+    let mut out: Vec<Filter> = vec![Box::new(users::deleted_at.is_null().nullable())];
+    let tenant = if ctx.is_super_admin() {
+        None
+    } else {
+        let tenant = ctx.tenant()?;
+        out.push(Box::new(users::tenant_id.eq(tenant)));
+        let hidden = super_admin_user_ids(conn, Some(tenant)).await?;
+        if !hidden.is_empty() {
+            out.push(Box::new(users::id.ne_all(hidden).nullable()));
+        }
+        if let Some(allowed) = ctx.acl.allowed_organization_ids.clone() {
+            out.push(Box::new(users::organization_id.eq_any(allowed)));
+        }
+        Some(tenant)
+    };
+    if let Some(id) = q.id {
+        out.push(Box::new(users::id.eq(id).nullable()));
+    }
+    if let Some(org) = q.organization_id {
+        out.push(Box::new(users::organization_id.eq(org)));
+    }
+    if q.scope_to_active_organization == Some(true) {
+        match ctx.organization_id() {
+            Some(org) => out.push(Box::new(users::organization_id.eq(org))),
+            None => return Ok(None),
+        }
+    }
+    if let Some(name) = q.name.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        out.push(Box::new(
+            users::name.ilike(format!("%{}%", escape_like(name))),
+        ));
+    }
+    let role_ids = parse_role_ids(&q.role_ids)?;
+    if !role_ids.is_empty() {
+        out.push(Box::new(
+            exists(
+                user_roles::table
+                    .filter(user_roles::user_id.eq(users::id))
+                    .filter(user_roles::role_id.eq_any(role_ids)),
+            )
+            .nullable(),
+        ));
+    }
+    if let Some(term) = q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        out.push(search(conn, tenant, term).await?);
+    }
+    Ok(Some(out))
+}
+
+/// `search`: e-mail, or the user's organization's name, or one of its roles'
+/// names. Matching organizations and roles are looked up first (they are few),
+/// so the user table is filtered with plain indexable conditions.
+async fn search(
+    conn: &mut AsyncPgConnection,
+    tenant: Option<Uuid>,
+    term: &str,
+) -> Result<Filter, AppError> {
+    let pattern = format!("%{}%", escape_like(term));
+    let organizations = PgDirectory
+        .organization_ids_named(conn, tenant, term, 1000)
+        .await?;
+    let mut role_query = roles::table
+        .filter(roles::deleted_at.is_null())
+        .filter(roles::name.ilike(&pattern))
+        .select(roles::id)
+        .limit(1000)
+        .into_boxed();
+    if let Some(t) = tenant {
+        role_query = role_query.filter(roles::tenant_id.eq(t));
+    }
+    let role_ids: Vec<Uuid> = role_query.load(conn).await?;
+    let mut filter: Filter = Box::new(users::email.ilike(pattern).nullable());
+    if !organizations.is_empty() {
+        filter = Box::new(filter.or(users::organization_id.eq_any(organizations)));
+    }
+    if !role_ids.is_empty() {
+        filter = Box::new(
+            filter.or(exists(
+                user_roles::table
+                    .filter(user_roles::user_id.eq(users::id))
+                    .filter(user_roles::role_id.eq_any(role_ids)),
+            )
+            .nullable()),
+        );
+    }
+    Ok(filter)
+}
+
+fn boxed(filters: Vec<Filter>) -> users::BoxedQuery<'static, Pg> {
+    filters
+        .into_iter()
+        .fold(users::table.into_boxed(), |q, f| q.filter(f))
+}
+
+type ListRow = (
+    Uuid,
+    String,
+    Option<String>,
+    Option<Uuid>,
+    Option<Uuid>,
+    bool,
+    bool,
+    OffsetDateTime,
+);
+
+/// `GET /auth/users`.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &UserListQuery,
+) -> Result<UserList, AppError> {
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
+    let empty = |page: stoa_core::pagination::Page| UserList {
+        items: Vec::new(),
+        total: 0,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: 1,
+        is_super_admin: ctx.is_super_admin(),
+    };
+    let Some(count_filters) = filters(conn, ctx, q).await? else {
+        return Ok(empty(page));
+    };
+    let total: i64 = boxed(count_filters).count().get_result(conn).await?;
+    if total == 0 {
+        return Ok(empty(page));
+    }
+    let Some(page_filters) = filters(conn, ctx, q).await? else {
+        return Ok(empty(page));
+    };
+    let rows: Vec<ListRow> = boxed(page_filters)
+        .select((
+            users::id,
+            users::email,
+            users::name,
+            users::organization_id,
+            users::tenant_id,
+            users::is_confirmed,
+            users::password_hash.is_not_null(),
+            users::updated_at,
+        ))
+        .order((users::email.asc(), users::id.asc()))
+        .limit(page.limit())
+        .offset(page.offset())
+        .load(conn)
+        .await?;
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
+    let memberships: Vec<(Uuid, Uuid, String)> = user_roles::table
+        .inner_join(roles::table)
+        .filter(user_roles::user_id.eq_any(&ids))
+        .filter(roles::deleted_at.is_null())
+        .order(roles::name.asc())
+        .select((user_roles::user_id, roles::id, roles::name))
+        .load(conn)
+        .await?;
+    let mut roles_of: HashMap<Uuid, (Vec<String>, Vec<Uuid>)> = HashMap::new();
+    for (user, role, name) in memberships {
+        let entry = roles_of.entry(user).or_default();
+        entry.0.push(name);
+        entry.1.push(role);
+    }
+    let tenant_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.4).collect();
+    let org_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.3).collect();
+    let (tenant_names, org_names) = PgDirectory.names(conn, &tenant_ids, &org_ids).await?;
+    let single = q.id.is_some();
+    let items = rows
+        .into_iter()
+        .map(
+            |(id, email, name, org, tenant, confirmed, has_password, updated)| {
+                let (roles, role_ids) = roles_of.remove(&id).unwrap_or_default();
+                UserListItem {
+                    id,
+                    email,
+                    name,
+                    organization_name: org.and_then(|o| org_names.get(&o).cloned()),
+                    organization_id: org,
+                    tenant_name: tenant.and_then(|t| tenant_names.get(&t).cloned()),
+                    tenant_id: tenant,
+                    roles,
+                    role_ids,
+                    is_confirmed: confirmed,
+                    has_password: single.then_some(has_password),
+                    updated_at: Some(updated),
+                }
+            },
+        )
+        .collect();
+    let total = u64::try_from(total).unwrap_or(0);
+    Ok(UserList {
+        items,
+        total,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: stoa_core::pagination::total_pages(total, page.page_size),
+        is_super_admin: ctx.is_super_admin(),
+    })
+}
+
+// ---- writes ----
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateUser {
+    #[validate(length(min = 3, max = 254))]
+    pub email: String,
+    /// Trimmed; blank = none.
+    #[validate(length(max = 120))]
+    pub name: Option<String>,
+    /// Must meet the password policy. Required unless `sendInviteEmail`.
+    pub password: Option<String>,
+    /// E-mails a 48-hour link to choose a password.
+    pub send_invite_email: Option<bool>,
+    /// The home organization; the user joins its tenant.
+    pub organization_id: Uuid,
+    /// Role ids or names (of that tenant).
+    #[validate(length(max = 50))]
+    pub roles: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Created {
+    pub id: Uuid,
+    /// `invite_email_failed` when the invitation could not be sent.
+    #[serde(rename = "_warning", skip_serializing_if = "Option::is_none")]
+    pub warning: Option<&'static str>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateUser {
+    pub id: Uuid,
+    #[validate(length(min = 3, max = 254))]
+    pub email: Option<String>,
+    /// `null` or blank clears the name.
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub name: Option<Option<String>>,
+    pub password: Option<String>,
+    /// Moves the user (to that organization's tenant, for super admins).
+    pub organization_id: Option<Uuid>,
+    /// Replaces the memberships: role ids or names.
+    #[validate(length(max = 50))]
+    pub roles: Option<Vec<String>>,
+}
+
+fn invalid(message: impl Into<String>, path: &str, detail: &str) -> AppError {
+    AppError::bad_request(message.into()).with_issues(vec![Issue {
+        path: vec![path.into()],
+        message: detail.to_string(),
+        code: "invalid".into(),
+    }])
+}
+
+fn valid_email(email: &str) -> bool {
+    email.split_once('@').is_some_and(|(local, domain)| {
+        !local.is_empty()
+            && domain.contains('.')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+    }) && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn clean_name(name: Option<String>) -> Option<String> {
+    name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty())
+}
+
+fn email_in_use() -> AppError {
+    AppError::bad_request("Email already in use").with_field(
+        "fieldErrors",
+        serde_json::json!({"email": "Email already in use"}),
+    )
+}
+
+async fn checked_password(state: &AuthState, password: String) -> Result<String, AppError> {
+    if password.len() > MAX_PASSWORD_LEN {
+        return Err(invalid(
+            "Password does not meet the requirements.",
+            "password",
+            "Password is too long.",
+        ));
+    }
+    state
+        .config
+        .password_policy
+        .check(&password)
+        .map_err(|m| invalid("Password does not meet the requirements.", "password", &m))?;
+    hash_password(password).await
+}
+
+/// The tenant of `organization` if the caller may place users there.
+async fn organization_for(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    organization: Uuid,
+) -> Result<Uuid, AppError> {
+    let not_found = || {
+        invalid(
+            "Organization not found",
+            "organizationId",
+            "Unknown organization",
+        )
+    };
+    let tenant = PgDirectory
+        .organization_tenant(conn, organization)
+        .await?
+        .ok_or_else(not_found)?;
+    // Another tenant's organization looks exactly like an unknown one.
+    if !ctx.is_super_admin() && ctx.tenant_id != Some(tenant) {
+        return Err(not_found());
+    }
+    if !may_manage_organization(ctx, Some(organization)) {
+        return Err(AppError::new(
+            actix_web::http::StatusCode::FORBIDDEN,
+            "Organization out of scope",
+        ));
+    }
+    Ok(tenant)
+}
+
+/// Resolves role references in `tenant` and checks the caller may grant them
+/// (only roles the user does not hold yet, `held`, are checked).
+async fn grantable_roles(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    tenant: Uuid,
+    tokens: &[String],
+    held: &[Uuid],
+) -> Result<Vec<Uuid>, AppError> {
+    let roles = match grants::resolve_roles(conn, tenant, tokens).await? {
+        Ok(roles) => roles,
+        Err(RoleLookupError::NotFound(missing)) => {
+            let list: Vec<String> = missing.iter().map(|m| format!("\"{m}\"")).collect();
+            return Err(invalid(
+                format!("Role(s) not found: {}", list.join(", ")),
+                "roles",
+                "Unknown role",
+            ));
+        }
+        Err(RoleLookupError::ForeignTenant(name)) => {
+            return Err(invalid(
+                format!("Role {name} belongs to another tenant"),
+                "roles",
+                "Role of another tenant",
+            ));
+        }
+    };
+    let added: Vec<RoleGrant> = roles
+        .iter()
+        .filter(|r| !held.contains(&r.id))
+        .cloned()
+        .collect();
+    grants::check_roles(ctx, &added)?;
+    Ok(roles.into_iter().map(|r| r.id).collect())
+}
+
+/// A user the caller may change: 404 when invisible, 403 for super admins
+/// (unless the caller is one) and for users outside a restricted caller's
+/// organizations.
+pub async fn manageable_user(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<UserState, AppError> {
+    let user = UserState::load(conn, id)
+        .await?
+        .filter(|u| !u.deleted)
+        .filter(|u| ctx.is_super_admin() || (u.tenant_id.is_some() && u.tenant_id == ctx.tenant_id))
+        .ok_or_else(|| AppError::not_found("User not found"))?;
+    if !ctx.is_super_admin() {
+        if is_super_admin_user(conn, id).await? {
+            return Err(AppError::new(
+                actix_web::http::StatusCode::FORBIDDEN,
+                "Only super administrators can manage super administrator accounts.",
+            ));
+        }
+        if !may_manage_organization(ctx, user.organization_id) {
+            return Err(AppError::new(
+                actix_web::http::StatusCode::FORBIDDEN,
+                "User is outside your organizations",
+            ));
+        }
+    }
+    Ok(user)
+}
+
+/// `POST /auth/users`: the new id, the logged operation and, with
+/// `sendInviteEmail`, whether the invitation went out.
+pub async fn create(
+    state: &AuthState,
+    ctx: &AuthContext,
+    input: CreateUser,
+) -> Result<(Created, Operation), AppError> {
+    let email = normalize_email(&input.email);
+    if !valid_email(&email) {
+        return Err(invalid("Invalid input", "email", "Invalid e-mail address"));
+    }
+    let invite = input.send_invite_email == Some(true);
+    let password = input.password.filter(|p| !p.is_empty());
+    if password.is_none() && !invite {
+        return Err(invalid(
+            "Invalid input",
+            "password",
+            "A password is required unless an invitation is sent",
+        ));
+    }
+    let hash = match password {
+        Some(p) => Some(checked_password(state, p).await?),
+        None => None,
+    };
+    let mut conn = state.db.conn().await?;
+    let tenant = organization_for(&mut conn, ctx, input.organization_id).await?;
+    if service::email_taken(&mut conn, Some(tenant), &email, Uuid::nil()).await? {
+        return Err(email_in_use());
+    }
+    let role_ids = grantable_roles(
+        &mut conn,
+        ctx,
+        tenant,
+        input.roles.as_deref().unwrap_or(&[]),
+        &[],
+    )
+    .await?;
+    drop(conn);
+    let command = CreateUserCommand {
+        tenant,
+        organization: input.organization_id,
+        email: email.clone(),
+        name: clean_name(input.name),
+        password_hash: hash,
+        role_ids,
+    };
+    let actor = ctx.actor();
+    let (id, op, token) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let (id, op) = command::execute(conn, &actor, command).await?;
+                let token = if invite {
+                    Some(service::create_reset_token(conn, id, "invite", INVITE_TTL).await?)
+                } else {
+                    None
+                };
+                Ok((id, op, token))
+            })
+        })
+        .await?;
+    let warning = match token {
+        Some(token) => send_invite(state, &email, &token)
+            .await
+            .err()
+            .map(|_| "invite_email_failed"),
+        None => None,
+    };
+    Ok((Created { id, warning }, op))
+}
+
+/// Mails an invitation link; `Err` when it could not be sent (or no app URL is set).
+pub async fn send_invite(state: &AuthState, email: &str, token: &str) -> Result<(), AppError> {
+    let Some(app_url) = state.config.app_url.as_deref() else {
+        return Err(AppError::internal("APP_URL is not configured"));
+    };
+    let link = format!("{}/reset/{token}", app_url.trim_end_matches('/'));
+    let mail = stoa_mail::Mail {
+        to: email.to_string(),
+        subject: "You have been invited".into(),
+        body: format!(
+            "An account was created for you. Choose your password within 48 hours:\n\n{link}\n"
+        ),
+    };
+    state.mailer.send(mail).await.map_err(|e| {
+        tracing::warn!(error = %e, "invitation e-mail failed");
+        AppError::internal(e)
+    })
+}
+
+/// `PUT /auth/users`.
+pub async fn update(
+    state: &AuthState,
+    ctx: &AuthContext,
+    input: UpdateUser,
+) -> Result<Operation, AppError> {
+    let email = match input.email.as_deref().map(normalize_email) {
+        Some(e) if !valid_email(&e) => {
+            return Err(invalid("Invalid input", "email", "Invalid e-mail address"));
+        }
+        other => other,
+    };
+    let hash = match input.password.filter(|p| !p.is_empty()) {
+        Some(p) => Some(checked_password(state, p).await?),
+        None => None,
+    };
+    let mut conn = state.db.conn().await?;
+    let user = manageable_user(&mut conn, ctx, input.id).await?;
+    let organization = match input.organization_id {
+        Some(org) if Some(org) != user.organization_id => {
+            Some((org, organization_for(&mut conn, ctx, org).await?))
+        }
+        _ => None,
+    };
+    let tenant = organization.map(|o| o.1).or(user.tenant_id);
+    let moved = tenant != user.tenant_id;
+    let check_email = email.clone().or(moved.then(|| user.email.clone()));
+    if let Some(email) = &check_email
+        && (moved || *email != user.email)
+        && service::email_taken(&mut conn, tenant, email, user.id).await?
+    {
+        return Err(email_in_use());
+    }
+    let role_ids = match (&input.roles, tenant) {
+        (Some(tokens), Some(tenant)) => {
+            let held = if moved { &[][..] } else { &user.role_ids[..] };
+            Some(grantable_roles(&mut conn, ctx, tenant, tokens, held).await?)
+        }
+        (Some(_), None) => return Err(invalid("Invalid input", "roles", "The user has no tenant")),
+        (None, _) => None,
+    };
+    drop(conn);
+    let command = UpdateUserCommand {
+        id: user.id,
+        changes: UserChanges {
+            email,
+            name: input.name.map(clean_name),
+            password_hash: hash,
+            organization,
+            role_ids,
+        },
+        // An administrator changing their own password keeps this session.
+        keep_session: (ctx.user_id == Some(user.id))
+            .then_some(ctx.session_id)
+            .flatten(),
+        label: "Update user",
+    };
+    let actor = ctx.actor();
+    let ((), op) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(op)
+}
+
+/// `DELETE /auth/users`.
+pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
+    if ctx.user_id == Some(id) {
+        return Err(AppError::bad_request("You cannot delete your own account"));
+    }
+    let mut conn = state.db.conn().await?;
+    manageable_user(&mut conn, ctx, id).await?;
+    drop(conn);
+    let actor = ctx.actor();
+    let ((), op) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { command::execute(conn, &actor, DeleteUserCommand { id }).await })
+        })
+        .await?;
+    Ok(op)
+}

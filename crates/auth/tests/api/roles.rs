@@ -1,0 +1,290 @@
+//! `/auth/roles`: list, create, rename, move, delete, undo, visibility.
+
+use serde_json::{Value, json};
+use stoa_auth::testing::token_for;
+use uuid::Uuid;
+
+use super::support::*;
+
+fn names(body: &Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[actix_web::test]
+async fn list_hides_super_admin_roles_and_counts_users() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+
+    let res = app.send(get("/api/auth/roles", &admin)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let body = res.json();
+    assert_eq!(names(&body), ["admin", "employee"]);
+    assert_eq!(body["items"][1]["usersCount"], 1);
+    assert_eq!(body["items"][1]["tenantName"], "Acme Corp");
+    assert_eq!(body["total"], 2);
+    assert_eq!(body["isSuperAdmin"], false);
+    let res = app.send(get("/api/auth/roles?search=EMP", &admin)).await;
+    assert_eq!(names(&res.json()), ["employee"]);
+    let res = app
+        .send(get("/api/auth/roles?pageSize=1&page=2", &admin))
+        .await;
+    assert_eq!(names(&res.json()), ["employee"]);
+    assert_eq!(res.json()["totalPages"], 2);
+    assert_eq!(
+        app.send(get("/api/auth/roles?pageSize=101", &admin))
+            .await
+            .status,
+        400
+    );
+    // Another tenant: 403 for a tenant admin.
+    let res = app
+        .send(get(
+            &format!("/api/auth/roles?tenantId={}", globex.tenant_id),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.status, 403);
+    assert_eq!(res.json()["error"], "Not authorized to target this tenant.");
+
+    // Super admins see every tenant, or the one they name.
+    let root = token_for(&app.db, acme.superadmin).await;
+    let res = app.send(get("/api/auth/roles", &root)).await;
+    assert_eq!(res.json()["total"], 6);
+    let res = app
+        .send(get(
+            &format!("/api/auth/roles?tenantId={}", globex.tenant_id),
+            &root,
+        ))
+        .await;
+    assert_eq!(names(&res.json()), ["admin", "employee", "superadmin"]);
+}
+
+#[actix_web::test]
+async fn create_rename_and_delete() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": " Sales "}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    assert!(res.header("x-om-operation").is_some());
+    let id = res.json()["id"].as_str().unwrap().to_string();
+
+    let refusals = [
+        (json!({"name": "sales"}), 409),
+        (json!({"name": "Admin"}), 400),
+        (json!({"name": "SUPERADMIN"}), 400),
+        (json!({"name": "x"}), 400),
+        (json!({"name": "a".repeat(101)}), 400),
+        (json!({"name": "Ops", "tenantId": null}), 400),
+        (json!({"name": "Ops", "tenantId": globex.tenant_id}), 403),
+        (json!({"name": "Ops", "color": "red"}), 400),
+        (json!({}), 400),
+    ];
+    for (body, status) in refusals {
+        let res = app
+            .send(post_json("/api/auth/roles", &admin, body.clone()))
+            .await;
+        assert_eq!(res.status, status, "{body}: {}", res.text());
+    }
+    assert_eq!(
+        app.send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": "Admin"})
+        ))
+        .await
+        .json()["error"],
+        "Role name is reserved"
+    );
+
+    // Rename (also undoable), duplicates and reserved names refused.
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"id": id, "name": "Field sales"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let rename = undo_token(&res);
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"id": id, "name": "employee"}),
+        ))
+        .await;
+    assert_eq!(res.status, 409);
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"id": id, "name": "admin"}),
+        ))
+        .await;
+    assert_eq!(res.status, 400);
+    let res = undo(&app, &admin, &rename).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = app
+        .send(get(&format!("/api/auth/roles?id={id}"), &admin))
+        .await;
+    assert_eq!(names(&res.json()), ["Sales"]);
+
+    // Moving to another tenant: super admins only.
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"id": id, "tenantId": globex.tenant_id}),
+        ))
+        .await;
+    assert_eq!(res.status, 403);
+    let root = token_for(&app.db, acme.superadmin).await;
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &root,
+            json!({"id": id, "tenantId": globex.tenant_id}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // Now it is Globex's: invisible to the acme admin.
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"id": id, "name": "Back"}),
+        ))
+        .await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.json()["error"], "Role not found");
+
+    // Delete: refused while users hold the role, 404 when gone.
+    let employee_role = app
+        .send(get("/api/auth/roles?search=employee", &admin))
+        .await
+        .json()["items"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let res = app
+        .send(delete(
+            &format!("/api/auth/roles?id={employee_role}"),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.status, 400);
+    assert_eq!(res.json()["error"], "Role has assigned users");
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": "Temp"}),
+        ))
+        .await;
+    let temp = res.json()["id"].as_str().unwrap().to_string();
+    let res = app
+        .send(delete(&format!("/api/auth/roles?id={temp}"), &admin))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let token = undo_token(&res);
+    let res = app
+        .send(delete(&format!("/api/auth/roles?id={temp}"), &admin))
+        .await;
+    assert_eq!(res.status, 404);
+    // The body form of the id works too.
+    let res = app
+        .send(
+            actix_web::test::TestRequest::delete()
+                .uri("/api/auth/roles")
+                .insert_header(("authorization", format!("Bearer {admin}")))
+                .set_json(json!({"id": Uuid::new_v4()})),
+        )
+        .await;
+    assert_eq!(res.status, 404);
+    assert_eq!(
+        app.send(delete("/api/auth/roles", &admin)).await.status,
+        400
+    );
+    // Undo of the delete brings it back.
+    assert_eq!(undo(&app, &admin, &token).await.status, 200);
+    let res = app
+        .send(get(&format!("/api/auth/roles?id={temp}"), &admin))
+        .await;
+    assert_eq!(names(&res.json()), ["Temp"]);
+}
+
+#[actix_web::test]
+async fn super_admin_roles_are_off_limits_for_tenant_admins() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let root = token_for(&app.db, acme.superadmin).await;
+    let res = app
+        .send(get("/api/auth/roles?search=superadmin", &root))
+        .await;
+    let id = res.json()["items"][0]["id"].as_str().unwrap().to_string();
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"id": id, "name": "Boss"}),
+        ))
+        .await;
+    assert_eq!(res.status, 403);
+    let res = app
+        .send(delete(&format!("/api/auth/roles?id={id}"), &admin))
+        .await;
+    assert_eq!(res.status, 403);
+}
+
+#[actix_web::test]
+async fn every_route_needs_its_feature() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let employee = token_for(&app.db, acme.employee).await;
+    let id = Uuid::new_v4();
+    let routes = [
+        (get("/api/auth/roles", &employee), "auth.roles.list"),
+        (
+            post_json("/api/auth/roles", &employee, json!({"name": "x1"})),
+            "auth.roles.manage",
+        ),
+        (
+            put_json(
+                "/api/auth/roles",
+                &employee,
+                json!({"id": id, "name": "x1"}),
+            ),
+            "auth.roles.manage",
+        ),
+        (
+            delete(&format!("/api/auth/roles?id={id}"), &employee),
+            "auth.roles.manage",
+        ),
+    ];
+    for (req, feature) in routes {
+        let res = app.send(req).await;
+        assert_eq!(res.status, 403, "{feature}");
+        assert_eq!(res.json()["requiredFeatures"], json!([feature]));
+    }
+    let res = app
+        .send(actix_web::test::TestRequest::get().uri("/api/auth/roles"))
+        .await;
+    assert_eq!(res.status, 401);
+}

@@ -1,0 +1,9 @@
+DROP INDEX IF EXISTS user_acls_super_admin;
+DROP INDEX IF EXISTS user_acls_tenant;
+DROP INDEX IF EXISTS role_acls_super_admin;
+DROP INDEX IF EXISTS role_acls_tenant;
+DROP INDEX IF EXISTS roles_tenant;
+DROP INDEX IF EXISTS users_tenant;
+DROP INDEX IF EXISTS users_email_order;
+DROP INDEX IF EXISTS users_name_trgm;
+DROP INDEX IF EXISTS users_email_trgm;
