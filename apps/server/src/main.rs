@@ -59,6 +59,12 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
+    /// Add users to the demo tenant (used by `cargo xtask bench`).
+    #[command(hide = true)]
+    BenchUsers {
+        #[arg(long, default_value_t = 100_000)]
+        count: i64,
+    },
     /// Print the OpenAPI document as JSON.
     Openapi,
     /// Time password hashing with the production argon2id parameters
@@ -126,6 +132,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::BenchAudit { count, mutations } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::bench_audit(&config, count, mutations.max(1)))
+        }
+        Command::BenchUsers { count } => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(commands::bench_users(&config, count.max(1)))
         }
         Command::Worker => {
             let config = load_config()?;

@@ -112,12 +112,18 @@ struct Scenario {
 /// The demo accounts `stoa init --demo` creates.
 const LOGIN_FORM: &str = "email=superadmin%40acme.com&password=secret";
 
-fn scenarios(token: &str) -> Vec<Scenario> {
-    let bearer = |mut r: Request| {
-        r.headers
-            .push(("Authorization".into(), format!("Bearer {token}")));
-        r
-    };
+/// The demo tenant's admin (not a super admin).
+const ADMIN_LOGIN_FORM: &str = "email=admin%40acme.com&password=secret";
+
+fn with_bearer(mut r: Request, token: &str) -> Request {
+    r.headers
+        .push(("Authorization".into(), format!("Bearer {token}")));
+    r
+}
+
+fn scenarios(token: &str, admin: &str) -> Vec<Scenario> {
+    let bearer = |r: Request| with_bearer(r, token);
+    let as_admin = |r: Request| with_bearer(r, admin);
     let features: Vec<String> = (0..20).map(|i| format!("\"auth.feature{i}\"")).collect();
     let feature_check = format!("{{\"features\":[{}]}}", features.join(","));
     vec![
@@ -188,6 +194,32 @@ fn scenarios(token: &str) -> Vec<Scenario> {
             connections: Some(4),
         },
         Scenario {
+            name: "GET /api/auth/users?pageSize=50&search=user0123, 100k users (tenant admin)",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=user0123",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=user0123",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50&search=bench (all 100k match), 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=bench",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50 (first page of 100k), 4 connections",
+            requests: vec![as_admin(Request::get("/api/auth/users?pageSize=50"))],
+            connections: Some(4),
+        },
+        Scenario {
             name: "POST /api/auth/feature-check (20 features)",
             requests: vec![bearer(Request::post(
                 "/api/auth/feature-check",
@@ -199,13 +231,9 @@ fn scenarios(token: &str) -> Vec<Scenario> {
     ]
 }
 
-/// Signs in as the demo super admin and returns the access token.
-fn login(addr: SocketAddr) -> Result<String> {
-    let req = Request::post(
-        "/api/auth/login",
-        "application/x-www-form-urlencoded",
-        LOGIN_FORM,
-    );
+/// Signs in with a login form and returns the access token.
+fn login(addr: SocketAddr, form: &str) -> Result<String> {
+    let req = Request::post("/api/auth/login", "application/x-www-form-urlencoded", form);
     let (status, body) = load::once(addr, &req)?;
     let json: serde_json::Value =
         serde_json::from_slice(&body).map_err(|e| format!("login answer is not JSON: {e}"))?;
@@ -243,6 +271,23 @@ fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
             json["seedSeconds"].as_f64().unwrap_or(0.0)
         )),
         _ => Err(format!("bench-audit failed: {out}")),
+    }
+}
+
+/// Adds `STOA_BENCH_USERS` (default 100,000) users to the demo tenant; returns a note.
+fn users_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
+    let count = env_number("STOA_BENCH_USERS", 100_000);
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args(["bench-users", "--count", &count.to_string()])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
+        .map_err(|e| format!("bench-users printed `{out}`: {e}"))?;
+    match (ok, json["seedSeconds"].as_f64()) {
+        (true, Some(secs)) => Ok(format!("{count} users seeded in {secs:.0} s")),
+        _ => Err(format!("bench-users failed: {out}")),
     }
 }
 
@@ -288,10 +333,13 @@ fn bench(
     let (per_hash, per_verify) = hash_cost(stoa)?;
     let audit = audit_seed(stoa, &url)?;
     println!("xtask: {audit}");
+    let users = users_seed(stoa, &url)?;
+    println!("xtask: {users}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
     let (idle_rss, _) = server.memory_mib();
-    let token = login(server.addr)?;
+    let token = login(server.addr, LOGIN_FORM)?;
+    let admin = login(server.addr, ADMIN_LOGIN_FORM)?;
     println!(
         "xtask: server ready in {:.0} ms, idle RSS {idle_rss:.1} MiB",
         server.startup.as_secs_f64() * 1000.0
@@ -299,12 +347,13 @@ fn bench(
     let mut rows = vec![
         Row::startup(server.startup, idle_rss),
         Row::note_only("command bus cost per mutation (organization update)", audit),
+        Row::note_only("user-list data set", users),
         Row::note_only(
             "argon2id password hash (m=19 MiB, t=2, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
         ),
     ];
-    for scenario in scenarios(&token) {
+    for scenario in scenarios(&token, &admin) {
         let queries_before = server.db_queries();
         let outcome = load::drive(
             server.addr,

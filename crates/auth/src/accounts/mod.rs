@@ -59,32 +59,45 @@ pub async fn is_super_admin_user(
 }
 
 /// Live users of `tenant` who are super admins (hidden from other callers).
+/// Super-admin roles and overrides are few, so they are looked up first and
+/// the user table is only touched by primary key.
 pub async fn super_admin_user_ids(
     conn: &mut AsyncPgConnection,
     tenant: Option<Uuid>,
 ) -> Result<Vec<Uuid>, AppError> {
-    let mut by_acl = user_acls::table
-        .inner_join(schema::users::table.on(schema::users::id.eq(user_acls::user_id)))
-        .filter(user_acls::is_super_admin.eq(true))
-        .filter(schema::users::deleted_at.is_null())
-        .select(schema::users::id)
-        .into_boxed();
-    let mut by_role = user_roles::table
-        .inner_join(schema::users::table)
-        .inner_join(role_acls::table.on(role_acls::role_id.eq(user_roles::role_id)))
+    let sa_roles: Vec<Uuid> = role_acls::table
         .filter(role_acls::is_super_admin.eq(true))
+        .select(role_acls::role_id)
+        .load(conn)
+        .await?;
+    let mut candidates: Vec<Uuid> = user_acls::table
+        .filter(user_acls::is_super_admin.eq(true))
+        .select(user_acls::user_id)
+        .load(conn)
+        .await?;
+    if !sa_roles.is_empty() {
+        candidates.extend(
+            user_roles::table
+                .filter(user_roles::role_id.eq_any(&sa_roles))
+                .select(user_roles::user_id)
+                .load::<Uuid>(conn)
+                .await?,
+        );
+    }
+    candidates.sort();
+    candidates.dedup();
+    if candidates.is_empty() {
+        return Ok(candidates);
+    }
+    let mut query = schema::users::table
+        .filter(schema::users::id.eq_any(candidates))
         .filter(schema::users::deleted_at.is_null())
         .select(schema::users::id)
         .into_boxed();
     if let Some(t) = tenant {
-        by_acl = by_acl.filter(schema::users::tenant_id.eq(t));
-        by_role = by_role.filter(schema::users::tenant_id.eq(t));
+        query = query.filter(schema::users::tenant_id.eq(t));
     }
-    let mut ids: Vec<Uuid> = by_acl.load(conn).await?;
-    ids.extend(by_role.load::<Uuid>(conn).await?);
-    ids.sort();
-    ids.dedup();
-    Ok(ids)
+    Ok(query.load(conn).await?)
 }
 
 /// Whether a restricted caller may manage accounts of `organization`
