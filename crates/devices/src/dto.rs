@@ -253,7 +253,7 @@ pub struct UpdateDevice {
     /// ISO-8601 (RFC 3339); absent means now. `null` is refused: a device
     /// always has a last-seen time.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(value_type = String, format = DateTime, required = false)]
     pub last_seen_at: Option<Option<String>>,
 }
 
@@ -297,6 +297,7 @@ impl Validate for UpdateDevice {
 
 /// How lists are sorted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[schema(as = DeviceSortField)]
 #[serde(rename_all = "camelCase")]
 pub enum SortField {
     #[default]
@@ -306,6 +307,7 @@ pub enum SortField {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[schema(as = DeviceSortDir)]
 #[serde(rename_all = "lowercase")]
 pub enum SortDir {
     Asc,
@@ -354,7 +356,7 @@ pub struct DeviceDetail {
 /// The answer to a registration.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Registered {
+pub struct DeviceRegistered {
     pub id: Uuid,
     pub device_id: String,
     /// Whether a deactivated device came back.
@@ -363,14 +365,14 @@ pub struct Registered {
 
 /// The answer to an update.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Updated {
+pub struct DeviceUpdated {
     pub ok: bool,
     pub id: Uuid,
 }
 
-/// `{ok: true}`.
+/// `{ok: true}`: the device is deactivated.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Done {
+pub struct DeviceDeactivated {
     pub ok: bool,
 }
 

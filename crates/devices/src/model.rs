@@ -17,6 +17,7 @@ use crate::schema::user_devices;
 
 /// What kind of client a device is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[schema(as = DevicePlatform)]
 #[serde(rename_all = "lowercase")]
 pub enum Platform {
     Ios,
@@ -39,13 +40,6 @@ impl Platform {
 /// revealed whole).
 pub const FINGERPRINT_SQL: &str =
     "right(user_devices.push_token, least(8, length(user_devices.push_token) / 2))";
-
-/// The fingerprint of a push token, as [`FINGERPRINT_SQL`] computes it.
-pub fn fingerprint(token: &str) -> String {
-    let chars: Vec<char> = token.chars().collect();
-    let keep = 8.min(chars.len() / 2);
-    chars[chars.len() - keep..].iter().collect()
-}
 
 type FingerprintExpr = SqlLiteral<Nullable<Text>>;
 
@@ -164,18 +158,5 @@ impl From<&DeviceRow> for DeviceState {
             last_seen_at: row.last_seen_at,
             deleted_at: row.deleted_at,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fingerprints_keep_at_most_eight_characters_and_half_a_short_token() {
-        assert_eq!(fingerprint("0123456789abcdefXYZ"), "bcdefXYZ");
-        assert_eq!(fingerprint("abcdef"), "def");
-        assert_eq!(fingerprint("a"), "");
-        assert_eq!(fingerprint("ééééééééééé€€€€€€€€"), "€€€€€€€€");
     }
 }

@@ -13,8 +13,8 @@ use super::{
 };
 use crate::ADMIN;
 use crate::dto::{
-    AdminRegisterDevice, DeviceDetail, DeviceList, DeviceListQuery, DevicePayload, Done,
-    Registered, UpdateDevice, Updated,
+    AdminRegisterDevice, DeviceDeactivated, DeviceDetail, DeviceList, DeviceListQuery,
+    DevicePayload, DeviceRegistered, DeviceUpdated, UpdateDevice,
 };
 use crate::error::DevicesError;
 use crate::service::{self, Scope};
@@ -53,7 +53,7 @@ pub async fn list_admin_devices(
     request_body = AdminRegisterDevice,
     security(("bearerAuth" = [])),
     responses(
-        (status = 201, body = Registered, description = "Registered; `x-om-operation` carries the undo token"),
+        (status = 201, body = DeviceRegistered, description = "Registered; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device payload`, or `Target user not found in this tenant`"),
         (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
         (status = 403, body = ErrorBody, description = "Missing `devices.admin`, or the user's organization is outside the caller's"),
@@ -113,7 +113,7 @@ pub async fn get_admin_device(
     request_body = UpdateDevice,
     security(("bearerAuth" = [])),
     responses(
-        (status = 200, body = Updated, description = "Updated; `x-om-operation` carries the undo token"),
+        (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
@@ -148,7 +148,7 @@ pub async fn update_admin_device(
     params(("id" = String, Path, description = "Device id (uuid)")),
     security(("bearerAuth" = [])),
     responses(
-        (status = 200, body = Done, description = "Deactivated; `x-om-operation` carries the undo token"),
+        (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),

@@ -8,7 +8,7 @@ use stoa_core::{AppResult, Path};
 
 use super::{Access, device_actor, execute_deactivate, parse_id};
 use crate::MANAGE;
-use crate::dto::Done;
+use crate::dto::DeviceDeactivated;
 use crate::service::Scope;
 
 /// Deactivates an owned device; registering it again revives it.
@@ -17,7 +17,7 @@ use crate::service::Scope;
     params(("id" = String, Path, description = "Device id (uuid)")),
     security(("bearerAuth" = [])),
     responses(
-        (status = 200, body = Done, description = "Deactivated; `x-om-operation` carries the undo token"),
+        (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id`"),
         (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
         (status = 403, body = ErrorBody, description = "`Access denied` (another user's device) or missing `devices.manage`"),

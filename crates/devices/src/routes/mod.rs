@@ -18,7 +18,9 @@ use stoa_core::{AppError, AppResult, Page, PageQuery};
 use uuid::Uuid;
 
 use crate::commands::{DeactivateDeviceCommand, RegisterDeviceCommand, UpdateDeviceCommand};
-use crate::dto::{DeviceList, DeviceListQuery, Done, RegisterDevice, Registered, UpdateDevice};
+use crate::dto::{
+    DeviceDeactivated, DeviceList, DeviceListQuery, DeviceRegistered, RegisterDevice, UpdateDevice,
+};
 use crate::error::{DevicesError, MAX_IDS};
 use crate::model::DeviceRow;
 use crate::service::{self, ListFilter, Registration, Scope};
@@ -168,7 +170,7 @@ pub(crate) async fn execute_register(
         })
         .await?;
     Ok(
-        with_operation(HttpResponse::Created(), &op).json(Registered {
+        with_operation(HttpResponse::Created(), &op).json(DeviceRegistered {
             id: done.after.id,
             device_id: done.after.device_id,
             revived: done.revived,
@@ -230,7 +232,7 @@ pub(crate) async fn execute_update(
         })
         .await?;
     Ok(
-        with_operation(HttpResponse::Ok(), &op).json(crate::dto::Updated {
+        with_operation(HttpResponse::Ok(), &op).json(crate::dto::DeviceUpdated {
             ok: true,
             id: after.id,
         }),
@@ -253,5 +255,5 @@ pub(crate) async fn execute_deactivate(
             })
         })
         .await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
+    Ok(with_operation(HttpResponse::Ok(), &op).json(DeviceDeactivated { ok: true }))
 }

@@ -8,7 +8,7 @@ use stoa_core::error::ErrorBody;
 
 use super::{device_actor, execute_register, registration};
 use crate::MANAGE;
-use crate::dto::{DevicePayload, RegisterDevice, Registered};
+use crate::dto::{DevicePayload, DeviceRegistered, RegisterDevice};
 use crate::service::write_organization;
 
 /// Registers a device for the caller in its selected (else home)
@@ -20,7 +20,7 @@ use crate::service::write_organization;
     request_body = RegisterDevice,
     security(("bearerAuth" = [])),
     responses(
-        (status = 201, body = Registered, description = "Registered; `x-om-operation` carries the undo token"),
+        (status = 201, body = DeviceRegistered, description = "Registered; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device payload` (with `details` and `issues`)"),
         (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
         (status = 403, body = ErrorBody, description = "Missing `devices.manage`, or no tenant"),

@@ -8,7 +8,7 @@ use stoa_core::{AppResult, Path};
 
 use super::{Access, device_actor, execute_update, parse_id};
 use crate::MANAGE;
-use crate::dto::{DevicePayload, UpdateDevice, Updated};
+use crate::dto::{DevicePayload, DeviceUpdated, UpdateDevice};
 use crate::service::Scope;
 
 /// Updates an owned device. Fields are tri-state (absent keeps, `null`
@@ -20,7 +20,7 @@ use crate::service::Scope;
     request_body = UpdateDevice,
     security(("bearerAuth" = [])),
     responses(
-        (status = 200, body = Updated, description = "Updated; `x-om-operation` carries the undo token"),
+        (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id` or `Invalid device payload`"),
         (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
         (status = 403, body = ErrorBody, description = "`Access denied` (another user's device) or missing `devices.manage`"),

@@ -308,6 +308,23 @@ async fn the_action_log_and_events_never_hold_the_push_token() {
     assert_eq!(items[2]["snapshotAfter"]["active"], false);
     assert_eq!(items[0]["parentResourceId"], acme.employee.to_string());
     assert!(!res.text().contains("-secret-"));
+    // A short token shows at most half of itself.
+    let (short, _) = register(
+        &app,
+        &employee,
+        json!({"deviceId": "watch", "platform": "ios", "pushToken": "abcdef"}),
+    )
+    .await;
+    let res = app
+        .send(get(
+            &format!("/api/audit_logs/audit-logs/actions?resourceId={short}"),
+            &employee,
+        ))
+        .await;
+    assert_eq!(
+        res.json()["items"][0]["snapshotAfter"]["pushTokenFingerprint"],
+        "def"
+    );
 
     #[derive(QueryableByName)]
     struct Dump {
@@ -348,7 +365,8 @@ async fn the_action_log_and_events_never_hold_the_push_token() {
         [
             "devices.user_device.registered",
             "devices.user_device.updated",
-            "devices.user_device.deactivated"
+            "devices.user_device.deactivated",
+            "devices.user_device.registered"
         ]
     );
 }
