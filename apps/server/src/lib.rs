@@ -19,6 +19,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     let mut registry = stoa_auth::base_registry()?;
     stoa_audit_logs::register(&mut registry)?;
     stoa_progress::register(&mut registry)?;
+    stoa_devices::register(&mut registry)?;
     Ok(registry)
 }
 
@@ -27,6 +28,7 @@ pub fn commands() -> CommandRegistry {
     stoa_directory::commands::handlers()
         .into_iter()
         .chain(stoa_auth::commands::handlers())
+        .chain(stoa_devices::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
@@ -40,6 +42,7 @@ pub fn configurators(db: &Db, auth: AuthConfig) -> Result<Vec<ApiConfigurator>, 
         Arc::new(stoa_directory::configure),
         Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
         Arc::new(stoa_progress::configure),
+        Arc::new(stoa_devices::configure),
     ])
 }
 

@@ -73,6 +73,15 @@ fn identity_and_directory_endpoints_are_documented_with_schemas() {
         ("get", "/api/progress/jobs/{id}"),
         ("put", "/api/progress/jobs/{id}"),
         ("delete", "/api/progress/jobs/{id}"),
+        ("get", "/api/devices"),
+        ("post", "/api/devices"),
+        ("put", "/api/devices/{id}"),
+        ("delete", "/api/devices/{id}"),
+        ("get", "/api/devices/admin/devices"),
+        ("post", "/api/devices/admin/devices"),
+        ("get", "/api/devices/admin/devices/{id}"),
+        ("put", "/api/devices/admin/devices/{id}"),
+        ("delete", "/api/devices/admin/devices/{id}"),
     ];
     for (method, path) in expected {
         let op = &doc["paths"][path][method];
@@ -107,10 +116,55 @@ fn identity_and_directory_endpoints_are_documented_with_schemas() {
         "AccessList",
         "ProgressJob",
         "JobList",
+        "DeviceList",
+        "DeviceItem",
+        "DeviceDetail",
+        "RegisterDevice",
+        "AdminRegisterDevice",
+        "UpdateDevice",
+        "DeviceRegistered",
+        "DeviceUpdated",
+        "DeviceDeactivated",
     ] {
         assert!(
             doc["components"]["schemas"][schema].is_object(),
             "schema {schema} missing"
         );
     }
+}
+
+#[test]
+fn device_schemas_never_expose_the_push_token() {
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    for name in ["DeviceItem", "DeviceList", "DeviceDetail"] {
+        let text = schemas[name].to_string();
+        assert!(!text.is_empty() && text != "null", "{name} missing");
+        assert!(
+            !text.contains("push_token\""),
+            "{name} exposes the push token: {text}"
+        );
+    }
+    // The item lists the reference's snake_case fields.
+    let props = schemas["DeviceItem"]["properties"].as_object().unwrap();
+    for field in [
+        "id",
+        "tenant_id",
+        "organization_id",
+        "user_id",
+        "device_id",
+        "platform",
+        "client_app_version",
+        "os_version",
+        "locale",
+        "push_provider",
+        "push_token_updated_at",
+        "last_seen_at",
+        "created_at",
+        "updated_at",
+    ] {
+        assert!(props.contains_key(field), "DeviceItem.{field}");
+    }
+    // Only requests carry a token.
+    assert!(schemas["RegisterDevice"]["properties"]["pushToken"].is_object());
 }

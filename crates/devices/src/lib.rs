@@ -1,0 +1,95 @@
+//! stoa-devices: the devices (mobile apps, browsers) users register to receive
+//! pushes.
+//!
+//! A device is keyed by (tenant, organization, user, `deviceId`): registering it
+//! again updates the row and revives it after a deactivation (a soft delete).
+//! Users see and change only their own devices; holders of `devices.admin`
+//! work across the users of their tenant. The push token is a secret: no
+//! endpoint returns it and action-log snapshots carry only a fingerprint. Every
+//! write is an undoable command ([`commands`]). Users are looked up through
+//! stoa-auth's public functions; this crate owns only `user_devices`. See
+//! README.md for the endpoints.
+
+pub mod commands;
+pub mod dto;
+pub mod error;
+pub mod locale;
+pub mod model;
+pub mod routes;
+pub mod schema;
+pub mod service;
+
+use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use commands::handlers;
+pub use error::DevicesError;
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "devices",
+    title: "Devices",
+};
+
+/// See and list one's own devices.
+pub const VIEW: &str = "devices.view";
+/// Register, update and deactivate one's own devices.
+pub const MANAGE: &str = "devices.manage";
+/// Work with every user's devices in the tenant.
+pub const ADMIN: &str = "devices.admin";
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: VIEW,
+        title: "View own devices",
+        module: "devices",
+    },
+    Feature {
+        id: MANAGE,
+        title: "Register and manage own devices",
+        module: "devices",
+    },
+    Feature {
+        id: ADMIN,
+        title: "Manage the devices of every user",
+        module: "devices",
+    },
+];
+
+/// The admin page listing every user's devices.
+pub const NAV: &[NavEntry] = &[NavEntry {
+    id: "devices.admin",
+    module: "devices",
+    placement: NavPlacement::Settings,
+    group_id: "settings.devices",
+    group_label: "Devices",
+    href: "/backend/devices",
+    title: "Devices",
+    features: &[ADMIN],
+    order: 100,
+    icon: Some("smartphone"),
+}];
+
+/// Registers the features, the default grants (superadmin and admin:
+/// `devices.*`; employee: view and manage own) and the admin page.
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("superadmin", &["devices.*"]);
+    registry.add_role_defaults("admin", &["devices.*"]);
+    registry.add_role_defaults("employee", &[VIEW, MANAGE]);
+    registry.register_nav(NAV);
+    Ok(())
+}
+
+/// Mounts the routes (under `/api`). The admin routes come first so that
+/// `/devices/admin/devices` is never taken for a device id.
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(routes::admin::list_admin_devices)
+        .service(routes::admin::register_admin_device)
+        .service(routes::admin::get_admin_device)
+        .service(routes::admin::update_admin_device)
+        .service(routes::admin::delete_admin_device)
+        .service(routes::list::list_devices)
+        .service(routes::register::register_device)
+        .service(routes::update::update_device)
+        .service(routes::delete::delete_device);
+}

@@ -1,0 +1,162 @@
+//! Rows of `user_devices` and what the API shows of them.
+//!
+//! [`DeviceRow`] never holds the push token: it selects the token's
+//! fingerprint instead (computed by Postgres), so the secret does not reach
+//! Rust memory on reads, logs or snapshots.
+
+use diesel::dsl::sql;
+use diesel::expression::SqlLiteral;
+use diesel::prelude::*;
+use diesel::sql_types::{Nullable, Text};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::schema::user_devices;
+
+/// What kind of client a device is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[schema(as = DevicePlatform)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Ios,
+    Android,
+    Web,
+}
+
+impl Platform {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ios => "ios",
+            Self::Android => "android",
+            Self::Web => "web",
+        }
+    }
+}
+
+/// The SQL that turns the stored push token into its fingerprint: the last 8
+/// characters (at most half of a short token, so a short token is never
+/// revealed whole).
+pub const FINGERPRINT_SQL: &str =
+    "right(user_devices.push_token, least(8, length(user_devices.push_token) / 2))";
+
+type FingerprintExpr = SqlLiteral<Nullable<Text>>;
+
+fn fingerprint_expr() -> FingerprintExpr {
+    sql::<Nullable<Text>>(FINGERPRINT_SQL)
+}
+
+/// One device, as read from the table (push token replaced by its fingerprint).
+#[derive(Clone, Debug, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = user_devices)]
+#[diesel(check_for_backend(diesel::pg::Pg))]
+pub struct DeviceRow {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    pub user_id: Uuid,
+    pub device_id: String,
+    pub platform: String,
+    pub client_app_version: Option<String>,
+    pub os_version: Option<String>,
+    pub locale: Option<String>,
+    #[diesel(select_expression = fingerprint_expr())]
+    #[diesel(select_expression_type = FingerprintExpr)]
+    pub push_token_fingerprint: Option<String>,
+    pub push_provider: Option<String>,
+    pub push_token_updated_at: Option<OffsetDateTime>,
+    pub last_seen_at: OffsetDateTime,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+    pub deleted_at: Option<OffsetDateTime>,
+}
+
+/// A device as the API lists it (snake_case keys, as the reference sends them).
+/// The push token is never included.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct DeviceItem {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    pub user_id: Uuid,
+    pub device_id: String,
+    /// `ios`, `android` or `web`.
+    pub platform: String,
+    pub client_app_version: Option<String>,
+    pub os_version: Option<String>,
+    pub locale: Option<String>,
+    pub push_provider: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub push_token_updated_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub last_seen_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+}
+
+impl From<DeviceRow> for DeviceItem {
+    fn from(row: DeviceRow) -> Self {
+        Self {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            organization_id: row.organization_id,
+            user_id: row.user_id,
+            device_id: row.device_id,
+            platform: row.platform,
+            client_app_version: row.client_app_version,
+            os_version: row.os_version,
+            locale: row.locale,
+            push_provider: row.push_provider,
+            push_token_updated_at: row.push_token_updated_at,
+            last_seen_at: row.last_seen_at,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+/// What undo and redo put back: a device's metadata and whether it is live.
+/// Push credentials (token, provider, token time) are deliberately not part of
+/// it: they are never written to the action log, so they are never restored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceState {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    pub user_id: Uuid,
+    pub device_id: String,
+    pub platform: String,
+    pub client_app_version: Option<String>,
+    pub os_version: Option<String>,
+    pub locale: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    pub last_seen_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub deleted_at: Option<OffsetDateTime>,
+}
+
+impl From<&DeviceRow> for DeviceState {
+    fn from(row: &DeviceRow) -> Self {
+        Self {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            organization_id: row.organization_id,
+            user_id: row.user_id,
+            device_id: row.device_id.clone(),
+            platform: row.platform.clone(),
+            client_app_version: row.client_app_version.clone(),
+            os_version: row.os_version.clone(),
+            locale: row.locale.clone(),
+            last_seen_at: row.last_seen_at,
+            deleted_at: row.deleted_at,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! `/devices/admin/devices[/{id}]`: every user's devices in the caller's
+//! tenant and organizations (`devices.admin`).
+
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Path, Query};
+
+use super::{
+    Access, authorize, device_actor, execute_deactivate, execute_register, execute_update,
+    list_filter, page_of, parse_id, registration, run_list,
+};
+use crate::ADMIN;
+use crate::dto::{
+    AdminRegisterDevice, DeviceDeactivated, DeviceDetail, DeviceList, DeviceListQuery,
+    DevicePayload, DeviceRegistered, DeviceUpdated, UpdateDevice,
+};
+use crate::error::DevicesError;
+use crate::service::{self, Scope};
+
+/// Lists the devices of every user in the caller's tenant and organizations;
+/// `userId` narrows to one user.
+#[utoipa::path(
+    tag = "Devices",
+    params(DeviceListQuery),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Missing `devices.admin`, or no tenant"),
+    )
+)]
+#[get("/devices/admin/devices")]
+pub async fn list_admin_devices(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<DeviceListQuery>,
+) -> AppResult<web::Json<DeviceList>> {
+    ctx.require(ADMIN)?;
+    let scope = Scope::of(&ctx)?;
+    let page = page_of(&q)?;
+    let mut filter = list_filter(&q)?;
+    filter.user_id = q.user_id;
+    Ok(web::Json(run_list(&db, &scope, &filter, page).await?))
+}
+
+/// Registers a device for a user of the tenant. The device goes to the
+/// user's home organization, which the caller must be able to see.
+#[utoipa::path(
+    tag = "Devices",
+    request_body = AdminRegisterDevice,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 201, body = DeviceRegistered, description = "Registered; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody, description = "`Invalid device payload`, or `Target user not found in this tenant`"),
+        (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
+        (status = 403, body = ErrorBody, description = "Missing `devices.admin`, or the user's organization is outside the caller's"),
+        (status = 409, body = ErrorBody, description = "A concurrent registration of the same device won"),
+    )
+)]
+#[post("/devices/admin/devices")]
+pub async fn register_admin_device(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: DevicePayload<AdminRegisterDevice>,
+) -> AppResult<HttpResponse> {
+    device_actor(&ctx)?;
+    ctx.require(ADMIN)?;
+    let scope = Scope::of(&ctx)?;
+    let (user, body) = body.into_inner().split();
+    // The organization is the target user's (set once the user is checked);
+    // the admin's own `Accept-Language` says nothing about the user's device.
+    let registration = registration(scope.tenant_id, None, user, body, None);
+    execute_register(&db, ctx.actor(), registration, Some((scope, user))).await
+}
+
+/// One device of the tenant, any user.
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = String, Path, description = "Device id (uuid)")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceDetail),
+        (status = 400, body = ErrorBody, description = "`Invalid device id`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "`Access denied` (organization outside the caller's) or missing `devices.admin`"),
+        (status = 404, body = ErrorBody, description = "`Device not found`"),
+    )
+)]
+#[get("/devices/admin/devices/{id}")]
+pub async fn get_admin_device(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<web::Json<DeviceDetail>> {
+    ctx.require(ADMIN)?;
+    let scope = Scope::of(&ctx)?;
+    let id = parse_id(&id)?;
+    let mut conn = db.conn().await?;
+    let row = service::find_live(&mut conn, scope.tenant_id, id)
+        .await?
+        .ok_or(DevicesError::NotFound)?;
+    authorize(&scope, Access::Admin, &row)?;
+    Ok(web::Json(DeviceDetail { item: row.into() }))
+}
+
+/// Updates any device of the tenant (same body and rules as `PUT /devices/{id}`).
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = String, Path, description = "Device id (uuid)")),
+    request_body = UpdateDevice,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[put("/devices/admin/devices/{id}")]
+pub async fn update_admin_device(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+    body: DevicePayload<UpdateDevice>,
+) -> AppResult<HttpResponse> {
+    device_actor(&ctx)?;
+    ctx.require(ADMIN)?;
+    let scope = Scope::of(&ctx)?;
+    let id = parse_id(&id)?;
+    execute_update(
+        &db,
+        ctx.actor(),
+        scope,
+        Access::Admin,
+        id,
+        body.into_inner(),
+    )
+    .await
+}
+
+/// Deactivates any device of the tenant.
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = String, Path, description = "Device id (uuid)")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[delete("/devices/admin/devices/{id}")]
+pub async fn delete_admin_device(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<HttpResponse> {
+    device_actor(&ctx)?;
+    ctx.require(ADMIN)?;
+    let scope = Scope::of(&ctx)?;
+    let id = parse_id(&id)?;
+    execute_deactivate(&db, ctx.actor(), scope, Access::Admin, id).await
+}

@@ -1,0 +1,38 @@
+//! `DELETE /devices/{id}`: deactivates (soft-deletes) one of the caller's devices.
+
+use actix_web::{HttpResponse, delete, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Path};
+
+use super::{Access, device_actor, execute_deactivate, parse_id};
+use crate::MANAGE;
+use crate::dto::DeviceDeactivated;
+use crate::service::Scope;
+
+/// Deactivates an owned device; registering it again revives it.
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = String, Path, description = "Device id (uuid)")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody, description = "`Invalid device id`"),
+        (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
+        (status = 403, body = ErrorBody, description = "`Access denied` (another user's device) or missing `devices.manage`"),
+        (status = 404, body = ErrorBody, description = "`Device not found`"),
+    )
+)]
+#[delete("/devices/{id}")]
+pub async fn delete_device(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<HttpResponse> {
+    let user = device_actor(&ctx)?;
+    ctx.require(MANAGE)?;
+    let scope = Scope::of(&ctx)?;
+    let id = parse_id(&id)?;
+    execute_deactivate(&db, ctx.actor(), scope, Access::Owner(user), id).await
+}

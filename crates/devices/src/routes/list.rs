@@ -1,0 +1,47 @@
+//! `GET /devices`: the caller's own devices.
+
+use actix_web::{get, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Query};
+
+use super::{device_actor, list_filter, list_page, page_of, run_list};
+use crate::dto::{DeviceList, DeviceListQuery};
+use crate::service::Scope;
+use crate::{ADMIN, VIEW};
+
+/// Lists the caller's devices in its tenant and organizations. `userId`
+/// names another user only for holders of `devices.admin`; for anyone else
+/// it cannot widen the list (another user's id matches nothing).
+#[utoipa::path(
+    tag = "Devices",
+    params(DeviceListQuery),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceList),
+        (status = 400, body = ErrorBody, description = "Invalid paging, filter or `ids` (more than 200, or not uuids)"),
+        (status = 401, body = ErrorBody, description = "Not signed in, or an API key (keys own no devices)"),
+        (status = 403, body = ErrorBody, description = "Missing `devices.view`, or no tenant"),
+    )
+)]
+#[get("/devices")]
+pub async fn list_devices(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<DeviceListQuery>,
+) -> AppResult<web::Json<DeviceList>> {
+    let user = device_actor(&ctx)?;
+    ctx.require(VIEW)?;
+    let scope = Scope::of(&ctx)?;
+    let page = page_of(&q)?;
+    let mut filter = list_filter(&q)?;
+    filter.user_id = match q.user_id {
+        Some(other) if other != user && !ctx.has(ADMIN) => {
+            return Ok(web::Json(list_page(Vec::new(), 0, page)));
+        }
+        Some(other) => Some(other),
+        None => Some(user),
+    };
+    Ok(web::Json(run_list(&db, &scope, &filter, page).await?))
+}

@@ -1,0 +1,259 @@
+//! Thin handlers: extract, authorize, run the service (writes through the
+//! command bus, in one transaction), respond. The shared steps live here; each
+//! file holds one verb (the admin variants share `admin.rs`).
+
+pub mod admin;
+pub mod delete;
+pub mod list;
+pub mod register;
+pub mod update;
+
+use actix_web::http::header::ACCEPT_LANGUAGE;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use stoa_acl::{AuthContext, CredentialKind};
+use stoa_core::command::{self, Actor, OPERATION_HEADER, Operation};
+use stoa_core::db::Db;
+use stoa_core::pagination::total_pages;
+use stoa_core::{AppError, AppResult, Page, PageQuery};
+use uuid::Uuid;
+
+use crate::commands::{DeactivateDeviceCommand, RegisterDeviceCommand, UpdateDeviceCommand};
+use crate::dto::{
+    DeviceDeactivated, DeviceList, DeviceListQuery, DeviceRegistered, RegisterDevice, UpdateDevice,
+};
+use crate::error::{DevicesError, MAX_IDS};
+use crate::model::DeviceRow;
+use crate::service::{self, ListFilter, Registration, Scope};
+
+/// The caller as a device owner: a signed-in user. API keys (and any other
+/// principal without a user) never own devices: 401.
+pub(crate) fn device_actor(ctx: &AuthContext) -> Result<Uuid, AppError> {
+    match (ctx.kind, ctx.user_id) {
+        (CredentialKind::Session, Some(user)) => Ok(user),
+        _ => Err(DevicesError::NotADeviceActor.into()),
+    }
+}
+
+/// A device id from the path; 400 `Invalid device id` when it is not a uuid.
+pub(crate) fn parse_id(raw: &str) -> Result<Uuid, AppError> {
+    raw.trim()
+        .parse()
+        .map_err(|_| DevicesError::InvalidId.into())
+}
+
+/// Adds `x-om-operation` when the logged operation can be undone.
+pub(crate) fn with_operation(
+    mut builder: HttpResponseBuilder,
+    op: &Operation,
+) -> HttpResponseBuilder {
+    if op.undo_token.is_some() {
+        builder.insert_header((OPERATION_HEADER, op.header_value()));
+    }
+    builder
+}
+
+/// Paging of device lists: `pageSize` 1–100, default 50.
+pub(crate) fn page_of(q: &DeviceListQuery) -> AppResult<Page> {
+    PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(50, 100)
+}
+
+/// The filters of a list query (`userId` is decided by each handler).
+pub(crate) fn list_filter(q: &DeviceListQuery) -> Result<ListFilter, AppError> {
+    let ids = match q.ids.as_deref() {
+        None => None,
+        Some(raw) => {
+            let parts: Vec<&str> = raw
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            if parts.len() > MAX_IDS {
+                return Err(DevicesError::TooManyIds { max: MAX_IDS }.into());
+            }
+            let ids = parts
+                .iter()
+                .map(|p| {
+                    p.parse::<Uuid>()
+                        .map_err(|_| DevicesError::MalformedListId(p.chars().take(64).collect()))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (!ids.is_empty()).then_some(ids)
+        }
+    };
+    Ok(ListFilter {
+        user_id: None,
+        platform: q.platform,
+        ids,
+        sort: q.sort_field.unwrap_or_default(),
+        dir: q.sort_dir.unwrap_or_default(),
+    })
+}
+
+/// Runs a list query and shapes the page.
+pub(crate) async fn run_list(
+    db: &Db,
+    scope: &Scope,
+    filter: &ListFilter,
+    page: Page,
+) -> AppResult<DeviceList> {
+    let mut conn = db.conn().await?;
+    let (rows, total) = service::list(&mut conn, scope, filter, page).await?;
+    Ok(list_page(rows, total, page))
+}
+
+pub(crate) fn list_page(rows: Vec<DeviceRow>, total: u64, page: Page) -> DeviceList {
+    DeviceList {
+        items: rows.into_iter().map(Into::into).collect(),
+        total,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: total_pages(total, page.page_size),
+    }
+}
+
+/// A registration for `user` in `organization`. `request` (the device's own
+/// request) supplies the default locale from `Accept-Language`.
+pub(crate) fn registration(
+    tenant: Uuid,
+    organization: Option<Uuid>,
+    user: Uuid,
+    body: RegisterDevice,
+    request: Option<&HttpRequest>,
+) -> Registration {
+    let default_locale = request
+        .filter(|_| body.locale.is_none())
+        .and_then(|req| req.headers().get(ACCEPT_LANGUAGE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::locale::best_match)
+        .map(String::from);
+    Registration {
+        tenant_id: tenant,
+        organization_id: organization,
+        user_id: user,
+        device_id: body.device_id.trim().to_string(),
+        platform: body.platform,
+        client_app_version: body.client_app_version,
+        os_version: body.os_version,
+        locale: body.locale,
+        default_locale,
+        push_token: body.push_token,
+        push_provider: body.push_provider,
+    }
+}
+
+/// Runs the register command; 201 `{id, deviceId, revived}` + `x-om-operation`.
+/// `check` runs first in the same transaction (admin: the target user).
+pub(crate) async fn execute_register(
+    db: &Db,
+    actor: Actor,
+    registration: Registration,
+    check: Option<(Scope, Uuid)>,
+) -> AppResult<HttpResponse> {
+    let (done, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let mut registration = registration;
+                if let Some((scope, user)) = check {
+                    let org =
+                        service::target_user_organization(conn, scope.tenant_id, user).await?;
+                    if !scope.can_see(org) {
+                        return Err(DevicesError::AccessDenied.into());
+                    }
+                    registration.organization_id = org;
+                }
+                command::execute(conn, &actor, RegisterDeviceCommand(registration)).await
+            })
+        })
+        .await?;
+    Ok(
+        with_operation(HttpResponse::Created(), &op).json(DeviceRegistered {
+            id: done.after.id,
+            device_id: done.after.device_id,
+            revived: done.revived,
+        }),
+    )
+}
+
+/// Who may touch a device: its owner (self-service) or a device admin.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Access {
+    Owner(Uuid),
+    Admin,
+}
+
+/// Self-service: a device outside the caller's organizations is not found,
+/// another user's is 403. Admin: outside the caller's organizations is 403.
+pub(crate) fn authorize(
+    scope: &Scope,
+    access: Access,
+    row: &DeviceRow,
+) -> Result<(), DevicesError> {
+    match access {
+        Access::Owner(_) if !scope.can_see(row.organization_id) => Err(DevicesError::NotFound),
+        Access::Owner(user) if row.user_id != user => Err(DevicesError::AccessDenied),
+        Access::Admin if !scope.can_see(row.organization_id) => Err(DevicesError::AccessDenied),
+        _ => Ok(()),
+    }
+}
+
+/// Locks the live device `id` and checks access, inside the transaction.
+async fn load_for_write(
+    conn: &mut diesel_async::AsyncPgConnection,
+    scope: &Scope,
+    access: Access,
+    id: Uuid,
+) -> Result<DeviceRow, DevicesError> {
+    let row = service::lock_live(conn, scope.tenant_id, id)
+        .await?
+        .ok_or(DevicesError::NotFound)?;
+    authorize(scope, access, &row)?;
+    Ok(row)
+}
+
+/// Runs the update command; 200 `{ok, id}` + `x-om-operation`.
+pub(crate) async fn execute_update(
+    db: &Db,
+    actor: Actor,
+    scope: Scope,
+    access: Access,
+    id: Uuid,
+    body: UpdateDevice,
+) -> AppResult<HttpResponse> {
+    let (after, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let device = load_for_write(conn, &scope, access, id).await?;
+                command::execute(conn, &actor, UpdateDeviceCommand { device, body }).await
+            })
+        })
+        .await?;
+    Ok(
+        with_operation(HttpResponse::Ok(), &op).json(crate::dto::DeviceUpdated {
+            ok: true,
+            id: after.id,
+        }),
+    )
+}
+
+/// Runs the deactivate command; 200 `{ok}` + `x-om-operation`.
+pub(crate) async fn execute_deactivate(
+    db: &Db,
+    actor: Actor,
+    scope: Scope,
+    access: Access,
+    id: Uuid,
+) -> AppResult<HttpResponse> {
+    let ((), op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let device = load_for_write(conn, &scope, access, id).await?;
+                command::execute(conn, &actor, DeactivateDeviceCommand(device)).await
+            })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(DeviceDeactivated { ok: true }))
+}

@@ -1,0 +1,50 @@
+//! `PUT /devices/{id}`: changes the metadata of one of the caller's devices.
+
+use actix_web::{HttpResponse, put, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Path};
+
+use super::{Access, device_actor, execute_update, parse_id};
+use crate::MANAGE;
+use crate::dto::{DevicePayload, DeviceUpdated, UpdateDevice};
+use crate::service::Scope;
+
+/// Updates an owned device. Fields are tri-state (absent keeps, `null`
+/// clears); `pushToken` (even `null`, when the OS revoked permission) stamps
+/// `push_token_updated_at`; `lastSeenAt` defaults to now.
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = String, Path, description = "Device id (uuid)")),
+    request_body = UpdateDevice,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody, description = "`Invalid device id` or `Invalid device payload`"),
+        (status = 401, body = ErrorBody, description = "Not signed in, or an API key"),
+        (status = 403, body = ErrorBody, description = "`Access denied` (another user's device) or missing `devices.manage`"),
+        (status = 404, body = ErrorBody, description = "`Device not found` (also: other tenants and organizations)"),
+    )
+)]
+#[put("/devices/{id}")]
+pub async fn update_device(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+    body: DevicePayload<UpdateDevice>,
+) -> AppResult<HttpResponse> {
+    let user = device_actor(&ctx)?;
+    ctx.require(MANAGE)?;
+    let scope = Scope::of(&ctx)?;
+    let id = parse_id(&id)?;
+    execute_update(
+        &db,
+        ctx.actor(),
+        scope,
+        Access::Owner(user),
+        id,
+        body.into_inner(),
+    )
+    .await
+}

@@ -1,0 +1,413 @@
+//! The rules of devices: scope, lists, registration (upsert and revive),
+//! updates, deactivation, and putting back a logged state (undo/redo).
+//!
+//! Every function takes a connection, so callers compose them into one
+//! transaction with the command bus; none knows HTTP. Every query filters by
+//! the tenant.
+
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_acl::AuthContext;
+use stoa_core::{AppError, Page};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::dto::{PushToken, SortDir, SortField, UpdateDevice};
+use crate::error::DevicesError;
+use crate::model::{DeviceRow, DeviceState, Platform};
+use crate::schema::user_devices::{self, dsl as d};
+
+/// Where a caller works: the tenant, and the organizations it may see
+/// (`None` = the whole tenant, including devices without an organization).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    pub tenant_id: Uuid,
+    pub visible_organizations: Option<Vec<Uuid>>,
+}
+
+impl Scope {
+    /// The caller's scope; 403 without a tenant.
+    pub fn of(ctx: &AuthContext) -> Result<Self, AppError> {
+        Ok(Self {
+            tenant_id: ctx.tenant()?,
+            visible_organizations: ctx.acl.visible_organization_ids.clone(),
+        })
+    }
+
+    /// Whether a device of organization `org` is inside the scope. Devices
+    /// without an organization are visible to unrestricted callers only.
+    pub fn can_see(&self, org: Option<Uuid>) -> bool {
+        match (&self.visible_organizations, org) {
+            (None, _) => true,
+            (Some(visible), Some(org)) => visible.contains(&org),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// The organization a caller's own writes go to: the selected one, else the
+/// home organization (when the caller acts in its own tenant).
+pub fn write_organization(ctx: &AuthContext) -> Option<Uuid> {
+    ctx.organization_id().or_else(|| {
+        ctx.home_organization_id
+            .filter(|_| ctx.tenant_id.is_some() && ctx.tenant_id == ctx.actor_tenant_id)
+    })
+}
+
+/// What a list shows.
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    pub user_id: Option<Uuid>,
+    pub platform: Option<Platform>,
+    pub ids: Option<Vec<Uuid>>,
+    pub sort: SortField,
+    pub dir: SortDir,
+}
+
+type Boxed = user_devices::BoxedQuery<'static, Pg>;
+
+fn filtered(scope: &Scope, filter: &ListFilter) -> Boxed {
+    let mut q = d::user_devices
+        .filter(d::tenant_id.eq(scope.tenant_id))
+        .filter(d::deleted_at.is_null())
+        .into_boxed();
+    if let Some(orgs) = &scope.visible_organizations {
+        q = q.filter(d::organization_id.eq_any(orgs.clone()));
+    }
+    if let Some(user) = filter.user_id {
+        q = q.filter(d::user_id.eq(user));
+    }
+    if let Some(platform) = filter.platform {
+        q = q.filter(d::platform.eq(platform.as_str()));
+    }
+    if let Some(ids) = &filter.ids {
+        q = q.filter(d::id.eq_any(ids.clone()));
+    }
+    q
+}
+
+/// One page of live devices in `scope` matching `filter`, and their total.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    filter: &ListFilter,
+    page: Page,
+) -> QueryResult<(Vec<DeviceRow>, u64)> {
+    let total: i64 = filtered(scope, filter).count().get_result(conn).await?;
+    let q = filtered(scope, filter);
+    // Ties go to the id, in the same direction, so pages never overlap.
+    let q = match (filter.sort, filter.dir) {
+        (SortField::LastSeenAt, SortDir::Asc) => q.order((d::last_seen_at.asc(), d::id.asc())),
+        (SortField::LastSeenAt, SortDir::Desc) => q.order((d::last_seen_at.desc(), d::id.desc())),
+        (SortField::CreatedAt, SortDir::Asc) => q.order((d::created_at.asc(), d::id.asc())),
+        (SortField::CreatedAt, SortDir::Desc) => q.order((d::created_at.desc(), d::id.desc())),
+        (SortField::UpdatedAt, SortDir::Asc) => q.order((d::updated_at.asc(), d::id.asc())),
+        (SortField::UpdatedAt, SortDir::Desc) => q.order((d::updated_at.desc(), d::id.desc())),
+    };
+    let rows = q
+        .select(DeviceRow::as_select())
+        .offset(page.offset())
+        .limit(page.limit())
+        .load(conn)
+        .await?;
+    Ok((rows, u64::try_from(total).unwrap_or(0)))
+}
+
+/// A live device of the tenant.
+pub async fn find_live(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<DeviceRow>> {
+    d::user_devices
+        .filter(d::id.eq(id))
+        .filter(d::tenant_id.eq(tenant))
+        .filter(d::deleted_at.is_null())
+        .select(DeviceRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// A live device of the tenant, locked until the transaction ends.
+pub async fn lock_live(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<DeviceRow>> {
+    d::user_devices
+        .filter(d::id.eq(id))
+        .filter(d::tenant_id.eq(tenant))
+        .filter(d::deleted_at.is_null())
+        .select(DeviceRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Column changes; `None` leaves a column alone, `Some(None)` clears it.
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = user_devices)]
+struct DeviceChanges {
+    platform: Option<String>,
+    client_app_version: Option<Option<String>>,
+    os_version: Option<Option<String>>,
+    locale: Option<Option<String>>,
+    push_token: Option<Option<String>>,
+    push_provider: Option<Option<String>>,
+    push_token_updated_at: Option<Option<OffsetDateTime>>,
+    last_seen_at: Option<OffsetDateTime>,
+    deleted_at: Option<Option<OffsetDateTime>>,
+}
+
+async fn apply(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    changes: &DeviceChanges,
+) -> Result<DeviceRow, DevicesError> {
+    Ok(diesel::update(d::user_devices.filter(d::id.eq(id)))
+        .set(changes)
+        .returning(DeviceRow::as_returning())
+        .get_result(conn)
+        .await?)
+}
+
+/// A registration: who, where, and what the client sent.
+#[derive(Debug)]
+pub struct Registration {
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    pub user_id: Uuid,
+    /// Trimmed.
+    pub device_id: String,
+    pub platform: Platform,
+    /// Tri-state: absent keeps, `null` clears.
+    pub client_app_version: Option<Option<String>>,
+    pub os_version: Option<Option<String>>,
+    pub locale: Option<Option<String>>,
+    /// Used when the body has no `locale` and the device has none yet
+    /// (the best match of `Accept-Language`).
+    pub default_locale: Option<String>,
+    pub push_token: Option<PushToken>,
+    pub push_provider: Option<String>,
+}
+
+/// What a registration did.
+#[derive(Clone, Debug)]
+pub struct Registered {
+    /// The row before (`None` when the registration created it).
+    pub before: Option<DeviceRow>,
+    pub after: DeviceRow,
+    /// Whether a deactivated device came back.
+    pub revived: bool,
+}
+
+/// Registers a device: updates the live row with the same key, else revives
+/// the most recently deactivated one, else inserts. A concurrent insert of the
+/// same key answers [`DevicesError::AlreadyRegistered`].
+pub async fn register(
+    conn: &mut AsyncPgConnection,
+    r: &Registration,
+) -> Result<Registered, DevicesError> {
+    let existing: Option<DeviceRow> = d::user_devices
+        .filter(d::tenant_id.eq(r.tenant_id))
+        .filter(d::user_id.eq(r.user_id))
+        .filter(d::device_id.eq(&r.device_id))
+        .filter(d::organization_id.is_not_distinct_from(r.organization_id))
+        .order(d::deleted_at.desc().nulls_first())
+        .select(DeviceRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    let now = OffsetDateTime::now_utc();
+    let token = r.push_token.as_ref().map(|t| t.expose().to_string());
+    match existing {
+        Some(before) => {
+            let locale = r.locale.clone().or_else(|| {
+                before
+                    .locale
+                    .is_none()
+                    .then(|| r.default_locale.clone())
+                    .flatten()
+                    .map(Some)
+            });
+            let changes = DeviceChanges {
+                platform: Some(r.platform.as_str().to_string()),
+                client_app_version: r.client_app_version.clone(),
+                os_version: r.os_version.clone(),
+                locale,
+                push_provider: token
+                    .as_ref()
+                    .map(|_| r.push_provider.clone().or(before.push_provider.clone())),
+                push_token_updated_at: token.as_ref().map(|_| Some(now)),
+                push_token: token.map(Some),
+                last_seen_at: Some(now),
+                deleted_at: Some(None),
+            };
+            let after = apply(conn, before.id, &changes).await?;
+            let revived = before.deleted_at.is_some();
+            Ok(Registered {
+                before: Some(before),
+                after,
+                revived,
+            })
+        }
+        None => {
+            let locale = match &r.locale {
+                Some(explicit) => explicit.clone(),
+                None => r.default_locale.clone(),
+            };
+            let after = diesel::insert_into(d::user_devices)
+                .values((
+                    d::tenant_id.eq(r.tenant_id),
+                    d::organization_id.eq(r.organization_id),
+                    d::user_id.eq(r.user_id),
+                    d::device_id.eq(&r.device_id),
+                    d::platform.eq(r.platform.as_str()),
+                    d::client_app_version.eq(r.client_app_version.clone().flatten()),
+                    d::os_version.eq(r.os_version.clone().flatten()),
+                    d::locale.eq(locale),
+                    d::push_provider.eq(token.as_ref().and(r.push_provider.clone())),
+                    d::push_token_updated_at.eq(token.as_ref().map(|_| now)),
+                    d::push_token.eq(token),
+                    d::last_seen_at.eq(now),
+                ))
+                .returning(DeviceRow::as_returning())
+                .get_result(conn)
+                .await?;
+            Ok(Registered {
+                before: None,
+                after,
+                revived: false,
+            })
+        }
+    }
+}
+
+/// Applies a tri-state update to `device`. `pushToken` (even `null`) stamps
+/// `push_token_updated_at`; `lastSeenAt` defaults to now.
+pub async fn update(
+    conn: &mut AsyncPgConnection,
+    device: &DeviceRow,
+    body: &UpdateDevice,
+) -> Result<DeviceRow, DevicesError> {
+    let now = OffsetDateTime::now_utc();
+    let changes = DeviceChanges {
+        client_app_version: body.client_app_version.clone(),
+        os_version: body.os_version.clone(),
+        locale: body.locale.clone(),
+        push_token: body
+            .push_token
+            .as_ref()
+            .map(|t| t.as_ref().map(|t| t.expose().to_string())),
+        push_provider: body.push_provider.clone(),
+        push_token_updated_at: body.push_token.as_ref().map(|_| Some(now)),
+        last_seen_at: Some(body.last_seen_at().unwrap_or(now)),
+        ..Default::default()
+    };
+    apply(conn, device.id, &changes).await
+}
+
+/// Deactivates (soft-deletes) a device.
+pub async fn deactivate(
+    conn: &mut AsyncPgConnection,
+    device: &DeviceRow,
+) -> Result<DeviceRow, DevicesError> {
+    let changes = DeviceChanges {
+        deleted_at: Some(Some(OffsetDateTime::now_utc())),
+        ..Default::default()
+    };
+    apply(conn, device.id, &changes).await
+}
+
+/// The device `id` of the tenant, live or not, locked.
+pub async fn lock_any(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    id: Uuid,
+) -> Result<DeviceRow, DevicesError> {
+    d::user_devices
+        .filter(d::id.eq(id))
+        .filter(d::tenant_id.eq(tenant))
+        .select(DeviceRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?
+        .ok_or(DevicesError::NotFound)
+}
+
+/// Puts a device's metadata and liveness back to `state` (undo and redo).
+/// Reviving it fails with [`DevicesError::AlreadyRegistered`] when the same
+/// device has been registered again meanwhile.
+pub async fn restore(
+    conn: &mut AsyncPgConnection,
+    state: &DeviceState,
+) -> Result<(DeviceRow, DeviceRow), DevicesError> {
+    let current = lock_any(conn, state.tenant_id, state.id).await?;
+    if state.deleted_at.is_none() && current.deleted_at.is_some() {
+        let twins: i64 = d::user_devices
+            .filter(d::tenant_id.eq(current.tenant_id))
+            .filter(d::user_id.eq(current.user_id))
+            .filter(d::device_id.eq(&current.device_id))
+            .filter(d::organization_id.is_not_distinct_from(current.organization_id))
+            .filter(d::deleted_at.is_null())
+            .filter(d::id.ne(current.id))
+            .count()
+            .get_result(conn)
+            .await?;
+        if twins > 0 {
+            return Err(DevicesError::AlreadyRegistered);
+        }
+    }
+    let changes = DeviceChanges {
+        platform: Some(state.platform.clone()),
+        client_app_version: Some(state.client_app_version.clone()),
+        os_version: Some(state.os_version.clone()),
+        locale: Some(state.locale.clone()),
+        last_seen_at: Some(state.last_seen_at),
+        deleted_at: Some(state.deleted_at),
+        ..Default::default()
+    };
+    let after = apply(conn, current.id, &changes).await?;
+    Ok((current, after))
+}
+
+/// The home organization of a live user of `tenant` (through stoa-auth);
+/// [`DevicesError::TargetUserNotFound`] when there is no such user.
+pub async fn target_user_organization(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    user: Uuid,
+) -> Result<Option<Uuid>, DevicesError> {
+    let row = stoa_auth::service::user_by_id(conn, user)
+        .await?
+        .filter(|u| u.tenant_id == Some(tenant))
+        .ok_or(DevicesError::TargetUserNotFound)?;
+    Ok(row.organization_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_organizations_are_visible_to_unrestricted_callers_only() {
+        let org = Uuid::from_u128(7);
+        let open = Scope {
+            tenant_id: Uuid::nil(),
+            visible_organizations: None,
+        };
+        assert!(open.can_see(None) && open.can_see(Some(org)));
+        let restricted = Scope {
+            tenant_id: Uuid::nil(),
+            visible_organizations: Some(vec![org]),
+        };
+        assert!(restricted.can_see(Some(org)));
+        assert!(!restricted.can_see(Some(Uuid::from_u128(8))));
+        assert!(!restricted.can_see(None));
+    }
+}
