@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::error::ApiKeysError;
-use crate::model::{CreatedKey, KeyRole};
+use crate::model::{ApiKeyRole, CreatedApiKey};
 use crate::schema::api_keys;
 use crate::secret;
 use crate::service::NewKey;
@@ -51,7 +51,7 @@ const PREFIX_ATTEMPTS: usize = 8;
 pub struct CreateKeyCommand(pub NewKey);
 
 impl Command for CreateKeyCommand {
-    type Output = CreatedKey;
+    type Output = CreatedApiKey;
 
     fn id(&self) -> &'static str {
         CREATE
@@ -61,7 +61,7 @@ impl Command for CreateKeyCommand {
         self,
         conn: &'a mut AsyncPgConnection,
         _actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<(CreatedKey, LogEntry), AppError>> {
+    ) -> BoxFuture<'a, Result<(CreatedApiKey, LogEntry), AppError>> {
         Box::pin(async move {
             let key = self.0;
             let role_ids: Vec<Uuid> = key.roles.iter().map(|r| r.id).collect();
@@ -122,7 +122,7 @@ impl Command for CreateKeyCommand {
                 }],
                 ..Default::default()
             };
-            let output = CreatedKey {
+            let output = CreatedApiKey {
                 id,
                 name: key.name,
                 key_prefix: fresh.prefix.clone(),
@@ -132,7 +132,7 @@ impl Command for CreateKeyCommand {
                 roles: key
                     .roles
                     .into_iter()
-                    .map(|r| KeyRole {
+                    .map(|r| ApiKeyRole {
                         id: r.id,
                         name: Some(r.name),
                     })

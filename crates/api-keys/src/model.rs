@@ -1,5 +1,5 @@
 //! Request and response shapes of the API-key endpoints. No response shape
-//! has a field for the hash, and only [`CreatedKey`] carries the secret.
+//! has a field for the hash, and only [`CreatedApiKey`] carries the secret.
 
 use serde::{Deserialize, Serialize};
 use stoa_core::serde_util::double_option;
@@ -12,7 +12,7 @@ use validator::{Validate, ValidationError};
 #[derive(Debug, Default, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
-pub struct KeyListQuery {
+pub struct ApiKeyListQuery {
     /// Page number, from 1 (default 1).
     pub page: Option<u64>,
     /// Items per page, 1–200 (default 20).
@@ -24,7 +24,7 @@ pub struct KeyListQuery {
 
 /// A role a key carries (`name` is null once the role is deleted).
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
-pub struct KeyRole {
+pub struct ApiKeyRole {
     pub id: Uuid,
     pub name: Option<String>,
 }
@@ -32,7 +32,7 @@ pub struct KeyRole {
 /// A key as listed: never the secret or its hash.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct KeyItem {
+pub struct ApiKeyItem {
     pub id: Uuid,
     pub name: String,
     pub description: Option<String>,
@@ -49,15 +49,15 @@ pub struct KeyItem {
     #[serde(with = "time::serde::rfc3339::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub expires_at: Option<OffsetDateTime>,
-    pub roles: Vec<KeyRole>,
+    pub roles: Vec<ApiKeyRole>,
 }
 
 /// `{items, total, page, pageSize, totalPages}`; `totalPages` is 0 for an
 /// empty result, as the reference reports it for keys.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct KeyList {
-    pub items: Vec<KeyItem>,
+pub struct ApiKeyList {
+    pub items: Vec<ApiKeyItem>,
     pub total: u64,
     pub page: u64,
     pub page_size: u64,
@@ -114,7 +114,7 @@ pub struct CreateApiKey {
 /// The created key, with its secret (shown this once).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CreatedKey {
+pub struct CreatedApiKey {
     pub id: Uuid,
     pub name: String,
     pub key_prefix: String,
@@ -123,13 +123,13 @@ pub struct CreatedKey {
     pub secret: String,
     pub tenant_id: Uuid,
     pub organization_id: Option<Uuid>,
-    pub roles: Vec<KeyRole>,
+    pub roles: Vec<ApiKeyRole>,
 }
 
 /// `DELETE /api_keys/keys` query.
 #[derive(Debug, Deserialize, Validate, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct KeyIdQuery {
+pub struct ApiKeyIdQuery {
     /// The key's id.
     #[param(value_type = Uuid)]
     pub id: Option<String>,
@@ -137,6 +137,6 @@ pub struct KeyIdQuery {
 
 /// `{success: true}`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Success {
+pub struct ApiKeyDeleted {
     pub success: bool,
 }

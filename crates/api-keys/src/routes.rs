@@ -21,10 +21,10 @@ pub const DELETE: &str = "api_keys.delete";
 /// first. Never returns a secret or hash.
 #[utoipa::path(
     tag = "API Keys",
-    params(KeyListQuery),
+    params(ApiKeyListQuery),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
-        (status = 200, body = KeyList),
+        (status = 200, body = ApiKeyList),
         (status = 400, body = ErrorBody, description = "Bad paging or no tenant context"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
@@ -34,8 +34,8 @@ pub const DELETE: &str = "api_keys.delete";
 pub async fn list_keys(
     ctx: AuthContext,
     db: web::Data<Db>,
-    q: Query<KeyListQuery>,
-) -> AppResult<web::Json<KeyList>> {
+    q: Query<ApiKeyListQuery>,
+) -> AppResult<web::Json<ApiKeyList>> {
     ctx.require(VIEW)?;
     let tenant_id = ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?;
     let page = PageQuery {
@@ -59,7 +59,7 @@ pub async fn list_keys(
     request_body = CreateApiKey,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
-        (status = 201, body = CreatedKey),
+        (status = 201, body = CreatedApiKey),
         (status = 400, body = ErrorBody, description = "Invalid input, unknown role, past expiry, no tenant context"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature, foreign tenant, organization out of scope, or a role granting more than the caller holds"),
@@ -89,10 +89,10 @@ pub async fn create_key(
 /// through it). Unknown, foreign and out-of-scope keys all answer 404.
 #[utoipa::path(
     tag = "API Keys",
-    params(KeyIdQuery),
+    params(ApiKeyIdQuery),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
-        (status = 200, body = Success),
+        (status = 200, body = ApiKeyDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed id, no tenant context"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
@@ -103,8 +103,8 @@ pub async fn create_key(
 pub async fn delete_key(
     ctx: AuthContext,
     db: web::Data<Db>,
-    q: Query<KeyIdQuery>,
-) -> AppResult<web::Json<Success>> {
+    q: Query<ApiKeyIdQuery>,
+) -> AppResult<web::Json<ApiKeyDeleted>> {
     ctx.require(DELETE)?;
     let id: Uuid =
         q.id.as_deref()
@@ -126,5 +126,5 @@ pub async fn delete_key(
         Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
     })
     .await?;
-    Ok(web::Json(Success { success: true }))
+    Ok(web::Json(ApiKeyDeleted { success: true }))
 }

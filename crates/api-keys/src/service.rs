@@ -17,7 +17,7 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, format_description};
 use uuid::Uuid;
 
 use crate::error::ApiKeysError;
-use crate::model::{CreateApiKey, KeyItem, KeyList, KeyRole};
+use crate::model::{ApiKeyItem, ApiKeyList, ApiKeyRole, CreateApiKey};
 use crate::schema::api_keys;
 
 /// How many API keys may stand between a key and the user who started the chain
@@ -50,7 +50,7 @@ pub async fn list(
     scope: &ListScope<'_>,
     search: Option<&str>,
     page: Page,
-) -> Result<KeyList, AppError> {
+) -> Result<ApiKeyList, AppError> {
     let pattern = search
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -103,10 +103,10 @@ pub async fn list(
     org_ids.dedup();
     let (_, organizations) = PgDirectory.names(conn, &[], &org_ids).await?;
     let total = u64::try_from(total).unwrap_or(0);
-    Ok(KeyList {
+    Ok(ApiKeyList {
         items: rows
             .into_iter()
-            .map(|r| KeyItem {
+            .map(|r| ApiKeyItem {
                 id: r.0,
                 name: r.1,
                 description: r.2,
@@ -119,7 +119,7 @@ pub async fn list(
                 roles: r
                     .8
                     .iter()
-                    .map(|id| KeyRole {
+                    .map(|id| ApiKeyRole {
                         id: *id,
                         name: roles.get(id).cloned(),
                     })
