@@ -8,7 +8,7 @@
 //! by key, creator scope and selection and tagged with `acl_version`, which
 //! every change to roles, ACLs, memberships or organizations bumps.
 //!
-//! The ACL is the key's roles' (stoa-auth's [`resolve_key`]), bounded by what
+//! The ACL is the key's roles' (stoa-auth's [`acl::resolve_key`]), bounded by what
 //! its creator holds now: the creating user's current ACL and, for a key made
 //! through other keys, each of those keys' grants. Demoting or restricting the
 //! creator shrinks the key on the next request.
