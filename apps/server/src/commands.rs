@@ -79,8 +79,10 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
              (tokens stop working when it restarts)"
         );
     }
-    let configurators = crate::configurators(&db, auth).map_err(CommandError::Other)?;
-    let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators);
+    let keys_config = stoa_api_keys::ApiKeysConfig::from_env()?;
+    let modules = crate::modules(&db, auth).map_err(CommandError::Other)?;
+    let api_keys = modules.api_keys;
+    let mut ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics = web::Data::new(
@@ -110,8 +112,10 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     start_workers(&db, stoa_progress::WorkerConfig::from_env()?);
+    // API-key uses are written as `last_used_at` in batches, not per request.
+    actix_web::rt::spawn(api_keys.clone().run_flusher(keys_config.last_used_flush));
 
-    match (config.http.metrics_bind, metrics) {
+    let served = match (config.http.metrics_bind, metrics) {
         (Some(metrics_bind), Some(metrics)) => {
             let metrics_server = HttpServer::new(move || metrics_app(metrics.clone()))
                 .workers(1)
@@ -125,7 +129,12 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
             a.and(b).map_err(|e| CommandError::Other(e.to_string()))
         }
         _ => api.await.map_err(|e| CommandError::Other(e.to_string())),
+    };
+    // Uses recorded since the last flush are written before the process ends.
+    if let Err(err) = api_keys.flush().await {
+        tracing::warn!(error = %err, "api keys: could not record last use at shutdown");
     }
+    served
 }
 
 /// `stoa openapi`: the OpenAPI document, pretty-printed.

@@ -20,6 +20,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_audit_logs::register(&mut registry)?;
     stoa_progress::register(&mut registry)?;
     stoa_devices::register(&mut registry)?;
+    stoa_api_keys::register(&mut registry)?;
     Ok(registry)
 }
 
@@ -35,15 +36,34 @@ pub fn commands() -> CommandRegistry {
 /// Every module's routes, in mount order. Each new module crate adds its
 /// `configure` here (and its features to [`registry`]).
 pub fn configurators(db: &Db, auth: AuthConfig) -> Result<Vec<ApiConfigurator>, String> {
+    modules(db, auth).map(|m| m.configurators)
+}
+
+/// The mounted modules and the per-process services the server runs beside
+/// them.
+pub struct Modules {
+    pub configurators: Vec<ApiConfigurator>,
+    /// The API-key authenticator, whose recorded uses `serve` flushes.
+    pub api_keys: Arc<stoa_api_keys::ApiKeyAuthenticator>,
+}
+
+/// Builds every module (see [`configurators`]).
+pub fn modules(db: &Db, auth: AuthConfig) -> Result<Modules, String> {
     let registry = Arc::new(registry().map_err(|e| e.to_string())?);
-    let auth = Arc::new(AuthState::new(db.clone(), auth, registry).map_err(|e| e.to_string())?);
-    Ok(vec![
-        Arc::new(stoa_auth::configure(auth)),
-        Arc::new(stoa_directory::configure),
-        Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
-        Arc::new(stoa_progress::configure),
-        Arc::new(stoa_devices::configure),
-    ])
+    let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone());
+    let auth = AuthState::new(db.clone(), auth, registry).map_err(|e| e.to_string())?;
+    let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
+    Ok(Modules {
+        configurators: vec![
+            Arc::new(stoa_auth::configure(auth)),
+            Arc::new(stoa_directory::configure),
+            Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
+            Arc::new(stoa_progress::configure),
+            Arc::new(stoa_devices::configure),
+            Arc::new(stoa_api_keys::configure),
+        ],
+        api_keys,
+    })
 }
 
 /// The OpenAPI document of the whole API.

@@ -139,9 +139,15 @@ impl AuthContext {
         }
     }
 
+    /// Who acts, as the action and access logs record it: the user, or for an
+    /// API key the key's id (the reference records it as `actor_user_id`).
+    pub fn actor_id(&self) -> Option<Uuid> {
+        self.user_id.or(self.api_key_id)
+    }
+
     /// The command-bus actor for this caller and scope.
     pub fn actor(&self) -> stoa_core::command::Actor {
-        stoa_core::command::Actor::api(self.user_id, self.tenant_id, self.organization_id())
+        stoa_core::command::Actor::api(self.actor_id(), self.tenant_id, self.organization_id())
     }
 
     /// Whether `tenant` may be targeted: the caller's scope tenant, or any for a super admin.
@@ -310,6 +316,18 @@ mod tests {
             ..Default::default()
         });
         assert!(sa.has("anything.at_all"));
+    }
+
+    #[test]
+    fn a_key_acts_under_its_own_id() {
+        let key = Uuid::from_u128(7);
+        let mut c = ctx(ResolvedAcl::default());
+        assert_eq!(c.actor().user_id, Some(Uuid::nil()));
+        c.user_id = None;
+        c.api_key_id = Some(key);
+        c.kind = CredentialKind::ApiKey;
+        assert_eq!(c.actor_id(), Some(key));
+        assert_eq!(c.actor().user_id, Some(key));
     }
 
     #[test]

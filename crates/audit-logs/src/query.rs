@@ -194,7 +194,7 @@ pub fn visibility(
     } else {
         // Without tenant visibility the caller sees only their own entries.
         let _ = csv_uuids("actorUserId", actors)?;
-        Some(ctx.user_id.into_iter().collect())
+        Some(ctx.actor_id().into_iter().collect())
     };
     let organization = organization
         .filter(|o| ctx.can_see_organization(*o))

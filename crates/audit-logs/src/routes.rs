@@ -436,7 +436,7 @@ pub async fn list_access(
     }
     let actor = match q.actor_user_id {
         Some(other) if vis.can_view_tenant => Some(other),
-        _ => ctx.user_id,
+        _ => ctx.actor_id(),
     };
     let before = instant("before", &q.before)?;
     let after = instant("after", &q.after)?;

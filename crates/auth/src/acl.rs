@@ -9,6 +9,9 @@
 //! Then the caller's selection (`om_selected_org` / `om_selected_tenant` or the
 //! headers) picks the organization to act in; a selection outside the allowed
 //! set is refused (422), never silently widened.
+//!
+//! API keys resolve through [`resolve_key`]: their roles' ACLs, bounded by what
+//! the key's creator holds now, with the same organization-scope rules.
 
 use std::collections::BTreeSet;
 
@@ -16,7 +19,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::{ALL_ORGANIZATIONS, ResolvedAcl, SELECTED_ORG_COOKIE};
+use stoa_acl::{ALL_ORGANIZATIONS, ResolvedAcl, SELECTED_ORG_COOKIE, feature_granted};
 use stoa_core::AppError;
 use stoa_directory::{DirectoryService, PgDirectory};
 use uuid::Uuid;
@@ -77,6 +80,14 @@ async fn is_super_admin(
     if by_user > 0 {
         return Ok(true);
     }
+    any_super_admin_role(conn, role_ids).await
+}
+
+/// Whether any ACL of the roles carries the super-admin flag.
+async fn any_super_admin_role(
+    conn: &mut AsyncPgConnection,
+    role_ids: &[Uuid],
+) -> Result<bool, AppError> {
     let by_role: i64 = role_acls::table
         .filter(role_acls::role_id.eq_any(role_ids))
         .filter(role_acls::is_super_admin.eq(true))
@@ -103,20 +114,7 @@ pub async fn resolve(
     let role_ids: Vec<Uuid> = memberships.iter().map(|m| m.0).collect();
     let super_admin = is_super_admin(conn, subject.user_id, &role_ids).await?;
 
-    // Only super admins may act in another tenant.
-    let mut tenant = subject.tenant_id;
-    if super_admin && let Some(raw) = selection.tenant.as_deref() {
-        let id: Uuid = raw
-            .parse()
-            .map_err(|_| selection_invalid("Your selected tenant is not available.", false))?;
-        if PgDirectory.tenant(conn, id).await?.is_none() {
-            return Err(selection_invalid(
-                "Your selected tenant is not available.",
-                false,
-            ));
-        }
-        tenant = Some(id);
-    }
+    let tenant = selected_tenant(conn, subject.tenant_id, super_admin, selection).await?;
     let Some(tenant_id) = tenant else {
         return Ok(Resolved {
             tenant_id: None,
@@ -183,7 +181,61 @@ pub async fn resolve(
     let home = subject
         .home_organization_id
         .filter(|_| Some(tenant_id) == subject.tenant_id);
-    let allowed: Option<Vec<Uuid>> = if super_admin {
+    let allowed = allowed_organizations(conn, tenant_id, super_admin, restriction, home).await?;
+    let (selected, visible) =
+        organization_scope(conn, tenant_id, super_admin, &allowed, home, selection).await?;
+
+    Ok(Resolved {
+        tenant_id: Some(tenant_id),
+        acl: std::sync::Arc::new(ResolvedAcl {
+            is_super_admin: super_admin,
+            features: if super_admin {
+                vec!["*".into()]
+            } else {
+                features
+            },
+            roles: role_names,
+            allowed_organization_ids: allowed,
+            selected_organization_id: selected,
+            visible_organization_ids: visible,
+        }),
+    })
+}
+
+/// The tenant a request acts in: a super admin's (valid) selection, else `default`.
+async fn selected_tenant(
+    conn: &mut AsyncPgConnection,
+    default: Option<Uuid>,
+    super_admin: bool,
+    selection: &Selection,
+) -> Result<Option<Uuid>, AppError> {
+    // Only super admins may act in another tenant.
+    let Some(raw) = selection.tenant.as_deref().filter(|_| super_admin) else {
+        return Ok(default);
+    };
+    let id: Uuid = raw
+        .parse()
+        .map_err(|_| selection_invalid("Your selected tenant is not available.", false))?;
+    if PgDirectory.tenant(conn, id).await?.is_none() {
+        return Err(selection_invalid(
+            "Your selected tenant is not available.",
+            false,
+        ));
+    }
+    Ok(Some(id))
+}
+
+/// The organizations a caller may act in (`None` = all of the tenant): the
+/// restriction's subtrees; an empty restriction falls back to the home
+/// organization's subtree.
+async fn allowed_organizations(
+    conn: &mut AsyncPgConnection,
+    tenant_id: Uuid,
+    super_admin: bool,
+    restriction: Option<Vec<Uuid>>,
+    home: Option<Uuid>,
+) -> Result<Option<Vec<Uuid>>, AppError> {
+    Ok(if super_admin {
         None
     } else {
         match restriction {
@@ -194,10 +246,21 @@ pub async fn resolve(
             },
             Some(list) => Some(PgDirectory.subtree_ids(conn, tenant_id, &list).await?),
         }
-    };
+    })
+}
 
+/// Applies the selection: the organization writes go to and the organizations
+/// reads are filtered to. A selection outside `allowed` is refused (422).
+async fn organization_scope(
+    conn: &mut AsyncPgConnection,
+    tenant_id: Uuid,
+    super_admin: bool,
+    allowed: &Option<Vec<Uuid>>,
+    home: Option<Uuid>,
+    selection: &Selection,
+) -> Result<(Option<Uuid>, Option<Vec<Uuid>>), AppError> {
     let from_cookie = selection.organization_from_cookie;
-    let (selected, visible) = match selection.organization.as_deref().map(str::trim) {
+    Ok(match selection.organization.as_deref().map(str::trim) {
         Some(ALL_ORGANIZATIONS) => (None, allowed.clone()),
         Some(raw) if !raw.is_empty() => {
             let id: Uuid = raw.parse().map_err(|_| {
@@ -230,8 +293,122 @@ pub async fn resolve(
             ),
             None => (None, allowed.clone()),
         },
-    };
+    })
+}
 
+/// The grants covered by both lists: a grant of one side is kept when the
+/// other side covers it, so `["auth.*"]` and `["auth.users.list", "x.y"]` meet
+/// in `["auth.users.list"]`. Exact for the `*` / `m.*` / exact-id grammar.
+pub fn intersect_features(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let from_a = a.iter().filter(|g| feature_granted(b, g, false));
+    let from_b = b.iter().filter(|g| feature_granted(a, g, false));
+    for grant in from_a.chain(from_b) {
+        if !out.contains(grant) {
+            out.push(grant.clone());
+        }
+    }
+    out
+}
+
+/// What an API key's grants are resolved from.
+#[derive(Clone, Copy, Debug)]
+pub struct KeySubject<'a> {
+    /// The key's tenant.
+    pub tenant_id: Uuid,
+    /// The key's organization (its "home"); `None` = not bound to one.
+    pub organization_id: Option<Uuid>,
+    /// The roles the key carries (deleted ones are ignored).
+    pub role_ids: &'a [Uuid],
+}
+
+/// Resolves an API key's grants, as the reference's "ACL for a key" does: the
+/// union of its live roles' ACLs in the tenant (keys have no user ACL); super
+/// admin when one of those roles carries the flag. Organizations start from
+/// the key's organization (none = unrestricted); a role ACL without a
+/// restriction lifts it, the others add their organizations.
+///
+/// `ceiling` is what the key's creator holds now: features are intersected
+/// with it, the super-admin flag needs both, organizations stay inside the
+/// creator's allowed set, and a creator of another tenant holds nothing here.
+/// `None` (or a super-admin ceiling) imposes no bound.
+///
+/// The selection is then applied as for users, the key's organization acting
+/// as the home organization.
+pub async fn resolve_key(
+    conn: &mut AsyncPgConnection,
+    subject: KeySubject<'_>,
+    ceiling: Option<&Resolved>,
+    selection: &Selection,
+) -> Result<Resolved, AppError> {
+    let ceiling = ceiling.filter(|c| !c.acl.is_super_admin);
+    let live_roles: Vec<(Uuid, String, Uuid)> = if subject.role_ids.is_empty() {
+        Vec::new()
+    } else {
+        roles::table
+            .filter(roles::id.eq_any(subject.role_ids))
+            .filter(roles::deleted_at.is_null())
+            .select((roles::id, roles::name, roles::tenant_id))
+            .order(roles::name.asc())
+            .load(conn)
+            .await?
+    };
+    let live_ids: Vec<Uuid> = live_roles.iter().map(|r| r.0).collect();
+    let super_admin =
+        ceiling.is_none() && !live_ids.is_empty() && any_super_admin_role(conn, &live_ids).await?;
+    let tenant_id = selected_tenant(conn, Some(subject.tenant_id), super_admin, selection)
+        .await?
+        .unwrap_or(subject.tenant_id);
+    let in_tenant: Vec<&(Uuid, String, Uuid)> =
+        live_roles.iter().filter(|r| r.2 == tenant_id).collect();
+    let role_names: Vec<String> = in_tenant.iter().map(|r| r.1.clone()).collect();
+    let tenant_role_ids: Vec<Uuid> = in_tenant.iter().map(|r| r.0).collect();
+    let rows: Vec<(Vec<String>, Option<Vec<Uuid>>)> = if tenant_role_ids.is_empty() {
+        Vec::new()
+    } else {
+        role_acls::table
+            .filter(role_acls::role_id.eq_any(&tenant_role_ids))
+            .filter(role_acls::tenant_id.eq(tenant_id))
+            .select((role_acls::features, role_acls::organizations))
+            .load(conn)
+            .await?
+    };
+    let home = subject
+        .organization_id
+        .filter(|_| tenant_id == subject.tenant_id);
+    let mut features: Vec<String> = Vec::new();
+    let mut restriction: Option<BTreeSet<Uuid>> = home.map(|o| BTreeSet::from([o]));
+    for (f, o) in rows {
+        for feature in f {
+            if !features.contains(&feature) {
+                features.push(feature);
+            }
+        }
+        match (o, restriction.as_mut()) {
+            (None, _) => restriction = None,
+            (Some(list), Some(set)) => set.extend(list),
+            (Some(_), None) => {}
+        }
+    }
+    let restriction = restriction.map(|s| s.into_iter().collect());
+    let mut allowed =
+        allowed_organizations(conn, tenant_id, super_admin, restriction, home).await?;
+    if let Some(ceiling) = ceiling {
+        if ceiling.tenant_id == Some(tenant_id) {
+            features = intersect_features(&features, &ceiling.acl.features);
+            if let Some(limit) = &ceiling.acl.allowed_organization_ids {
+                allowed = Some(match allowed {
+                    None => limit.clone(),
+                    Some(own) => own.into_iter().filter(|o| limit.contains(o)).collect(),
+                });
+            }
+        } else {
+            features.clear();
+            allowed = Some(Vec::new());
+        }
+    }
+    let (selected, visible) =
+        organization_scope(conn, tenant_id, super_admin, &allowed, home, selection).await?;
     Ok(Resolved {
         tenant_id: Some(tenant_id),
         acl: std::sync::Arc::new(ResolvedAcl {
@@ -247,4 +424,35 @@ pub async fn resolve(
             visible_organization_ids: visible,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::intersect_features;
+
+    fn v(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn intersection_keeps_what_both_sides_cover() {
+        assert_eq!(
+            intersect_features(&v(&["auth.*"]), &v(&["auth.users.list", "x.y"])),
+            v(&["auth.users.list"])
+        );
+        assert_eq!(
+            intersect_features(&v(&["*"]), &v(&["a.b", "c.*"])),
+            v(&["a.b", "c.*"])
+        );
+        assert_eq!(
+            intersect_features(&v(&["a.b"]), &v(&["a.b.*"])),
+            v(&["a.b"])
+        );
+        assert_eq!(
+            intersect_features(&v(&["a.*", "b.c"]), &v(&["a.*"])),
+            v(&["a.*"])
+        );
+        assert!(intersect_features(&v(&["a.b"]), &v(&["c.*"])).is_empty());
+        assert!(intersect_features(&v(&["*"]), &[]).is_empty());
+    }
 }

@@ -168,3 +168,52 @@ fn device_schemas_never_expose_the_push_token() {
     // Only requests carry a token.
     assert!(schemas["RegisterDevice"]["properties"]["pushToken"].is_object());
 }
+
+#[test]
+fn api_key_endpoints_are_documented_without_a_secret_in_listings() {
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    for (method, path) in [
+        ("get", "/api/api_keys/keys"),
+        ("post", "/api/api_keys/keys"),
+        ("delete", "/api/api_keys/keys"),
+    ] {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is not documented");
+        assert_eq!(op["tags"][0], "API Keys", "{method} {path}");
+        let security = op["security"].to_string();
+        assert!(
+            security.contains("bearerAuth") && security.contains("apiKey"),
+            "{method} {path}: {security}"
+        );
+        for status in ["400", "401", "403"] {
+            assert!(
+                op["responses"][status].is_object(),
+                "{method} {path} lacks {status}"
+            );
+        }
+    }
+    let post = &doc["paths"]["/api/api_keys/keys"]["post"];
+    assert!(post["requestBody"].is_object());
+    assert!(post["responses"]["201"]["content"].is_object());
+    assert!(doc["paths"]["/api/api_keys/keys"]["delete"]["responses"]["404"].is_object());
+    let schemas = &doc["components"]["schemas"];
+    for schema in [
+        "ApiKeyList",
+        "ApiKeyItem",
+        "CreateApiKey",
+        "CreatedApiKey",
+        "ApiKeyDeleted",
+    ] {
+        assert!(schemas[schema].is_object(), "schema {schema} missing");
+    }
+    assert!(schemas["CreatedApiKey"]["properties"]["secret"].is_object());
+    let item = schemas["ApiKeyItem"]["properties"].as_object().unwrap();
+    assert!(!item.contains_key("secret") && !item.contains_key("keyHash"));
+    let params: Vec<&str> = doc["paths"]["/api/api_keys/keys"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(params, ["page", "pageSize", "search"]);
+}

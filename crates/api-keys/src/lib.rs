@@ -1,0 +1,80 @@
+//! stoa-api-keys: API keys for machine clients.
+//!
+//! Owns the `api_keys` table, the `/api_keys/keys` endpoints (list, create,
+//! delete) and [`ApiKeyAuthenticator`], the `Authenticator` that stoa-auth's
+//! `AuthState` hands key credentials to (`x-api-key`, `Authorization: ApiKey`,
+//! or a bearer value in the key format). Secrets are shown once; only their
+//! prefix and SHA-256 are stored. A key never carries more than its creator
+//! holds, checked at creation and again on every request. See README.md.
+
+pub mod authenticator;
+pub mod commands;
+pub mod config;
+pub mod error;
+pub mod model;
+pub mod routes;
+pub mod schema;
+pub mod secret;
+pub mod service;
+#[doc(hidden)]
+pub mod testing;
+
+use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use authenticator::ApiKeyAuthenticator;
+pub use config::ApiKeysConfig;
+pub use error::ApiKeysError;
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "api_keys",
+    title: "API Keys",
+};
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: "api_keys.view",
+        title: "View API keys",
+        module: "api_keys",
+    },
+    Feature {
+        id: "api_keys.create",
+        title: "Create API keys",
+        module: "api_keys",
+    },
+    Feature {
+        id: "api_keys.delete",
+        title: "Delete API keys",
+        module: "api_keys",
+    },
+];
+
+/// The settings page listing API keys.
+pub const NAV: &[NavEntry] = &[NavEntry {
+    id: "api_keys.keys",
+    module: "api_keys",
+    placement: NavPlacement::Settings,
+    group_id: "settings.auth",
+    group_label: "Users & access",
+    href: "/backend/api-keys",
+    title: "API Keys",
+    features: &["api_keys.view"],
+    order: 40,
+    icon: Some("key"),
+}];
+
+/// Registers the features, the admin role's default grant (`api_keys.*`) and
+/// the settings page.
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("admin", &["api_keys.*"]);
+    registry.register_nav(NAV);
+    Ok(())
+}
+
+/// Mounts the API-key routes (under `/api`).
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(routes::list_keys)
+        .service(routes::create_key)
+        .service(routes::delete_key);
+}
