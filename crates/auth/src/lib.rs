@@ -13,11 +13,16 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod consents;
 pub mod grants;
+pub mod i18n;
+pub mod invite;
+pub mod nav;
 pub mod password;
 pub mod routes;
 pub mod schema;
 pub mod service;
+pub mod sidebar;
 pub mod state;
 #[doc(hidden)]
 pub mod testing;
@@ -86,6 +91,7 @@ pub const FEATURES: &[Feature] = &[
 pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("admin", &["auth.*"]);
+    registry.register_nav(nav::NAV);
     Ok(())
 }
 
@@ -121,6 +127,17 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
             .service(routes::locale::get_locale)
             .service(routes::locale::post_locale)
             .service(routes::features::feature_check)
-            .service(routes::features::features);
+            .service(routes::features::features)
+            .service(routes::nav::admin_nav)
+            .service(routes::sidebar::get_preferences)
+            .service(routes::sidebar::update_preferences)
+            .service(routes::sidebar::delete_role_preference)
+            .service(routes::variants::list_variants)
+            .service(routes::variants::create_variant)
+            .service(routes::variants::get_variant)
+            .service(routes::variants::update_variant)
+            .service(routes::variants::delete_variant)
+            .service(routes::consents::list_consents)
+            .service(routes::invite::resend_invite);
     }
 }

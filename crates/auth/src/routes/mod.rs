@@ -1,11 +1,16 @@
 //! Thin handlers for the session and self-service endpoints.
 
+pub mod consents;
 pub mod features;
+pub mod invite;
 pub mod locale;
 pub mod login;
+pub mod nav;
 pub mod profile;
 pub mod reset;
 pub mod session;
+pub mod sidebar;
+pub mod variants;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};
