@@ -2,11 +2,16 @@
 //! HTTP tests of stoa-auth against a real Postgres (one database per test).
 
 mod api {
+    pub mod consents;
     pub mod features;
+    pub mod invite;
     pub mod login;
+    pub mod nav;
     pub mod profile;
     pub mod reset;
     pub mod session;
+    pub mod sidebar;
     pub mod support;
     pub mod tokens;
+    pub mod variants;
 }

@@ -121,7 +121,8 @@ fn iso(t: OffsetDateTime) -> String {
 
 /// 409 `record_modified` when the client expected another version than the
 /// stored one. Nothing to compare (no header, or no stored row) passes.
-/// Versions are compared to the millisecond, as JavaScript clients keep them.
+/// Versions are compared to the precision the client sent: microseconds as
+/// stoa answers them, or milliseconds as JavaScript clients may keep them.
 pub fn check_lock(
     expected: Option<OffsetDateTime>,
     current: Option<OffsetDateTime>,
@@ -129,8 +130,12 @@ pub fn check_lock(
     let (Some(expected), Some(current)) = (expected, current) else {
         return Ok(());
     };
-    let millis = |t: OffsetDateTime| t.unix_timestamp_nanos() / 1_000_000;
-    if millis(expected) == millis(current) {
+    let unit: i128 = if expected.nanosecond() % 1_000_000 == 0 {
+        1_000_000
+    } else {
+        1_000
+    };
+    if expected.unix_timestamp_nanos() / unit == current.unix_timestamp_nanos() / unit {
         return Ok(());
     }
     Err(AppError::conflict("record_modified")
@@ -153,10 +158,14 @@ mod tests {
     }
 
     #[test]
-    fn lock_compares_to_the_millisecond() {
-        let t = OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_456_789).unwrap();
+    fn lock_compares_at_the_precision_sent() {
+        let t = OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_456_000).unwrap();
         let same_ms = OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_000_000).unwrap();
+        let other_us =
+            OffsetDateTime::from_unix_timestamp_nanos(1_700_000_000_123_457_000).unwrap();
         assert!(check_lock(Some(same_ms), Some(t)).is_ok());
+        assert!(check_lock(Some(t), Some(t)).is_ok());
+        assert!(check_lock(Some(other_us), Some(t)).is_err());
         assert!(check_lock(None, Some(t)).is_ok());
         assert!(check_lock(Some(t), None).is_ok());
         let err = check_lock(Some(t - time::Duration::SECOND), Some(t)).unwrap_err();
