@@ -16,7 +16,7 @@ use crate::schema::roles;
 use crate::sidebar::commands::{DeleteRolePreference, SaveRolePreference, SaveUserPreference};
 use crate::sidebar::dto::*;
 use crate::sidebar::queries::{self, StoredPreference};
-use crate::sidebar::{MANAGE, UserScope, expected_updated_at, no_user};
+use crate::sidebar::{MANAGE, SidebarSettings, UserScope, expected_updated_at, no_user};
 
 fn role_not_found() -> AppError {
     AppError::not_found("Role not found")
@@ -130,6 +130,125 @@ fn dedup(ids: Option<Vec<Uuid>>) -> Vec<Uuid> {
     out
 }
 
+/// 400 `{error:"Invalid roles", missing}` unless every id is a live role of `tenant`.
+async fn check_known_roles(
+    conn: &mut AsyncPgConnection,
+    tenant: Option<Uuid>,
+    wanted: &[Uuid],
+) -> AppResult<()> {
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let known = match tenant {
+        Some(tenant) => queries::roles_in_tenant(conn, wanted, tenant).await?,
+        None => Vec::new(),
+    };
+    let missing = dedup(Some(
+        wanted
+            .iter()
+            .filter(|id| !known.contains(id))
+            .copied()
+            .collect(),
+    ));
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(AppError::bad_request("Invalid roles").with_field("missing", json!(missing)))
+    }
+}
+
+/// The settings of a `PUT` body: nested in `settings`, or at the top level.
+fn settings_of(body: &mut PreferenceUpdate) -> AppResult<SidebarSettings> {
+    let top_level = std::mem::take(&mut body.top_level);
+    match body.settings.take() {
+        Some(nested) if top_level.is_empty() => nested.normalize(&["settings"]),
+        Some(_) => Err(AppError::bad_request(
+            "Invalid payload: send the settings either in `settings` or at the top level, not both",
+        )),
+        None => top_level.normalize(&[]),
+    }
+}
+
+/// Saves the caller's preference (and copies it to / clears it from roles).
+async fn save_for_user(
+    state: &State,
+    ctx: &AuthContext,
+    command: SaveUserPreference,
+) -> AppResult<PreferenceUpdated> {
+    let actor = ctx.actor();
+    let locale = command.scope.locale;
+    let caller = ctx.clone();
+    let (saved, roles) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let wanted: Vec<Uuid> = command
+                    .apply_to_roles
+                    .iter()
+                    .chain(&command.clear_roles)
+                    .copied()
+                    .collect();
+                check_known_roles(conn, command.scope.tenant_id, &wanted).await?;
+                let (saved, _) = stoa_core::command::execute(conn, &actor, command).await?;
+                let roles = roles_for(conn, &caller, locale).await?;
+                Ok((saved, roles))
+            })
+        })
+        .await?;
+    Ok(PreferenceUpdated {
+        preference: response(
+            ctx,
+            locale,
+            Some(saved.preference),
+            roles,
+            PreferenceScope::User,
+        ),
+        applied_roles: saved.applied,
+        cleared_roles: saved.cleared,
+    })
+}
+
+/// Saves a role's preference in the caller's tenant.
+async fn save_for_role(
+    state: &State,
+    ctx: &AuthContext,
+    role_id: Uuid,
+    locale: &'static str,
+    settings: SidebarSettings,
+    expected: Option<time::OffsetDateTime>,
+) -> AppResult<PreferenceUpdated> {
+    let actor = ctx.actor();
+    let caller = ctx.clone();
+    let (stored, roles) = state
+        .db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let command = SaveRolePreference {
+                    role: tenant_role(conn, &caller, role_id).await?,
+                    tenant: caller.tenant()?,
+                    locale,
+                    settings,
+                    expected,
+                };
+                let (stored, _) = stoa_core::command::execute(conn, &actor, command).await?;
+                let roles = roles_for(conn, &caller, locale).await?;
+                Ok((stored, roles))
+            })
+        })
+        .await?;
+    Ok(PreferenceUpdated {
+        preference: response(
+            ctx,
+            locale,
+            Some(stored),
+            roles,
+            PreferenceScope::Role { role_id },
+        ),
+        applied_roles: Vec::new(),
+        cleared_roles: Vec::new(),
+    })
+}
+
 /// Saves the caller's preference (and copies it to `applyToRoles`, clears
 /// `clearRoleIds`), or with `scope:{type:"role", roleId}` a role's. Needs
 /// `auth.sidebar.manage`. Honours `x-om-ext-optimistic-lock-expected-updated-at`.
@@ -154,21 +273,12 @@ pub async fn update_preferences(
     body: Json<PreferenceUpdate>,
 ) -> AppResult<web::Json<PreferenceUpdated>> {
     ctx.require(MANAGE)?;
-    let body = body.into_inner();
+    let mut body = body.into_inner();
     let locale = request_locale(&req);
     let expected = expected_updated_at(&req)?;
-    let settings = match body.settings {
-        Some(nested) if body.top_level.is_empty() => nested.normalize(&["settings"])?,
-        Some(_) => {
-            return Err(AppError::bad_request(
-                "Invalid payload: send the settings either in `settings` or at the top level, not both",
-            ));
-        }
-        None => body.top_level.normalize(&[])?,
-    };
+    let settings = settings_of(&mut body)?;
     let apply = dedup(body.apply_to_roles);
     let clear = dedup(body.clear_role_ids);
-
     if let Some(PreferenceScope::Role { role_id }) = body.scope {
         for (field, list) in [("applyToRoles", &apply), ("clearRoleIds", &clear)] {
             if !list.is_empty() {
@@ -177,88 +287,19 @@ pub async fn update_preferences(
                 )));
             }
         }
-        let actor = ctx.actor();
-        let ctx2 = ctx.clone();
-        let (stored, roles) = state
-            .db
-            .transaction::<_, AppError, _>(|conn| {
-                Box::pin(async move {
-                    let role = tenant_role(conn, &ctx2, role_id).await?;
-                    let command = SaveRolePreference {
-                        role,
-                        tenant: ctx2.tenant()?,
-                        locale,
-                        settings,
-                        expected,
-                    };
-                    let (stored, _) = stoa_core::command::execute(conn, &actor, command).await?;
-                    let roles = roles_for(conn, &ctx2, locale).await?;
-                    Ok((stored, roles))
-                })
-            })
-            .await?;
-        return Ok(web::Json(PreferenceUpdated {
-            preference: response(
-                &ctx,
-                locale,
-                Some(stored),
-                roles,
-                PreferenceScope::Role { role_id },
-            ),
-            applied_roles: Vec::new(),
-            cleared_roles: Vec::new(),
-        }));
+        let saved = save_for_role(&state, &ctx, role_id, locale, settings, expected).await?;
+        return Ok(web::Json(saved));
     }
-
     let scope = UserScope::of(&ctx, locale)
         .ok_or_else(|| no_user("Cannot save preferences: no user associated with this API key"))?;
-    let actor = ctx.actor();
-    let ctx2 = ctx.clone();
-    let (saved, roles) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let wanted: Vec<Uuid> = apply.iter().chain(&clear).copied().collect();
-                if !wanted.is_empty() {
-                    let known = match scope.tenant_id {
-                        Some(tenant) => queries::roles_in_tenant(conn, &wanted, tenant).await?,
-                        None => Vec::new(),
-                    };
-                    let mut missing: Vec<Uuid> = Vec::new();
-                    for id in wanted.iter().filter(|id| !known.contains(id)) {
-                        if !missing.contains(id) {
-                            missing.push(*id);
-                        }
-                    }
-                    if !missing.is_empty() {
-                        return Err(AppError::bad_request("Invalid roles")
-                            .with_field("missing", json!(missing)));
-                    }
-                }
-                let command = SaveUserPreference {
-                    scope,
-                    settings,
-                    expected,
-                    apply_to_roles: apply,
-                    clear_roles: clear,
-                };
-                let (saved, _) = stoa_core::command::execute(conn, &actor, command).await?;
-                let roles = roles_for(conn, &ctx2, locale).await?;
-                Ok((saved, roles))
-            })
-        })
-        .await?;
-    Ok(web::Json(PreferenceUpdated {
-        preference: response(
-            &ctx,
-            locale,
-            Some(saved.preference),
-            roles,
-            PreferenceScope::User,
-        ),
-        applied_roles: saved.applied,
-        cleared_roles: saved.cleared,
-    }))
+    let command = SaveUserPreference {
+        scope,
+        settings,
+        expected,
+        apply_to_roles: apply,
+        clear_roles: clear,
+    };
+    Ok(web::Json(save_for_user(&state, &ctx, command).await?))
 }
 
 /// Removes a role's preference for the current tenant and locale

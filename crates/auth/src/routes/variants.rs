@@ -12,8 +12,8 @@ use super::State;
 use crate::i18n::request_locale;
 use crate::sidebar::commands::{CreateVariant, DeleteVariant, UpdateVariant, variant_not_found};
 use crate::sidebar::dto::*;
-use crate::sidebar::queries;
 use crate::sidebar::settings::MAX_LABEL_CHARS;
+use crate::sidebar::variants;
 use crate::sidebar::{MANAGE, SidebarSettings, UserScope, no_user};
 
 fn scope_of(req: &HttpRequest, ctx: &AuthContext) -> AppResult<UserScope> {
@@ -58,7 +58,7 @@ pub async fn list_variants(
 ) -> AppResult<web::Json<VariantList>> {
     let scope = scope_of(&req, &ctx)?;
     let mut conn = state.db.conn().await?;
-    let rows = queries::variants(&mut conn, &scope).await?;
+    let rows = variants::variants(&mut conn, &scope).await?;
     Ok(web::Json(VariantList {
         locale: scope.locale.to_string(),
         variants: rows.into_iter().map(VariantItem::from).collect(),
@@ -132,7 +132,7 @@ pub async fn get_variant(
 ) -> AppResult<web::Json<VariantResponse>> {
     let scope = scope_of(&req, &ctx)?;
     let mut conn = state.db.conn().await?;
-    let row = queries::variant(&mut conn, &scope, id.into_inner(), false)
+    let row = variants::variant(&mut conn, &scope, id.into_inner(), false)
         .await?
         .ok_or_else(variant_not_found)?;
     Ok(web::Json(VariantResponse {

@@ -10,8 +10,9 @@ use stoa_core::command::{Actor, Command, LogEntry};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::queries::{self, StoredPreference, VariantChanges, VariantRow};
+use super::queries::{self, StoredPreference};
 use super::settings::SidebarSettings;
+use super::variants::{self, VariantChanges, VariantRow};
 use super::{UserScope, auto_variant_name, check_lock, duplicate_name};
 
 pub const PREFERENCE_KIND: &str = "auth.sidebar_preference";
@@ -242,17 +243,17 @@ impl Command for CreateVariant {
     ) -> BoxFuture<'a, Result<(VariantRow, LogEntry), AppError>> {
         Box::pin(async move {
             let scope = self.scope;
-            let names = queries::variant_names(conn, &scope, None).await?;
+            let names = variants::variant_names(conn, &scope, None).await?;
             let name = match self.name {
                 Some(name) if name_taken(&names, &name) => return Err(duplicate_name()),
                 Some(name) => name,
                 None => auto_variant_name(&names),
             };
-            let row = queries::insert_variant(conn, &scope, &name, &self.settings, self.is_active)
+            let row = variants::insert_variant(conn, &scope, &name, &self.settings, self.is_active)
                 .await
                 .map_err(name_conflict)?;
             if row.is_active {
-                queries::deactivate_other_variants(conn, &scope, row.id).await?;
+                variants::deactivate_other_variants(conn, &scope, row.id).await?;
             }
             let entry = LogEntry {
                 action_label: Some("Create sidebar variant".into()),
@@ -288,16 +289,16 @@ impl Command for UpdateVariant {
     ) -> BoxFuture<'a, Result<(VariantRow, LogEntry), AppError>> {
         Box::pin(async move {
             let scope = self.scope;
-            let before = queries::variant(conn, &scope, self.id, true)
+            let before = variants::variant(conn, &scope, self.id, true)
                 .await?
                 .ok_or_else(variant_not_found)?;
             if let Some(name) = &self.name {
-                let others = queries::variant_names(conn, &scope, Some(self.id)).await?;
+                let others = variants::variant_names(conn, &scope, Some(self.id)).await?;
                 if name_taken(&others, name) {
                     return Err(duplicate_name());
                 }
             }
-            let row = queries::update_variant(
+            let row = variants::update_variant(
                 conn,
                 self.id,
                 VariantChanges {
@@ -309,7 +310,7 @@ impl Command for UpdateVariant {
             .await
             .map_err(name_conflict)?;
             if self.is_active == Some(true) {
-                queries::deactivate_other_variants(conn, &scope, row.id).await?;
+                variants::deactivate_other_variants(conn, &scope, row.id).await?;
             }
             let entry = LogEntry {
                 action_label: Some("Update sidebar variant".into()),
@@ -341,10 +342,10 @@ impl Command for DeleteVariant {
         _: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
-            let before = queries::variant(conn, &self.scope, self.id, true)
+            let before = variants::variant(conn, &self.scope, self.id, true)
                 .await?
                 .ok_or_else(variant_not_found)?;
-            queries::delete_variant(conn, self.id).await?;
+            variants::delete_variant(conn, self.id).await?;
             let entry = LogEntry {
                 action_label: Some("Delete sidebar variant".into()),
                 resource_kind: Some(VARIANT_KIND.into()),

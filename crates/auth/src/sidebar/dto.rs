@@ -6,8 +6,8 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
-use super::queries::VariantRow;
 use super::settings::{SettingsInput, SidebarSettings};
+use super::variants::VariantRow;
 
 /// A role of the tenant, and whether it has a preference in this locale.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]

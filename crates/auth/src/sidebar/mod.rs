@@ -17,6 +17,7 @@ pub mod dto;
 pub mod queries;
 pub mod schema;
 pub mod settings;
+pub mod variants;
 
 use std::collections::HashSet;
 

@@ -15,81 +15,9 @@ use uuid::Uuid;
 
 use crate::sidebar::SidebarSettings;
 
-/// The auth module's backend pages.
-pub const NAV: &[NavEntry] = &[
-    NavEntry {
-        id: "auth.users",
-        module: "auth",
-        placement: NavPlacement::Main,
-        group_id: "auth",
-        group_label: "Users & access",
-        href: "/backend/users",
-        title: "Users",
-        features: &["auth.users.list"],
-        order: 10,
-        icon: Some("users"),
-    },
-    NavEntry {
-        id: "auth.roles",
-        module: "auth",
-        placement: NavPlacement::Main,
-        group_id: "auth",
-        group_label: "Users & access",
-        href: "/backend/roles",
-        title: "Roles",
-        features: &["auth.roles.list"],
-        order: 20,
-        icon: Some("shield"),
-    },
-    NavEntry {
-        id: "auth.sidebar",
-        module: "auth",
-        placement: NavPlacement::Settings,
-        group_id: "auth",
-        group_label: "Users & access",
-        href: "/backend/settings/sidebar",
-        title: "Sidebar customization",
-        features: &["auth.sidebar.manage"],
-        order: 10,
-        icon: Some("panel-left"),
-    },
-    NavEntry {
-        id: "auth.features",
-        module: "auth",
-        placement: NavPlacement::Settings,
-        group_id: "auth",
-        group_label: "Users & access",
-        href: "/backend/settings/features",
-        title: "Feature catalog",
-        features: &["auth.acl.manage"],
-        order: 20,
-        icon: Some("key"),
-    },
-    NavEntry {
-        id: "auth.profile.password",
-        module: "auth",
-        placement: NavPlacement::Profile,
-        group_id: "account",
-        group_label: "Account",
-        href: "/backend/profile/change-password",
-        title: "Change password",
-        features: &[],
-        order: 10,
-        icon: Some("key"),
-    },
-    NavEntry {
-        id: "auth.profile.sidebar",
-        module: "auth",
-        placement: NavPlacement::Profile,
-        group_id: "account",
-        group_label: "Account",
-        href: "/backend/profile/sidebar",
-        title: "My sidebar",
-        features: &[],
-        order: 20,
-        icon: Some("panel-left"),
-    },
-];
+mod pages;
+
+pub use pages::NAV;
 
 /// One sidebar link.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
