@@ -7,13 +7,7 @@ pub type Result<T> = std::result::Result<T, String>;
 
 /// The workspace root (xtask lives in `<root>/xtask`).
 pub fn root() -> PathBuf {
-    // `cargo run` sets CARGO_MANIFEST_DIR at run time too; prefer it, so a
-    // binary built in another checkout (shared target dir) still works on
-    // the checkout it was invoked from.
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    manifest
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
