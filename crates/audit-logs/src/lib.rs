@@ -8,7 +8,7 @@ pub mod routes;
 use std::sync::Arc;
 
 use actix_web::web;
-use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use stoa_core::command::CommandRegistry;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -50,7 +50,22 @@ pub const FEATURES: &[Feature] = &[
     },
 ];
 
-/// Registers the features and default grants (admin: all; employee: view and undo own).
+/// The audit log's backend page in the admin navigation.
+pub const NAV: &[NavEntry] = &[NavEntry {
+    id: "audit_logs.actions",
+    module: "audit_logs",
+    placement: NavPlacement::Main,
+    group_id: "audit_logs",
+    group_label: "Audit",
+    href: "/backend/audit-logs",
+    title: "Audit logs",
+    features: &["audit_logs.view_self"],
+    order: 10,
+    icon: Some("history"),
+}];
+
+/// Registers the features, default grants (admin: all; employee: view and
+/// undo own) and the backend page.
 pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("admin", &["audit_logs.*"]);
@@ -58,6 +73,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         "employee",
         &["audit_logs.view_self", "audit_logs.undo_self"],
     );
+    registry.register_nav(NAV);
     Ok(())
 }
 

@@ -40,6 +40,8 @@ pub struct RateLimits {
     pub refresh_token: Rule,
     /// Refreshes per address (`RATE_LIMIT_REFRESH_IP`, default 60/60).
     pub refresh_ip: Rule,
+    /// Invitation resends per address (`RATE_LIMIT_RESEND_INVITE_IP`, default 3/300).
+    pub resend_invite_ip: Rule,
 }
 
 impl Default for RateLimits {
@@ -60,6 +62,7 @@ impl Default for RateLimits {
             confirm_ip: every(20, 300),
             refresh_token: every(15, 60),
             refresh_ip: every(60, 60),
+            resend_invite_ip: every(3, 300),
         }
     }
 }
@@ -172,6 +175,8 @@ impl AuthConfig {
             confirm_ip: env.parse_or("RATE_LIMIT_RESET_CONFIRM_IP", defaults.confirm_ip)?,
             refresh_token: env.parse_or("RATE_LIMIT_REFRESH_TOKEN", defaults.refresh_token)?,
             refresh_ip: env.parse_or("RATE_LIMIT_REFRESH_IP", defaults.refresh_ip)?,
+            resend_invite_ip: env
+                .parse_or("RATE_LIMIT_RESEND_INVITE_IP", defaults.resend_invite_ip)?,
         };
         let remember_days: u64 = env.parse_or("REMEMBER_ME_DAYS", 30u64)?;
         Ok(Self {

@@ -14,11 +14,17 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod consents;
 pub mod grants;
+pub mod i18n;
+pub mod invite;
+pub mod lock;
+pub mod nav;
 pub mod password;
 pub mod routes;
 pub mod schema;
 pub mod service;
+pub mod sidebar;
 pub mod state;
 #[doc(hidden)]
 pub mod testing;
@@ -87,6 +93,7 @@ pub const FEATURES: &[Feature] = &[
 pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("admin", &["auth.*"]);
+    registry.register_nav(nav::NAV);
     Ok(())
 }
 
@@ -134,6 +141,17 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
             .service(routes::acls::get_role_acl)
             .service(routes::acls::put_role_acl)
             .service(routes::acls::get_user_acl)
-            .service(routes::acls::put_user_acl);
+            .service(routes::acls::put_user_acl)
+            .service(routes::nav::admin_nav)
+            .service(routes::sidebar::get_preferences)
+            .service(routes::sidebar::update_preferences)
+            .service(routes::sidebar::delete_role_preference)
+            .service(routes::variants::list_variants)
+            .service(routes::variants::create_variant)
+            .service(routes::variants::get_variant)
+            .service(routes::variants::update_variant)
+            .service(routes::variants::delete_variant)
+            .service(routes::consents::list_consents)
+            .service(routes::invite::resend_invite);
     }
 }

@@ -3,13 +3,18 @@
 
 mod api {
     pub mod acls;
+    pub mod consents;
     pub mod features;
+    pub mod invite;
     pub mod login;
+    pub mod nav;
     pub mod profile;
     pub mod reset;
     pub mod roles;
     pub mod session;
+    pub mod sidebar;
     pub mod support;
     pub mod tokens;
     pub mod users;
+    pub mod variants;
 }

@@ -13,7 +13,7 @@ pub mod routes;
 pub mod schema;
 pub mod service;
 
-use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use error::DirectoryError;
@@ -47,7 +47,35 @@ pub const FEATURES: &[Feature] = &[
     },
 ];
 
-/// Registers the directory's features.
+/// The directory's backend pages in the admin navigation.
+pub const NAV: &[NavEntry] = &[
+    NavEntry {
+        id: "directory.organizations",
+        module: "directory",
+        placement: NavPlacement::Main,
+        group_id: "directory",
+        group_label: "Directory",
+        href: "/backend/directory/organizations",
+        title: "Organizations",
+        features: &["directory.organizations.view"],
+        order: 10,
+        icon: Some("building"),
+    },
+    NavEntry {
+        id: "directory.tenants",
+        module: "directory",
+        placement: NavPlacement::Main,
+        group_id: "directory",
+        group_label: "Directory",
+        href: "/backend/directory/tenants",
+        title: "Tenants",
+        features: &["directory.tenants.view"],
+        order: 20,
+        icon: Some("landmark"),
+    },
+];
+
+/// Registers the directory's features and backend pages.
 pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("superadmin", &["directory.tenants.*"]);
@@ -58,6 +86,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
             "directory.organizations.manage",
         ],
     );
+    registry.register_nav(NAV);
     Ok(())
 }
 

@@ -7,7 +7,7 @@ pub mod routes;
 pub mod schema;
 pub mod service;
 
-use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use jobs::{JobContext, JobHandler, Outcome, WorkerConfig, Workers, enqueue};
@@ -45,11 +45,26 @@ pub const FEATURES: &[Feature] = &[
     },
 ];
 
-/// Registers the features (admin: all; employee: view).
+/// The progress module's backend page (a settings page).
+pub const NAV: &[NavEntry] = &[NavEntry {
+    id: "progress.jobs",
+    module: "progress",
+    placement: NavPlacement::Settings,
+    group_id: "system",
+    group_label: "System",
+    href: "/backend/settings/jobs",
+    title: "Background jobs",
+    features: &["progress.view"],
+    order: 10,
+    icon: Some("loader"),
+}];
+
+/// Registers the features (admin: all; employee: view) and the backend page.
 pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("admin", &["progress.*"]);
     registry.add_role_defaults("employee", &["progress.view"]);
+    registry.register_nav(NAV);
     Ok(())
 }
 

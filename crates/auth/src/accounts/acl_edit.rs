@@ -24,16 +24,14 @@ use super::roles::manageable_role;
 use super::target_tenant;
 use super::users::manageable_user;
 use crate::commands::{AclState, UpdateRoleAclCommand, UpdateUserAclCommand};
-use crate::grants;
 use crate::schema::{role_acls, user_acls};
 use crate::state::AuthState;
+use crate::{grants, lock};
 
 /// Most grants one ACL may list, and the longest grant.
 const MAX_FEATURES: usize = 500;
 const MAX_FEATURE_LEN: usize = 128;
 const MAX_ORGANIZATIONS: usize = 500;
-/// The reference's optimistic-lock request header.
-pub const LOCK_HEADER: &str = "x-om-ext-optimistic-lock-expected-updated-at";
 
 #[derive(Debug, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -167,29 +165,6 @@ async fn clean_organizations(
     Ok(Some(list))
 }
 
-/// 409 when the request's optimistic-lock header names another version.
-fn check_lock(req: &HttpRequest, current: Option<OffsetDateTime>) -> Result<(), AppError> {
-    let Some(expected) = req.headers().get(LOCK_HEADER).and_then(|v| v.to_str().ok()) else {
-        return Ok(());
-    };
-    let expected = expected.trim();
-    let parsed = OffsetDateTime::parse(expected, &time::format_description::well_known::Rfc3339)
-        .map_err(|_| AppError::bad_request(format!("Invalid {LOCK_HEADER} header")))?;
-    // Timestamps compare at millisecond precision (what clients round-trip).
-    let millis = |t: OffsetDateTime| t.unix_timestamp_nanos() / 1_000_000;
-    if current.map(millis) == Some(millis(parsed)) {
-        return Ok(());
-    }
-    let current_text = current.and_then(|c| {
-        c.format(&time::format_description::well_known::Rfc3339)
-            .ok()
-    });
-    Err(AppError::conflict("record_modified")
-        .with_code("optimistic_lock_conflict")
-        .with_field("currentUpdatedAt", current_text)
-        .with_field("expectedUpdatedAt", expected))
-}
-
 async fn role_acl_updated_at(
     conn: &mut AsyncPgConnection,
     role: Uuid,
@@ -262,8 +237,9 @@ pub async fn update_role_acl(
 ) -> Result<(bool, Operation), AppError> {
     let mut conn = state.db.conn().await?;
     let role = role_in_scope(&mut conn, ctx, input.role_id, input.tenant_id).await?;
-    check_lock(
-        req,
+    let expected = lock::expected_updated_at(req)?;
+    lock::check_lock(
+        expected,
         role_acl_updated_at(&mut conn, role.id, role.tenant_id).await?,
     )?;
     let current = role.acl.clone().unwrap_or(AclState {
@@ -366,7 +342,11 @@ pub async fn update_user_acl(
 ) -> Result<(bool, Operation), AppError> {
     let mut conn = state.db.conn().await?;
     let (user, tenant) = user_in_scope(&mut conn, ctx, input.user_id).await?;
-    check_lock(req, user_acl_updated_at(&mut conn, user.id, tenant).await?)?;
+    let expected = lock::expected_updated_at(req)?;
+    lock::check_lock(
+        expected,
+        user_acl_updated_at(&mut conn, user.id, tenant).await?,
+    )?;
     let current = user.acl.clone().unwrap_or(AclState {
         tenant_id: tenant,
         ..Default::default()

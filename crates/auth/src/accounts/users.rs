@@ -38,8 +38,6 @@ pub const DEFAULT_PAGE_SIZE: u64 = 50;
 pub const MAX_PAGE_SIZE: u64 = 100;
 /// Most role references a single request may name.
 const MAX_ROLES: usize = 50;
-/// Invitations (first-password links) are valid for 48 hours.
-pub const INVITE_TTL: std::time::Duration = std::time::Duration::from_secs(48 * 3600);
 
 #[derive(Debug, Default, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -568,7 +566,10 @@ pub async fn create(
             Box::pin(async move {
                 let (id, op) = command::execute(conn, &actor, command).await?;
                 let token = if invite {
-                    Some(service::create_reset_token(conn, id, "invite", INVITE_TTL).await?)
+                    Some(
+                        service::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
+                            .await?,
+                    )
                 } else {
                     None
                 };
@@ -576,33 +577,14 @@ pub async fn create(
             })
         })
         .await?;
-    let warning = match token {
-        Some(token) => send_invite(state, &email, &token)
-            .await
-            .err()
-            .map(|_| "invite_email_failed"),
-        None => None,
+    let warning = match (token, state.config.app_url.as_deref()) {
+        (Some(token), Some(app_url)) => {
+            crate::invite::send_invitation(state, app_url, &email, &token).await
+        }
+        (Some(_), None) => Some("invite_email_failed"),
+        (None, _) => None,
     };
     Ok((Created { id, warning }, op))
-}
-
-/// Mails an invitation link; `Err` when it could not be sent (or no app URL is set).
-pub async fn send_invite(state: &AuthState, email: &str, token: &str) -> Result<(), AppError> {
-    let Some(app_url) = state.config.app_url.as_deref() else {
-        return Err(AppError::internal("APP_URL is not configured"));
-    };
-    let link = format!("{}/reset/{token}", app_url.trim_end_matches('/'));
-    let mail = stoa_mail::Mail {
-        to: email.to_string(),
-        subject: "You have been invited".into(),
-        body: format!(
-            "An account was created for you. Choose your password within 48 hours:\n\n{link}\n"
-        ),
-    };
-    state.mailer.send(mail).await.map_err(|e| {
-        tracing::warn!(error = %e, "invitation e-mail failed");
-        AppError::internal(e)
-    })
 }
 
 /// `PUT /auth/users`.

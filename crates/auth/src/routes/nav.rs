@@ -1,0 +1,127 @@
+//! `GET /auth/admin/nav`: the admin navigation for the caller.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, get, web};
+use serde::Deserialize;
+use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, Authenticator, Credentials};
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult, Query};
+use stoa_directory::{DirectoryService, PgDirectory};
+use utoipa::IntoParams;
+use uuid::Uuid;
+use validator::Validate;
+
+use super::State;
+use crate::i18n::request_locale;
+use crate::nav::{NavInput, NavPayload, OrganizationInfo, build};
+use crate::sidebar::{preference_organization, queries};
+
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct NavQuery {
+    /// Build the navigation for this organization (a uuid, or `__all__`)
+    /// instead of the selected one; it must be one the caller may act in.
+    pub org_id: Option<String>,
+    /// Super admins: build it for this tenant. Others may name only their own.
+    pub tenant_id: Option<String>,
+}
+
+fn present(raw: &Option<String>) -> Option<&str> {
+    raw.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// Authenticates the request with the query's scope in place of the
+/// selection cookies and headers.
+async fn caller(req: &HttpRequest, state: &State, q: &NavQuery) -> AppResult<AuthContext> {
+    let mut credentials = Credentials::from_request(req);
+    if credentials.is_empty() {
+        return Err(AppError::unauthorized());
+    }
+    if let Some(org) = present(&q.org_id) {
+        if org != ALL_ORGANIZATIONS && org.parse::<Uuid>().is_err() {
+            return Err(AppError::bad_request(
+                "Invalid query parameters: orgId: must be a uuid or __all__",
+            ));
+        }
+        credentials.selected_org = Some(org.to_string());
+        credentials.selected_org_from_cookie = false;
+    }
+    let tenant = match present(&q.tenant_id) {
+        Some(raw) => Some(raw.parse::<Uuid>().map_err(|_| {
+            AppError::bad_request("Invalid query parameters: tenantId: must be a uuid")
+        })?),
+        None => None,
+    };
+    if let Some(tenant) = tenant {
+        credentials.selected_tenant = Some(tenant.to_string());
+    }
+    let ctx = state.authenticate(&credentials).await?;
+    if let Some(tenant) = tenant
+        && !ctx.is_super_admin()
+        && ctx.tenant_id != Some(tenant)
+    {
+        return Err(AppError::new(
+            StatusCode::FORBIDDEN,
+            "Not authorized to target this tenant.",
+        ));
+    }
+    Ok(ctx)
+}
+
+/// The backend pages the caller may open, grouped and ordered with the role's
+/// and then the caller's sidebar preferences applied; settings and profile
+/// sections; the concrete features held; the roles; the selected
+/// organization and its branding.
+#[utoipa::path(
+    tag = "Authentication & Accounts",
+    params(NavQuery),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = NavPayload),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "A foreign `tenantId` from a non-super admin"),
+        (status = 422, body = ErrorBody, description = "`organization_selection_invalid`"),
+    )
+)]
+#[get("/auth/admin/nav")]
+pub async fn admin_nav(
+    req: HttpRequest,
+    state: State,
+    q: Query<NavQuery>,
+) -> AppResult<web::Json<NavPayload>> {
+    let ctx = caller(&req, &state, &q).await?;
+    let locale = request_locale(&req);
+    let mut conn = state.db.conn().await?;
+    let (role_pref, user_pref) = queries::nav_preferences(
+        &mut conn,
+        ctx.user_id,
+        ctx.tenant_id,
+        preference_organization(&ctx),
+        locale,
+    )
+    .await?;
+    let organization =
+        match (ctx.tenant_id, ctx.organization_id()) {
+            (Some(tenant), Some(org)) => PgDirectory
+                .organization(&mut conn, tenant, org)
+                .await?
+                .map(|o| OrganizationInfo {
+                    id: o.id,
+                    name: o.name,
+                    logo_url: o.logo_url,
+                    logo_preserve_aspect_ratio: o.logo_preserve_aspect_ratio,
+                }),
+            _ => None,
+        };
+    Ok(web::Json(build(
+        &ctx,
+        NavInput {
+            registry: &state.registry,
+            role_preference: role_pref.as_ref(),
+            user_preference: user_pref.as_ref(),
+            organization,
+        },
+    )))
+}
