@@ -121,9 +121,13 @@ fn with_bearer(mut r: Request, token: &str) -> Request {
     r
 }
 
-fn scenarios(token: &str, admin: &str) -> Vec<Scenario> {
+fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
     let bearer = |r: Request| with_bearer(r, token);
     let as_admin = |r: Request| with_bearer(r, admin);
+    let with_key = |mut r: Request| {
+        r.headers.push(("x-api-key".into(), key.to_string()));
+        r
+    };
     let features: Vec<String> = (0..20).map(|i| format!("\"auth.feature{i}\"")).collect();
     let feature_check = format!("{{\"features\":[{}]}}", features.join(","));
     vec![
@@ -228,6 +232,41 @@ fn scenarios(token: &str, admin: &str) -> Vec<Scenario> {
             ))],
             connections: None,
         },
+        Scenario {
+            name: "POST /api/auth/feature-check (20 features), tenant admin JWT",
+            requests: vec![as_admin(Request::post(
+                "/api/auth/feature-check",
+                "application/json",
+                &feature_check,
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, API key with the admin role (x-api-key)",
+            requests: vec![with_key(Request::post(
+                "/api/auth/feature-check",
+                "application/json",
+                &feature_check,
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, API key sent as Authorization: Bearer",
+            requests: vec![with_bearer(
+                Request::post(
+                    "/api/auth/feature-check",
+                    "application/json",
+                    &feature_check,
+                ),
+                key,
+            )],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/admin/nav (tenant admin)",
+            requests: vec![as_admin(Request::get("/api/auth/admin/nav"))],
+            connections: None,
+        },
     ]
 }
 
@@ -271,6 +310,26 @@ fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
             json["seedSeconds"].as_f64().unwrap_or(0.0)
         )),
         _ => Err(format!("bench-audit failed: {out}")),
+    }
+}
+
+/// Creates an API key holding the demo `admin` role (as the super admin) and
+/// returns its secret.
+fn create_key(addr: SocketAddr, token: &str) -> Result<String> {
+    let req = with_bearer(
+        Request::post(
+            "/api/api_keys/keys",
+            "application/json",
+            r#"{"name":"bench","roles":["admin"]}"#,
+        ),
+        token,
+    );
+    let (status, body) = load::once(addr, &req)?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| format!("key answer is not JSON: {e}"))?;
+    match json["secret"].as_str() {
+        Some(secret) if status == 201 => Ok(secret.to_string()),
+        _ => Err(format!("creating an API key failed with {status}: {json}")),
     }
 }
 
@@ -340,6 +399,7 @@ fn bench(
     let (idle_rss, _) = server.memory_mib();
     let token = login(server.addr, LOGIN_FORM)?;
     let admin = login(server.addr, ADMIN_LOGIN_FORM)?;
+    let key = create_key(server.addr, &token)?;
     println!(
         "xtask: server ready in {:.0} ms, idle RSS {idle_rss:.1} MiB",
         server.startup.as_secs_f64() * 1000.0
@@ -353,7 +413,7 @@ fn bench(
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
         ),
     ];
-    for scenario in scenarios(&token, &admin) {
+    for scenario in scenarios(&token, &admin, &key) {
         let queries_before = server.db_queries();
         let outcome = load::drive(
             server.addr,
