@@ -198,14 +198,21 @@ fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
             connections: Some(4),
         },
         Scenario {
-            name: "GET /api/auth/users?pageSize=50&search=user0123, 100k users (tenant admin)",
+            name: "GET /api/auth/users?pageSize=50&search=user01234 (10 of 100k users match, tenant admin)",
             requests: vec![as_admin(Request::get(
-                "/api/auth/users?pageSize=50&search=user0123",
+                "/api/auth/users?pageSize=50&search=user01234",
             ))],
             connections: None,
         },
         Scenario {
             name: "same, 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=user01234",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50&search=user0123 (100 match: page + count), 4 connections",
             requests: vec![as_admin(Request::get(
                 "/api/auth/users?pageSize=50&search=user0123",
             ))],

@@ -14,7 +14,7 @@ use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use uuid::Uuid;
 
-use crate::schema::{self, role_acls, user_acls, user_roles};
+use crate::schema::{role_acls, user_acls, user_roles};
 
 /// The dispatcher's answer to a non-super admin naming another tenant.
 pub fn foreign_tenant() -> AppError {
@@ -56,48 +56,6 @@ pub async fn is_super_admin_user(
         .get_result(conn)
         .await?;
     Ok(by_role > 0)
-}
-
-/// Live users of `tenant` who are super admins (hidden from other callers).
-/// Super-admin roles and overrides are few, so they are looked up first and
-/// the user table is only touched by primary key.
-pub async fn super_admin_user_ids(
-    conn: &mut AsyncPgConnection,
-    tenant: Option<Uuid>,
-) -> Result<Vec<Uuid>, AppError> {
-    let sa_roles: Vec<Uuid> = role_acls::table
-        .filter(role_acls::is_super_admin.eq(true))
-        .select(role_acls::role_id)
-        .load(conn)
-        .await?;
-    let mut candidates: Vec<Uuid> = user_acls::table
-        .filter(user_acls::is_super_admin.eq(true))
-        .select(user_acls::user_id)
-        .load(conn)
-        .await?;
-    if !sa_roles.is_empty() {
-        candidates.extend(
-            user_roles::table
-                .filter(user_roles::role_id.eq_any(&sa_roles))
-                .select(user_roles::user_id)
-                .load::<Uuid>(conn)
-                .await?,
-        );
-    }
-    candidates.sort();
-    candidates.dedup();
-    if candidates.is_empty() {
-        return Ok(candidates);
-    }
-    let mut query = schema::users::table
-        .filter(schema::users::id.eq_any(candidates))
-        .filter(schema::users::deleted_at.is_null())
-        .select(schema::users::id)
-        .into_boxed();
-    if let Some(t) = tenant {
-        query = query.filter(schema::users::tenant_id.eq(t));
-    }
-    Ok(query.load(conn).await?)
 }
 
 /// Whether a restricted caller may manage accounts of `organization`

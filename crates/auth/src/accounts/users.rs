@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use diesel::dsl::exists;
+use diesel::dsl::{exists, not};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable};
@@ -24,12 +24,12 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
-use super::{is_super_admin_user, may_manage_organization, super_admin_user_ids};
+use super::{is_super_admin_user, may_manage_organization};
 use crate::commands::users::UserChanges;
 use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
 use crate::grants::{self, RoleGrant, RoleLookupError};
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
-use crate::schema::{roles, user_roles, users};
+use crate::schema::{role_acls, roles, user_acls, user_roles, users};
 use crate::service::{self, normalize_email};
 use crate::state::AuthState;
 
@@ -118,69 +118,148 @@ fn parse_role_ids(raw: &[String]) -> Result<Vec<Uuid>, AppError> {
     Ok(ids)
 }
 
-/// The conditions every list query of this caller shares.
-async fn filters(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    q: &UserListQuery,
-) -> Result<Option<Vec<Filter>>, AppError> {
-    let mut out: Vec<Filter> = vec![Box::new(users::deleted_at.is_null().nullable())];
-    let tenant = if ctx.is_super_admin() {
-        None
-    } else {
-        let tenant = ctx.tenant()?;
-        out.push(Box::new(users::tenant_id.eq(tenant)));
-        let hidden = super_admin_user_ids(conn, Some(tenant)).await?;
-        if !hidden.is_empty() {
-            out.push(Box::new(users::id.ne_all(hidden).nullable()));
+/// Everything a list request filters by, resolved once (the lookups behind
+/// `search` included) so the query can be built more than once for free.
+struct ListFilter {
+    /// `None` = every tenant (super admins).
+    tenant: Option<Uuid>,
+    /// Hide super admins: those with an override, and holders of these roles.
+    hide_super_admins: Option<Vec<Uuid>>,
+    allowed: Option<Vec<Uuid>>,
+    id: Option<Uuid>,
+    organization: Option<Uuid>,
+    active_organization: Option<Uuid>,
+    name: Option<String>,
+    role_ids: Vec<Uuid>,
+    /// The e-mail pattern, and the organizations and roles whose names match.
+    search: Option<(String, Vec<Uuid>, Vec<Uuid>)>,
+}
+
+impl ListFilter {
+    /// `Ok(None)` when nothing can match (no active organization to scope to).
+    async fn resolve(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        q: &UserListQuery,
+    ) -> Result<Option<Self>, AppError> {
+        let super_admin = ctx.is_super_admin();
+        let tenant = if super_admin { None } else { Some(ctx.tenant()?) };
+        let active_organization = match q.scope_to_active_organization {
+            Some(true) => match ctx.organization_id() {
+                Some(org) => Some(org),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
+        let search = match q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(term) => Some(search_sets(conn, tenant, term).await?),
+            None => None,
+        };
+        // The few super-admin roles are read first: with their ids as values the
+        // planner sees how rare their holders are (a subquery hides that).
+        let hide_super_admins = if super_admin {
+            None
+        } else {
+            Some(
+                role_acls::table
+                    .filter(role_acls::is_super_admin.eq(true))
+                    .select(role_acls::role_id)
+                    .load::<Uuid>(conn)
+                    .await?,
+            )
+        };
+        Ok(Some(Self {
+            tenant,
+            hide_super_admins,
+            allowed: if super_admin {
+                None
+            } else {
+                ctx.acl.allowed_organization_ids.clone()
+            },
+            id: q.id,
+            organization: q.organization_id,
+            active_organization,
+            name: q
+                .name
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|n| format!("%{}%", escape_like(n))),
+            role_ids: parse_role_ids(&q.role_ids)?,
+            search,
+        }))
+    }
+
+    fn query(&self) -> users::BoxedQuery<'static, Pg> {
+        let mut q = users::table
+            .filter(users::deleted_at.is_null())
+            .into_boxed();
+        if let Some(t) = self.tenant {
+            q = q.filter(users::tenant_id.eq(t));
         }
-        if let Some(allowed) = ctx.acl.allowed_organization_ids.clone() {
-            out.push(Box::new(users::organization_id.eq_any(allowed)));
+        if let Some(super_roles) = &self.hide_super_admins {
+            // Both sets are small: Postgres hashes each once.
+            q = q.filter(not(users::id.eq_any(
+                user_acls::table
+                    .filter(user_acls::is_super_admin.eq(true))
+                    .select(user_acls::user_id),
+            )));
+            if !super_roles.is_empty() {
+                q = q.filter(not(users::id.eq_any(
+                    user_roles::table
+                        .filter(user_roles::role_id.eq_any(super_roles.clone()))
+                        .select(user_roles::user_id),
+                )));
+            }
         }
-        Some(tenant)
-    };
-    if let Some(id) = q.id {
-        out.push(Box::new(users::id.eq(id).nullable()));
-    }
-    if let Some(org) = q.organization_id {
-        out.push(Box::new(users::organization_id.eq(org)));
-    }
-    if q.scope_to_active_organization == Some(true) {
-        match ctx.organization_id() {
-            Some(org) => out.push(Box::new(users::organization_id.eq(org))),
-            None => return Ok(None),
+        if let Some(allowed) = &self.allowed {
+            q = q.filter(users::organization_id.eq_any(allowed.clone()));
         }
-    }
-    if let Some(name) = q.name.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-        out.push(Box::new(
-            users::name.ilike(format!("%{}%", escape_like(name))),
-        ));
-    }
-    let role_ids = parse_role_ids(&q.role_ids)?;
-    if !role_ids.is_empty() {
-        out.push(Box::new(
-            exists(
+        if let Some(id) = self.id {
+            q = q.filter(users::id.eq(id));
+        }
+        for org in [self.organization, self.active_organization].into_iter().flatten() {
+            q = q.filter(users::organization_id.eq(org));
+        }
+        if let Some(name) = &self.name {
+            q = q.filter(users::name.ilike(name.clone()));
+        }
+        if !self.role_ids.is_empty() {
+            q = q.filter(exists(
                 user_roles::table
                     .filter(user_roles::user_id.eq(users::id))
-                    .filter(user_roles::role_id.eq_any(role_ids)),
-            )
-            .nullable(),
-        ));
+                    .filter(user_roles::role_id.eq_any(self.role_ids.clone())),
+            ));
+        }
+        if let Some((pattern, organizations, roles)) = &self.search {
+            let mut filter: Filter = Box::new(users::email.ilike(pattern.clone()).nullable());
+            if !organizations.is_empty() {
+                filter = Box::new(filter.or(users::organization_id.eq_any(organizations.clone())));
+            }
+            if !roles.is_empty() {
+                filter = Box::new(
+                    filter.or(exists(
+                        user_roles::table
+                            .filter(user_roles::user_id.eq(users::id))
+                            .filter(user_roles::role_id.eq_any(roles.clone())),
+                    )
+                    .nullable()),
+                );
+            }
+            q = q.filter(filter);
+        }
+        q
     }
-    if let Some(term) = q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-        out.push(search(conn, tenant, term).await?);
-    }
-    Ok(Some(out))
 }
 
 /// `search`: e-mail, or the user's organization's name, or one of its roles'
 /// names. Matching organizations and roles are looked up first (they are few),
 /// so the user table is filtered with plain indexable conditions.
-async fn search(
+async fn search_sets(
     conn: &mut AsyncPgConnection,
     tenant: Option<Uuid>,
     term: &str,
-) -> Result<Filter, AppError> {
+) -> Result<(String, Vec<Uuid>, Vec<Uuid>), AppError> {
     let pattern = format!("%{}%", escape_like(term));
     let organizations = PgDirectory
         .organization_ids_named(conn, tenant, term, 1000)
@@ -195,27 +274,7 @@ async fn search(
         role_query = role_query.filter(roles::tenant_id.eq(t));
     }
     let role_ids: Vec<Uuid> = role_query.load(conn).await?;
-    let mut filter: Filter = Box::new(users::email.ilike(pattern).nullable());
-    if !organizations.is_empty() {
-        filter = Box::new(filter.or(users::organization_id.eq_any(organizations)));
-    }
-    if !role_ids.is_empty() {
-        filter = Box::new(
-            filter.or(exists(
-                user_roles::table
-                    .filter(user_roles::user_id.eq(users::id))
-                    .filter(user_roles::role_id.eq_any(role_ids)),
-            )
-            .nullable()),
-        );
-    }
-    Ok(filter)
-}
-
-fn boxed(filters: Vec<Filter>) -> users::BoxedQuery<'static, Pg> {
-    filters
-        .into_iter()
-        .fold(users::table.into_boxed(), |q, f| q.filter(f))
+    Ok((pattern, organizations, role_ids))
 }
 
 type ListRow = (
@@ -248,17 +307,11 @@ pub async fn list(
         total_pages: 1,
         is_super_admin: ctx.is_super_admin(),
     };
-    let Some(count_filters) = filters(conn, ctx, q).await? else {
+    let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
         return Ok(empty(page));
     };
-    let total: i64 = boxed(count_filters).count().get_result(conn).await?;
-    if total == 0 {
-        return Ok(empty(page));
-    }
-    let Some(page_filters) = filters(conn, ctx, q).await? else {
-        return Ok(empty(page));
-    };
-    let rows: Vec<ListRow> = boxed(page_filters)
+    let rows: Vec<ListRow> = filter
+        .query()
         .select((
             users::id,
             users::email,
@@ -274,6 +327,16 @@ pub async fn list(
         .offset(page.offset())
         .load(conn)
         .await?;
+    // A page that is not full ends the list, so it tells the total exactly
+    // (the usual case for a search); only a full or empty page needs a count.
+    let seen = i64::try_from(rows.len()).unwrap_or(i64::MAX);
+    let total: i64 = if seen > 0 && seen < page.limit() {
+        page.offset() + seen
+    } else if seen == 0 && page.page == 1 {
+        0
+    } else {
+        filter.query().count().get_result(conn).await?
+    };
     let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
     let memberships: Vec<(Uuid, Uuid, String)> = user_roles::table
         .inner_join(roles::table)
