@@ -185,7 +185,26 @@ pub async fn resolve(
     let (selected, visible) =
         organization_scope(conn, tenant_id, super_admin, &allowed, home, selection).await?;
 
-    Ok(Resolved {
+    Ok(resolved(
+        tenant_id,
+        super_admin,
+        features,
+        role_names,
+        allowed,
+        (selected, visible),
+    ))
+}
+
+/// The resolution of a scope: super admins hold `*`, everyone else `features`.
+fn resolved(
+    tenant_id: Uuid,
+    super_admin: bool,
+    features: Vec<String>,
+    roles: Vec<String>,
+    allowed: Option<Vec<Uuid>>,
+    (selected, visible): (Option<Uuid>, Option<Vec<Uuid>>),
+) -> Resolved {
+    Resolved {
         tenant_id: Some(tenant_id),
         acl: std::sync::Arc::new(ResolvedAcl {
             is_super_admin: super_admin,
@@ -194,12 +213,12 @@ pub async fn resolve(
             } else {
                 features
             },
-            roles: role_names,
+            roles,
             allowed_organization_ids: allowed,
             selected_organization_id: selected,
             visible_organization_ids: visible,
         }),
-    })
+    }
 }
 
 /// The tenant a request acts in: a super admin's (valid) selection, else `default`.
@@ -409,21 +428,14 @@ pub async fn resolve_key(
     }
     let (selected, visible) =
         organization_scope(conn, tenant_id, super_admin, &allowed, home, selection).await?;
-    Ok(Resolved {
-        tenant_id: Some(tenant_id),
-        acl: std::sync::Arc::new(ResolvedAcl {
-            is_super_admin: super_admin,
-            features: if super_admin {
-                vec!["*".into()]
-            } else {
-                features
-            },
-            roles: role_names,
-            allowed_organization_ids: allowed,
-            selected_organization_id: selected,
-            visible_organization_ids: visible,
-        }),
-    })
+    Ok(resolved(
+        tenant_id,
+        super_admin,
+        features,
+        role_names,
+        allowed,
+        (selected, visible),
+    ))
 }
 
 #[cfg(test)]

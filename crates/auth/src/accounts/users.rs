@@ -143,7 +143,11 @@ impl ListFilter {
         q: &UserListQuery,
     ) -> Result<Option<Self>, AppError> {
         let super_admin = ctx.is_super_admin();
-        let tenant = if super_admin { None } else { Some(ctx.tenant()?) };
+        let tenant = if super_admin {
+            None
+        } else {
+            Some(ctx.tenant()?)
+        };
         let active_organization = match q.scope_to_active_organization {
             Some(true) => match ctx.organization_id() {
                 Some(org) => Some(org),
@@ -218,7 +222,10 @@ impl ListFilter {
         if let Some(id) = self.id {
             q = q.filter(users::id.eq(id));
         }
-        for org in [self.organization, self.active_organization].into_iter().flatten() {
+        for org in [self.organization, self.active_organization]
+            .into_iter()
+            .flatten()
+        {
             q = q.filter(users::organization_id.eq(org));
         }
         if let Some(name) = &self.name {

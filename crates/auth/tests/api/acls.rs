@@ -7,32 +7,13 @@ use uuid::Uuid;
 
 use super::support::*;
 
-async fn role<S: stoa_testkit::AppService>(
-    app: &stoa_testkit::TestApp<S>,
-    token: &str,
-    name: &str,
-) -> String {
-    let res = app
-        .send(get(&format!("/api/auth/roles?search={name}"), token))
-        .await;
-    res.json()["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[actix_web::test]
 async fn role_acl_edits_take_effect_on_the_next_request() {
     let app = start_admin().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let employee = token_for(&app.db, acme.employee).await;
-    let employee_role = role(&app, &admin, "employee").await;
+    let employee_role = role_named(&app, &admin, "employee").await;
 
     let res = app
         .send(get(
@@ -126,8 +107,8 @@ async fn the_grant_boundary_holds() {
     let app = start_admin().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
-    let employee_role = role(&app, &admin, "employee").await;
-    let admin_role = role(&app, &admin, "admin").await;
+    let employee_role = role_named(&app, &admin, "employee").await;
+    let admin_role = role_named(&app, &admin, "admin").await;
 
     // Features the admin lacks, `*`, the super-admin flag: all 403.
     for body in [
@@ -250,7 +231,7 @@ async fn optimistic_lock_and_bad_requests() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let globex = seed(&app.db, "Globex", "globex.com").await;
     let admin = token_for(&app.db, acme.admin).await;
-    let employee_role = role(&app, &admin, "employee").await;
+    let employee_role = role_named(&app, &admin, "employee").await;
     let current = app
         .send(get(
             &format!("/api/auth/roles/acl?roleId={employee_role}"),
@@ -296,7 +277,7 @@ async fn optimistic_lock_and_bad_requests() {
     assert_eq!(res.status, 404);
     // Another tenant's role and user: invisible; naming its tenant: 403.
     let globex_admin = token_for(&app.db, globex.admin).await;
-    let globex_role = role(&app, &globex_admin, "employee").await;
+    let globex_role = role_named(&app, &globex_admin, "employee").await;
     let res = app
         .send(get(
             &format!("/api/auth/roles/acl?roleId={globex_role}"),

@@ -115,3 +115,23 @@ pub async fn undo<S: stoa_testkit::AppService>(
     ))
     .await
 }
+
+/// The id of the role called `name`, as the caller sees it in the role list.
+pub async fn role_named<S: stoa_testkit::AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    name: &str,
+) -> String {
+    let res = app
+        .send(get(&format!("/api/auth/roles?search={name}"), token))
+        .await;
+    res.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("role {name} in {}", res.text()))["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}

@@ -15,25 +15,6 @@ fn emails(body: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn role_id<S: stoa_testkit::AppService>(
-    app: &stoa_testkit::TestApp<S>,
-    token: &str,
-    name: &str,
-) -> String {
-    let res = app
-        .send(get(&format!("/api/auth/roles?search={name}"), token))
-        .await;
-    res.json()["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("role {name} in {}", res.text()))["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[actix_web::test]
 async fn list_filters_search_and_paging() {
     let app = start_admin().await;
@@ -85,8 +66,8 @@ async fn list_filters_search_and_paging() {
         ))
         .await;
     assert_eq!(res.json()["total"], 2);
-    let employee_role = role_id(&app, &admin, "employee").await;
-    let admin_role = role_id(&app, &admin, "admin").await;
+    let employee_role = role_named(&app, &admin, "employee").await;
+    let admin_role = role_named(&app, &admin, "admin").await;
     let res = app
         .send(get(
             &format!("/api/auth/users?roleIds={employee_role}"),
@@ -391,7 +372,7 @@ async fn update_changes_fields_roles_and_password() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let employee = token_for(&app.db, acme.employee).await;
-    let admin_role = role_id(&app, &admin, "admin").await;
+    let admin_role = role_named(&app, &admin, "admin").await;
 
     let res = app
         .send(put_json(
