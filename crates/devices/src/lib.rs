@@ -13,7 +13,6 @@
 pub mod commands;
 pub mod dto;
 pub mod error;
-pub mod locale;
 pub mod model;
 pub mod routes;
 pub mod schema;

@@ -128,7 +128,7 @@ pub(crate) fn registration(
         .filter(|_| body.locale.is_none())
         .and_then(|req| req.headers().get(ACCEPT_LANGUAGE))
         .and_then(|v| v.to_str().ok())
-        .and_then(crate::locale::best_match)
+        .and_then(stoa_auth::i18n::from_accept_language)
         .map(String::from);
     Registration {
         tenant_id: tenant,
