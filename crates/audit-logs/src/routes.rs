@@ -10,8 +10,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stoa_acl::AuthContext;
+use stoa_core::command::CommandRegistry;
 use stoa_core::command::schema::access_logs;
-use stoa_core::command::{CommandRegistry, OPERATION_HEADER};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::pagination::total_pages;
@@ -396,15 +396,13 @@ pub async fn redo(
         })
         .await?;
     let op = outcome.operation;
-    let mut res = HttpResponse::Ok();
-    if op.undo_token.is_some() {
-        res.insert_header((OPERATION_HEADER, op.header_value()));
-    }
-    Ok(res.json(RedoResponse {
-        ok: true,
-        log_id: Some(op.id),
-        undo_token: op.undo_token,
-    }))
+    Ok(
+        stoa_core::command::with_operation(HttpResponse::Ok(), &op).json(RedoResponse {
+            ok: true,
+            log_id: Some(op.id),
+            undo_token: op.undo_token,
+        }),
+    )
 }
 
 /// Lists access-log entries (the caller's own, or another user's with `audit_logs.view_tenant`).

@@ -66,7 +66,7 @@ fn selection_invalid(message: &'static str, from_cookie: bool) -> AppError {
 }
 
 /// Whether the user is a super admin anywhere (user ACL or role ACL flag).
-async fn is_super_admin(
+pub(crate) async fn is_super_admin(
     conn: &mut AsyncPgConnection,
     user: Uuid,
     role_ids: &[Uuid],

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::password::{PasswordPolicy, hash_password};
 use crate::schema::{role_acls, roles, user_roles, users};
-use crate::service::normalize_email;
+use crate::service::{normalize_email, valid_email};
 
 /// The roles every tenant starts with.
 pub const DEFAULT_ROLES: [&str; 3] = ["superadmin", "admin", "employee"];
@@ -92,18 +92,6 @@ pub async fn create_default_roles(
         ids.push(id);
     }
     Ok(ids)
-}
-
-fn valid_email(email: &str) -> bool {
-    let Some((local, domain)) = email.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !email.chars().any(char::is_whitespace)
-        && email.len() <= 254
 }
 
 /// Runs `stoa init`.

@@ -27,6 +27,20 @@ pub fn normalize_email(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
+/// Whether a normalised e-mail is acceptable for an account: one `@`-split
+/// with a non-empty local part, a dotted domain that neither starts nor ends
+/// with a dot, no white space or control characters, at most 254 bytes.
+pub fn valid_email(email: &str) -> bool {
+    email.len() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+        && email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+        })
+}
+
 /// A live user by id.
 pub async fn user_by_id(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<UserRow>> {
     users::table

@@ -5,16 +5,13 @@
 
 pub mod acl_edit;
 pub mod roles;
+pub mod user_list;
 pub mod users;
 
 use actix_web::http::StatusCode;
-use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use uuid::Uuid;
-
-use crate::schema::{role_acls, user_acls, user_roles};
 
 /// The dispatcher's answer to a non-super admin naming another tenant.
 pub fn foreign_tenant() -> AppError {
@@ -32,30 +29,6 @@ pub fn target_tenant(ctx: &AuthContext, requested: Option<Uuid>) -> Result<Uuid,
         Some(_) => Err(foreign_tenant()),
         None => ctx.tenant(),
     }
-}
-
-/// Whether the user is a super admin (by user ACL or by a role ACL).
-pub async fn is_super_admin_user(
-    conn: &mut AsyncPgConnection,
-    user: Uuid,
-) -> Result<bool, AppError> {
-    let by_acl: i64 = user_acls::table
-        .filter(user_acls::user_id.eq(user))
-        .filter(user_acls::is_super_admin.eq(true))
-        .count()
-        .get_result(conn)
-        .await?;
-    if by_acl > 0 {
-        return Ok(true);
-    }
-    let by_role: i64 = user_roles::table
-        .inner_join(role_acls::table.on(role_acls::role_id.eq(user_roles::role_id)))
-        .filter(user_roles::user_id.eq(user))
-        .filter(role_acls::is_super_admin.eq(true))
-        .count()
-        .get_result(conn)
-        .await?;
-    Ok(by_role > 0)
 }
 
 /// Whether a restricted caller may manage accounts of `organization`

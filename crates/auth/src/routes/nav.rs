@@ -1,6 +1,5 @@
 //! `GET /auth/admin/nav`: the admin navigation for the caller.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, get, web};
 use serde::Deserialize;
 use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, Authenticator, Credentials};
@@ -61,10 +60,7 @@ async fn caller(req: &HttpRequest, state: &State, q: &NavQuery) -> AppResult<Aut
         && !ctx.is_super_admin()
         && ctx.tenant_id != Some(tenant)
     {
-        return Err(AppError::new(
-            StatusCode::FORBIDDEN,
-            "Not authorized to target this tenant.",
-        ));
+        return Err(crate::accounts::foreign_tenant());
     }
     Ok(ctx)
 }

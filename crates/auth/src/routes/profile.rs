@@ -181,8 +181,7 @@ pub async fn update_profile(
     let mut user = user;
     user.email = final_email.clone();
     let token = state.access_token(&user, session.unwrap_or_default(), ctx.acl.roles.clone())?;
-    Ok(HttpResponse::Ok()
-        .insert_header((stoa_core::command::OPERATION_HEADER, op.header_value()))
+    Ok(stoa_core::command::with_operation(HttpResponse::Ok(), &op)
         .cookie(auth_cookie(&state, &token))
         .json(ProfileUpdated {
             ok: true,

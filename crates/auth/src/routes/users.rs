@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, delete, get, post, put};
 use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
-use stoa_core::command::{OPERATION_HEADER, Operation};
+pub use stoa_core::command::with_operation;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Json, Query};
 use utoipa::{IntoParams, ToSchema};
@@ -11,21 +11,13 @@ use uuid::Uuid;
 use validator::Validate;
 
 use super::State;
-use crate::accounts::users::{self, CreateUser, Created, UpdateUser, UserList, UserListQuery};
+use crate::accounts::user_list::{self, UserList, UserListQuery};
+use crate::accounts::users::{self, CreateUser, Created, UpdateUser};
 
 /// `{ok: true}`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Ok {
     pub ok: bool,
-}
-
-/// A success answer carrying the operation's undo metadata.
-pub fn with_operation(
-    mut res: actix_web::HttpResponseBuilder,
-    op: &Operation,
-) -> actix_web::HttpResponseBuilder {
-    res.insert_header((OPERATION_HEADER, op.header_value()));
-    res
 }
 
 /// Lists users: a super admin sees every tenant, others their own tenant
@@ -50,7 +42,7 @@ pub async fn list_users(
     ctx.require("auth.users.list")?;
     let mut conn = state.db.conn().await?;
     Ok(actix_web::web::Json(
-        users::list(&mut conn, &ctx, &q).await?,
+        user_list::list(&mut conn, &ctx, &q).await?,
     ))
 }
 

@@ -123,6 +123,18 @@ impl Operation {
     }
 }
 
+/// Adds `x-om-operation` to a success response when the logged operation can
+/// be undone (the one place every module's write handlers go through).
+pub fn with_operation(
+    mut builder: actix_web::HttpResponseBuilder,
+    op: &Operation,
+) -> actix_web::HttpResponseBuilder {
+    if op.undo_token.is_some() {
+        builder.insert_header((OPERATION_HEADER, op.header_value()));
+    }
+    builder
+}
+
 /// JavaScript's `encodeURIComponent`.
 fn encode_uri_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len() * 2);

@@ -9,9 +9,9 @@ pub mod register;
 pub mod update;
 
 use actix_web::http::header::ACCEPT_LANGUAGE;
-use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use actix_web::{HttpRequest, HttpResponse};
 use stoa_acl::{AuthContext, CredentialKind};
-use stoa_core::command::{self, Actor, OPERATION_HEADER, Operation};
+use stoa_core::command::{self, Actor};
 use stoa_core::db::Db;
 use stoa_core::pagination::total_pages;
 use stoa_core::{AppError, AppResult, Page, PageQuery};
@@ -39,17 +39,6 @@ pub(crate) fn parse_id(raw: &str) -> Result<Uuid, AppError> {
     raw.trim()
         .parse()
         .map_err(|_| DevicesError::InvalidId.into())
-}
-
-/// Adds `x-om-operation` when the logged operation can be undone.
-pub(crate) fn with_operation(
-    mut builder: HttpResponseBuilder,
-    op: &Operation,
-) -> HttpResponseBuilder {
-    if op.undo_token.is_some() {
-        builder.insert_header((OPERATION_HEADER, op.header_value()));
-    }
-    builder
 }
 
 /// Paging of device lists: `pageSize` 1–100, default 50.
@@ -257,3 +246,5 @@ pub(crate) async fn execute_deactivate(
         .await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(DeviceDeactivated { ok: true }))
 }
+
+pub(crate) use stoa_core::command::with_operation;

@@ -19,13 +19,4 @@ pub(crate) fn require_super_admin(ctx: &AuthContext, feature: &str) -> Result<()
     }
 }
 
-/// Adds `x-om-operation` when the logged operation can be undone.
-pub(crate) fn with_operation(
-    mut builder: actix_web::HttpResponseBuilder,
-    op: &stoa_core::command::Operation,
-) -> actix_web::HttpResponseBuilder {
-    if op.undo_token.is_some() {
-        builder.insert_header((stoa_core::command::OPERATION_HEADER, op.header_value()));
-    }
-    builder
-}
+pub(crate) use stoa_core::command::with_operation;

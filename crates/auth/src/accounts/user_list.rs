@@ -1,0 +1,388 @@
+//! The user list: filters, search and paging.
+//!
+//! Visibility: a super admin sees every tenant's users; anyone else sees the
+//! live users of their tenant minus super admins, and an organization-restricted
+//! caller only those of its allowed organizations (the reference lists the
+//! whole tenant, but such a caller could not edit the others anyway).
+
+use std::collections::HashMap;
+
+use diesel::dsl::{exists, not};
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Nullable};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::{Deserialize, Serialize};
+use stoa_acl::AuthContext;
+use stoa_core::{AppError, PageQuery};
+use stoa_directory::PgDirectory;
+use stoa_directory::service::escape_like;
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
+
+use crate::schema::{role_acls, roles, user_acls, user_roles, users};
+
+/// Default and largest page of the user list.
+pub const DEFAULT_PAGE_SIZE: u64 = 50;
+pub const MAX_PAGE_SIZE: u64 = 100;
+/// Most role references a single request may name.
+const MAX_ROLES: usize = 50;
+
+#[derive(Debug, Default, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct UserListQuery {
+    /// One user by id (the item then carries `hasPassword`).
+    pub id: Option<Uuid>,
+    pub page: Option<u64>,
+    /// 1–100, default 50.
+    pub page_size: Option<u64>,
+    /// Matches e-mail, organization name or role name (case-insensitive substring).
+    #[validate(length(max = 200))]
+    pub search: Option<String>,
+    /// Matches the display name (case-insensitive substring).
+    #[validate(length(max = 200))]
+    pub name: Option<String>,
+    pub organization_id: Option<Uuid>,
+    /// Only users of the caller's active (selected) organization.
+    pub scope_to_active_organization: Option<bool>,
+    /// Users holding any of these roles; repeat the parameter or separate ids
+    /// with commas (`roleId` is accepted too).
+    #[serde(default, alias = "roleId")]
+    #[param(value_type = Vec<String>)]
+    pub role_ids: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserListItem {
+    pub id: Uuid,
+    pub email: String,
+    pub name: Option<String>,
+    pub organization_id: Option<Uuid>,
+    pub organization_name: Option<String>,
+    pub tenant_id: Option<Uuid>,
+    pub tenant_name: Option<String>,
+    /// Role names.
+    pub roles: Vec<String>,
+    pub role_ids: Vec<Uuid>,
+    pub is_confirmed: bool,
+    /// Only when the list was asked for one `id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has_password: Option<bool>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserList {
+    pub items: Vec<UserListItem>,
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+    pub total_pages: u64,
+    pub is_super_admin: bool,
+}
+
+type Filter = Box<dyn BoxableExpression<users::table, Pg, SqlType = Nullable<Bool>>>;
+
+fn parse_role_ids(raw: &[String]) -> Result<Vec<Uuid>, AppError> {
+    let mut ids = Vec::new();
+    for part in raw.iter().flat_map(|r| r.split(',')) {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        ids.push(part.parse::<Uuid>().map_err(|_| {
+            AppError::bad_request("Invalid query parameters: roleIds: must be uuids")
+        })?);
+    }
+    if ids.len() > MAX_ROLES {
+        return Err(AppError::bad_request(format!(
+            "Invalid query parameters: roleIds: at most {MAX_ROLES} ids"
+        )));
+    }
+    Ok(ids)
+}
+
+/// Everything a list request filters by, resolved once (the lookups behind
+/// `search` included) so the query can be built more than once for free.
+struct ListFilter {
+    /// `None` = every tenant (super admins).
+    tenant: Option<Uuid>,
+    /// Hide super admins: those with an override, and holders of these roles.
+    hide_super_admins: Option<Vec<Uuid>>,
+    allowed: Option<Vec<Uuid>>,
+    id: Option<Uuid>,
+    organization: Option<Uuid>,
+    active_organization: Option<Uuid>,
+    name: Option<String>,
+    role_ids: Vec<Uuid>,
+    /// The e-mail pattern, and the organizations and roles whose names match.
+    search: Option<(String, Vec<Uuid>, Vec<Uuid>)>,
+}
+
+impl ListFilter {
+    /// `Ok(None)` when nothing can match (no active organization to scope to).
+    async fn resolve(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        q: &UserListQuery,
+    ) -> Result<Option<Self>, AppError> {
+        let super_admin = ctx.is_super_admin();
+        let tenant = if super_admin {
+            None
+        } else {
+            Some(ctx.tenant()?)
+        };
+        let active_organization = match q.scope_to_active_organization {
+            Some(true) => match ctx.organization_id() {
+                Some(org) => Some(org),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
+        let search = match q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(term) => Some(search_sets(conn, tenant, term).await?),
+            None => None,
+        };
+        // The few super-admin roles are read first: with their ids as values the
+        // planner sees how rare their holders are (a subquery hides that).
+        let hide_super_admins = if super_admin {
+            None
+        } else {
+            Some(
+                role_acls::table
+                    .filter(role_acls::is_super_admin.eq(true))
+                    .select(role_acls::role_id)
+                    .load::<Uuid>(conn)
+                    .await?,
+            )
+        };
+        Ok(Some(Self {
+            tenant,
+            hide_super_admins,
+            allowed: if super_admin {
+                None
+            } else {
+                ctx.acl.allowed_organization_ids.clone()
+            },
+            id: q.id,
+            organization: q.organization_id,
+            active_organization,
+            name: q
+                .name
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|n| format!("%{}%", escape_like(n))),
+            role_ids: parse_role_ids(&q.role_ids)?,
+            search,
+        }))
+    }
+
+    fn query(&self) -> users::BoxedQuery<'static, Pg> {
+        let mut q = users::table
+            .filter(users::deleted_at.is_null())
+            .into_boxed();
+        if let Some(t) = self.tenant {
+            q = q.filter(users::tenant_id.eq(t));
+        }
+        if let Some(super_roles) = &self.hide_super_admins {
+            // Both sets are small: Postgres hashes each once.
+            q = q.filter(not(users::id.eq_any(
+                user_acls::table
+                    .filter(user_acls::is_super_admin.eq(true))
+                    .select(user_acls::user_id),
+            )));
+            if !super_roles.is_empty() {
+                q = q.filter(not(users::id.eq_any(
+                    user_roles::table
+                        .filter(user_roles::role_id.eq_any(super_roles.clone()))
+                        .select(user_roles::user_id),
+                )));
+            }
+        }
+        if let Some(allowed) = &self.allowed {
+            q = q.filter(users::organization_id.eq_any(allowed.clone()));
+        }
+        if let Some(id) = self.id {
+            q = q.filter(users::id.eq(id));
+        }
+        for org in [self.organization, self.active_organization]
+            .into_iter()
+            .flatten()
+        {
+            q = q.filter(users::organization_id.eq(org));
+        }
+        if let Some(name) = &self.name {
+            q = q.filter(users::name.ilike(name.clone()));
+        }
+        if !self.role_ids.is_empty() {
+            q = q.filter(exists(
+                user_roles::table
+                    .filter(user_roles::user_id.eq(users::id))
+                    .filter(user_roles::role_id.eq_any(self.role_ids.clone())),
+            ));
+        }
+        if let Some((pattern, organizations, roles)) = &self.search {
+            let mut filter: Filter = Box::new(users::email.ilike(pattern.clone()).nullable());
+            if !organizations.is_empty() {
+                filter = Box::new(filter.or(users::organization_id.eq_any(organizations.clone())));
+            }
+            if !roles.is_empty() {
+                filter = Box::new(
+                    filter.or(exists(
+                        user_roles::table
+                            .filter(user_roles::user_id.eq(users::id))
+                            .filter(user_roles::role_id.eq_any(roles.clone())),
+                    )
+                    .nullable()),
+                );
+            }
+            q = q.filter(filter);
+        }
+        q
+    }
+}
+
+/// `search`: e-mail, or the user's organization's name, or one of its roles'
+/// names. Matching organizations and roles are looked up first (they are few),
+/// so the user table is filtered with plain indexable conditions.
+async fn search_sets(
+    conn: &mut AsyncPgConnection,
+    tenant: Option<Uuid>,
+    term: &str,
+) -> Result<(String, Vec<Uuid>, Vec<Uuid>), AppError> {
+    let pattern = format!("%{}%", escape_like(term));
+    let organizations = PgDirectory
+        .organization_ids_named(conn, tenant, term, 1000)
+        .await?;
+    let mut role_query = roles::table
+        .filter(roles::deleted_at.is_null())
+        .filter(roles::name.ilike(&pattern))
+        .select(roles::id)
+        .limit(1000)
+        .into_boxed();
+    if let Some(t) = tenant {
+        role_query = role_query.filter(roles::tenant_id.eq(t));
+    }
+    let role_ids: Vec<Uuid> = role_query.load(conn).await?;
+    Ok((pattern, organizations, role_ids))
+}
+
+type ListRow = (
+    Uuid,
+    String,
+    Option<String>,
+    Option<Uuid>,
+    Option<Uuid>,
+    bool,
+    bool,
+    OffsetDateTime,
+);
+
+/// `GET /auth/users`.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &UserListQuery,
+) -> Result<UserList, AppError> {
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
+    let empty = |page: stoa_core::pagination::Page| UserList {
+        items: Vec::new(),
+        total: 0,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: 1,
+        is_super_admin: ctx.is_super_admin(),
+    };
+    let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
+        return Ok(empty(page));
+    };
+    let rows: Vec<ListRow> = filter
+        .query()
+        .select((
+            users::id,
+            users::email,
+            users::name,
+            users::organization_id,
+            users::tenant_id,
+            users::is_confirmed,
+            users::password_hash.is_not_null(),
+            users::updated_at,
+        ))
+        .order((users::email.asc(), users::id.asc()))
+        .limit(page.limit())
+        .offset(page.offset())
+        .load(conn)
+        .await?;
+    // A page that is not full ends the list, so it tells the total exactly
+    // (the usual case for a search); only a full or empty page needs a count.
+    let seen = i64::try_from(rows.len()).unwrap_or(i64::MAX);
+    let total: i64 = if seen > 0 && seen < page.limit() {
+        page.offset() + seen
+    } else if seen == 0 && page.page == 1 {
+        0
+    } else {
+        filter.query().count().get_result(conn).await?
+    };
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
+    let memberships: Vec<(Uuid, Uuid, String)> = user_roles::table
+        .inner_join(roles::table)
+        .filter(user_roles::user_id.eq_any(&ids))
+        .filter(roles::deleted_at.is_null())
+        .order(roles::name.asc())
+        .select((user_roles::user_id, roles::id, roles::name))
+        .load(conn)
+        .await?;
+    let mut roles_of: HashMap<Uuid, (Vec<String>, Vec<Uuid>)> = HashMap::new();
+    for (user, role, name) in memberships {
+        let entry = roles_of.entry(user).or_default();
+        entry.0.push(name);
+        entry.1.push(role);
+    }
+    let tenant_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.4).collect();
+    let org_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.3).collect();
+    let (tenant_names, org_names) = PgDirectory.names(conn, &tenant_ids, &org_ids).await?;
+    let single = q.id.is_some();
+    let items = rows
+        .into_iter()
+        .map(
+            |(id, email, name, org, tenant, confirmed, has_password, updated)| {
+                let (roles, role_ids) = roles_of.remove(&id).unwrap_or_default();
+                UserListItem {
+                    id,
+                    email,
+                    name,
+                    organization_name: org.and_then(|o| org_names.get(&o).cloned()),
+                    organization_id: org,
+                    tenant_name: tenant.and_then(|t| tenant_names.get(&t).cloned()),
+                    tenant_id: tenant,
+                    roles,
+                    role_ids,
+                    is_confirmed: confirmed,
+                    has_password: single.then_some(has_password),
+                    updated_at: Some(updated),
+                }
+            },
+        )
+        .collect();
+    let total = u64::try_from(total).unwrap_or(0);
+    Ok(UserList {
+        items,
+        total,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: stoa_core::pagination::total_pages(total, page.page_size),
+        is_super_admin: ctx.is_super_admin(),
+    })
+}
