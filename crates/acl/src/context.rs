@@ -145,11 +145,6 @@ impl AuthContext {
         self.user_id.or(self.api_key_id)
     }
 
-    /// The command-bus actor for this caller and scope.
-    pub fn actor(&self) -> stoa_core::command::Actor {
-        stoa_core::command::Actor::api(self.actor_id(), self.tenant_id, self.organization_id())
-    }
-
     /// Whether `tenant` may be targeted: the caller's scope tenant, or any for a super admin.
     pub fn may_target_tenant(&self, tenant: Uuid) -> bool {
         self.is_super_admin() || self.tenant_id == Some(tenant)

@@ -10,6 +10,7 @@
 mod context;
 mod matching;
 mod registry;
+mod scope;
 
 pub use context::{
     ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,
@@ -19,3 +20,4 @@ pub use context::{
 };
 pub use matching::{feature_granted, features_granted};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+pub use scope::out_of_scope;

@@ -231,10 +231,7 @@ pub async fn prepare(
                 .then_some(ctx.home_organization_id)
                 .flatten()
         });
-    if !ctx.is_super_admin()
-        && let Some(allowed) = &ctx.acl.allowed_organization_ids
-        && !organization.is_some_and(|o| allowed.contains(&o))
-    {
+    if !ctx.may_write_organization(organization) {
         return Err(ApiKeysError::OrganizationOutOfScope.into());
     }
     if let Some(org) = organization
@@ -243,7 +240,8 @@ pub async fn prepare(
         return Err(ApiKeysError::OrganizationNotFound.into());
     }
 
-    // Roles by id or name, and never more than the caller holds.
+    // Roles by id or name, never more than the caller holds, and (for a
+    // restricted caller) reaching only its organizations.
     let tokens = input.roles.unwrap_or_default();
     let roles = match grants::resolve_roles(conn, tenant, &tokens).await? {
         Ok(roles) => roles,

@@ -178,6 +178,8 @@ pub struct Visibility {
     pub organization_id: Option<Uuid>,
     pub actors: Option<Vec<Uuid>>,
     pub can_view_tenant: bool,
+    /// Entries that touched other tenants are shown to super admins only.
+    pub cross_tenant: bool,
 }
 
 pub fn visibility(
@@ -204,6 +206,7 @@ pub fn visibility(
         organization_id: organization,
         actors,
         can_view_tenant,
+        cross_tenant: ctx.is_super_admin(),
     })
 }
 
@@ -218,6 +221,9 @@ pub fn filtered(q: &ActionQuery, vis: &Visibility) -> Result<Boxed<'static>, App
     };
     if let Some(o) = vis.organization_id {
         query = query.filter(action_logs::organization_id.eq(o));
+    }
+    if !vis.cross_tenant {
+        query = query.filter(action_logs::other_tenant_ids.eq(Vec::<Uuid>::new()));
     }
     if let Some(actors) = &vis.actors {
         query = query.filter(action_logs::actor_user_id.eq_any(actors.clone()));

@@ -298,6 +298,10 @@ pub struct UndoRequest {
 pub struct UndoResponse {
     pub ok: bool,
     pub log_id: Uuid,
+    /// Fields the undo left as they are: credentials and security flags
+    /// (`email`, `password`, `isSuperAdmin`) are never written back.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_restored: Vec<String>,
 }
 
 fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8], error: &'static str) -> AppResult<T> {
@@ -314,7 +318,8 @@ fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8], error: &'static str) 
         (status = 200, body = UndoResponse),
         (status = 400, body = ErrorBody, description = "Invalid or unavailable token"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The caller may not write the restored state now (features, grant boundary, organization scope, tenant)"),
+        (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),
         (status = 422, body = ErrorBody, description = "An interceptor refused the undo (it may choose another status and body)"),
     )
 )]
@@ -343,6 +348,7 @@ pub async fn undo(
     Ok(web::Json(UndoResponse {
         ok: true,
         log_id: outcome.log_id,
+        not_restored: outcome.not_restored,
     }))
 }
 

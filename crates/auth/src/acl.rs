@@ -84,7 +84,7 @@ pub(crate) async fn is_super_admin(
 }
 
 /// Whether any ACL of the roles carries the super-admin flag.
-async fn any_super_admin_role(
+pub(crate) async fn any_super_admin_role(
     conn: &mut AsyncPgConnection,
     role_ids: &[Uuid],
 ) -> Result<bool, AppError> {

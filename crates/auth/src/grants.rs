@@ -62,31 +62,6 @@ pub fn check_features<S: AsRef<str>>(
     Ok(())
 }
 
-/// 403 unless `caller` may grant access to `organizations` (`None` = every
-/// organization of the tenant). Unrestricted callers may grant anything.
-pub fn check_organizations(
-    caller: &AuthContext,
-    organizations: Option<&[Uuid]>,
-) -> Result<(), AppError> {
-    if caller.is_super_admin() {
-        return Ok(());
-    }
-    let Some(allowed) = &caller.acl.allowed_organization_ids else {
-        return Ok(());
-    };
-    match organizations {
-        None => Err(refuse(
-            "Cannot grant access to every organization while restricted to some.".into(),
-        )),
-        Some(list) => match list.iter().find(|o| !allowed.contains(o)) {
-            Some(outside) => Err(refuse(format!(
-                "Cannot grant access to organization {outside}."
-            ))),
-            None => Ok(()),
-        },
-    }
-}
-
 /// A role with what it grants in its tenant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RoleGrant {
@@ -95,6 +70,8 @@ pub struct RoleGrant {
     pub tenant_id: Uuid,
     pub features: Vec<String>,
     pub is_super_admin: bool,
+    /// The organizations the role's ACL reaches (`None` = every one).
+    pub organizations: Option<Vec<Uuid>>,
 }
 
 /// The live roles `ids` with their ACLs in their own tenant (missing ids are
@@ -106,7 +83,14 @@ pub async fn role_grants(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    type Row = (Uuid, String, Uuid, Option<Vec<String>>, Option<bool>);
+    type Row = (
+        Uuid,
+        String,
+        Uuid,
+        Option<Vec<String>>,
+        Option<bool>,
+        Option<Vec<Uuid>>,
+    );
     let rows: Vec<Row> = roles::table
         .left_join(
             role_acls::table.on(role_acls::role_id
@@ -121,23 +105,29 @@ pub async fn role_grants(
             roles::tenant_id,
             role_acls::features.nullable(),
             role_acls::is_super_admin.nullable(),
+            role_acls::organizations.nullable(),
         ))
         .load(conn)
         .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, name, tenant_id, features, flag)| RoleGrant {
-            id,
-            name,
-            tenant_id,
-            features: features.unwrap_or_default(),
-            is_super_admin: flag.unwrap_or(false),
-        })
+        .map(
+            |(id, name, tenant_id, features, flag, organizations)| RoleGrant {
+                id,
+                name,
+                tenant_id,
+                features: features.unwrap_or_default(),
+                is_super_admin: flag.unwrap_or(false),
+                organizations,
+            },
+        )
         .collect())
 }
 
 /// 403 unless `caller` holds everything each role grants (and is a super admin
-/// when a role carries the super-admin flag).
+/// when a role carries the super-admin flag), and, for a caller restricted to
+/// some organizations, the role reaches only organizations inside the
+/// caller's (a role granting nothing reaches nothing).
 pub fn check_roles(caller: &AuthContext, roles: &[RoleGrant]) -> Result<(), AppError> {
     if caller.is_super_admin() {
         return Ok(());
@@ -152,6 +142,13 @@ pub fn check_roles(caller: &AuthContext, roles: &[RoleGrant]) -> Result<(), AppE
         if let Some(feature) = role.features.iter().find(|f| !holds(caller, f)) {
             return Err(refuse(format!(
                 "Cannot grant role {}: it grants feature {feature}, which you do not hold.",
+                role.name
+            )));
+        }
+        if !role.features.is_empty() && !caller.covers_organizations(role.organizations.as_deref())
+        {
+            return Err(stoa_acl::out_of_scope(format!(
+                "Cannot grant role {}: it reaches organizations outside yours.",
                 role.name
             )));
         }
@@ -273,14 +270,24 @@ mod tests {
     }
 
     #[test]
-    fn organizations_within_own_scope() {
+    fn roles_within_own_organizations() {
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
         let restricted = caller(&["auth.*"], Some(vec![a]));
-        assert!(check_organizations(&restricted, Some(&[a])).is_ok());
-        assert!(check_organizations(&restricted, Some(&[b])).is_err());
-        assert!(check_organizations(&restricted, None).is_err());
+        let role = |organizations: Option<Vec<Uuid>>, features: &[&str]| RoleGrant {
+            id: Uuid::nil(),
+            name: "r".into(),
+            tenant_id: Uuid::nil(),
+            features: features.iter().map(|s| s.to_string()).collect(),
+            is_super_admin: false,
+            organizations,
+        };
+        let list = &["auth.users.list"];
+        assert!(check_roles(&restricted, &[role(Some(vec![a]), list)]).is_ok());
+        assert!(check_roles(&restricted, &[role(Some(vec![a, b]), list)]).is_err());
+        assert!(check_roles(&restricted, &[role(None, list)]).is_err());
+        assert!(check_roles(&restricted, &[role(None, &[])]).is_ok());
         let open = caller(&["auth.*"], None);
-        assert!(check_organizations(&open, None).is_ok());
+        assert!(check_roles(&open, &[role(None, list)]).is_ok());
     }
 
     #[test]
@@ -292,6 +299,7 @@ mod tests {
             tenant_id: Uuid::nil(),
             features: features.iter().map(|s| s.to_string()).collect(),
             is_super_admin: sa,
+            organizations: None,
         };
         assert!(check_roles(&admin, &[role(&["auth.users.list"], false)]).is_ok());
         assert!(check_roles(&admin, &[role(&["devices.view"], false)]).is_err());

@@ -16,12 +16,15 @@ use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
-use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry};
+use stoa_core::command::tracked::changed_since;
+use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::dto::UpdateDevice;
+use crate::error::DevicesError;
 use crate::model::{DeviceRow, DeviceState};
 use crate::service::{self, Registered, Registration};
 
@@ -185,6 +188,38 @@ fn payload(log: &ActionLog) -> Result<UndoPayload, AppError> {
         .ok_or_else(|| AppError::bad_request("Undo failed"))
 }
 
+/// Undo and redo write a device as the routes do, for the caller of the undo
+/// now: a device of the caller's tenant, its own (`devices.manage`) or any
+/// device inside its organizations (`devices.admin`).
+fn may_write(actor: &Actor, row: &DeviceRow) -> Result<(), AppError> {
+    let ctx = AuthContext::of(actor)?;
+    if ctx.tenant_id != Some(row.tenant_id) {
+        return Err(DevicesError::NotFound.into());
+    }
+    let owner = ctx.user_id == Some(row.user_id) && ctx.has("devices.manage");
+    if ctx.has("devices.admin") {
+        ctx.require_organizations([row.organization_id])?;
+    } else if !owner {
+        return Err(DevicesError::AccessDenied.into());
+    }
+    match row.organization_id {
+        Some(org) if !ctx.can_see_organization(org) => Err(DevicesError::AccessDenied.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the device is still as `expected` left it; a deactivation's time
+/// stands for "deactivated" (undo of a registration stamps its own).
+fn still(current: &DeviceRow, expected: &DeviceState) -> bool {
+    let current = DeviceState::from(current);
+    let live = |s: &DeviceState| DeviceState {
+        deleted_at: None,
+        ..s.clone()
+    };
+    current.deleted_at.is_some() == expected.deleted_at.is_some()
+        && live(&current) == live(expected)
+}
+
 /// Undo and redo of the three device commands.
 pub struct DeviceHandler(&'static str);
 
@@ -197,26 +232,28 @@ impl CommandHandler for DeviceHandler {
         &'a self,
         conn: &'a mut AsyncPgConnection,
         log: &'a ActionLog,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(), AppError>> {
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
         Box::pin(async move {
             let p = payload(log)?;
+            let current = service::lock_any(conn, p.after.tenant_id, p.after.id).await?;
+            if !still(&current, &p.after) {
+                return Err(changed_since());
+            }
+            may_write(actor, &current)?;
             let target = match p.before {
                 Some(before) => before,
                 // The registration created the device: it goes (soft, like a
-                // deactivation), whatever was changed since.
-                None => {
-                    let current = service::lock_any(conn, p.after.tenant_id, p.after.id).await?;
-                    DeviceState {
-                        deleted_at: current
-                            .deleted_at
-                            .or_else(|| Some(OffsetDateTime::now_utc())),
-                        ..DeviceState::from(&current)
-                    }
-                }
+                // deactivation).
+                None => DeviceState {
+                    deleted_at: current
+                        .deleted_at
+                        .or_else(|| Some(OffsetDateTime::now_utc())),
+                    ..DeviceState::from(&current)
+                },
             };
             service::restore(conn, &target).await?;
-            Ok(())
+            Ok(UndoReport::default())
         })
     }
 
@@ -224,10 +261,21 @@ impl CommandHandler for DeviceHandler {
         &'a self,
         conn: &'a mut AsyncPgConnection,
         log: &'a ActionLog,
-        _: &'a Actor,
+        actor: &'a Actor,
     ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
         Box::pin(async move {
             let p = payload(log)?;
+            let current = service::lock_any(conn, p.after.tenant_id, p.after.id).await?;
+            // After the undo: the previous state, or (a registration that
+            // created the device) the device deactivated.
+            let expected = p.before.clone().unwrap_or_else(|| DeviceState {
+                deleted_at: Some(OffsetDateTime::now_utc()),
+                ..p.after.clone()
+            });
+            if !still(&current, &expected) {
+                return Err(changed_since());
+            }
+            may_write(actor, &current)?;
             let (before, after) = service::restore(conn, &p.after).await?;
             let label = log.action_label.clone().unwrap_or_default();
             Ok(entry(&label, Some(&before), &after))

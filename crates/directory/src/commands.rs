@@ -9,8 +9,10 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
-use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry};
+use stoa_core::command::tracked::changed_since;
+use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -194,6 +196,28 @@ fn missing() -> AppError {
     DirectoryError::OrganizationNotFound.into()
 }
 
+/// The organization-scope boundary of a tree change: every organization it
+/// involves (`None` = the tenant root: creating or detaching a root) must be
+/// inside the caller's scope. System work (`stoa init`, seeding) carries no
+/// caller and is not limited.
+fn check_scope(
+    actor: &Actor,
+    involved: impl IntoIterator<Item = Option<Uuid>>,
+) -> Result<(), AppError> {
+    match actor.principal_as::<AuthContext>() {
+        Some(ctx) => ctx.require_organizations(involved),
+        None => Ok(()),
+    }
+}
+
+/// The children a change re-parents and the parents they leave.
+fn moved_children(parents: &HashMap<Uuid, Option<Uuid>>) -> Vec<Option<Uuid>> {
+    parents
+        .iter()
+        .flat_map(|(child, parent)| [Some(*child), *parent])
+        .collect()
+}
+
 pub struct CreateOrganizationCommand {
     pub tenant: Uuid,
     pub input: CreateOrganization,
@@ -207,11 +231,15 @@ impl Command for CreateOrganizationCommand {
     fn execute<'a>(
         self,
         conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
+        actor: &'a Actor,
     ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
         Box::pin(async move {
             let children = self.input.child_ids.clone().unwrap_or_default();
             let parents = previous_parents(conn, &children).await?;
+            let mut involved = moved_children(&parents);
+            involved.extend(children.iter().map(|c| Some(*c)));
+            involved.push(self.input.parent_id);
+            check_scope(actor, involved)?;
             let id = PgDirectory
                 .create_organization(conn, self.tenant, self.input)
                 .await?;
@@ -259,7 +287,7 @@ impl Command for UpdateOrganizationCommand {
     fn execute<'a>(
         self,
         conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
+        actor: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
             let before = snapshot(conn, self.tenant, self.input.id)
@@ -268,6 +296,15 @@ impl Command for UpdateOrganizationCommand {
                 .ok_or_else(missing)?;
             let children = self.input.child_ids.clone().unwrap_or_default();
             let parents = previous_parents(conn, &children).await?;
+            let mut involved = moved_children(&parents);
+            involved.extend(children.iter().map(|c| Some(*c)));
+            involved.push(Some(before.id));
+            if let Some(parent) = self.input.parent_id
+                && parent != before.parent_id
+            {
+                involved.extend([parent, before.parent_id]);
+            }
+            check_scope(actor, involved)?;
             PgDirectory
                 .update_organization(conn, self.tenant, &self.input)
                 .await?;
@@ -301,13 +338,19 @@ impl Command for DeleteOrganizationCommand {
     fn execute<'a>(
         self,
         conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
+        actor: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
             let before = snapshot(conn, self.tenant, self.id)
                 .await?
                 .filter(|s| !s.deleted)
                 .ok_or_else(missing)?;
+            // Its children move up to its parent.
+            let mut involved = vec![Some(before.id)];
+            if !before.child_ids.is_empty() {
+                involved.push(before.parent_id);
+            }
+            check_scope(actor, involved)?;
             PgDirectory
                 .delete_organization(conn, self.tenant, self.id)
                 .await?;
@@ -344,6 +387,36 @@ fn payload(log: &ActionLog) -> Result<UndoPayload, AppError> {
         .ok_or_else(|| AppError::bad_request("Undo failed"))
 }
 
+/// Undo and redo write the tree as the routes do, for the caller of the undo
+/// now: `directory.organizations.manage` in the organization's tenant, and
+/// every organization the write involves inside the caller's scope.
+fn may_write(
+    actor: &Actor,
+    current: &OrganizationSnapshot,
+    target: &OrganizationSnapshot,
+    child_parents: &HashMap<Uuid, Option<Uuid>>,
+) -> Result<(), AppError> {
+    let ctx = AuthContext::of(actor)?;
+    ctx.require("directory.organizations.manage")?;
+    if !ctx.may_target_tenant(current.tenant_id) {
+        return Err(DirectoryError::ForeignTenant.into());
+    }
+    let mut involved = moved_children(child_parents);
+    involved.extend([Some(current.id), current.parent_id, target.parent_id]);
+    involved.extend(target.child_ids.iter().map(|c| Some(*c)));
+    ctx.require_organizations(involved)
+}
+
+/// Whether the organization is still as `expected` left it. Its children are
+/// other organizations' parent links, so they do not count as its changes.
+fn still(current: &OrganizationSnapshot, expected: &OrganizationSnapshot) -> bool {
+    let own = |s: &OrganizationSnapshot| OrganizationSnapshot {
+        child_ids: Vec::new(),
+        ..s.clone()
+    };
+    own(current) == own(expected)
+}
+
 /// Undo and redo of the three organization commands.
 pub struct OrganizationHandler(&'static str);
 
@@ -356,33 +429,35 @@ impl CommandHandler for OrganizationHandler {
         &'a self,
         conn: &'a mut AsyncPgConnection,
         log: &'a ActionLog,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(), AppError>> {
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
         Box::pin(async move {
             let p = payload(log)?;
-            match (self.0, p.before, p.after) {
-                // Undo of a create: the organization goes (soft, like a delete).
-                ("directory.organizations.create", _, Some(after)) => {
-                    restore_parents(conn, &p.child_parents).await?;
-                    restore(
-                        conn,
-                        &OrganizationSnapshot {
-                            deleted: true,
-                            child_ids: vec![],
-                            ..after.clone()
-                        },
-                    )
-                    .await?;
-                    rebuild_tree(conn, after.tenant_id).await?;
-                }
-                (_, Some(before), _) => {
-                    restore_parents(conn, &p.child_parents).await?;
-                    restore(conn, &before).await?;
-                    rebuild_tree(conn, before.tenant_id).await?;
-                }
-                _ => return Err(AppError::bad_request("Undo failed")),
+            let after = p
+                .after
+                .clone()
+                .ok_or_else(|| AppError::bad_request("Undo failed"))?;
+            let current = snapshot(conn, after.tenant_id, after.id)
+                .await?
+                .ok_or_else(missing)?;
+            if !still(&current, &after) {
+                return Err(changed_since());
             }
-            Ok(())
+            let target = match (self.0, p.before) {
+                // Undo of a create: the organization goes (soft, like a delete).
+                ("directory.organizations.create", _) => OrganizationSnapshot {
+                    deleted: true,
+                    child_ids: vec![],
+                    ..after.clone()
+                },
+                (_, Some(before)) => before,
+                _ => return Err(AppError::bad_request("Undo failed")),
+            };
+            may_write(actor, &current, &target, &p.child_parents)?;
+            restore_parents(conn, &p.child_parents).await?;
+            restore(conn, &target).await?;
+            rebuild_tree(conn, target.tenant_id).await?;
+            Ok(UndoReport::default())
         })
     }
 
@@ -390,7 +465,7 @@ impl CommandHandler for OrganizationHandler {
         &'a self,
         conn: &'a mut AsyncPgConnection,
         log: &'a ActionLog,
-        _: &'a Actor,
+        actor: &'a Actor,
     ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
         Box::pin(async move {
             let p = payload(log)?;
@@ -400,6 +475,16 @@ impl CommandHandler for OrganizationHandler {
             let current = snapshot(conn, after.tenant_id, after.id)
                 .await?
                 .ok_or_else(missing)?;
+            // After the undo: the previous state, or a created one deleted.
+            let expected = p.before.unwrap_or_else(|| OrganizationSnapshot {
+                deleted: true,
+                slug: None,
+                ..after.clone()
+            });
+            if !still(&current, &expected) {
+                return Err(changed_since());
+            }
+            may_write(actor, &current, &after, &p.child_parents)?;
             restore(conn, &after).await?;
             rebuild_tree(conn, after.tenant_id).await?;
             let now = snapshot(conn, after.tenant_id, after.id)

@@ -237,6 +237,7 @@ pub async fn update_role_acl(
 ) -> Result<(bool, Operation), AppError> {
     let mut conn = state.db.conn().await?;
     let role = role_in_scope(&mut conn, ctx, input.role_id, input.tenant_id).await?;
+    super::roles::writable_role(ctx, &role)?;
     let expected = lock::expected_updated_at(req)?;
     lock::check_lock(
         expected,
@@ -257,15 +258,11 @@ pub async fn update_role_acl(
     let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
     grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
     let organizations = match input.organizations {
-        Some(raw) => {
-            let orgs = clean_organizations(&mut conn, role.tenant_id, raw).await?;
-            if orgs != current.organizations {
-                grants::check_organizations(ctx, orgs.as_deref())?;
-            }
-            orgs
-        }
+        Some(raw) => clean_organizations(&mut conn, role.tenant_id, raw).await?,
         None => current.organizations.clone(),
     };
+    // A restricted caller's ACLs stay inside its organizations (`None` = its set).
+    let organizations = ctx.grantable_organizations(organizations)?;
     drop(conn);
     let command = UpdateRoleAclCommand {
         role: role.id,
@@ -365,15 +362,11 @@ pub async fn update_user_acl(
     let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
     grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
     let organizations = match input.organizations {
-        Some(raw) => {
-            let orgs = clean_organizations(&mut conn, tenant, raw).await?;
-            if orgs != current.organizations {
-                grants::check_organizations(ctx, orgs.as_deref())?;
-            }
-            orgs
-        }
+        Some(raw) => clean_organizations(&mut conn, tenant, raw).await?,
         None => current.organizations.clone(),
     };
+    // A restricted caller's ACLs stay inside its organizations (`None` = its set).
+    let organizations = ctx.grantable_organizations(organizations)?;
     if features.is_empty() && !is_super_admin && organizations.is_some() {
         return Err(AppError::new(
             StatusCode::BAD_REQUEST,

@@ -33,7 +33,7 @@ pub const MAX_PAGE_SIZE: u64 = 100;
 /// Names nobody may give a new role (case-insensitive), as in the reference.
 const RESERVED: [&str; 2] = ["superadmin", "admin"];
 /// The default super-admin role's name.
-const SUPERADMIN: &str = "superadmin";
+pub(crate) const SUPERADMIN: &str = "superadmin";
 
 #[derive(Debug, Default, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -240,6 +240,23 @@ pub async fn manageable_role(
     Ok(role)
 }
 
+/// 403 when a restricted caller would change a role that reaches
+/// organizations outside its own (a role granting nothing reaches nothing).
+pub fn writable_role(ctx: &AuthContext, role: &RoleState) -> Result<(), AppError> {
+    match &role.acl {
+        Some(acl)
+            if !acl.features.is_empty()
+                && !ctx.covers_organizations(acl.organizations.as_deref()) =>
+        {
+            Err(stoa_acl::out_of_scope(format!(
+                "Role {} reaches organizations outside yours.",
+                role.name
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `POST /auth/roles`.
 pub async fn create(
     state: &AuthState,
@@ -266,13 +283,18 @@ pub async fn create(
         return Err(duplicate());
     }
     drop(conn);
+    // A restricted caller's new role reaches only the caller's organizations.
+    let organizations = ctx.grantable_organizations(None)?;
     let actor = ctx.actor();
+    let command = CreateRoleCommand {
+        tenant,
+        name,
+        organizations,
+    };
     state
         .db
         .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                command::execute(conn, &actor, CreateRoleCommand { tenant, name }).await
-            })
+            Box::pin(async move { command::execute(conn, &actor, command).await })
         })
         .await
 }
@@ -285,6 +307,7 @@ pub async fn update(
 ) -> Result<Operation, AppError> {
     let mut conn = state.db.conn().await?;
     let role = manageable_role(&mut conn, ctx, input.id).await?;
+    writable_role(ctx, &role)?;
     let name = match input.name.as_deref() {
         Some(n) if n.trim() != role.name => Some(clean_name(n)?),
         _ => None,
@@ -332,7 +355,8 @@ pub async fn update(
 /// `DELETE /auth/roles`.
 pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
     let mut conn = state.db.conn().await?;
-    manageable_role(&mut conn, ctx, id).await?;
+    let role = manageable_role(&mut conn, ctx, id).await?;
+    writable_role(ctx, &role)?;
     drop(conn);
     let actor = ctx.actor();
     let ((), op) = state

@@ -8,12 +8,13 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
 use uuid::Uuid;
 
 use super::state::{self, AclState};
-use super::{ROLE_KIND, Tracked, USER_KIND, tracked};
+use super::{ROLE_KIND, Tracked, USER_KIND, authorize, tracked};
 use crate::schema::{role_acls, roles, user_acls, users};
 
 pub const ROLE_ACL_UPDATE: &str = "auth.roles.acl.update";
@@ -78,6 +79,31 @@ impl Tracked for RoleAclState {
 
     fn tenant(&self) -> Option<Uuid> {
         Some(self.tenant_id)
+    }
+
+    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
+        let current_acl = current.and_then(|c| c.acl.as_ref());
+        if authorize::keep_super_admin_flag(self.acl.as_mut(), current_acl) {
+            vec!["isSuperAdmin"]
+        } else {
+            Vec::new()
+        }
+    }
+
+    async fn authorize(
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        let ctx = AuthContext::of(actor)?;
+        let role = current.or(target).map(|s| s.role_id);
+        let role = role.ok_or_else(|| AppError::not_found("Role not found"))?;
+        let (current, target) = (
+            current.and_then(|c| c.acl.as_ref()),
+            target.and_then(|t| t.acl.as_ref()),
+        );
+        authorize::role_acl(conn, ctx, role, current, target).await
     }
 }
 
@@ -158,6 +184,31 @@ impl Tracked for UserAclState {
 
     fn tenant(&self) -> Option<Uuid> {
         Some(self.tenant_id)
+    }
+
+    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
+        let current_acl = current.and_then(|c| c.acl.as_ref());
+        if authorize::keep_super_admin_flag(self.acl.as_mut(), current_acl) {
+            vec!["isSuperAdmin"]
+        } else {
+            Vec::new()
+        }
+    }
+
+    async fn authorize(
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        let ctx = AuthContext::of(actor)?;
+        let user = current.or(target).map(|s| s.user_id);
+        let user = user.ok_or_else(|| AppError::not_found("User not found"))?;
+        let (current, target) = (
+            current.and_then(|c| c.acl.as_ref()),
+            target.and_then(|t| t.acl.as_ref()),
+        );
+        authorize::user_acl(conn, ctx, user, current, target).await
     }
 }
 

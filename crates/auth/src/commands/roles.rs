@@ -4,13 +4,14 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::state::{self, AclState, RoleState};
-use super::{ROLE_KIND, Tracked, entry, tracked};
+use super::{ROLE_KIND, Tracked, authorize, entry, tracked};
 use crate::schema::{role_acls, roles};
 
 pub const CREATE: &str = "auth.roles.create";
@@ -52,12 +53,32 @@ impl Tracked for RoleState {
     fn tenant(&self) -> Option<Uuid> {
         Some(self.tenant_id)
     }
+
+    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
+        let current_acl = current.and_then(|c| c.acl.as_ref());
+        if authorize::keep_super_admin_flag(self.acl.as_mut(), current_acl) {
+            vec!["isSuperAdmin"]
+        } else {
+            Vec::new()
+        }
+    }
+
+    async fn authorize(
+        _: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        authorize::role(AuthContext::of(actor)?, current, target)
+    }
 }
 
 /// Creates a role (with an empty ACL row, so the ACL editor has one to show).
 pub struct CreateRoleCommand {
     pub tenant: Uuid,
     pub name: String,
+    /// The organizations its ACL reaches (`None` = every one).
+    pub organizations: Option<Vec<Uuid>>,
 }
 
 impl Command for CreateRoleCommand {
@@ -78,6 +99,7 @@ impl Command for CreateRoleCommand {
                 .await?;
             let acl = AclState {
                 tenant_id: self.tenant,
+                organizations: self.organizations,
                 ..Default::default()
             };
             state::write_role_acl(conn, id, &acl).await?;

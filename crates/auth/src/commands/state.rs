@@ -126,6 +126,10 @@ impl UserState {
             "roleIds": self.role_ids,
             "isConfirmed": self.is_confirmed,
             "hasPassword": self.password_hash.is_some(),
+            // A marker that changes with the hash: the log shows a changed
+            // `password` with both values redacted, and the marker itself is
+            // dropped from stored snapshots (`diff::SECRET_FIELDS`).
+            "password": self.password_hash.as_deref().map(password_marker),
             "acl": self.acl.as_ref().map(AclState::view),
             "deleted": self.deleted,
         })
@@ -173,6 +177,11 @@ impl UserState {
         }
         Ok(())
     }
+}
+
+fn password_marker(hash: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(hash.as_bytes())[..8])
 }
 
 /// Removes a user row created by a command being undone (memberships, ACLs

@@ -5,13 +5,14 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::state::{self, UserState};
-use super::{Tracked, USER_KIND, entry, tracked};
+use super::{Tracked, USER_KIND, authorize, entry, tracked};
 use crate::schema::{user_acls, users};
 use crate::service;
 
@@ -45,6 +46,44 @@ impl Tracked for UserState {
     fn parent(&self) -> Option<(&'static str, String)> {
         self.organization_id
             .map(|o| ("directory.organization", o.to_string()))
+    }
+
+    /// E-mail, password hash and the super-admin flag are never written back:
+    /// undoing a change must not revive an old password or address, nor hand
+    /// back a privilege. A user re-created by redo gets no password.
+    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
+        let mut kept = Vec::new();
+        match current {
+            Some(c) => {
+                if self.email != c.email {
+                    self.email = c.email.clone();
+                    kept.push("email");
+                }
+                if self.password_hash != c.password_hash {
+                    self.password_hash = c.password_hash.clone();
+                    kept.push("password");
+                }
+            }
+            None if self.password_hash.is_some() => {
+                self.password_hash = None;
+                kept.push("password");
+            }
+            None => {}
+        }
+        let current_acl = current.and_then(|c| c.acl.as_ref());
+        if authorize::keep_super_admin_flag(self.acl.as_mut(), current_acl) {
+            kept.push("isSuperAdmin");
+        }
+        kept
+    }
+
+    async fn authorize(
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        authorize::user(conn, AuthContext::of(actor)?, current, target).await
     }
 }
 
@@ -224,6 +263,8 @@ impl Command for DeleteUserCommand {
 }
 
 /// A user changes their own e-mail and/or password (`PUT /auth/profile`).
+/// Logged, not undoable: undo never writes credentials back, so there would
+/// be nothing left to undo.
 pub struct UpdateProfileCommand {
     pub user: Uuid,
     pub email: String,
@@ -251,6 +292,10 @@ impl Command for UpdateProfileCommand {
             keep_session: self.keep_session,
             label: "Update profile",
         };
-        Command::execute(command, conn, actor)
+        Box::pin(async move {
+            let ((), mut entry) = Command::execute(command, conn, actor).await?;
+            entry.undo = None;
+            Ok(((), entry))
+        })
     }
 }

@@ -597,7 +597,7 @@ async fn delete_then_undo_and_redo() {
 }
 
 #[actix_web::test]
-async fn undo_update_restores_the_exact_prior_state() {
+async fn undo_update_restores_everything_but_credentials() {
     let app = start_admin().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
@@ -620,6 +620,8 @@ async fn undo_update_restores_the_exact_prior_state() {
     let token = undo_token(&res);
     let res = undo(&app, &admin, &token).await;
     assert_eq!(res.status, 200, "{}", res.text());
+    // E-mail and password are never written back, and the answer says so.
+    assert_eq!(res.json()["notRestored"], json!(["email", "password"]));
     let mut after = app
         .send(get(
             &format!("/api/auth/users?id={}", acme.employee),
@@ -629,13 +631,21 @@ async fn undo_update_restores_the_exact_prior_state() {
         .json()["items"][0]
         .clone();
     after["updatedAt"] = before["updatedAt"].clone();
+    assert_eq!(after["email"], "changed@acme.com");
+    after["email"] = before["email"].clone();
     assert_eq!(after, before);
-    // The old password is back too.
+    // The new password stays; the old one does not come back.
     assert_eq!(
-        app.send(login_form("employee@acme.com", PASSWORD))
+        app.send(login_form("changed@acme.com", "N3w!password"))
             .await
             .status,
         200
+    );
+    assert_eq!(
+        app.send(login_form("changed@acme.com", PASSWORD))
+            .await
+            .status,
+        401
     );
     // The token is spent.
     assert_eq!(undo(&app, &admin, &token).await.status, 400);

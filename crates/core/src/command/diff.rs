@@ -38,10 +38,44 @@ fn walk(prefix: &str, before: &Value, after: &Value, out: &mut Map<String, Value
                 );
             }
         }
+        (b, a) if b != a && SECRET_FIELDS.contains(&prefix) => {
+            let redact = |v: &Value| {
+                if v.is_null() {
+                    Value::Null
+                } else {
+                    json!(REDACTED)
+                }
+            };
+            out.insert(
+                prefix.to_string(),
+                json!({"from": redact(b), "to": redact(a)}),
+            );
+        }
         (b, a) if b != a => {
             out.insert(prefix.to_string(), json!({"from": b, "to": a}));
         }
         _ => {}
+    }
+}
+
+/// Top-level snapshot fields that hold a secret (or a marker derived from
+/// one). A change to them shows in `changes` with both values redacted, and
+/// they are removed from the stored snapshots.
+pub const SECRET_FIELDS: &[&str] = &["password"];
+
+/// The redacted value of a changed secret field.
+pub const REDACTED: &str = "[redacted]";
+
+/// `snapshot` without its [`SECRET_FIELDS`].
+pub fn without_secrets(snapshot: Option<Value>) -> Option<Value> {
+    match snapshot {
+        Some(Value::Object(mut map)) => {
+            for field in SECRET_FIELDS {
+                map.remove(*field);
+            }
+            Some(Value::Object(map))
+        }
+        other => other,
     }
 }
 

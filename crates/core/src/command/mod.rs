@@ -15,9 +15,12 @@ pub mod access;
 pub mod diff;
 pub mod outbox;
 pub mod schema;
+pub mod tracked;
 mod undo;
 
+use std::any::Any;
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Arc;
 
 use diesel::prelude::*;
@@ -31,7 +34,16 @@ use uuid::Uuid;
 use crate::error::AppError;
 use schema::action_logs;
 
+pub use tracked::{StateHandler, Tracked, entry, tracked};
 pub use undo::{RedoOutcome, UndoOutcome};
+
+/// The authenticated caller behind an [`Actor`], as the module that
+/// authenticated it knows it (stoa-acl's `AuthContext`). Core only needs to
+/// know whether it is a super admin; handlers that authorize a change (undo and
+/// redo above all) downcast it to the concrete type they understand.
+pub trait Principal: Any + Send + Sync + fmt::Debug {
+    fn is_super_admin(&self) -> bool;
+}
 
 /// Who runs a command, and in which scope.
 #[derive(Clone, Debug, Default)]
@@ -41,6 +53,9 @@ pub struct Actor {
     pub organization_id: Option<Uuid>,
     /// `api`, `ui` or `system`.
     pub source: &'static str,
+    /// The caller's identity and grants, for commands and undo handlers that
+    /// authorize what they write (`None` for system work).
+    pub principal: Option<Arc<dyn Principal>>,
 }
 
 impl Actor {
@@ -54,7 +69,25 @@ impl Actor {
             tenant_id,
             organization_id,
             source: "api",
+            principal: None,
         }
+    }
+
+    /// The same actor carrying `principal`.
+    pub fn with_principal(mut self, principal: Arc<dyn Principal>) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+
+    /// Whether the caller is a super admin (`false` without a principal).
+    pub fn is_super_admin(&self) -> bool {
+        self.principal.as_ref().is_some_and(|p| p.is_super_admin())
+    }
+
+    /// The principal as `T`, when it is one.
+    pub fn principal_as<T: Principal>(&self) -> Option<&T> {
+        let any: &dyn Any = self.principal.as_deref()?;
+        any.downcast_ref::<T>()
     }
 }
 
@@ -83,6 +116,9 @@ pub struct LogEntry {
     /// admin acting in another tenant).
     pub tenant_id: Option<Uuid>,
     pub organization_id: Option<Uuid>,
+    /// Every other tenant the change touched (a user moved between tenants):
+    /// only super admins may read, undo or redo such an entry.
+    pub other_tenants: Vec<Uuid>,
     pub events: Vec<Event>,
 }
 
@@ -174,6 +210,10 @@ pub(crate) async fn record(
         entry.snapshot_before.as_ref(),
         entry.snapshot_after.as_ref(),
     );
+    let (snapshot_before, snapshot_after) = (
+        diff::without_secrets(entry.snapshot_before),
+        diff::without_secrets(entry.snapshot_after),
+    );
     let changed_fields: Vec<String> = changes.keys().cloned().collect();
     let undo_token = entry.undo.as_ref().map(|_| Uuid::new_v4().to_string());
     let context = match (entry.context, context_extra) {
@@ -185,6 +225,10 @@ pub(crate) async fn record(
     };
     let payload = entry.undo.as_ref().map(|undo| json!({ "undo": undo }));
     let tenant = entry.tenant_id.or(actor.tenant_id);
+    let mut other_tenants = entry.other_tenants;
+    other_tenants.retain(|t| Some(*t) != tenant);
+    other_tenants.sort();
+    other_tenants.dedup();
     let (id, created_at): (Uuid, OffsetDateTime) = diesel::insert_into(action_logs::table)
         .values((
             action_logs::tenant_id.eq(tenant),
@@ -199,12 +243,14 @@ pub(crate) async fn record(
             action_logs::parent_resource_id.eq(&entry.parent_resource_id),
             action_logs::undo_token.eq(&undo_token),
             action_logs::command_payload.eq(&payload),
-            action_logs::snapshot_before.eq(&entry.snapshot_before),
-            action_logs::snapshot_after.eq(&entry.snapshot_after),
+            action_logs::snapshot_before.eq(&snapshot_before),
+            action_logs::snapshot_after.eq(&snapshot_after),
             action_logs::changes_json.eq(Value::Object(changes)),
             action_logs::primary_changed_field.eq(<[String]>::first(&changed_fields)),
             action_logs::changed_fields.eq(&changed_fields),
             action_logs::context_json.eq(&context),
+            action_logs::other_tenant_ids.eq(&other_tenants),
+            action_logs::actor_is_super_admin.eq(actor.is_super_admin()),
             action_logs::source_key.eq(if actor.source.is_empty() {
                 "api"
             } else {
@@ -247,6 +293,8 @@ pub struct ActionLog {
     pub snapshot_after: Option<Value>,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub other_tenant_ids: Vec<Uuid>,
+    pub actor_is_super_admin: bool,
 }
 
 impl ActionLog {
@@ -256,7 +304,20 @@ impl ActionLog {
     }
 }
 
+/// What an undo did not write back: fields it never restores (credentials,
+/// security flags), left as they are now. Reported to the caller.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UndoReport {
+    pub not_restored: Vec<String>,
+}
+
 /// Reverses and re-applies one command id.
+///
+/// Undo and redo are writes like any other: a handler authorizes the state it
+/// is about to write for the current caller (`actor.principal`), now, with the
+/// same checks as the forward command, refuses (409) when the resource changed
+/// since the entry, and never writes back credentials or security flags.
+/// [`StateHandler`] does all of this for [`Tracked`] resources.
 pub trait CommandHandler: Send + Sync {
     fn command_id(&self) -> &'static str;
     /// Restores the state before the logged command.
@@ -265,7 +326,7 @@ pub trait CommandHandler: Send + Sync {
         conn: &'a mut AsyncPgConnection,
         log: &'a ActionLog,
         actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<(), AppError>>;
+    ) -> BoxFuture<'a, Result<UndoReport, AppError>>;
     /// Applies the logged command again; returns the new entry (with an undo payload).
     fn redo<'a>(
         &'a self,

@@ -25,6 +25,8 @@ diesel::table! {
         source_key -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        other_tenant_ids -> Array<Uuid>,
+        actor_is_super_admin -> Bool,
     }
 }
 

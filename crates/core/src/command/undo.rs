@@ -13,6 +13,8 @@ use crate::error::AppError;
 
 pub struct UndoOutcome {
     pub log_id: Uuid,
+    /// Fields the undo left as they are (credentials, security flags).
+    pub not_restored: Vec<String>,
 }
 
 pub struct RedoOutcome {
@@ -24,9 +26,20 @@ fn unavailable(message: &'static str) -> AppError {
 }
 
 /// Whether `actor` may act on `target` (actor, tenant and organization scope).
+/// Only super admins reach entries that touched another tenant, and tenant-wide
+/// undo never reaches a super admin's entries for someone who is not one.
 fn in_scope(actor: &Actor, target: &ActionLog, tenant_wide: bool) -> bool {
-    if target.actor_user_id != actor.user_id && !tenant_wide {
+    let own = target.actor_user_id.is_some() && target.actor_user_id == actor.user_id;
+    if !own && !tenant_wide {
         return false;
+    }
+    if !actor.is_super_admin() {
+        if !target.other_tenant_ids.is_empty() {
+            return false;
+        }
+        if !own && target.actor_is_super_admin {
+            return false;
+        }
     }
     if target.tenant_id.is_some() && target.tenant_id != actor.tenant_id {
         return false;
@@ -122,7 +135,7 @@ impl CommandRegistry {
         let handler = self
             .get(&target.command_id)
             .ok_or_else(|| unavailable("Undo failed"))?;
-        handler.undo(conn, &target, actor).await.map_err(|err| {
+        let report = handler.undo(conn, &target, actor).await.map_err(|err| {
             if err.status().is_client_error() {
                 err
             } else {
@@ -145,15 +158,20 @@ impl CommandRegistry {
             snapshot_after: target.snapshot_before.clone(),
             tenant_id: target.tenant_id,
             organization_id: target.organization_id,
+            other_tenants: target.other_tenant_ids.clone(),
             ..Default::default()
         };
         let context = json!({
             "historyAction": "undo",
+            "notRestored": report.not_restored,
             "sourceLogId": target.id,
             "sourceCommandId": target.command_id,
         });
         record(conn, actor, &target.command_id, trace, Some(context)).await?;
-        Ok(UndoOutcome { log_id: target.id })
+        Ok(UndoOutcome {
+            log_id: target.id,
+            not_restored: report.not_restored,
+        })
     }
 
     /// Redoes an undone entry: it must be the caller's (or, with `tenant_wide`,

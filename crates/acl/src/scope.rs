@@ -1,0 +1,177 @@
+//! The organization-scope boundary, and the caller as the command bus sees it.
+//!
+//! An administrator whose ACL names some organizations (with their
+//! descendants: `ResolvedAcl::allowed_organization_ids`) is *restricted*. Every
+//! write keeps each organization it involves inside that set: the records it
+//! changes, the organizations it moves or re-parents, the organization scope
+//! of a role it assigns and of an ACL it writes. "No organization" — the tenant
+//! root, a tenant-wide grant — is reachable only by unrestricted callers. One
+//! set of checks here, used by directory, accounts, API keys and every later
+//! module (docs/security.md).
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use stoa_core::AppError;
+use stoa_core::command::{Actor, Principal};
+use uuid::Uuid;
+
+use crate::context::AuthContext;
+
+/// 403 `organization_out_of_scope`.
+pub fn out_of_scope(message: impl Into<String>) -> AppError {
+    AppError::new(StatusCode::FORBIDDEN, message.into()).with_code("organization_out_of_scope")
+}
+
+impl AuthContext {
+    /// The organizations a restricted caller may act in; `None` when the
+    /// caller is unrestricted (a super admin, or an ACL without organizations).
+    pub fn organization_restriction(&self) -> Option<&[Uuid]> {
+        if self.is_super_admin() {
+            return None;
+        }
+        self.acl.allowed_organization_ids.as_deref()
+    }
+
+    /// Whether the caller may write to `organization` (`None` = no
+    /// organization: the tenant root or tenant-wide, unrestricted callers only).
+    pub fn may_write_organization(&self, organization: Option<Uuid>) -> bool {
+        match (self.organization_restriction(), organization) {
+            (None, _) => true,
+            (Some(allowed), Some(org)) => allowed.contains(&org),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// 403 unless every organization involved in a write is inside the
+    /// caller's scope (`None` items stand for "no organization").
+    pub fn require_organizations<I>(&self, involved: I) -> Result<(), AppError>
+    where
+        I: IntoIterator<Item = Option<Uuid>>,
+    {
+        for organization in involved {
+            if !self.may_write_organization(organization) {
+                return Err(out_of_scope(match organization {
+                    Some(org) => format!("Organization {org} is outside your organizations."),
+                    None => {
+                        "Only administrators of every organization can act at the tenant level."
+                            .to_string()
+                    }
+                }));
+            }
+        }
+        Ok(())
+    }
+
+    /// The organization scope of an ACL this caller writes. Unrestricted
+    /// callers grant what they ask for (`None` = every organization). For a
+    /// restricted caller `None` means its own set, and a list must be a subset
+    /// of it (403 otherwise).
+    pub fn grantable_organizations(
+        &self,
+        requested: Option<Vec<Uuid>>,
+    ) -> Result<Option<Vec<Uuid>>, AppError> {
+        let Some(allowed) = self.organization_restriction() else {
+            return Ok(requested);
+        };
+        match requested {
+            None => Ok(Some(allowed.to_vec())),
+            Some(list) => match list.iter().find(|o| !allowed.contains(o)) {
+                Some(outside) => Err(out_of_scope(format!(
+                    "Cannot grant access to organization {outside}."
+                ))),
+                None => Ok(Some(list)),
+            },
+        }
+    }
+
+    /// Whether an ACL scoped to `organizations` (`None` = every organization)
+    /// stays inside the caller's scope.
+    pub fn covers_organizations(&self, organizations: Option<&[Uuid]>) -> bool {
+        match (self.organization_restriction(), organizations) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(allowed), Some(list)) => list.iter().all(|o| allowed.contains(o)),
+        }
+    }
+
+    /// The caller behind a command-bus actor (undo, redo, jobs acting for a
+    /// user); 403 when the actor carries no caller.
+    pub fn of(actor: &Actor) -> Result<&AuthContext, AppError> {
+        actor
+            .principal_as::<AuthContext>()
+            .ok_or_else(AppError::forbidden)
+    }
+
+    /// The command-bus actor for this caller and scope, carrying the caller.
+    pub fn actor(&self) -> Actor {
+        Actor::api(self.actor_id(), self.tenant_id, self.organization_id())
+            .with_principal(Arc::new(self.clone()))
+    }
+}
+
+impl Principal for AuthContext {
+    fn is_super_admin(&self) -> bool {
+        self.acl.is_super_admin
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::context::{CredentialKind, ResolvedAcl};
+
+    use super::*;
+
+    fn caller(orgs: Option<Vec<Uuid>>, super_admin: bool) -> AuthContext {
+        AuthContext {
+            user_id: Some(Uuid::nil()),
+            session_id: None,
+            api_key_id: None,
+            kind: CredentialKind::Session,
+            email: None,
+            name: None,
+            tenant_id: Some(Uuid::nil()),
+            actor_tenant_id: Some(Uuid::nil()),
+            home_organization_id: None,
+            acl: Arc::new(ResolvedAcl {
+                is_super_admin: super_admin,
+                allowed_organization_ids: orgs,
+                ..Default::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn restricted_callers_stay_inside_their_organizations() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let restricted = caller(Some(vec![a]), false);
+        assert!(restricted.require_organizations([Some(a)]).is_ok());
+        assert!(
+            restricted
+                .require_organizations([Some(a), Some(b)])
+                .is_err()
+        );
+        assert!(restricted.require_organizations([None]).is_err());
+        assert_eq!(
+            restricted.grantable_organizations(None).ok(),
+            Some(Some(vec![a]))
+        );
+        assert!(restricted.grantable_organizations(Some(vec![b])).is_err());
+        assert!(restricted.covers_organizations(Some(&[a])));
+        assert!(!restricted.covers_organizations(None));
+        let open = caller(None, false);
+        assert!(open.require_organizations([None, Some(b)]).is_ok());
+        assert_eq!(open.grantable_organizations(None).ok(), Some(None));
+        let sa = caller(Some(vec![a]), true);
+        assert!(sa.require_organizations([None]).is_ok());
+    }
+
+    #[test]
+    fn the_actor_carries_the_caller() {
+        let c = caller(None, true);
+        let actor = c.actor();
+        assert!(actor.is_super_admin());
+        assert!(AuthContext::of(&actor).is_ok());
+        assert!(AuthContext::of(&Actor::default()).is_err());
+    }
+}

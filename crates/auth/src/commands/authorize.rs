@@ -1,0 +1,215 @@
+//! Who may write a user, role or ACL state back: the checks of the forward
+//! commands (`accounts/*`), applied by undo and redo to the state they are
+//! about to write, for the caller of the undo, now.
+//!
+//! Each check looks at both the current state and the target state: an undo
+//! must neither reach a record the caller could not change today nor produce
+//! one it could not create today.
+
+use actix_web::http::StatusCode;
+use diesel_async::AsyncPgConnection;
+use stoa_acl::{AuthContext, out_of_scope};
+use stoa_core::AppError;
+use uuid::Uuid;
+
+use super::state::{AclState, RoleState, UserState};
+use crate::accounts::foreign_tenant;
+use crate::grants;
+
+fn refused(message: &'static str) -> AppError {
+    AppError::new(StatusCode::FORBIDDEN, message)
+}
+
+fn same_tenant(ctx: &AuthContext, tenant: Option<Uuid>) -> Result<(), AppError> {
+    match tenant {
+        Some(t) if ctx.may_target_tenant(t) => Ok(()),
+        None if ctx.is_super_admin() => Ok(()),
+        _ => Err(foreign_tenant()),
+    }
+}
+
+/// Whether `user` in this state is a super admin (override flag or a role
+/// carrying it).
+async fn holds_super_admin(
+    conn: &mut AsyncPgConnection,
+    user: &UserState,
+) -> Result<bool, AppError> {
+    if user.acl.as_ref().is_some_and(|a| a.is_super_admin) {
+        return Ok(true);
+    }
+    crate::acl::any_super_admin_role(conn, &user.role_ids).await
+}
+
+/// A user the caller may change: same tenant, not a super admin (unless the
+/// caller is one), home organization inside the caller's scope.
+async fn user_in_reach(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    user: &UserState,
+) -> Result<(), AppError> {
+    same_tenant(ctx, user.tenant_id)?;
+    if !ctx.is_super_admin() && holds_super_admin(conn, user).await? {
+        return Err(refused(
+            "Only super administrators can manage super administrator accounts.",
+        ));
+    }
+    ctx.require_organizations([user.organization_id])
+}
+
+/// A role the caller may change: same tenant, not a super-admin role (unless
+/// the caller is one), and for a restricted caller an organization scope
+/// inside its own (a role that grants nothing yet has no reach).
+fn role_in_reach(ctx: &AuthContext, role: &RoleState) -> Result<(), AppError> {
+    same_tenant(ctx, Some(role.tenant_id))?;
+    let acl = role.acl.as_ref();
+    let super_role =
+        role.name == crate::accounts::roles::SUPERADMIN || acl.is_some_and(|a| a.is_super_admin);
+    if super_role && !ctx.is_super_admin() {
+        return Err(refused(
+            "Only super administrators can manage super administrator roles.",
+        ));
+    }
+    if let Some(acl) = acl
+        && !acl.features.is_empty()
+        && !ctx.covers_organizations(acl.organizations.as_deref())
+    {
+        return Err(out_of_scope(format!(
+            "Role {} reaches organizations outside yours.",
+            role.name
+        )));
+    }
+    Ok(())
+}
+
+/// The grant boundary for an ACL going from `current` to `target`: added
+/// features must be held by the caller, the super-admin flag granted only by
+/// super admins, a changed organization scope kept inside the caller's.
+fn acl_change(
+    ctx: &AuthContext,
+    current: Option<&AclState>,
+    target: Option<&AclState>,
+) -> Result<(), AppError> {
+    let Some(target) = target else {
+        return Ok(());
+    };
+    let held: &[String] = current.map(|c| &c.features[..]).unwrap_or(&[]);
+    let added: Vec<&String> = target
+        .features
+        .iter()
+        .filter(|f| !held.contains(f))
+        .collect();
+    let was_super = current.is_some_and(|c| c.is_super_admin);
+    grants::check_features(ctx, &added, target.is_super_admin && !was_super)?;
+    let scope_changed = current.map(|c| &c.organizations) != Some(&target.organizations);
+    if scope_changed
+        && !target.features.is_empty()
+        && !ctx.covers_organizations(target.organizations.as_deref())
+    {
+        return Err(out_of_scope(
+            "Cannot grant access outside your organizations.",
+        ));
+    }
+    Ok(())
+}
+
+pub(super) async fn user(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    current: Option<&UserState>,
+    target: Option<&UserState>,
+) -> Result<(), AppError> {
+    let live = |s: Option<&UserState>| s.is_some_and(|s| !s.deleted);
+    ctx.require(match (live(current), live(target)) {
+        (false, true) => "auth.users.create",
+        (true, false) => "auth.users.delete",
+        _ => "auth.users.edit",
+    })?;
+    for state in [current, target].into_iter().flatten() {
+        user_in_reach(conn, ctx, state).await?;
+    }
+    let Some(target) = target else {
+        return Ok(());
+    };
+    let held: &[Uuid] = current.map(|c| &c.role_ids[..]).unwrap_or(&[]);
+    let added: Vec<Uuid> = target
+        .role_ids
+        .iter()
+        .filter(|r| !held.contains(r))
+        .copied()
+        .collect();
+    let roles = grants::role_grants(conn, &added).await?;
+    if roles.iter().any(|r| Some(r.tenant_id) != target.tenant_id) {
+        return Err(foreign_tenant());
+    }
+    grants::check_roles(ctx, &roles)?;
+    acl_change(
+        ctx,
+        current.and_then(|c| c.acl.as_ref()),
+        target.acl.as_ref(),
+    )
+}
+
+pub(super) fn role(
+    ctx: &AuthContext,
+    current: Option<&RoleState>,
+    target: Option<&RoleState>,
+) -> Result<(), AppError> {
+    ctx.require("auth.roles.manage")?;
+    for state in [current, target].into_iter().flatten() {
+        role_in_reach(ctx, state)?;
+    }
+    acl_change(
+        ctx,
+        current.and_then(|c| c.acl.as_ref()),
+        target.and_then(|t| t.acl.as_ref()),
+    )
+}
+
+/// An ACL edit of role `role_id` (the role as it is now).
+pub(super) async fn role_acl(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role_id: Uuid,
+    current: Option<&AclState>,
+    target: Option<&AclState>,
+) -> Result<(), AppError> {
+    ctx.require("auth.acl.manage")?;
+    let role = RoleState::load(conn, role_id)
+        .await?
+        .filter(|r| !r.deleted)
+        .ok_or_else(|| AppError::not_found("Role not found"))?;
+    role_in_reach(ctx, &role)?;
+    acl_change(ctx, current, target)
+}
+
+/// An ACL-override edit of user `user_id` (the user as they are now).
+pub(super) async fn user_acl(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    user_id: Uuid,
+    current: Option<&AclState>,
+    target: Option<&AclState>,
+) -> Result<(), AppError> {
+    ctx.require("auth.acl.manage")?;
+    let user = UserState::load(conn, user_id)
+        .await?
+        .filter(|u| !u.deleted)
+        .ok_or_else(|| AppError::not_found("User not found"))?;
+    user_in_reach(conn, ctx, &user).await?;
+    acl_change(ctx, current, target)
+}
+
+/// Keeps the super-admin flag of `current` in `target` (never written back);
+/// a flag with nothing to keep it from is cleared. Returns whether it differed.
+pub(super) fn keep_super_admin_flag(
+    target: Option<&mut AclState>,
+    current: Option<&AclState>,
+) -> bool {
+    let Some(target) = target else {
+        return false;
+    };
+    let kept = current.is_some_and(|c| c.is_super_admin);
+    let differed = target.is_super_admin != kept;
+    target.is_super_admin = kept;
+    differed
+}

@@ -1,0 +1,245 @@
+//! Undo and redo by whole states: the one pattern every module's undoable
+//! commands use.
+//!
+//! A [`Tracked`] resource can load its whole state and write it back. A
+//! command records the state before and after it ran ([`tracked`], [`entry`]);
+//! [`StateHandler`] undoes by writing "before" back (or erasing what a create
+//! made) and redoes by writing "after" again, keeping ids.
+//!
+//! Undo and redo are writes like any other (docs/security.md), so before it
+//! writes anything the handler
+//! 1. refuses with 409 when the resource changed since the entry (by anyone):
+//!    the current state must still be the one the entry left behind;
+//! 2. keeps the fields it never restores — credentials and security flags —
+//!    as they are now ([`Tracked::keep_protected`]) and reports them;
+//! 3. asks the resource to authorize the change from the current state to the
+//!    one it is about to write, for the current caller, now
+//!    ([`Tracked::authorize`]), with the same checks as the forward command.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use diesel_async::AsyncPgConnection;
+use futures_util::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::{ActionLog, Actor, CommandHandler, LogEntry, UndoReport};
+use crate::error::AppError;
+
+/// A resource whose whole state a command can record and write back.
+pub trait Tracked:
+    Serialize + DeserializeOwned + Clone + PartialEq + Send + Sync + 'static
+{
+    /// The action log's `resourceKind`.
+    const KIND: &'static str;
+    /// The current state (`None` when the resource does not exist).
+    fn load(
+        conn: &mut AsyncPgConnection,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Option<Self>, AppError>> + Send;
+    /// Writes this state back.
+    fn restore<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+    ) -> impl Future<Output = Result<(), AppError>> + Send + 'a;
+    /// Removes a resource that a command created (undo of a create).
+    fn erase(
+        conn: &mut AsyncPgConnection,
+        id: Uuid,
+    ) -> impl Future<Output = Result<(), AppError>> + Send;
+    /// The snapshot shown in the action log (no secrets; a `password` field
+    /// is shown as a redacted change, see `diff::SECRET_FIELDS`).
+    fn view(&self) -> Value;
+    /// The tenant the resource belongs to.
+    fn tenant(&self) -> Option<Uuid>;
+    /// The resource's parent in the action log, if any.
+    fn parent(&self) -> Option<(&'static str, String)> {
+        None
+    }
+    /// Puts back into `self` (a state undo or redo is about to write) the
+    /// fields that are never restored — credentials and security flags — from
+    /// `current`, or clears them when the resource is gone. Returns the names
+    /// of the fields whose recorded value was therefore not written.
+    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
+        let _ = current;
+        Vec::new()
+    }
+    /// `Ok` when `actor` may change the resource from `current` to `target`
+    /// (`None` = absent) now: the forward command's checks — features, grant
+    /// boundary, super-admin rules, organization scope, tenant.
+    fn authorize(
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> impl Future<Output = Result<(), AppError>> + Send;
+}
+
+/// The undo payload of a tracked command.
+#[derive(Serialize, Deserialize)]
+#[serde(bound = "S: Tracked")]
+struct Payload<S> {
+    id: Uuid,
+    before: Option<S>,
+    after: Option<S>,
+}
+
+/// The action-log entry of a change of `id` from `before` to `after`.
+pub fn entry<S: Tracked>(label: &str, id: Uuid, before: Option<&S>, after: Option<&S>) -> LogEntry {
+    let any = after.or(before);
+    let parent = any.and_then(Tracked::parent);
+    let payload = Payload {
+        id,
+        before: before.cloned(),
+        after: after.cloned(),
+    };
+    LogEntry {
+        action_label: Some(label.into()),
+        resource_kind: Some(S::KIND.into()),
+        resource_id: Some(id.to_string()),
+        parent_resource_kind: parent.as_ref().map(|p| p.0.to_string()),
+        parent_resource_id: parent.map(|p| p.1),
+        snapshot_before: before.map(Tracked::view),
+        snapshot_after: after.map(Tracked::view),
+        undo: serde_json::to_value(payload).ok(),
+        tenant_id: any.and_then(Tracked::tenant),
+        other_tenants: [before, after]
+            .into_iter()
+            .flatten()
+            .filter_map(Tracked::tenant)
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Loads the state of `id` before and after `change` runs and builds the entry.
+pub async fn tracked<S, F>(
+    conn: &mut AsyncPgConnection,
+    label: &str,
+    id: Uuid,
+    change: F,
+) -> Result<LogEntry, AppError>
+where
+    S: Tracked,
+    F: for<'c> FnOnce(&'c mut AsyncPgConnection) -> BoxFuture<'c, Result<(), AppError>>,
+{
+    let before = S::load(conn, id).await?;
+    change(conn).await?;
+    let after = S::load(conn, id).await?;
+    Ok(entry(label, id, before.as_ref(), after.as_ref()))
+}
+
+fn payload<S: Tracked>(log: &ActionLog) -> Result<Payload<S>, AppError> {
+    log.undo_payload()
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| AppError::bad_request("Undo data unavailable for this action"))
+}
+
+/// 409: the resource is no longer in the state the entry left it in.
+pub fn changed_since() -> AppError {
+    AppError::new(
+        StatusCode::CONFLICT,
+        "The record has changed since this action; it can no longer be undone or redone",
+    )
+    .with_code("changed_since")
+}
+
+/// Whether `current` is still `expected`, ignoring the protected fields (they
+/// are never written back, so they may legitimately differ).
+fn still<S: Tracked>(expected: Option<&S>, current: Option<&S>) -> bool {
+    match (expected, current) {
+        (None, None) => true,
+        (Some(expected), Some(current)) => {
+            let mut expected = expected.clone();
+            expected.keep_protected(Some(current));
+            expected == *current
+        }
+        _ => false,
+    }
+}
+
+/// Authorizes and writes `target` over `current`; returns the fields kept.
+async fn apply<S: Tracked>(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    id: Uuid,
+    current: Option<&S>,
+    target: Option<&S>,
+) -> Result<Vec<&'static str>, AppError> {
+    let mut target = target.cloned();
+    let kept = match target.as_mut() {
+        Some(t) => t.keep_protected(current),
+        None => Vec::new(),
+    };
+    S::authorize(conn, actor, current, target.as_ref()).await?;
+    match &target {
+        Some(state) => state.restore(conn).await?,
+        None => S::erase(conn, id).await?,
+    }
+    Ok(kept)
+}
+
+/// Undo/redo of a tracked command: authorize, then write back the recorded state.
+pub struct StateHandler<S> {
+    command_id: &'static str,
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S: Tracked> StateHandler<S> {
+    pub fn boxed(command_id: &'static str) -> Arc<dyn CommandHandler> {
+        Arc::new(Self {
+            command_id,
+            _state: PhantomData,
+        })
+    }
+}
+
+impl<S: Tracked> CommandHandler for StateHandler<S> {
+    fn command_id(&self) -> &'static str {
+        self.command_id
+    }
+
+    fn undo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
+        Box::pin(async move {
+            let p = payload::<S>(log)?;
+            let current = S::load(conn, p.id).await?;
+            if !still(p.after.as_ref(), current.as_ref()) {
+                return Err(changed_since());
+            }
+            let kept = apply(conn, actor, p.id, current.as_ref(), p.before.as_ref()).await?;
+            Ok(UndoReport {
+                not_restored: kept.into_iter().map(String::from).collect(),
+            })
+        })
+    }
+
+    fn redo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
+        Box::pin(async move {
+            let p = payload::<S>(log)?;
+            let current = S::load(conn, p.id).await?;
+            if !still(p.before.as_ref(), current.as_ref()) {
+                return Err(changed_since());
+            }
+            apply(conn, actor, p.id, current.as_ref(), p.after.as_ref()).await?;
+            let now = S::load(conn, p.id).await?;
+            let label = log.action_label.clone().unwrap_or_default();
+            Ok(entry(&label, p.id, current.as_ref(), now.as_ref()))
+        })
+    }
+}
