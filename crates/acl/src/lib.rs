@@ -9,6 +9,7 @@
 
 mod context;
 mod matching;
+pub mod provision;
 mod registry;
 mod scope;
 
@@ -19,5 +20,6 @@ pub use context::{
     looks_like_api_key,
 };
 pub use matching::{feature_granted, features_granted};
+pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::out_of_scope;

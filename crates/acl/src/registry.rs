@@ -1,9 +1,12 @@
 //! The feature registry: what each module declares it checks.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use crate::provision::{Seeders, TenantSeeder};
 
 /// A feature a module checks, as listed in the feature catalog.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -74,6 +77,8 @@ pub struct Registry {
     role_defaults: BTreeMap<&'static str, Vec<&'static str>>,
     /// Backend pages, in registration order.
     nav: Vec<NavEntry>,
+    /// What a new tenant starts with (`crate::provision`).
+    seeders: Seeders,
 }
 
 impl Registry {
@@ -123,6 +128,18 @@ impl Registry {
             self.nav.retain(|e| e.id != entry.id);
             self.nav.push(entry.clone());
         }
+    }
+
+    /// Adds a module's seeder for new tenants; an id registered again
+    /// replaces the earlier seeder.
+    pub fn add_seeder(&mut self, seeder: Arc<dyn TenantSeeder>) {
+        self.seeders.0.retain(|s| s.id() != seeder.id());
+        self.seeders.0.push(seeder);
+    }
+
+    /// Every registered seeder, in registration order.
+    pub fn seeders(&self) -> &[Arc<dyn TenantSeeder>] {
+        &self.seeders.0
     }
 
     /// Every declared backend page.

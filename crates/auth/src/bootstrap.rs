@@ -1,12 +1,15 @@
 //! `stoa init`: the first tenant, its root organization, the default roles and
 //! a super admin (plus, with `--demo`, the reference's demo accounts).
 
+use std::sync::Arc;
+
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::Registry;
+use futures_util::future::BoxFuture;
+use stoa_acl::{FirstUser, NewTenant, Registry, TenantSeeder};
+use stoa_core::AppError;
 use stoa_core::db::Db;
-use stoa_directory::model::CreateOrganization;
-use stoa_directory::{DirectoryService, PgDirectory};
+use stoa_directory::provision::{TenantRequest, provision_tenant};
 use uuid::Uuid;
 
 use crate::password::{PasswordPolicy, hash_password};
@@ -57,6 +60,63 @@ impl From<diesel::result::Error> for InitError {
 impl From<stoa_directory::DirectoryError> for InitError {
     fn from(err: stoa_directory::DirectoryError) -> Self {
         Self::Other(err.to_string())
+    }
+}
+
+impl From<AppError> for InitError {
+    fn from(err: AppError) -> Self {
+        Self::Other(err.to_string())
+    }
+}
+
+/// Seeds a new tenant's accounts: the default roles with every module's
+/// default grants, then the first users, each holding its default role. Runs
+/// first (order 0) so other modules' seeders can refer to the roles.
+pub struct AccountsSeeder;
+
+impl TenantSeeder for AccountsSeeder {
+    fn id(&self) -> &'static str {
+        "auth.accounts"
+    }
+
+    fn order(&self) -> i32 {
+        0
+    }
+
+    fn seed<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        registry: &'a Registry,
+        tenant: &'a NewTenant,
+    ) -> BoxFuture<'a, Result<(), AppError>> {
+        Box::pin(async move {
+            let role_ids = create_default_roles(conn, tenant.tenant_id, registry).await?;
+            for first in &tenant.users {
+                let user: Uuid = diesel::insert_into(users::table)
+                    .values((
+                        users::tenant_id.eq(tenant.tenant_id),
+                        users::organization_id.eq(tenant.organization_id),
+                        users::email.eq(&first.email),
+                        users::password_hash.eq(&first.password_hash),
+                        users::is_confirmed.eq(true),
+                    ))
+                    .returning(users::id)
+                    .get_result(conn)
+                    .await?;
+                let index = DEFAULT_ROLES
+                    .iter()
+                    .position(|r| *r == first.role)
+                    .ok_or_else(|| AppError::internal("a first user names an unknown role"))?;
+                diesel::insert_into(user_roles::table)
+                    .values((
+                        user_roles::user_id.eq(user),
+                        user_roles::role_id.eq(role_ids[index]),
+                    ))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -128,7 +188,9 @@ pub async fn init(
     let hash = hash_password(req.password.clone())
         .await
         .map_err(|e| InitError::Other(e.to_string()))?;
-    let registry = registry.clone();
+    // The accounts seeder is what creates the roles and users init reports.
+    let mut registry = registry.clone();
+    registry.add_seeder(Arc::new(AccountsSeeder));
     let outcome = db
         .transaction::<_, InitError, _>(|conn| {
             Box::pin(async move {
@@ -143,47 +205,29 @@ pub async fn init(
                         return Err(InitError::EmailTaken(address.clone()));
                     }
                 }
-                let tenant = PgDirectory.create_tenant(conn, &req.tenant).await?;
-                let organization = PgDirectory
-                    .create_organization(
-                        conn,
-                        tenant,
-                        CreateOrganization {
-                            tenant_id: Some(tenant),
-                            name: req.organization.trim().to_string(),
-                            slug: None,
-                            logo_url: None,
-                            logo_preserve_aspect_ratio: None,
-                            is_active: Some(true),
-                            parent_id: None,
-                            child_ids: None,
-                        },
-                    )
-                    .await?;
-                let role_ids = create_default_roles(conn, tenant, &registry).await?;
-                let mut first_user = None;
-                for (address, role) in &accounts {
-                    let user: Uuid = diesel::insert_into(users::table)
-                        .values((
-                            users::tenant_id.eq(tenant),
-                            users::organization_id.eq(organization),
-                            users::email.eq(address),
-                            users::password_hash.eq(&hash),
-                            users::is_confirmed.eq(true),
-                        ))
-                        .returning(users::id)
-                        .get_result(conn)
-                        .await?;
-                    let index = DEFAULT_ROLES.iter().position(|r| r == role).unwrap_or(0);
-                    diesel::insert_into(user_roles::table)
-                        .values((
-                            user_roles::user_id.eq(user),
-                            user_roles::role_id.eq(role_ids[index]),
-                        ))
-                        .execute(conn)
-                        .await?;
-                    first_user.get_or_insert(user);
-                }
+                let users = accounts
+                    .iter()
+                    .map(|(email, role)| FirstUser {
+                        email: email.clone(),
+                        password_hash: Some(hash.clone()),
+                        role,
+                    })
+                    .collect();
+                let request = TenantRequest {
+                    name: req.tenant.trim().to_string(),
+                    is_active: true,
+                    organization: req.organization.trim().to_string(),
+                    users,
+                };
+                let new = provision_tenant(conn, &registry, request).await?;
+                let (tenant, organization) = (new.tenant_id, new.organization_id);
+                let first_user: Option<Uuid> = users::table
+                    .filter(users::tenant_id.eq(tenant))
+                    .filter(users::email.eq(&email))
+                    .select(users::id)
+                    .first(conn)
+                    .await
+                    .optional()?;
                 Ok(InitOutcome {
                     tenant_id: tenant,
                     organization_id: organization,

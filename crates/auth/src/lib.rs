@@ -94,6 +94,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("admin", &["auth.*"]);
     registry.register_nav(nav::NAV);
+    registry.add_seeder(Arc::new(bootstrap::AccountsSeeder));
     Ok(())
 }
 
@@ -113,6 +114,7 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
         let limiter: Arc<dyn RateLimiter> = state.limiter.clone();
         cfg.app_data(web::Data::from(state.clone()))
             .app_data(authenticator_data(state.clone()))
+            .app_data(web::Data::from(state.registry.clone()))
             .app_data(web::Data::<dyn RateLimiter>::from(limiter))
             .app_data(web::Data::new(TrustedProxyDepth(
                 state.config.rate_limits.trust_proxy_depth,

@@ -21,10 +21,19 @@ pub const PASSWORD: &str = "secret";
 
 /// Auth state over `db` with test settings adjusted by `tweak`.
 pub fn state_with(db: &Db, tweak: impl FnOnce(&mut AuthConfig)) -> Arc<AuthState> {
+    let registry = crate::base_registry().unwrap_or_default();
+    state_with_registry(db, registry, tweak)
+}
+
+/// Auth state over `db` with `registry` (features, seeders) and test settings.
+pub fn state_with_registry(
+    db: &Db,
+    registry: stoa_acl::Registry,
+    tweak: impl FnOnce(&mut AuthConfig),
+) -> Arc<AuthState> {
     let mut config = AuthConfig::for_tests();
     tweak(&mut config);
-    let registry = Arc::new(crate::base_registry().unwrap_or_default());
-    match AuthState::new(db.clone(), config, registry) {
+    match AuthState::new(db.clone(), config, Arc::new(registry)) {
         Ok(state) => Arc::new(state),
         Err(err) => panic!("auth state: {err}"),
     }

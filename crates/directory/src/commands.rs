@@ -9,7 +9,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::command::tracked::changed_since;
 use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::error::DirectoryError;
 use crate::model::{CreateOrganization, CreateTenant, UpdateOrganization, UpdateTenant};
+use crate::provision::{TenantRequest, provision_tenant};
 use crate::schema::organizations;
 use crate::service::{DirectoryService, PgDirectory, rebuild_tree};
 
@@ -528,9 +529,10 @@ async fn tenant_value(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<V
         .map(|t| json!({"id": t.id, "name": t.name, "isActive": t.is_active})))
 }
 
-/// Tenant writes: logged, not undoable.
+/// Tenant writes: logged, not undoable. A created tenant is provisioned
+/// (root organization, default roles, module seed data) with the registry.
 pub enum TenantCommand {
-    Create(CreateTenant),
+    Create(CreateTenant, Arc<Registry>),
     Update(UpdateTenant),
     Delete(Uuid),
 }
@@ -539,7 +541,7 @@ impl Command for TenantCommand {
     type Output = Uuid;
     fn id(&self) -> &'static str {
         match self {
-            Self::Create(_) => "directory.tenants.create",
+            Self::Create(..) => "directory.tenants.create",
             Self::Update(_) => "directory.tenants.update",
             Self::Delete(_) => "directory.tenants.delete",
         }
@@ -551,8 +553,14 @@ impl Command for TenantCommand {
     ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
         Box::pin(async move {
             match self {
-                Self::Create(input) => {
-                    let id = PgDirectory.create_tenant_with(conn, &input).await?;
+                Self::Create(input, registry) => {
+                    let request = TenantRequest {
+                        organization: input.name.clone(),
+                        name: input.name,
+                        is_active: input.is_active.unwrap_or(true),
+                        users: Vec::new(),
+                    };
+                    let id = provision_tenant(conn, &registry, request).await?.tenant_id;
                     let after = tenant_value(conn, id).await?;
                     Ok((id, tenant_entry("Create tenant", id, None, after)))
                 }

@@ -4,6 +4,7 @@
 mod api {
     pub mod lookup;
     pub mod organizations;
+    pub mod provision;
     pub mod scope;
     pub mod support;
     pub mod tenants;

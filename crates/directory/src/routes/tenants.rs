@@ -1,5 +1,5 @@
 use actix_web::{HttpResponse, delete, get, post, put, web};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Registry};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::pagination::total_pages;
@@ -62,7 +62,9 @@ pub async fn list_tenants(
     }))
 }
 
-/// Creates a tenant.
+/// Creates a tenant, provisioned like `stoa init`: a root organization of the
+/// same name, the default roles with every module's default grants, and every
+/// module's seed data.
 #[utoipa::path(
     tag = "Directory",
     request_body = CreateTenant,
@@ -78,10 +80,15 @@ pub async fn list_tenants(
 pub async fn create_tenant(
     ctx: AuthContext,
     db: web::Data<Db>,
+    registry: Option<web::Data<Registry>>,
     body: Json<CreateTenant>,
 ) -> AppResult<HttpResponse> {
     require_super_admin(&ctx, MANAGE)?;
-    let id = run(&ctx, &db, TenantCommand::Create(body.into_inner())).await?;
+    // The registry (registered by stoa-auth) names every module's seeders;
+    // without it the tenant gets its root organization only.
+    let registry = registry.map(|r| r.into_inner()).unwrap_or_default();
+    let command = TenantCommand::Create(body.into_inner(), registry);
+    let id = run(&ctx, &db, command).await?;
     Ok(HttpResponse::Created().json(Created { id }))
 }
 

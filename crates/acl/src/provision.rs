@@ -1,0 +1,82 @@
+//! What a new tenant starts with, contributed by every module.
+//!
+//! Provisioning (`stoa_directory::provision`) creates the tenant and its root
+//! organization, then runs every registered [`TenantSeeder`] on the same
+//! connection, inside the caller's transaction: stoa-auth's creates the
+//! default roles with every module's default grants and the first users; a
+//! module with initial data (dashboards' role widgets, attachments'
+//! partitions) registers its own. `stoa init`, `POST /directory/tenants` and
+//! onboarding all provision through it, so every tenant starts alike.
+
+use std::fmt;
+use std::sync::Arc;
+
+use diesel_async::AsyncPgConnection;
+use futures_util::future::BoxFuture;
+use stoa_core::AppError;
+use uuid::Uuid;
+
+use crate::registry::Registry;
+
+/// A first user of a new tenant.
+#[derive(Clone, Debug)]
+pub struct FirstUser {
+    /// Normalised (trimmed, lower-cased).
+    pub email: String,
+    /// Already hashed; `None` = the user must be invited or reset.
+    pub password_hash: Option<String>,
+    /// A default role name (`superadmin`, `admin`, `employee`).
+    pub role: &'static str,
+}
+
+/// The tenant being provisioned, as seeders see it.
+#[derive(Clone, Debug)]
+pub struct NewTenant {
+    pub tenant_id: Uuid,
+    /// The root organization.
+    pub organization_id: Uuid,
+    pub users: Vec<FirstUser>,
+}
+
+/// Seeds a module's initial data into a new tenant.
+pub trait TenantSeeder: Send + Sync {
+    /// `module.what`, e.g. `auth.accounts`.
+    fn id(&self) -> &'static str;
+    /// Seeders run in ascending order: accounts (roles, first users) at 0,
+    /// module data at the default 100, so it may refer to the roles.
+    fn order(&self) -> i32 {
+        100
+    }
+    fn seed<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        registry: &'a Registry,
+        tenant: &'a NewTenant,
+    ) -> BoxFuture<'a, Result<(), AppError>>;
+}
+
+/// The registered seeders (a newtype so the registry stays `Debug`).
+#[derive(Clone, Default)]
+pub struct Seeders(pub(crate) Vec<Arc<dyn TenantSeeder>>);
+
+impl fmt::Debug for Seeders {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|s| s.id()))
+            .finish()
+    }
+}
+
+/// Runs every seeder of `registry` for `tenant`, in order.
+pub async fn seed_tenant(
+    conn: &mut AsyncPgConnection,
+    registry: &Registry,
+    tenant: &NewTenant,
+) -> Result<(), AppError> {
+    let mut seeders = registry.seeders().to_vec();
+    seeders.sort_by_key(|s| s.order());
+    for seeder in seeders {
+        seeder.seed(conn, registry, tenant).await?;
+    }
+    Ok(())
+}
