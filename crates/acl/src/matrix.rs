@@ -65,10 +65,13 @@ impl AccessMatrix {
         let Some(method) = Method::of(req.method()) else {
             return Required::Nothing;
         };
+        // The path as the router matches it (percent-decoded), not the raw
+        // one: `/api/%64evices` must meet the declarations of `/api/devices`.
+        let path = req.match_info().as_str();
         let mut found = false;
         let mut open = true;
         let mut features = Vec::new();
-        for op in self.matching(method, req.path()) {
+        for op in self.matching(method, path) {
             found = true;
             match op.access {
                 Access::Public | Access::AuthenticatedByHandler => {}
@@ -86,7 +89,7 @@ impl AccessMatrix {
         if !found {
             // A mounted route without a declaration for this method is closed
             // to anonymous callers; an unknown path goes on to its 404.
-            return match req.match_pattern() {
+            return match req.resource_map().match_pattern(path) {
                 Some(_) => Required::Features(Vec::new()),
                 None => Required::Nothing,
             };
@@ -219,6 +222,7 @@ mod tests {
         Operation::get("/me", Access::Authenticated),
         Operation::get("/self", Access::AuthenticatedByHandler),
         Operation::get("/items/{id}", Access::Features(&["items.view"])),
+        Operation::get("/secret", Access::Features(&["items.view"])),
     ];
 
     /// Handlers that check nothing themselves: whatever refuses a caller is
@@ -238,6 +242,7 @@ mod tests {
                         .route("/self", web::get().to(HttpResponse::Ok))
                         .route("/items/{id}", web::get().to(HttpResponse::Ok))
                         .route("/items/{id}", web::post().to(HttpResponse::Ok))
+                        .route("/secret", web::get().to(HttpResponse::Ok))
                         .route(
                             "/whoami",
                             web::get().to(|ctx: AuthContext| async move {
@@ -316,6 +321,9 @@ mod tests {
             status(serve(stub.clone(), get("/api/nothing", None)).await),
             404
         );
+        // Percent-encoding does not dodge a declaration.
+        let encoded = get("/api/%73ecret", Some("nobody"));
+        assert_eq!(status(serve(stub.clone(), encoded).await), 403);
     }
 
     #[actix_web::test]
