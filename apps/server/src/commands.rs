@@ -82,7 +82,8 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let keys_config = stoa_api_keys::ApiKeysConfig::from_env()?;
     let modules = crate::modules(&db, auth).map_err(CommandError::Other)?;
     let api_keys = modules.api_keys;
-    let mut ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators);
+    let mut ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators)
+        .with_access(modules.access);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics = web::Data::new(

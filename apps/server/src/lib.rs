@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use stoa_acl::{Registry, RegistryError};
+use stoa_acl::{AccessMatrix, Registry, RegistryError};
 use stoa_auth::{AuthConfig, AuthState};
 use stoa_core::command::CommandRegistry;
 use stoa_core::db::Db;
-use stoa_core::http::ApiConfigurator;
+use stoa_core::http::{AccessPolicy, ApiConfigurator};
 
 pub mod commands;
 
@@ -21,6 +21,20 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_progress::register(&mut registry)?;
     stoa_devices::register(&mut registry)?;
     stoa_api_keys::register(&mut registry)?;
+    // Who may call each operation, declared next to each module's routes (the
+    // authorization matrix, docs/security.md). A documented operation missing
+    // here fails the matrix test.
+    for operations in [
+        stoa_core::system::OPERATIONS,
+        stoa_auth::operations::OPERATIONS,
+        stoa_directory::operations::OPERATIONS,
+        stoa_audit_logs::operations::OPERATIONS,
+        stoa_progress::operations::OPERATIONS,
+        stoa_devices::operations::OPERATIONS,
+        stoa_api_keys::operations::OPERATIONS,
+    ] {
+        registry.register_operations(operations)?;
+    }
     Ok(registry)
 }
 
@@ -45,14 +59,17 @@ pub struct Modules {
     pub configurators: Vec<ApiConfigurator>,
     /// The API-key authenticator, whose recorded uses `serve` flushes.
     pub api_keys: Arc<stoa_api_keys::ApiKeyAuthenticator>,
+    /// Every operation's declared access, checked before its handler.
+    pub access: Arc<dyn AccessPolicy>,
 }
 
 /// Builds every module (see [`configurators`]).
 pub fn modules(db: &Db, auth: AuthConfig) -> Result<Modules, String> {
     let registry = Arc::new(registry().map_err(|e| e.to_string())?);
     let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone());
-    let auth = AuthState::new(db.clone(), auth, registry).map_err(|e| e.to_string())?;
+    let auth = AuthState::new(db.clone(), auth, registry.clone()).map_err(|e| e.to_string())?;
     let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
+    let access = Arc::new(AccessMatrix::new(registry.operations(), auth.clone()));
     Ok(Modules {
         configurators: vec![
             Arc::new(stoa_auth::configure(auth)),
@@ -63,6 +80,7 @@ pub fn modules(db: &Db, auth: AuthConfig) -> Result<Modules, String> {
             Arc::new(stoa_api_keys::configure),
         ],
         api_keys,
+        access,
     })
 }
 
@@ -75,11 +93,10 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
         Duration::from_millis(1),
     )
     .map_err(|e| e.to_string())?;
-    let configurators = configurators(&db, AuthConfig::for_tests())?;
-    Ok(stoa_core::http::openapi_doc(
-        &configurators,
-        stoa_core::BUILD_VERSION,
-    ))
+    let modules = modules(&db, AuthConfig::for_tests())?;
+    let mut doc = stoa_core::http::openapi_doc(&modules.configurators, stoa_core::BUILD_VERSION);
+    modules.access.document(&mut doc);
+    Ok(doc)
 }
 
 /// In-process event subscribers (modules append theirs). Events nobody

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api {
+    pub mod authorization;
     pub mod cli;
     pub mod openapi;
 }

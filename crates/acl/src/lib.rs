@@ -6,9 +6,13 @@
 //! checks in the [`Registry`], which serves the feature catalog and validates ACL
 //! edits. [`AuthContext`] is the extractor handlers use to learn who calls and
 //! what they may do; the [`Authenticator`] behind it is provided by stoa-auth.
+//! Modules also declare who may call each of their operations
+//! ([`Registry::register_operations`]); the [`AccessMatrix`] enforces those
+//! declarations before every handler and writes them into the OpenAPI document.
 
 mod context;
 mod matching;
+mod matrix;
 pub mod provision;
 mod registry;
 mod scope;
@@ -20,6 +24,7 @@ pub use context::{
     looks_like_api_key,
 };
 pub use matching::{feature_granted, features_granted};
+pub use matrix::AccessMatrix;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::out_of_scope;

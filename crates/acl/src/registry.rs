@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
+use stoa_core::http::{Access, Operation};
 use utoipa::ToSchema;
 
 use crate::provision::{Seeders, TenantSeeder};
@@ -65,6 +66,13 @@ pub enum RegistryError {
         id: &'static str,
         module: &'static str,
     },
+    #[error("operation `{0}` is declared twice")]
+    DuplicateOperation(String),
+    #[error("operation `{operation}` requires `{feature}`, which no module registers")]
+    UnknownFeature {
+        operation: String,
+        feature: &'static str,
+    },
 }
 
 /// Every registered feature and module.
@@ -79,6 +87,8 @@ pub struct Registry {
     nav: Vec<NavEntry>,
     /// What a new tenant starts with (`crate::provision`).
     seeders: Seeders,
+    /// Every operation's declared access (the authorization matrix).
+    operations: Vec<Operation>,
 }
 
 impl Registry {
@@ -140,6 +150,34 @@ impl Registry {
     /// Every registered seeder, in registration order.
     pub fn seeders(&self) -> &[Arc<dyn TenantSeeder>] {
         &self.seeders.0
+    }
+
+    /// Declares who may call each of a module's operations. Register features
+    /// first: a declared feature must be registered, and an operation
+    /// (method and path) may be declared once.
+    pub fn register_operations(&mut self, operations: &[Operation]) -> Result<(), RegistryError> {
+        for (i, op) in operations.iter().enumerate() {
+            let name = || format!("{} {}", op.method.as_openapi().to_uppercase(), op.path);
+            let same = |o: &Operation| o.method == op.method && o.path == op.path;
+            if self.operations.iter().any(same) || operations[..i].iter().any(same) {
+                return Err(RegistryError::DuplicateOperation(name()));
+            }
+            if let Access::Features(features) = op.access
+                && let Some(feature) = features.iter().find(|f| !self.features.contains_key(*f))
+            {
+                return Err(RegistryError::UnknownFeature {
+                    operation: name(),
+                    feature,
+                });
+            }
+        }
+        self.operations.extend_from_slice(operations);
+        Ok(())
+    }
+
+    /// Every declared operation.
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
     }
 
     /// Every declared backend page.
@@ -219,5 +257,26 @@ mod tests {
         assert!(!reg.is_known_grant("devices.fly"));
         assert!(!reg.is_known_grant("nothing.*"));
         assert_eq!(reg.features().count(), 1);
+    }
+
+    #[test]
+    fn operations_name_registered_features_once() {
+        let mut reg = Registry::new();
+        reg.register(MODULE, &[VIEW]).unwrap();
+        let list = Operation::get("/devices", Access::Features(&["devices.view"]));
+        assert_eq!(reg.register_operations(&[list]), Ok(()));
+        assert_eq!(
+            reg.register_operations(&[list]),
+            Err(RegistryError::DuplicateOperation("GET /devices".into()))
+        );
+        let fly = Operation::post("/devices/fly", Access::Features(&["devices.fly"]));
+        assert!(matches!(
+            reg.register_operations(&[fly]),
+            Err(RegistryError::UnknownFeature {
+                feature: "devices.fly",
+                ..
+            })
+        ));
+        assert_eq!(reg.operations(), &[list]);
     }
 }

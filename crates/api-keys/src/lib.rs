@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod model;
+pub mod operations;
 pub mod routes;
 pub mod schema;
 pub mod secret;

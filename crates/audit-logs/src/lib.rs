@@ -2,6 +2,7 @@
 //! modules write, exporting them as CSV, and undo/redo through the
 //! [`CommandRegistry`](stoa_core::command::CommandRegistry). See README.md.
 
+pub mod operations;
 pub mod query;
 pub mod routes;
 

@@ -20,6 +20,7 @@ pub mod i18n;
 pub mod invite;
 pub mod lock;
 pub mod nav;
+pub mod operations;
 pub mod password;
 pub mod routes;
 pub mod schema;

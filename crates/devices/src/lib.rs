@@ -14,6 +14,7 @@ pub mod commands;
 pub mod dto;
 pub mod error;
 pub mod model;
+pub mod operations;
 pub mod routes;
 pub mod schema;
 pub mod service;

@@ -9,6 +9,7 @@
 pub mod commands;
 pub mod error;
 pub mod model;
+pub mod operations;
 pub mod provision;
 pub mod routes;
 pub mod schema;

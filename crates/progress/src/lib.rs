@@ -3,6 +3,7 @@
 //! processes). See README.md.
 
 pub mod jobs;
+pub mod operations;
 pub mod routes;
 pub mod schema;
 pub mod service;

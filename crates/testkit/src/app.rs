@@ -13,7 +13,7 @@ use actix_web::web::Bytes;
 use serde_json::Value;
 use stoa_core::config::{DEFAULT_BIND, DEFAULT_BODY_LIMIT, HttpConfig};
 use stoa_core::db::Db;
-use stoa_core::http::{ApiConfigurator, AppContext, Metrics};
+use stoa_core::http::{AccessPolicy, ApiConfigurator, AppContext, Metrics};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::database::TestDb;
@@ -33,11 +33,15 @@ pub fn app() -> TestAppBuilder {
         unreachable_db: false,
         metrics: false,
         deferred: Vec::new(),
+        server: None,
     }
 }
 
 /// Builds a module's configurator once the test database exists.
 type Deferred = Box<dyn FnOnce(&Db) -> ApiConfigurator>;
+
+/// Builds a whole server's modules and access policy once the test database exists.
+type Server = Box<dyn FnOnce(&Db) -> (Vec<ApiConfigurator>, Option<Arc<dyn AccessPolicy>>)>;
 
 pub struct TestAppBuilder {
     configurators: Vec<ApiConfigurator>,
@@ -45,6 +49,7 @@ pub struct TestAppBuilder {
     unreachable_db: bool,
     metrics: bool,
     deferred: Vec<Deferred>,
+    server: Option<Server>,
 }
 
 impl TestAppBuilder {
@@ -61,6 +66,16 @@ impl TestAppBuilder {
     /// `f` runs once the test database is ready.
     pub fn module_with(mut self, f: impl FnOnce(&Db) -> ApiConfigurator + 'static) -> Self {
         self.deferred.push(Box::new(f));
+        self
+    }
+
+    /// Mounts what a server builds as a whole (e.g. from `stoa_server::modules`):
+    /// its modules and the access policy checked before every handler.
+    pub fn server_with(
+        mut self,
+        f: impl FnOnce(&Db) -> (Vec<ApiConfigurator>, Option<Arc<dyn AccessPolicy>>) + 'static,
+    ) -> Self {
+        self.server = Some(Box::new(f));
         self
     }
 
@@ -103,7 +118,18 @@ impl TestAppBuilder {
         let mut configurators: Vec<ApiConfigurator> =
             self.deferred.into_iter().map(|f| f(&db)).collect();
         configurators.extend(self.configurators);
+        let access = match self.server {
+            Some(server) => {
+                let (mounted, access) = server(&db);
+                configurators.extend(mounted);
+                access
+            }
+            None => None,
+        };
         let mut ctx = AppContext::new(db.clone(), self.http, configurators);
+        if let Some(access) = access {
+            ctx = ctx.with_access(access);
+        }
         if self.metrics {
             let metrics = Metrics::new(db.clone()).expect("create metrics");
             ctx = ctx.with_metrics(actix_web::web::Data::new(metrics));

@@ -13,6 +13,7 @@ use actix_web::{App, web};
 use utoipa::OpenApi;
 use utoipa_actix_web::{AppExt, scope, service_config::ServiceConfig};
 
+use super::access::{AccessPolicy, access_policy_data, enforce_access};
 use super::errors::{json_error_bodies, not_found};
 use super::metrics::Metrics;
 use super::request_context::request_context;
@@ -34,6 +35,8 @@ pub struct AppContext {
     pub metrics: Option<web::Data<Metrics>>,
     configurators: Vec<ApiConfigurator>,
     openapi: web::Data<OpenApiJson>,
+    /// Who may call which operation; `None` leaves every check to the handlers.
+    access: Option<Arc<dyn AccessPolicy>>,
 }
 
 impl AppContext {
@@ -46,7 +49,19 @@ impl AppContext {
             metrics: None,
             configurators,
             openapi: web::Data::new(OpenApiJson(json)),
+            access: None,
         }
+    }
+
+    /// Enforces `policy` before every handler and documents it in the
+    /// OpenAPI document (`x-required-features` on each operation).
+    pub fn with_access(mut self, policy: Arc<dyn AccessPolicy>) -> Self {
+        let mut doc = openapi_doc(&self.configurators, &self.http.version);
+        policy.document(&mut doc);
+        let json = doc.to_json().unwrap_or_else(|_| "{}".into());
+        self.openapi = web::Data::new(OpenApiJson(json));
+        self.access = Some(policy);
+        self
     }
 
     pub fn with_metrics(mut self, metrics: web::Data<Metrics>) -> Self {
@@ -108,11 +123,15 @@ pub fn app(
     if let Some(metrics) = &ctx.metrics {
         app = app.app_data(metrics.clone());
     }
+    if let Some(policy) = &ctx.access {
+        app = app.app_data(access_policy_data(policy.clone()));
+    }
     let (app, _) = app
         .into_utoipa_app()
         .service(mount(&ctx.configurators))
         .split_for_parts();
     app.default_service(web::to(not_found))
+        .wrap(from_fn(enforce_access))
         .wrap(json_error_bodies())
         .wrap(Compress::default())
         .wrap(cors(&ctx.http.cors_origins))

@@ -1,13 +1,18 @@
 //! HTTP plumbing shared by the `stoa` server and the test harness: the app
 //! builder, request context (request id, tracing, access log, panic guard),
-//! metrics, CORS, security headers and JSON bodies for every error.
+//! metrics, CORS, security headers, JSON bodies for every error, and the
+//! access policy run before every handler ([`access`]).
 
+pub mod access;
 mod app;
 mod client_ip;
 mod errors;
 mod metrics;
 mod request_context;
 
+pub use access::{
+    Access, AccessPolicy, AccessPolicyData, Method, Operation, access_policy_data, enforce_access,
+};
 pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
 pub use client_ip::{TrustedProxyDepth, client_ip};
 pub use errors::{json_error_bodies, not_found};

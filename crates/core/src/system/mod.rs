@@ -3,6 +3,7 @@
 
 mod docs;
 mod health;
+mod operations;
 mod version;
 
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -11,6 +12,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use docs::OpenApiJson;
 pub use health::HealthBody;
+pub use operations::OPERATIONS;
 
 /// Facts about the running build, as app data.
 #[derive(Clone, Debug)]

@@ -1,0 +1,246 @@
+//! The authorization matrix (docs/security.md): every operation of the OpenAPI
+//! document is declared once (`OPERATIONS` of its module), and is called with
+//! tenant A's record ids by callers who must not get them:
+//!
+//! | caller | expected |
+//! |---|---|
+//! | anonymous, tampered token, expired token, deleted API key | 401 (public operations excluded) |
+//! | tenant-A user whose role grants nothing | 403 `requiredFeatures` = the declaration, where features are declared |
+//! | tenant-B administrator (every feature, not a super admin) | 403/404, or a 2xx naming none of tenant A's records; tenant A's rows unchanged |
+//! | tenant-A user holding exactly the declared features | never 401, never a 403 naming a feature outside the declaration |
+//!
+//! An operation without a declaration, or a declaration without an
+//! operation, fails the test: a new module adds its rows by construction.
+
+mod declarations;
+mod requests;
+mod seed;
+
+use std::collections::BTreeMap;
+
+use actix_web::dev::ResourceDef;
+use actix_web::test::TestRequest;
+use serde_json::json;
+use stoa_auth::AuthConfig;
+use stoa_auth::testing::{token_for, user_with_features};
+use stoa_core::http::Access;
+use stoa_testkit::{AppService, TestApp, TestResponse};
+
+use declarations::{Row, rows};
+use requests::{Call, Fill, call};
+use seed::{Seeded, seed, snapshot};
+
+/// The callers and how each one signs its requests.
+enum Caller<'a> {
+    Anonymous,
+    Bearer(&'a str),
+    ApiKey(&'a str),
+}
+
+impl Caller<'_> {
+    fn sign(&self, req: TestRequest) -> TestRequest {
+        match self {
+            Self::Anonymous => req,
+            Self::Bearer(token) => req.insert_header(("authorization", format!("Bearer {token}"))),
+            Self::ApiKey(key) => req.insert_header(("x-api-key", key.to_string())),
+        }
+    }
+}
+
+async fn send<S: AppService>(app: &TestApp<S>, caller: &Caller<'_>, call: &Call) -> TestResponse {
+    app.send(caller.sign(call.request())).await
+}
+
+/// A token whose signature no longer matches its claims.
+fn tampered(token: &str) -> String {
+    let (head, signature) = token.rsplit_once('.').unwrap();
+    let mut bytes = signature.as_bytes().to_vec();
+    bytes[0] = if bytes[0] == b'A' { b'B' } else { b'A' };
+    format!("{head}.{}", String::from_utf8(bytes).unwrap())
+}
+
+/// A correctly signed token of `user` that expired an hour ago.
+fn expired(user: uuid::Uuid, tenant: uuid::Uuid) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = stoa_auth::tokens::Claims {
+        sub: user,
+        sid: uuid::Uuid::new_v4(),
+        tenant_id: Some(tenant),
+        org_id: None,
+        email: "superadmin@alpha.test".into(),
+        roles: vec!["superadmin".into()],
+        iat: now - 7200,
+        exp: now - 3600,
+        iss: "open-mercato".into(),
+        aud: "staff".into(),
+    };
+    let config = AuthConfig::for_tests();
+    stoa_auth::tokens::TokenKeys::new(config.jwt_secret.expose())
+        .sign(&claims)
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn every_operation_answers_only_the_callers_it_declares() {
+    let app = stoa_testkit::app()
+        .server_with(|db| {
+            let modules = stoa_server::modules(db, AuthConfig::for_tests()).unwrap();
+            (modules.configurators, Some(modules.access))
+        })
+        .start()
+        .await;
+    let doc = app.get("/api/docs/openapi.json").await.json();
+    let registry = stoa_server::registry().unwrap();
+    let rows = rows(&doc, registry.operations());
+    let Seeded {
+        a,
+        records,
+        a_token,
+        deleted_key,
+        no_features,
+        b_admin,
+    } = seed(&app).await;
+    // Signing out ends the caller's session: it goes last.
+    let mut protected: Vec<&Row> = rows.iter().filter(|r| r.access != Access::Public).collect();
+    protected.sort_by_key(|r| r.path.ends_with("/logout"));
+    let probes: Vec<Call> = protected
+        .iter()
+        .map(|r| call(&doc, &r.path, &r.method, &records, Fill::Ids))
+        .collect();
+    assert_templates_do_not_overlap(&rows, &probes, &protected);
+
+    let no_features = token_for(&app.db, no_features).await;
+    let b_admin = token_for(&app.db, b_admin).await;
+    let tampered = tampered(&a_token);
+    let expired = expired(a.superadmin, a.tenant_id);
+    let before = snapshot(&app.db, a.tenant_id).await;
+    let mut failures = Vec::new();
+
+    // Without valid credentials: 401, whatever the operation does.
+    let strangers = [
+        ("anonymous", Caller::Anonymous),
+        ("tampered token", Caller::Bearer(&tampered)),
+        ("expired token", Caller::Bearer(&expired)),
+        ("deleted API key", Caller::ApiKey(&deleted_key)),
+    ];
+    for (row, probe) in protected.iter().zip(&probes) {
+        for (who, caller) in &strangers {
+            let res = send(&app, caller, probe).await;
+            if res.status != 401 {
+                failures.push(format!(
+                    "{} as {who}: {} {}",
+                    row.name(),
+                    res.status,
+                    res.text()
+                ));
+            }
+        }
+    }
+
+    // Another tenant's administrator: refused, or answered without tenant A.
+    let ids: Vec<String> = records.all.iter().map(|id| id.to_string()).collect();
+    let mut answered = BTreeMap::new();
+    for (row, probe) in protected.iter().zip(&probes) {
+        let res = send(&app, &Caller::Bearer(&b_admin), probe).await;
+        let body = res.text().to_ascii_lowercase();
+        let leaked: Vec<&String> = ids.iter().filter(|id| body.contains(id.as_str())).collect();
+        let status = res.status.as_u16();
+        answered.insert(
+            row.name(),
+            format!(
+                "{status} {}",
+                res.text().chars().take(160).collect::<String>()
+            ),
+        );
+        let refused = matches!(status, 400 | 403 | 404 | 409 | 422);
+        let answered_ok = res.status.is_success() || res.status.is_redirection();
+        if !(refused || answered_ok) || (answered_ok && !leaked.is_empty()) {
+            failures.push(format!(
+                "{} as tenant B's admin ({}): {status} {}",
+                row.name(),
+                probe.uri,
+                res.text()
+            ));
+        }
+    }
+    let after = snapshot(&app.db, a.tenant_id).await;
+    for ((table, was), (_, now)) in before.iter().zip(&after) {
+        if was != now {
+            failures.push(format!(
+                "tenant A's `{table}` rows changed during the matrix"
+            ));
+        }
+    }
+
+    // A tenant-A user without features: 403 naming exactly the declaration.
+    for (row, probe) in protected.iter().zip(&probes) {
+        let res = send(&app, &Caller::Bearer(&no_features), probe).await;
+        let expected = match row.access {
+            Access::Features(features) => Some(json!(features)),
+            _ => None,
+        };
+        let ok = match &expected {
+            Some(features) => res.status == 403 && res.json()["requiredFeatures"] == *features,
+            None => res.status != 401,
+        };
+        if !ok {
+            failures.push(format!(
+                "{} without features: {} {}",
+                row.name(),
+                res.status,
+                res.text()
+            ));
+        }
+    }
+
+    // A tenant-A user holding exactly the declared features: the handler
+    // asks for nothing more (conditional checks are left out by sending only
+    // what the operation requires).
+    for row in &protected {
+        let Access::Features(features) = row.access else {
+            continue;
+        };
+        let email = format!("holder-{}@alpha.test", uuid::Uuid::new_v4());
+        let user = user_with_features(&app.db, &a, &email, features, None, None).await;
+        let token = token_for(&app.db, user).await;
+        let probe = call(&doc, &row.path, &row.method, &records, Fill::Required);
+        let res = send(&app, &Caller::Bearer(&token), &probe).await;
+        let extra = res.status == 403
+            && res.json()["requiredFeatures"]
+                .as_array()
+                .is_some_and(|asked| asked.iter().any(|f| !features.iter().any(|d| f == d)));
+        if res.status == 401 || extra {
+            failures.push(format!(
+                "{} with {features:?}: {} {}",
+                row.name(),
+                res.status,
+                res.text()
+            ));
+        }
+    }
+
+    assert!(
+        failures.is_empty(),
+        "{} authorization failures:\n{}\n(tenant B's admin got: {answered:?})",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Each probe's path matches its own template only: the check before the
+/// handler can never pick another operation's declaration.
+fn assert_templates_do_not_overlap(rows: &[Row], probes: &[Call], protected: &[&Row]) {
+    for (row, probe) in protected.iter().zip(probes) {
+        let path = probe.uri.split('?').next().unwrap_or_default();
+        let others: Vec<String> = rows
+            .iter()
+            .filter(|o| o.method == row.method && o.path != row.path)
+            .filter(|o| ResourceDef::new(o.path.as_str()).is_match(path))
+            .map(Row::name)
+            .collect();
+        assert!(others.is_empty(), "{} also matches {others:?}", row.name());
+    }
+}

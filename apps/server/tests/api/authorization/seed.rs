@@ -1,0 +1,268 @@
+//! Tenant A with a record of every kind, made through the API where the API
+//! makes them, and tenant B with an administrator.
+
+use diesel::QueryableByName;
+use diesel::sql_types::{Text, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
+use serde_json::{Value, json};
+use stoa_auth::testing::{Tenant, seed_tenant_with, token_for, user_with_features};
+use stoa_core::db::Db;
+use stoa_testkit::requests::{delete, post_json};
+use stoa_testkit::{AppService, TestApp};
+use uuid::Uuid;
+
+/// Tenant A's records, one of each kind, by what names them in requests.
+#[derive(Clone, Debug)]
+pub struct Records {
+    pub tenant: Uuid,
+    /// A child organization (the root is in `all`).
+    pub organization: Uuid,
+    /// A user who is not the caller of any check (the employee).
+    pub user: Uuid,
+    pub role: Uuid,
+    pub device: Uuid,
+    /// The device's client identifier (`deviceId`).
+    pub device_key: String,
+    pub api_key: Uuid,
+    pub job: Uuid,
+    pub variant: Uuid,
+    pub action_log: Uuid,
+    pub undo_token: String,
+    /// Every id of tenant A's records: none may reach another tenant's caller.
+    pub all: Vec<Uuid>,
+}
+
+impl Records {
+    /// The record an `id` of `path` names.
+    pub fn id_of(&self, path: &str) -> Uuid {
+        let kinds = [
+            ("/api/auth/users", self.user),
+            ("/api/auth/roles", self.role),
+            ("/api/auth/sidebar/variants", self.variant),
+            ("/api/directory/tenants", self.tenant),
+            ("/api/directory/organizations", self.organization),
+            ("/api/progress", self.job),
+            ("/api/devices", self.device),
+            ("/api/api_keys", self.api_key),
+            ("/api/audit_logs", self.action_log),
+        ];
+        kinds
+            .iter()
+            .find(|(prefix, _)| path.starts_with(prefix))
+            .map(|(_, id)| *id)
+            .unwrap_or_else(|| {
+                panic!(
+                    "the matrix does not know which record an `id` of {path} names: \
+                     add its kind to authorization/seed.rs (Records::id_of) and seed one"
+                )
+            })
+    }
+}
+
+/// What the matrix needs besides the records.
+pub struct Seeded {
+    pub a: Tenant,
+    pub records: Records,
+    /// A valid session token of tenant A's super admin.
+    pub a_token: String,
+    /// The secret of an API key of tenant A that was deleted.
+    pub deleted_key: String,
+    /// A tenant-A user whose role grants nothing.
+    pub no_features: Uuid,
+    /// An administrator of tenant B: every feature, not a super admin.
+    pub b_admin: Uuid,
+}
+
+async fn created<S: AppService>(app: &TestApp<S>, token: &str, path: &str, body: Value) -> Value {
+    let res = app.send(post_json(path, token, body)).await;
+    assert!(
+        res.status.is_success(),
+        "seeding {path}: {} {}",
+        res.status,
+        res.text()
+    );
+    res.json()
+}
+
+fn id(value: &Value) -> Uuid {
+    value
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an id: {value}"))
+}
+
+pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
+    let registry = stoa_server::registry().unwrap();
+    let a = seed_tenant_with(&app.db, &registry, "Alpha", "alpha.test").await;
+    let b = seed_tenant_with(&app.db, &registry, "Beta", "beta.test").await;
+    let token = token_for(&app.db, a.superadmin).await;
+    let t = token.as_str();
+
+    let organization = created(
+        app,
+        t,
+        "/api/directory/organizations",
+        json!({"name": "Alpha Branch", "parentId": a.organization_id}),
+    )
+    .await;
+    let role = created(app, t, "/api/auth/roles", json!({"name": "alpha-clerks"})).await;
+    let device = created(
+        app,
+        t,
+        "/api/devices",
+        json!({"deviceId": "alpha-phone", "platform": "ios", "pushToken": "alpha-push-token"}),
+    )
+    .await;
+    let key = created(app, t, "/api/api_keys/keys", json!({"name": "Alpha key"})).await;
+    let doomed = created(
+        app,
+        t,
+        "/api/api_keys/keys",
+        json!({"name": "Alpha old key"}),
+    )
+    .await;
+    let res = app
+        .send(delete(
+            &format!("/api/api_keys/keys?id={}", id(&doomed["id"])),
+            t,
+        ))
+        .await;
+    assert!(res.status.is_success(), "{} {}", res.status, res.text());
+    let job = created(
+        app,
+        t,
+        "/api/progress/jobs",
+        json!({"jobType": "matrix.check", "name": "Alpha job"}),
+    )
+    .await;
+    let variant = created(
+        app,
+        t,
+        "/api/auth/sidebar/variants",
+        json!({"name": "Alpha layout"}),
+    )
+    .await;
+    let log = latest_action(&app.db, a.tenant_id).await;
+
+    let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
+    let b_admin = user_with_features(&app.db, &b, "root@beta.test", &["*"], None, None).await;
+
+    let records = Records {
+        tenant: a.tenant_id,
+        organization: id(&organization["id"]),
+        user: a.employee,
+        role: id(&role["id"]),
+        device: id(&device["id"]),
+        device_key: "alpha-phone".into(),
+        api_key: id(&key["id"]),
+        job: id(&job["id"]),
+        variant: id(&variant["variant"]["id"]),
+        action_log: log.id,
+        undo_token: log.undo_token,
+        all: Vec::new(),
+    };
+    let mut all = tenant_ids(&app.db, a.tenant_id).await;
+    all.extend([id(&doomed["id"]), a.tenant_id]);
+    Seeded {
+        records: Records { all, ..records },
+        a_token: token,
+        deleted_key: doomed["secret"].as_str().unwrap().to_string(),
+        no_features,
+        b_admin,
+        a,
+    }
+}
+
+#[derive(QueryableByName)]
+struct Action {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    undo_token: String,
+}
+
+/// Tenant A's latest undoable action.
+async fn latest_action(db: &Db, tenant: Uuid) -> Action {
+    let mut conn = db.conn().await.unwrap();
+    diesel::sql_query(
+        "SELECT id, undo_token FROM action_logs \
+         WHERE tenant_id = $1 AND undo_token IS NOT NULL ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind::<SqlUuid, _>(tenant)
+    .get_result(&mut *conn)
+    .await
+    .unwrap()
+}
+
+#[derive(QueryableByName)]
+struct Id {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct Name {
+    #[diesel(sql_type = Text)]
+    name: String,
+}
+
+/// Tables with a `tenant_id` column: each holds tenant-owned records.
+pub async fn tenant_tables(db: &Db) -> Vec<String> {
+    let mut conn = db.conn().await.unwrap();
+    let rows: Vec<Name> = diesel::sql_query(
+        "SELECT table_name::text AS name FROM information_schema.columns \
+         WHERE table_schema = 'public' AND column_name = 'tenant_id' ORDER BY 1",
+    )
+    .load(&mut *conn)
+    .await
+    .unwrap();
+    rows.into_iter().map(|r| r.name).collect()
+}
+
+/// The id of every row tenant A owns, in every table with `id` and `tenant_id`.
+async fn tenant_ids(db: &Db, tenant: Uuid) -> Vec<Uuid> {
+    let mut ids = Vec::new();
+    for table in tenant_tables(db).await {
+        let mut conn = db.conn().await.unwrap();
+        let rows: Result<Vec<Id>, _> =
+            diesel::sql_query(format!("SELECT id FROM \"{table}\" WHERE tenant_id = $1"))
+                .bind::<SqlUuid, _>(tenant)
+                .load(&mut *conn)
+                .await;
+        // Tables whose key is not a uuid `id` hold no record a caller names.
+        ids.extend(rows.unwrap_or_default().into_iter().map(|r| r.id));
+    }
+    ids
+}
+
+#[derive(QueryableByName)]
+struct Digest {
+    #[diesel(sql_type = Text)]
+    digest: String,
+}
+
+/// A digest of every row tenant A owns, per table: equal digests mean
+/// nothing of tenant A changed.
+pub async fn snapshot(db: &Db, tenant: Uuid) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut tables = tenant_tables(db).await;
+    tables.push("tenants".into());
+    for table in tables {
+        let column = if table == "tenants" {
+            "id"
+        } else {
+            "tenant_id"
+        };
+        let mut conn = db.conn().await.unwrap();
+        let row: Digest = diesel::sql_query(format!(
+            "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest \
+             FROM \"{table}\" t WHERE {column} = $1"
+        ))
+        .bind::<SqlUuid, _>(tenant)
+        .get_result(&mut *conn)
+        .await
+        .unwrap();
+        out.push((table, row.digest));
+    }
+    out
+}

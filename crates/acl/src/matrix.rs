@@ -1,0 +1,174 @@
+//! The authorization matrix: every operation's declared access, enforced
+//! before the handler runs and written into the OpenAPI document.
+//!
+//! Modules declare their operations once (a `OPERATIONS` table next to their
+//! `configure`, registered in the [`Registry`](crate::Registry)). The
+//! [`AccessMatrix`] built from them answers 401 when a non-public operation is
+//! called without valid credentials and 403 `{error:"Forbidden",
+//! requiredFeatures}` when the caller lacks a declared feature, whatever the
+//! handler does. Handlers keep their own `ctx.require(..)` (defense in depth)
+//! and the checks that depend on the input (a feature needed only with some
+//! parameter). The resolved [`AuthContext`] is kept in the request, so the
+//! handler's extractor does not authenticate a second time.
+
+use std::sync::Arc;
+
+use actix_web::dev::ResourceDef;
+use actix_web::{HttpMessage, HttpRequest};
+use futures_util::future::{LocalBoxFuture, ready};
+use stoa_core::AppError;
+use stoa_core::http::{Access, AccessPolicy, Method, Operation};
+
+use crate::context::{AuthContext, Authenticator, Credentials};
+
+/// The prefix every module is mounted under.
+const API_PREFIX: &str = "/api";
+
+/// What a request must prove before its handler runs.
+#[derive(Debug, PartialEq, Eq)]
+enum Required {
+    /// Nothing (public, handled by the handler, or no such route).
+    Nothing,
+    /// Valid credentials holding every listed feature.
+    Features(Vec<&'static str>),
+}
+
+/// Declared operations, matched by method and path template.
+pub struct AccessMatrix {
+    operations: Vec<(Operation, ResourceDef)>,
+    authenticator: Arc<dyn Authenticator>,
+}
+
+impl AccessMatrix {
+    pub fn new(operations: &[Operation], authenticator: Arc<dyn Authenticator>) -> Self {
+        let operations = operations
+            .iter()
+            .map(|op| (*op, ResourceDef::new(format!("{API_PREFIX}{}", op.path))))
+            .collect();
+        Self {
+            operations,
+            authenticator,
+        }
+    }
+
+    /// The declarations of `method` whose template matches `path`. More than
+    /// one means overlapping templates (the matrix test forbids them); the
+    /// check then demands all of them.
+    fn matching(&self, method: Method, path: &str) -> impl Iterator<Item = &Operation> {
+        self.operations
+            .iter()
+            .filter(move |(op, def)| op.method == method && def.is_match(path))
+            .map(|(op, _)| op)
+    }
+
+    fn required(&self, req: &HttpRequest) -> Required {
+        let Some(method) = Method::of(req.method()) else {
+            return Required::Nothing;
+        };
+        // The path as the router matches it (percent-decoded), not the raw
+        // one: `/api/%64evices` must meet the declarations of `/api/devices`.
+        let path = req.match_info().as_str();
+        let mut found = false;
+        let mut open = true;
+        let mut features = Vec::new();
+        for op in self.matching(method, path) {
+            found = true;
+            match op.access {
+                Access::Public | Access::AuthenticatedByHandler => {}
+                Access::Authenticated => open = false,
+                Access::Features(list) => {
+                    open = false;
+                    for feature in list {
+                        if !features.contains(feature) {
+                            features.push(*feature);
+                        }
+                    }
+                }
+            }
+        }
+        if !found {
+            // A mounted route without a declaration for this method is closed
+            // to anonymous callers; an unknown path goes on to its 404.
+            return match req.resource_map().match_pattern(path) {
+                Some(_) => Required::Features(Vec::new()),
+                None => Required::Nothing,
+            };
+        }
+        if open {
+            Required::Nothing
+        } else {
+            Required::Features(features)
+        }
+    }
+
+    /// The declared access of `method path` (`path` relative to `/api`).
+    pub fn access_of(&self, method: Method, path: &str) -> Option<Access> {
+        self.operations
+            .iter()
+            .find(|(op, _)| op.method == method && op.path == path)
+            .map(|(op, _)| op.access)
+    }
+}
+
+impl AccessPolicy for AccessMatrix {
+    fn check(&self, req: &HttpRequest) -> LocalBoxFuture<'static, Result<(), AppError>> {
+        let Required::Features(features) = self.required(req) else {
+            return Box::pin(ready(Ok(())));
+        };
+        if let Some(ctx) = req.extensions().get::<AuthContext>() {
+            return Box::pin(ready(ctx.require_all(&features)));
+        }
+        let credentials = Credentials::from_request(req);
+        if credentials.is_empty() {
+            return Box::pin(ready(Err(AppError::unauthorized())));
+        }
+        let authenticator = self.authenticator.clone();
+        let req = req.clone();
+        Box::pin(async move {
+            let ctx = authenticator.authenticate(&credentials).await?;
+            let checked = ctx.require_all(&features);
+            // The handler's `AuthContext` extractor reads this one back.
+            req.extensions_mut().insert(ctx);
+            checked
+        })
+    }
+
+    fn document(&self, doc: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in doc.paths.paths.iter_mut() {
+            let Some(relative) = path.strip_prefix(API_PREFIX) else {
+                continue;
+            };
+            for (method, op) in operations_mut(item) {
+                let Some(access) = self.access_of(method, relative) else {
+                    continue;
+                };
+                let extensions = op.extensions.get_or_insert_with(Default::default);
+                extensions.insert(
+                    "x-required-features".into(),
+                    serde_json::json!(access.features()),
+                );
+                if access == Access::Public {
+                    extensions.insert("x-public".into(), serde_json::Value::Bool(true));
+                }
+            }
+        }
+    }
+}
+
+/// The operations of a path item with their methods.
+fn operations_mut(
+    item: &mut utoipa::openapi::PathItem,
+) -> impl Iterator<Item = (Method, &mut utoipa::openapi::path::Operation)> {
+    [
+        (Method::Get, item.get.as_mut()),
+        (Method::Post, item.post.as_mut()),
+        (Method::Put, item.put.as_mut()),
+        (Method::Patch, item.patch.as_mut()),
+        (Method::Delete, item.delete.as_mut()),
+    ]
+    .into_iter()
+    .filter_map(|(method, op)| op.map(|op| (method, op)))
+}
+
+#[cfg(test)]
+mod tests;

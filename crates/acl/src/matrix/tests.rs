@@ -1,0 +1,208 @@
+//! The matrix in front of handlers that check nothing themselves.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use actix_web::middleware::from_fn;
+use actix_web::test::{TestRequest, call_service, init_service, read_body_json};
+use actix_web::{App, HttpResponse, web};
+use futures_util::future::BoxFuture;
+use stoa_core::http::{access_policy_data, enforce_access};
+
+use super::*;
+use crate::context::{CredentialKind, ResolvedAcl};
+
+/// `Bearer viewer` holds `items.view`, `Bearer nobody` holds nothing,
+/// anything else is refused; counts how often it is asked.
+#[derive(Default)]
+struct Stub(AtomicUsize);
+
+impl Authenticator for Stub {
+    fn authenticate<'a>(
+        &'a self,
+        credentials: &'a Credentials,
+    ) -> BoxFuture<'a, Result<AuthContext, AppError>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let features = match credentials.bearer.as_deref() {
+            Some("viewer") => vec!["items.view".to_string()],
+            Some("nobody") => Vec::new(),
+            _ => return Box::pin(ready(Err(AppError::unauthorized()))),
+        };
+        Box::pin(ready(Ok(AuthContext {
+            user_id: None,
+            session_id: None,
+            api_key_id: None,
+            kind: CredentialKind::Session,
+            email: None,
+            name: None,
+            tenant_id: None,
+            actor_tenant_id: None,
+            home_organization_id: None,
+            acl: Arc::new(ResolvedAcl {
+                features,
+                ..Default::default()
+            }),
+        })))
+    }
+}
+
+const OPERATIONS: &[Operation] = &[
+    Operation::get("/open", Access::Public),
+    Operation::get("/me", Access::Authenticated),
+    Operation::get("/self", Access::AuthenticatedByHandler),
+    Operation::get("/items/{id}", Access::Features(&["items.view"])),
+    Operation::get("/secret", Access::Features(&["items.view"])),
+];
+
+/// Handlers that check nothing themselves: whatever refuses a caller is
+/// the matrix.
+async fn serve(
+    stub: Arc<Stub>,
+    req: TestRequest,
+) -> (actix_web::http::StatusCode, serde_json::Value) {
+    let matrix = AccessMatrix::new(OPERATIONS, stub);
+    let app = init_service(
+        App::new()
+            .app_data(access_policy_data(Arc::new(matrix)))
+            .service(
+                web::scope("/api")
+                    .route("/open", web::get().to(HttpResponse::Ok))
+                    .route("/me", web::get().to(HttpResponse::Ok))
+                    .route("/self", web::get().to(HttpResponse::Ok))
+                    .route("/items/{id}", web::get().to(HttpResponse::Ok))
+                    .route("/items/{id}", web::post().to(HttpResponse::Ok))
+                    .route("/secret", web::get().to(HttpResponse::Ok))
+                    .route(
+                        "/whoami",
+                        web::get().to(|ctx: AuthContext| async move {
+                            HttpResponse::Ok().json(ctx.acl.features.clone())
+                        }),
+                    ),
+            )
+            .wrap(from_fn(enforce_access)),
+    )
+    .await;
+    let res = call_service(&app, req.to_request()).await;
+    let status = res.status();
+    let body = if status.is_success() && res.headers().contains_key("content-type") {
+        read_body_json(res).await
+    } else {
+        let bytes = actix_web::test::read_body(res).await;
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null)
+    };
+    (status, body)
+}
+
+fn get(path: &str, token: Option<&str>) -> TestRequest {
+    let req = TestRequest::get().uri(path);
+    match token {
+        Some(t) => req.insert_header(("authorization", format!("Bearer {t}"))),
+        None => req,
+    }
+}
+
+#[actix_web::test]
+async fn declared_access_is_enforced_before_the_handler() {
+    let stub = Arc::new(Stub::default());
+    let status = |res: (actix_web::http::StatusCode, serde_json::Value)| res.0.as_u16();
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/open", None)).await),
+        200
+    );
+    assert_eq!(status(serve(stub.clone(), get("/api/me", None)).await), 401);
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/me", Some("forged"))).await),
+        401
+    );
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/me", Some("nobody"))).await),
+        200
+    );
+    // The handler authenticates this one itself.
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/self", None)).await),
+        200
+    );
+
+    let (code, body) = serve(stub.clone(), get("/api/items/1", Some("nobody"))).await;
+    assert_eq!(code.as_u16(), 403);
+    assert_eq!(
+        body,
+        serde_json::json!({"error": "Forbidden", "requiredFeatures": ["items.view"]})
+    );
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/items/1", None)).await),
+        401
+    );
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/items/1", Some("viewer"))).await),
+        200
+    );
+
+    // A mounted route without a declaration is closed; an unknown path is a 404.
+    let post = TestRequest::post().uri("/api/items/1");
+    assert_eq!(status(serve(stub.clone(), post).await), 401);
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/whoami", None)).await),
+        401
+    );
+    assert_eq!(
+        status(serve(stub.clone(), get("/api/nothing", None)).await),
+        404
+    );
+    // Percent-encoding does not dodge a declaration.
+    let encoded = get("/api/%73ecret", Some("nobody"));
+    assert_eq!(status(serve(stub.clone(), encoded).await), 403);
+}
+
+#[actix_web::test]
+async fn the_handler_reads_the_context_the_matrix_resolved() {
+    let stub = Arc::new(Stub::default());
+    let matrix_only = [Operation::get("/whoami", Access::Features(&["items.view"]))];
+    let matrix = AccessMatrix::new(&matrix_only, stub.clone());
+    let app = init_service(
+        App::new()
+            .app_data(access_policy_data(Arc::new(matrix)))
+            .route(
+                "/api/whoami",
+                web::get().to(|ctx: AuthContext| async move {
+                    HttpResponse::Ok().json(ctx.acl.features.clone())
+                }),
+            )
+            .wrap(from_fn(enforce_access)),
+    )
+    .await;
+    let res = call_service(&app, get("/api/whoami", Some("viewer")).to_request()).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body: serde_json::Value = read_body_json(res).await;
+    assert_eq!(body, serde_json::json!(["items.view"]));
+    assert_eq!(
+        stub.0.load(Ordering::SeqCst),
+        1,
+        "one authentication per request"
+    );
+}
+
+#[test]
+fn documents_every_declared_operation() {
+    use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
+    use utoipa::openapi::{OpenApiBuilder, PathsBuilder};
+    let op = || OperationBuilder::new().build();
+    let mut doc = OpenApiBuilder::new()
+        .paths(
+            PathsBuilder::new()
+                .path("/api/open", PathItem::new(HttpMethod::Get, op()))
+                .path("/api/items/{id}", PathItem::new(HttpMethod::Get, op())),
+        )
+        .build();
+    AccessMatrix::new(OPERATIONS, Arc::new(Stub::default())).document(&mut doc);
+    let json = serde_json::to_value(&doc).unwrap();
+    let open = &json["paths"]["/api/open"]["get"];
+    assert_eq!(open["x-public"], true);
+    assert_eq!(open["x-required-features"], serde_json::json!([]));
+    let items = &json["paths"]["/api/items/{id}"]["get"];
+    assert_eq!(
+        items["x-required-features"],
+        serde_json::json!(["items.view"])
+    );
+    assert!(items.get("x-public").is_none());
+}

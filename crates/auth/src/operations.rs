@@ -1,0 +1,64 @@
+//! Who may call each auth endpoint (the authorization matrix, docs/security.md).
+//! Handlers keep their own checks; the checks that depend on the input stay
+//! there too (`GET /auth/sidebar/preferences?roleId=` needs
+//! `auth.sidebar.manage`, the list needs nothing more than a caller).
+
+use stoa_core::http::Access::{Authenticated, AuthenticatedByHandler, Features, Public};
+use stoa_core::http::Operation;
+
+pub const OPERATIONS: &[Operation] = &[
+    // Sessions and self-service: signing in needs no session.
+    Operation::post("/auth/login", Public),
+    Operation::post("/auth/logout", AuthenticatedByHandler),
+    Operation::get("/auth/autologin", Public),
+    Operation::get("/auth/session/refresh", Public),
+    Operation::post("/auth/session/refresh", Public),
+    Operation::get("/auth/profile", Authenticated),
+    Operation::put("/auth/profile", Authenticated),
+    Operation::post("/auth/reset", Public),
+    Operation::post("/auth/reset/confirm", Public),
+    Operation::get("/auth/locale", Public),
+    Operation::post("/auth/locale", Public),
+    Operation::post("/auth/feature-check", Authenticated),
+    Operation::get("/auth/features", Features(&["auth.acl.manage"])),
+    // Account administration.
+    Operation::get("/auth/users", Features(&["auth.users.list"])),
+    Operation::post("/auth/users", Features(&["auth.users.create"])),
+    Operation::put("/auth/users", Features(&["auth.users.edit"])),
+    Operation::delete("/auth/users", Features(&["auth.users.delete"])),
+    Operation::get("/auth/users/consents", Features(&["auth.users.edit"])),
+    Operation::post(
+        "/auth/users/resend-invite",
+        Features(&["auth.users.create"]),
+    ),
+    Operation::get("/auth/roles", Features(&["auth.roles.list"])),
+    Operation::post("/auth/roles", Features(&["auth.roles.manage"])),
+    Operation::put("/auth/roles", Features(&["auth.roles.manage"])),
+    Operation::delete("/auth/roles", Features(&["auth.roles.manage"])),
+    Operation::get("/auth/roles/acl", Features(&["auth.acl.manage"])),
+    Operation::put("/auth/roles/acl", Features(&["auth.acl.manage"])),
+    Operation::get("/auth/users/acl", Features(&["auth.acl.manage"])),
+    Operation::put("/auth/users/acl", Features(&["auth.acl.manage"])),
+    // Navigation: the admin nav resolves the scope from its own query.
+    Operation::get("/auth/admin/nav", AuthenticatedByHandler),
+    Operation::get("/auth/sidebar/preferences", Authenticated),
+    Operation::put(
+        "/auth/sidebar/preferences",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::delete(
+        "/auth/sidebar/preferences",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::get("/auth/sidebar/variants", Authenticated),
+    Operation::post("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
+    Operation::get("/auth/sidebar/variants/{id}", Authenticated),
+    Operation::put(
+        "/auth/sidebar/variants/{id}",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::delete(
+        "/auth/sidebar/variants/{id}",
+        Features(&["auth.sidebar.manage"]),
+    ),
+];

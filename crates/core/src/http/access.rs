@@ -1,0 +1,151 @@
+//! Access declarations: every operation says once whether it is public, needs
+//! a signed-in caller, or needs features ([`Operation`]). The declarations feed
+//! both the check made before a request reaches its handler and the
+//! `x-required-features` extension of the OpenAPI document, through one
+//! [`AccessPolicy`] (stoa-acl's `AccessMatrix` is the implementation).
+//!
+//! The types live here rather than in stoa-acl so that this crate's system
+//! endpoints declare their operations like every module does. This crate knows
+//! nothing of credentials: it only runs the policy it is given.
+
+use std::sync::Arc;
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{HttpRequest, web};
+use futures_util::future::LocalBoxFuture;
+
+use crate::error::AppError;
+
+/// An HTTP method an operation is declared for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    /// The key of the operation in an OpenAPI path item (`get`, `post`, ...).
+    pub fn as_openapi(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::Post => "post",
+            Self::Put => "put",
+            Self::Patch => "patch",
+            Self::Delete => "delete",
+        }
+    }
+
+    /// The declared method a request uses (`None` for HEAD, OPTIONS, ...).
+    pub fn of(method: &actix_web::http::Method) -> Option<Self> {
+        use actix_web::http::Method as M;
+        match *method {
+            M::GET => Some(Self::Get),
+            M::POST => Some(Self::Post),
+            M::PUT => Some(Self::Put),
+            M::PATCH => Some(Self::Patch),
+            M::DELETE => Some(Self::Delete),
+            _ => None,
+        }
+    }
+}
+
+/// Who may call an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, signed in or not (login, password reset, public lookups, health).
+    Public,
+    /// Any signed-in caller (a session or an API key).
+    Authenticated,
+    /// A signed-in caller, authenticated by the handler itself because it reads
+    /// the credentials its own way (`POST /auth/logout` accepts only a session
+    /// token; `GET /auth/admin/nav` takes the scope from its query, not from
+    /// the selection cookie). The check before the handler lets the request
+    /// through; the authorization matrix test still asserts the 401s.
+    AuthenticatedByHandler,
+    /// A signed-in caller holding every listed feature in the selected scope.
+    Features(&'static [&'static str]),
+}
+
+impl Access {
+    /// The features this access requires (empty unless [`Access::Features`]).
+    pub fn features(self) -> &'static [&'static str] {
+        match self {
+            Self::Features(features) => features,
+            _ => &[],
+        }
+    }
+}
+
+/// One operation of the API and who may call it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operation {
+    pub method: Method,
+    /// The route as the module mounts it, relative to `/api`, with the
+    /// template of the OpenAPI document (`/devices/{id}`).
+    pub path: &'static str,
+    pub access: Access,
+}
+
+impl Operation {
+    pub const fn new(method: Method, path: &'static str, access: Access) -> Self {
+        Self {
+            method,
+            path,
+            access,
+        }
+    }
+    pub const fn get(path: &'static str, access: Access) -> Self {
+        Self::new(Method::Get, path, access)
+    }
+    pub const fn post(path: &'static str, access: Access) -> Self {
+        Self::new(Method::Post, path, access)
+    }
+    pub const fn put(path: &'static str, access: Access) -> Self {
+        Self::new(Method::Put, path, access)
+    }
+    pub const fn patch(path: &'static str, access: Access) -> Self {
+        Self::new(Method::Patch, path, access)
+    }
+    pub const fn delete(path: &'static str, access: Access) -> Self {
+        Self::new(Method::Delete, path, access)
+    }
+}
+
+/// Enforces declared access and documents it.
+pub trait AccessPolicy: Send + Sync + 'static {
+    /// Runs before routing: `Err` (401, 403, ...) answers the request instead
+    /// of its handler.
+    fn check(&self, req: &HttpRequest) -> LocalBoxFuture<'static, Result<(), AppError>>;
+
+    /// Adds the declarations to the operations of the OpenAPI document.
+    fn document(&self, doc: &mut utoipa::openapi::OpenApi);
+}
+
+/// The policy as app data.
+pub type AccessPolicyData = web::Data<dyn AccessPolicy>;
+
+/// Middleware: runs the registered [`AccessPolicy`], if any, before the handler.
+pub async fn enforce_access(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let policy = req.app_data::<AccessPolicyData>().cloned();
+    if let Some(policy) = policy
+        && let Err(err) = policy.check(req.request()).await
+    {
+        return Ok(req.error_response(err).map_into_right_body());
+    }
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_left_body)
+}
+
+/// Wraps a policy as app data.
+pub fn access_policy_data(policy: Arc<dyn AccessPolicy>) -> AccessPolicyData {
+    web::Data::from(policy)
+}
