@@ -39,8 +39,36 @@ pub(crate) fn strip_location(message: &str) -> &str {
         .unwrap_or(message)
 }
 
+/// Where the rejected input came from; decides the top-level message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A JSON or form body: `Invalid input`, as the reference's zod errors;
+    /// the field is named by `issues` and `details.fieldErrors`.
+    Body,
+    /// The query string: `Invalid query parameters: <field>: <problem>`.
+    Query,
+    /// A path segment: `Invalid path parameter: <field>: <problem>`.
+    Path,
+}
+
+impl Source {
+    /// The `error` text for a problem with `field` (dotted; empty = the whole input).
+    pub(crate) fn message(self, field: &str, problem: &str) -> String {
+        let prefix = match self {
+            Source::Body => return "Invalid input".into(),
+            Source::Query => "Invalid query parameters",
+            Source::Path => "Invalid path parameter",
+        };
+        if field.is_empty() {
+            format!("{prefix}: {problem}")
+        } else {
+            format!("{prefix}: {field}: {problem}")
+        }
+    }
+}
+
 /// Builds the 400 for one deserialization problem.
-pub(crate) fn invalid(prefix: &str, path: Vec<Value>, message: &str) -> AppError {
+pub(crate) fn invalid(source: Source, path: Vec<Value>, message: &str) -> AppError {
     let message = strip_location(message).to_string();
     let code = if message.starts_with("missing field") {
         "missing_field"
@@ -51,12 +79,7 @@ pub(crate) fn invalid(prefix: &str, path: Vec<Value>, message: &str) -> AppError
     } else {
         "invalid_type"
     };
-    let field = dotted(&path);
-    let text = if field.is_empty() {
-        format!("{prefix}: {message}")
-    } else {
-        format!("{prefix}: {field}: {message}")
-    };
+    let text = source.message(&dotted(&path), &message);
     AppError::bad_request(text).with_issues(vec![Issue {
         path,
         message,
@@ -126,14 +149,20 @@ fn describe(err: &validator::ValidationError) -> String {
     }
 }
 
-/// Runs `validator` rules and answers 400 with `issues` when they fail.
+/// Runs `validator` rules on a body and answers 400 `Invalid input` with
+/// `issues` (and `details.fieldErrors`) when they fail.
 pub fn validate<T: Validate>(value: &T) -> Result<(), AppError> {
+    validate_as(value, Source::Body)
+}
+
+/// Runs `validator` rules; the message depends on where the input came from.
+pub(crate) fn validate_as<T: Validate>(value: &T, source: Source) -> Result<(), AppError> {
     value.validate().map_err(|errors| {
         let issues = issues_from_validation(&errors);
-        let message = issues
-            .first()
-            .map(|i| format!("Invalid payload: {}: {}", dotted(&i.path), i.message))
-            .unwrap_or_else(|| "Invalid payload".into());
+        let message = match issues.first() {
+            Some(issue) => source.message(&dotted(&issue.path), &issue.message),
+            None => source.message("", "invalid value"),
+        };
         AppError::bad_request(message).with_issues(issues)
     })
 }
