@@ -3,5 +3,6 @@
 
 mod api {
     pub mod cli;
+    pub mod hardening;
     pub mod openapi;
 }

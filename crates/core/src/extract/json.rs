@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use validator::Validate;
 
 use super::body::{limit_for, read_body};
-use super::issues::{Source, invalid, path_segments, validate};
+use super::issues::{Source, Wire, invalid, path_segments, validate_as};
 use super::text::check_json_body;
 use crate::error::AppError;
 
@@ -60,6 +60,6 @@ pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result
     de.end().map_err(|_| {
         AppError::bad_request("Invalid JSON body: trailing characters after the document")
     })?;
-    validate(&value)?;
+    validate_as(&value, Source::Body, Wire::Json(bytes))?;
     Ok(value)
 }

@@ -6,7 +6,7 @@ use futures_util::future::{Ready, ready};
 use serde::de::DeserializeOwned;
 use validator::Validate;
 
-use super::issues::{Source, invalid, path_segments, validate_as};
+use super::issues::{Source, Wire, invalid, path_segments, validate_as};
 use super::text::{check_form_body, check_query};
 use crate::error::AppError;
 
@@ -33,7 +33,7 @@ pub(crate) fn parse_urlencoded<T: DeserializeOwned + Validate>(
         let path = path_segments(err.path());
         invalid(source, path, &err.into_inner().to_string())
     })?;
-    validate_as(&value, source)?;
+    validate_as(&value, source, Wire::Urlencoded(input))?;
     Ok(value)
 }
 

@@ -116,6 +116,18 @@ fn check_urlencoded(bytes: &[u8], rule: TextRule, source: Source) -> Result<(), 
     Ok(())
 }
 
+/// The decoded names of an urlencoded string, in order.
+pub(crate) fn urlencoded_names(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|&b| b == b'&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let name = pair.split(|&b| b == b'=').next().unwrap_or(pair);
+            percent_decode(name, true).into_owned()
+        })
+        .collect()
+}
+
 /// Fast pre-check: a raw forbidden byte, or a `%XX` escape of one.
 fn urlencoded_may_hold_controls(bytes: &[u8], rule: TextRule) -> bool {
     let forbidden = |b: u8| is_forbidden(char::from(b), rule);
