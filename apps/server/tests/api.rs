@@ -4,5 +4,6 @@
 mod api {
     pub mod authorization;
     pub mod cli;
+    pub mod hardening;
     pub mod openapi;
 }

@@ -305,6 +305,7 @@ pub struct UndoResponse {
 }
 
 fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8], error: &'static str) -> AppResult<T> {
+    stoa_core::extract::check_json_body(body)?;
     serde_json::from_slice(body).map_err(|_| AppError::bad_request(error))
 }
 

@@ -60,6 +60,9 @@ pub struct HttpConfig {
     pub workers: usize,
     /// `STOA_CORS_ORIGINS`: comma-separated origins allowed to call the API from a browser.
     pub cors_origins: Vec<String>,
+    /// `APP_URL`: the web app's URL; its origin may send cookie-authenticated
+    /// writes (see `http::origin`).
+    pub app_url: Option<String>,
     /// `STOA_BODY_LIMIT`: largest JSON/form body accepted, in bytes.
     pub body_limit: usize,
     /// `STOA_VERSION` or `OM_VERSION`: what `GET /api/version` reports.
@@ -137,6 +140,7 @@ impl Config {
                         .collect()
                 })
                 .unwrap_or_default(),
+            app_url: env.get("APP_URL").map(|u| u.trim().to_string()),
             body_limit: env.parse_or("STOA_BODY_LIMIT", DEFAULT_BODY_LIMIT)?,
             version: env
                 .get("STOA_VERSION")
@@ -151,6 +155,14 @@ impl Config {
                     message: format!("origin `{origin}` must start with http:// or https://"),
                 });
             }
+        }
+        if let Some(url) = &http.app_url
+            && crate::http::origin_of(url).is_none()
+        {
+            return Err(ConfigError {
+                var: "APP_URL",
+                message: format!("`{url}` must be an http:// or https:// URL"),
+            });
         }
         let log = LogConfig {
             filter: env
@@ -262,6 +274,7 @@ mod tests {
             ("STOA_LOG_FORMAT", "xml"),
             ("STOA_CORS_ORIGINS", "example.com"),
             ("STOA_METRICS_BIND", "9090"),
+            ("APP_URL", "app.example.com"),
         ] {
             let err = Config::from_vars(&vars(&[("DATABASE_URL", "postgres://x"), (var, value)]))
                 .err()

@@ -58,6 +58,10 @@ pub struct ErrorBody {
     pub code: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issues: Option<Vec<Issue>>,
+    /// With `issues`: the same problems as `{formErrors: [..], fieldErrors: {field: [..]}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Value>,
 }
 
 /// The error every handler returns. Kept small (the rarely used parts are
@@ -166,9 +170,13 @@ impl AppError {
         self
     }
 
-    /// Adds input problems as `issues`.
+    /// Adds input problems as `issues`, and the same problems as
+    /// `details: {formErrors, fieldErrors}` (zod's `flatten()`, which Open
+    /// Mercato's clients map onto form fields).
     pub fn with_issues(self, issues: Vec<Issue>) -> Self {
+        let details = flatten(&issues);
         self.with_field("issues", issues)
+            .with_field("details", details)
     }
 
     /// Adds a response header (appended, so several `Set-Cookie` lines work).
@@ -208,6 +216,32 @@ impl AppError {
         }
         Value::Object(body)
     }
+}
+
+/// `{formErrors: [message], fieldErrors: {field: [message]}}`: problems with the
+/// whole input go to `formErrors`, the others under their first path segment.
+pub fn flatten(issues: &[Issue]) -> Value {
+    let mut form_errors = Vec::new();
+    let mut field_errors = Map::new();
+    for issue in issues {
+        let message = Value::String(issue.message.clone());
+        match issue.path.first() {
+            None => form_errors.push(message),
+            Some(first) => {
+                let key = match first {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                if let Value::Array(list) = field_errors
+                    .entry(key)
+                    .or_insert_with(|| Value::Array(Vec::new()))
+                {
+                    list.push(message);
+                }
+            }
+        }
+    }
+    serde_json::json!({"formErrors": form_errors, "fieldErrors": field_errors})
 }
 
 impl fmt::Display for AppError {

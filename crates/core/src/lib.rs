@@ -2,7 +2,8 @@
 //!
 //! It owns configuration ([`config`]), the error vocabulary ([`error`]), request
 //! extractors that turn bad input into clear 4xx answers ([`extract`]), the Postgres
-//! pool, transactions and embedded migrations ([`db`]), pagination ([`pagination`]),
+//! pool, transactions and embedded migrations ([`db`]), statements kept prepared
+//! ([`prepared`]), pagination ([`pagination`]),
 //! HTTP plumbing shared by the server and the test harness ([`http`]), logging
 //! ([`telemetry`]) and the system endpoints `/version`, `/health` and `/docs`
 //! ([`system`]). It knows nothing about tenants, users or any domain module.
@@ -14,6 +15,7 @@ pub mod error;
 pub mod extract;
 pub mod http;
 pub mod pagination;
+pub mod prepared;
 pub mod rate_limit;
 pub mod serde_util;
 pub mod system;

@@ -14,13 +14,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel::dsl::now;
+use diesel::pg::data_types::PgInterval;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use stoa_core::AppError;
 use stoa_core::db::{Db, DbError};
+use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -47,8 +50,42 @@ pub async fn enqueue(
         .await
 }
 
+/// `now() + <lease>`: the end of a lease, on the database clock like the
+/// comparisons against it (diesel's `now` is typed `timestamp` and has no
+/// `timestamptz` arithmetic). The interval is bound, so the SQL text never
+/// changes and statements using it stay in the statement cache.
+#[derive(Debug, Clone, Copy)]
+struct LeaseEnd(PgInterval);
+
+impl diesel::query_builder::QueryId for LeaseEnd {
+    type QueryId = LeaseEnd;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl<GB> diesel::expression::ValidGrouping<GB> for LeaseEnd {
+    type IsAggregate = diesel::expression::is_aggregate::Never;
+}
+
+impl diesel::expression::Expression for LeaseEnd {
+    type SqlType = diesel::sql_types::Timestamptz;
+}
+
+impl<QS> diesel::expression::SelectableExpression<QS> for LeaseEnd {}
+
+impl<QS> diesel::expression::AppearsOnTable<QS> for LeaseEnd {}
+
+impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for LeaseEnd {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        out.push_sql("now() + ");
+        out.push_bind_param::<diesel::sql_types::Interval, _>(&self.0)
+    }
+}
+
 /// A claimed job.
-#[derive(Clone, Debug, QueryableByName)]
+#[derive(Clone, Debug, Queryable, QueryableByName)]
 pub struct Job {
     #[diesel(sql_type = SqlUuid)]
     pub id: Uuid,
@@ -198,29 +235,61 @@ impl Workers {
         }
     }
 
-    /// Claims the next due job (queued, or running with a lapsed lease).
+    /// Claims the next due job (queued, or running with a lapsed lease). Every
+    /// idle worker runs this each poll, so the statement is built with diesel's
+    /// query builder and kept prepared ([`Cached`]): Postgres parses and plans it
+    /// once per connection instead of on every poll.
     pub async fn claim(&self) -> Result<Option<Job>, DbError> {
         let mut conn = self.db.conn().await?;
-        let kinds: Vec<String> = self.handlers.keys().map(|k| k.to_string()).collect();
-        let secs = i64::try_from(self.config.visibility.as_secs()).unwrap_or(30);
-        let job: Option<Job> = diesel::sql_query(
-            "UPDATE job_queue SET status = 'running', attempts = attempts + 1, \
-                 locked_until = now() + make_interval(secs => $1), locked_by = $2 \
-             WHERE id = ( \
-                 SELECT id FROM job_queue \
-                 WHERE kind = ANY($3) AND ((status = 'queued' AND run_after <= now()) \
-                    OR (status = 'running' AND locked_until < now())) \
-                 ORDER BY run_after, created_at \
-                 FOR UPDATE SKIP LOCKED LIMIT 1) \
-             RETURNING id, kind, payload, progress_job_id, attempts, max_attempts",
-        )
-        .bind::<BigInt, _>(secs)
-        .bind::<Text, _>(&self.name)
-        .bind::<diesel::sql_types::Array<Text>, _>(&kinds)
-        .get_result(&mut *conn)
-        .await
-        .optional()?;
+        let kinds: Vec<&str> = self.handlers.keys().copied().collect();
+        // The candidate row is picked by a sub-select over an alias: diesel
+        // cannot nest a query of a table inside a statement on that same table.
+        let due = diesel::alias!(job_queue as due);
+        let candidate = due
+            .select(due.field(job_queue::id))
+            .filter(due.field(job_queue::kind).eq_any(kinds))
+            .filter(
+                due.field(job_queue::status)
+                    .eq("queued")
+                    .and(due.field(job_queue::run_after).le(now))
+                    .or(due
+                        .field(job_queue::status)
+                        .eq("running")
+                        .and(due.field(job_queue::locked_until).lt(now))),
+            )
+            .order((
+                due.field(job_queue::run_after).asc(),
+                due.field(job_queue::created_at).asc(),
+            ))
+            .limit(1)
+            .for_update()
+            .skip_locked();
+        let claim = diesel::update(job_queue::table.filter(job_queue::id.eq_any(candidate)))
+            .set((
+                job_queue::status.eq("running"),
+                job_queue::attempts.eq(job_queue::attempts + 1),
+                job_queue::locked_until.eq(self.lease().nullable()),
+                job_queue::locked_by.eq(&self.name),
+            ))
+            .returning((
+                job_queue::id,
+                job_queue::kind,
+                job_queue::payload,
+                job_queue::progress_job_id,
+                job_queue::attempts,
+                job_queue::max_attempts,
+            ));
+        let job = Cached(claim)
+            .get_result::<Job>(&mut *conn)
+            .await
+            .optional()?;
         Ok(job)
+    }
+
+    /// The end of a lease taken now: `now()` plus the visibility timeout.
+    fn lease(&self) -> LeaseEnd {
+        let micros = i64::try_from(self.config.visibility.as_micros()).unwrap_or(30_000_000);
+        LeaseEnd(PgInterval::from_microseconds(micros))
     }
 
     /// Claims and runs one job; `Ok(false)` when none was due.
@@ -282,16 +351,14 @@ impl Workers {
         let Ok(mut conn) = self.db.conn().await else {
             return;
         };
-        let secs = i64::try_from(self.config.visibility.as_secs()).unwrap_or(30);
-        let extended = diesel::sql_query(
-            "UPDATE job_queue SET locked_until = now() + make_interval(secs => $1) \
-             WHERE id = $2 AND locked_by = $3 AND status = 'running'",
+        let extend = diesel::update(
+            job_queue::table
+                .filter(job_queue::id.eq(job.id))
+                .filter(job_queue::locked_by.eq(&self.name))
+                .filter(job_queue::status.eq("running")),
         )
-        .bind::<BigInt, _>(secs)
-        .bind::<SqlUuid, _>(job.id)
-        .bind::<Text, _>(&self.name)
-        .execute(&mut *conn)
-        .await;
+        .set(job_queue::locked_until.eq(self.lease().nullable()));
+        let extended = Cached(extend).execute(&mut *conn).await;
         if let Err(err) = extended {
             tracing::warn!(job = %job.id, error = %err, "job heartbeat failed");
         }

@@ -27,6 +27,7 @@ pub fn app() -> TestAppBuilder {
             metrics_bind: None,
             workers: 1,
             cors_origins: Vec::new(),
+            app_url: None,
             body_limit: DEFAULT_BODY_LIMIT,
             version: stoa_core::BUILD_VERSION.to_string(),
         },

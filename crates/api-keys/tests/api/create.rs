@@ -138,8 +138,27 @@ async fn bad_input_is_400_naming_the_field_and_creates_nothing() {
     for (body, field) in cases {
         let res = app.send(post_json(KEYS, &admin, body.clone())).await;
         assert_eq!(res.status, 400, "{body}: {}", res.text());
-        let error = res.json()["error"].as_str().unwrap().to_string();
-        assert!(error.contains(field), "{body}: {error}");
+        // Body errors say `Invalid input` and name the field in `issues`.
+        let body = res.json();
+        let paths: Vec<String> = body["issues"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| {
+                let segments: Vec<String> = i["path"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.as_str().map_or_else(|| s.to_string(), String::from))
+                    .collect();
+                format!("{} {}", segments.join("."), i["message"])
+            })
+            .collect();
+        let error = body["error"].as_str().unwrap().to_string();
+        assert!(
+            error.contains(field) || paths.iter().any(|p| p.contains(field)),
+            "{body}"
+        );
     }
     let res = app
         .send(post_json(

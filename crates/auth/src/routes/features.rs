@@ -41,6 +41,7 @@ pub struct FeatureCheckResponse {
 #[post("/auth/feature-check")]
 pub async fn feature_check(ctx: AuthContext, body: web::Bytes) -> AppResult<HttpResponse> {
     let invalid = || AppError::bad_request("Invalid request").ok_false();
+    stoa_core::extract::check_json_body(&body).map_err(AppError::ok_false)?;
     let req: FeatureCheckRequest = serde_json::from_slice(&body).map_err(|_| invalid())?;
     if req.features.len() > MAX_FEATURES
         || req

@@ -38,6 +38,7 @@ fn validation_failed(message: &str) -> AppError {
 }
 
 fn requested_id(body: &[u8]) -> AppResult<Uuid> {
+    stoa_core::extract::check_json_body(body)?;
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     match value.get("id") {
         None | Some(Value::Null) => Err(validation_failed("Required")),

@@ -77,6 +77,7 @@ pub struct LocaleSet {
 )]
 #[post("/auth/locale")]
 pub async fn post_locale(body: web::Bytes) -> AppResult<HttpResponse> {
+    stoa_core::extract::check_json_body(&body)?;
     let parsed: LocaleBody =
         serde_json::from_slice(&body).map_err(|_| AppError::bad_request("Bad request"))?;
     let locale = checked(Some(&parsed.locale))?;

@@ -102,6 +102,7 @@ pub fn ip_of(req: &HttpRequest, state: &AuthState) -> String {
 
 /// Parses a form body (`application/x-www-form-urlencoded`); anything else,
 /// including JSON, is refused with the endpoint's `{ok:false,error}` message.
+/// Control characters (but tab/LF/CR) are refused with a 400 naming the field.
 pub fn parse_form<T: DeserializeOwned>(
     req: &HttpRequest,
     body: &[u8],
@@ -115,6 +116,7 @@ pub fn parse_form<T: DeserializeOwned>(
     if !content_type.starts_with("application/x-www-form-urlencoded") {
         return Err(AppError::bad_request(error).ok_false());
     }
+    stoa_core::extract::check_form_body(body).map_err(AppError::ok_false)?;
     serde_html_form::from_bytes(body).map_err(|_| AppError::bad_request(error).ok_false())
 }
 

@@ -88,6 +88,7 @@ pub async fn update_profile(
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
     const INVALID: &str = "Invalid profile update.";
+    stoa_core::extract::check_json_body(&body)?;
     let update: ProfileUpdate =
         serde_json::from_slice(&body).map_err(|e| invalid(INVALID, "body", &e.to_string()))?;
     let user_id = ctx

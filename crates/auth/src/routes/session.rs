@@ -73,6 +73,7 @@ async fn rotate(state: &AuthState, raw: &str) -> AppResult<Option<(String, Strin
 #[post("/auth/session/refresh")]
 pub async fn refresh(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
     const MISSING: &str = "Missing or invalid refresh token";
+    stoa_core::extract::check_json_body(&body).map_err(AppError::ok_false)?;
     let parsed: Option<RefreshRequest> = serde_json::from_slice(&body).ok();
     let raw = parsed
         .map(|r| r.refresh_token.trim().to_string())

@@ -113,6 +113,7 @@ pub fn id_of(query: &IdQuery, body: &[u8]) -> Result<Uuid, AppError> {
     struct Body {
         id: Option<String>,
     }
+    stoa_core::extract::check_json_body(body)?;
     let raw = query
         .id
         .clone()

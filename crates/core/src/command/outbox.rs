@@ -17,6 +17,7 @@ use uuid::Uuid;
 use super::Event;
 use super::schema::event_outbox;
 use crate::db::{Db, DbError};
+use crate::prepared::Cached;
 
 /// Writes `event` to the outbox on `conn` (the caller's transaction).
 pub async fn enqueue(
@@ -97,7 +98,9 @@ impl Dispatcher {
 
     /// Claims due events (skipping rows other dispatchers hold), delivers them
     /// and records the outcome, all in one transaction. Returns how many events
-    /// were handled.
+    /// were handled. Every statement stays prepared on its connection (the
+    /// claim is a cacheable select; the updates are [`Cached`]), so an idle
+    /// poll every 250 ms costs Postgres no parsing or planning.
     pub async fn run_once(&self) -> Result<usize, DbError> {
         let mut conn = self.db.conn().await?;
         let conn: &mut AsyncPgConnection = &mut conn;
@@ -131,29 +134,27 @@ impl Dispatcher {
                 let row = event_outbox::table.filter(event_outbox::id.eq(event.id));
                 match failure {
                     None => {
-                        diesel::update(row)
-                            .set((
-                                event_outbox::status.eq("delivered"),
-                                event_outbox::delivered_at.eq(OffsetDateTime::now_utc()),
-                                event_outbox::attempts.eq(event.attempts + 1),
-                            ))
-                            .execute(conn)
-                            .await?;
+                        Cached(diesel::update(row).set((
+                            event_outbox::status.eq("delivered"),
+                            event_outbox::delivered_at.eq(OffsetDateTime::now_utc()),
+                            event_outbox::attempts.eq(event.attempts + 1),
+                        )))
+                        .execute(conn)
+                        .await?;
                     }
                     Some(err) => {
                         let attempts = event.attempts + 1;
                         let status = if attempts >= max_attempts { "dead" } else { "pending" };
                         tracing::warn!(event = %event.name, attempts, error = %err, "event delivery failed");
-                        diesel::update(row)
-                            .set((
-                                event_outbox::status.eq(status),
-                                event_outbox::attempts.eq(attempts),
-                                event_outbox::last_error.eq(err),
-                                event_outbox::next_attempt_at
-                                    .eq(OffsetDateTime::now_utc() + Self::backoff(attempts)),
-                            ))
-                            .execute(conn)
-                            .await?;
+                        Cached(diesel::update(row).set((
+                            event_outbox::status.eq(status),
+                            event_outbox::attempts.eq(attempts),
+                            event_outbox::last_error.eq(err),
+                            event_outbox::next_attempt_at
+                                .eq(OffsetDateTime::now_utc() + Self::backoff(attempts)),
+                        )))
+                        .execute(conn)
+                        .await?;
                     }
                 }
             }

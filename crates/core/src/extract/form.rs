@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use validator::Validate;
 
 use super::body::{limit_for, read_body};
+use super::issues::Source;
 use super::json::parse_json;
 use super::query::parse_urlencoded;
 use crate::error::AppError;
@@ -38,7 +39,7 @@ impl<T: DeserializeOwned + Validate + 'static> FromRequest for Form<T> {
             } else if content_type.is_empty()
                 || content_type.starts_with("application/x-www-form-urlencoded")
             {
-                parse_urlencoded(&bytes, "Invalid form data").map(Form)
+                parse_urlencoded(&bytes, Source::Body).map(Form)
             } else {
                 Err(AppError::new(
                     actix_web::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,

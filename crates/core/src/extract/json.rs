@@ -7,7 +7,8 @@ use serde::de::DeserializeOwned;
 use validator::Validate;
 
 use super::body::{limit_for, read_body};
-use super::issues::{invalid, path_segments, validate};
+use super::issues::{Source, Wire, invalid, path_segments, validate_as};
+use super::text::check_json_body;
 use crate::error::AppError;
 
 /// A JSON request body, deserialized and validated.
@@ -38,6 +39,7 @@ pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result
             "Invalid JSON body: the body is empty",
         ));
     }
+    check_json_body(bytes)?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = match serde_path_to_error::deserialize(&mut de) {
         Ok(value) => value,
@@ -46,7 +48,7 @@ pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result
             let inner = err.into_inner();
             return Err(match inner.classify() {
                 serde_json::error::Category::Data => {
-                    invalid("Invalid payload", path, &inner.to_string())
+                    invalid(Source::Body, path, &inner.to_string())
                 }
                 _ => AppError::bad_request(format!(
                     "Invalid JSON body: {}",
@@ -58,6 +60,6 @@ pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result
     de.end().map_err(|_| {
         AppError::bad_request("Invalid JSON body: trailing characters after the document")
     })?;
-    validate(&value)?;
+    validate_as(&value, Source::Body, Wire::Json(bytes))?;
     Ok(value)
 }

@@ -10,7 +10,14 @@
 //! - [`Path`]: path parameters; 400 naming the parameter (e.g. a malformed uuid).
 //!
 //! Every extracted value is validated with `validator`; types without rules derive
-//! `Validate` with no attributes.
+//! `Validate` with no attributes. Before deserializing, every extractor refuses
+//! control characters (NUL and the other C0 controls, DEL; tab/LF/CR are
+//! allowed in body text): 400 naming the field. Handlers that parse a
+//! raw body themselves call [`check_json_body`] / [`check_form_body`] first.
+//!
+//! Body errors (JSON, form) answer `{error: "Invalid input", issues, details:
+//! {formErrors, fieldErrors}}`, the shape Open Mercato's clients map onto form
+//! fields; query and path errors name the parameter in `error` as well.
 
 /// `into_inner` and `Deref` for an extractor newtype `Name<T>(pub T)`.
 macro_rules! wrapper {
@@ -37,6 +44,7 @@ mod issues;
 mod json;
 mod path;
 mod query;
+mod text;
 
 pub use body::BodyLimit;
 pub use form::Form;
@@ -44,3 +52,4 @@ pub use issues::{issues_from_validation, validate};
 pub use json::Json;
 pub use path::Path;
 pub use query::Query;
+pub use text::{CONTROL_CHARACTERS, TextRule, check_form_body, check_json_body, is_forbidden};

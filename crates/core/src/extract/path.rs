@@ -6,7 +6,8 @@ use futures_util::future::{Ready, ready};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::issues::{invalid, path_segments};
+use super::issues::{Source, invalid, path_segments};
+use super::text::check_path;
 use crate::error::AppError;
 
 /// Path parameters: a single value (`Path<Uuid>`), a tuple, or a struct whose
@@ -21,6 +22,9 @@ impl<T: DeserializeOwned> FromRequest for Path<T> {
     type Future = Ready<Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        if let Err(err) = check_path(req.match_info().iter()) {
+            return ready(Err(err));
+        }
         let de = actix_router::PathDeserializer::new(req.match_info());
         let result = serde_path_to_error::deserialize(de)
             .map(Path)
@@ -32,11 +36,7 @@ impl<T: DeserializeOwned> FromRequest for Path<T> {
                         path.push(Value::from(name));
                     }
                 }
-                invalid(
-                    "Invalid path parameter",
-                    path,
-                    &err.into_inner().to_string(),
-                )
+                invalid(Source::Path, path, &err.into_inner().to_string())
             });
         ready(result)
     }

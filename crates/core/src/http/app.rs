@@ -16,6 +16,7 @@ use utoipa_actix_web::{AppExt, scope, service_config::ServiceConfig};
 use super::access::{AccessPolicy, access_policy_data, enforce_access};
 use super::errors::{json_error_bodies, not_found};
 use super::metrics::Metrics;
+use super::origin::{OriginPolicy, origin_guard};
 use super::request_context::request_context;
 use super::{cors, security_headers};
 use crate::config::HttpConfig;
@@ -119,7 +120,8 @@ pub fn app(
         .app_data(web::Data::new(ctx.db.clone()))
         .app_data(web::Data::new(info))
         .app_data(ctx.openapi.clone())
-        .app_data(BodyLimit(ctx.http.body_limit));
+        .app_data(BodyLimit(ctx.http.body_limit))
+        .app_data(web::Data::new(OriginPolicy::new(&ctx.http)));
     if let Some(metrics) = &ctx.metrics {
         app = app.app_data(metrics.clone());
     }
@@ -135,6 +137,7 @@ pub fn app(
         .wrap(json_error_bodies())
         .wrap(Compress::default())
         .wrap(cors(&ctx.http.cors_origins))
+        .wrap(from_fn(origin_guard))
         .wrap(security_headers())
         .wrap(from_fn(request_context))
 }

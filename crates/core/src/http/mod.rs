@@ -8,6 +8,7 @@ mod app;
 mod client_ip;
 mod errors;
 mod metrics;
+mod origin;
 mod request_context;
 
 pub use access::{
@@ -17,6 +18,10 @@ pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
 pub use client_ip::{TrustedProxyDepth, client_ip};
 pub use errors::{json_error_bodies, not_found};
 pub use metrics::{Metrics, metrics_app};
+pub use origin::{
+    ALLOWED_HEADERS, ALLOWED_METHODS, CREDENTIAL_COOKIES, EXPOSED_HEADERS, OriginPolicy,
+    origin_guard, origin_of,
+};
 pub use request_context::{RequestId, request_context};
 
 /// Headers sent with every response.
@@ -29,23 +34,18 @@ pub fn security_headers() -> actix_web::middleware::DefaultHeaders {
 
 /// CORS for the configured origins; with none configured, cross-origin browser
 /// calls are refused (same-origin clients and non-browser clients are unaffected).
+/// Allows every request header the API reads and exposes the response headers
+/// clients read. [`origin_guard`] (outside this) answers refused preflights with
+/// JSON and keeps `Access-Control-Allow-Credentials` to these origins.
 pub fn cors(origins: &[String]) -> actix_cors::Cors {
     let mut cors = actix_cors::Cors::default()
-        .allowed_methods(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
-        .allowed_headers([
-            actix_web::http::header::AUTHORIZATION,
-            actix_web::http::header::CONTENT_TYPE,
-            actix_web::http::header::ACCEPT,
-        ])
-        .allowed_header("x-api-key")
-        .allowed_header("x-request-id")
-        .allowed_header("x-om-selected-org")
-        .allowed_header("x-om-selected-tenant")
-        .expose_headers(["x-request-id", "x-om-operation"])
+        .allowed_methods(ALLOWED_METHODS)
+        .allowed_headers(ALLOWED_HEADERS)
+        .expose_headers(EXPOSED_HEADERS)
         .supports_credentials()
         .max_age(600);
-    for origin in origins {
-        cors = cors.allowed_origin(origin);
+    for origin in origins.iter().filter_map(|o| origin_of(o)) {
+        cors = cors.allowed_origin(&origin);
     }
     cors
 }

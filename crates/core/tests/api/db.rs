@@ -85,3 +85,46 @@ async fn an_unreachable_database_is_unavailable_not_a_hang() {
     let err = AppError::from(db.ping().await.unwrap_err());
     assert_eq!(err.status(), 503);
 }
+
+#[derive(QueryableByName, Debug, PartialEq, Eq)]
+struct Prepared {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    at: String,
+}
+
+/// Named statements prepared on the connection whose text matches `pattern`
+/// (bound, so this query never matches itself).
+async fn prepared(db: &Db, pattern: &str) -> Vec<Prepared> {
+    let mut conn = db.conn().await.unwrap();
+    diesel::sql_query(
+        "SELECT name, prepare_time::text AS at FROM pg_prepared_statements \
+         WHERE statement LIKE $1 ORDER BY name",
+    )
+    .bind::<Text, _>(pattern)
+    .load(&mut *conn)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outbox_poll_is_prepared_once_per_connection() {
+    use stoa_core::command::outbox::{Dispatcher, LogSubscriber};
+    let test_db = TestDb::new().await;
+    // One connection, so every poll runs where the statement cache lives.
+    let db = Db::from_url(test_db.url(), 1, std::time::Duration::from_secs(10)).unwrap();
+    let dispatcher = Dispatcher::new(db.clone(), vec![std::sync::Arc::new(LogSubscriber)]);
+    assert_eq!(dispatcher.run_once().await.unwrap(), 0);
+    let pattern = "%\"event_outbox\"%SKIP LOCKED%";
+    let first = prepared(&db, pattern).await;
+    assert_eq!(first.len(), 1, "the claim stays prepared: {first:?}");
+    for _ in 0..3 {
+        dispatcher.run_once().await.unwrap();
+    }
+    assert_eq!(
+        prepared(&db, pattern).await,
+        first,
+        "and is never prepared again"
+    );
+}

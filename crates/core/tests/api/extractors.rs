@@ -17,10 +17,39 @@ fn assert_json_error(res: &stoa_testkit::TestResponse, status: u16, needle: &str
     );
     let body = res.json();
     let message = body["error"].as_str().unwrap_or_default();
+    // Body errors say `Invalid input` and name the field in `issues` and
+    // `details.fieldErrors`; query and path errors name it in the message too.
+    let issues = body["issues"].as_array().cloned().unwrap_or_default();
+    let named = issues.iter().any(|issue| {
+        let path: Vec<String> = issue["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().map_or_else(|| p.to_string(), String::from))
+            .collect();
+        path.join(".").contains(needle)
+            || issue["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(needle)
+    });
     assert!(
-        message.contains(needle),
-        "`{message}` should mention `{needle}`"
+        message.contains(needle) || named,
+        "`{body}` should mention `{needle}`"
     );
+    for issue in &issues {
+        let errors = match issue["path"].get(0) {
+            None => body["details"]["formErrors"].clone(),
+            Some(Value::String(field)) => body["details"]["fieldErrors"][field].clone(),
+            Some(index) => body["details"]["fieldErrors"][index.to_string()].clone(),
+        };
+        assert!(
+            errors
+                .as_array()
+                .is_some_and(|list| list.contains(&issue["message"])),
+            "details should list {issue}: {body}"
+        );
+    }
     body
 }
 
@@ -84,7 +113,7 @@ async fn wrong_types_name_the_field() {
     assert_eq!(body["issues"][0]["path"], json!(["items", 0, "qty"]));
 
     let res = app.post_json("/api/test/echo", &json!([1, 2])).await;
-    assert_json_error(&res, 400, "Invalid payload");
+    assert_json_error(&res, 400, "Invalid input");
 }
 
 #[actix_web::test]
@@ -122,7 +151,17 @@ async fn validation_rules_report_every_issue_with_its_path() {
             &json!({"name": "far-too-long-name", "count": 1, "kind": "android", "items": [{"qty": 1}, {"qty": 9}]}),
         )
         .await;
-    let body = assert_json_error(&res, 400, "Invalid payload");
+    let body = assert_json_error(&res, 400, "Invalid input");
+    assert_eq!(body["error"], "Invalid input");
+    assert_eq!(
+        body["details"]["fieldErrors"]["name"],
+        json!(["length must be between 1 and 10"])
+    );
+    assert_eq!(
+        body["details"]["fieldErrors"]["items"],
+        json!(["must be between 1 and 5"])
+    );
+    assert_eq!(body["details"]["formErrors"], json!([]));
     let paths: Vec<Value> = body["issues"]
         .as_array()
         .unwrap()
@@ -243,4 +282,94 @@ async fn form_bodies_are_parsed_and_validated() {
         .insert_header(("content-type", "text/csv"))
         .set_payload("email");
     assert_eq!(app.send(req).await.status, 415);
+}
+
+/// The first issue's path and the field `details.fieldErrors` names.
+fn control_field(res: &stoa_testkit::TestResponse) -> (Value, Value) {
+    assert_eq!(res.status, 400, "{}", res.text());
+    let body = res.json();
+    assert_eq!(
+        body["issues"][0]["message"],
+        "must not contain control characters"
+    );
+    assert_eq!(body["issues"][0]["code"], "invalid_string");
+    let fields = body["details"]["fieldErrors"].clone();
+    (body["issues"][0]["path"].clone(), fields)
+}
+
+#[actix_web::test]
+async fn control_characters_are_refused_naming_the_field() {
+    let app = app().module(fixtures::configure).start().await;
+
+    // JSON: `\u0000` in a string, at any depth; tab, LF and CR are text.
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a\u{0}b", "count": 1, "kind": "ios"}),
+        )
+        .await;
+    let (path, fields) = control_field(&res);
+    assert_eq!(path, json!(["name"]));
+    assert_eq!(
+        fields["name"],
+        json!(["must not contain control characters"])
+    );
+    assert_eq!(res.json()["error"], "Invalid input");
+    for bad in ["\u{1b}[31m", "a\u{7f}", "\u{8}", "\u{c}"] {
+        let res = app
+            .post_json(
+                "/api/test/echo",
+                &json!({"name": bad, "count": 1, "kind": "ios"}),
+            )
+            .await;
+        assert_eq!(control_field(&res).0, json!(["name"]), "{bad:?}");
+    }
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a", "count": 1, "kind": "ios", "items": [{"qty": 1}, {"qty": "\u{0}"}]}),
+        )
+        .await;
+    assert_eq!(control_field(&res).0, json!(["items", 1, "qty"]));
+    let res = app
+        .post_json(
+            "/api/test/echo",
+            &json!({"name": "a\tb\r\nc", "count": 1, "kind": "ios"}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+
+    // Query strings: no control character at all, not even a tab.
+    for query in ["roleIds=%00", "page=1&search=a%09b", "x%00=1"] {
+        let res = app.get(&format!("/api/test/list?{query}")).await;
+        let (path, _) = control_field(&res);
+        assert!(
+            res.json()["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Invalid query parameters: "),
+            "{query}: {}",
+            res.text()
+        );
+        assert!(path.is_array(), "{query}");
+    }
+    let res = app.get("/api/test/list?roleIds=%00").await;
+    assert_eq!(control_field(&res).0, json!(["roleIds"]));
+
+    // Path segments.
+    let res = app.get("/api/test/items/ab%00cd").await;
+    assert_eq!(control_field(&res).0, json!(["id"]));
+    assert!(
+        res.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid path parameter: id")
+    );
+
+    // Form bodies: like JSON text, tab/LF/CR allowed.
+    let req = TestRequest::post()
+        .uri("/api/test/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload("email=a%00%40b.co");
+    assert_eq!(control_field(&app.send(req).await).0, json!(["email"]));
 }

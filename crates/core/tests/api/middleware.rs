@@ -134,3 +134,175 @@ async fn metrics_count_requests_by_route_and_status() {
     );
     assert!(text.contains("stoa_db_pool_max_connections"), "{text}");
 }
+
+/// A write route that counts how often its handler runs.
+fn counting(
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> impl Fn(&mut utoipa_actix_web::service_config::ServiceConfig) + Send + Sync + 'static {
+    move |cfg| {
+        let hits = hits.clone();
+        cfg.route(
+            "/test/write",
+            actix_web::web::route().to(move || {
+                hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async { actix_web::HttpResponse::Ok().json(json!({"ok": true})) }
+            }),
+        );
+    }
+}
+
+fn write(method: actix_web::http::Method) -> TestRequest {
+    TestRequest::default()
+        .method(method)
+        .uri("/api/test/write")
+        .cookie(actix_web::cookie::Cookie::new("auth_token", "t0ken"))
+}
+
+#[actix_web::test]
+async fn cookie_authenticated_writes_from_foreign_origins_are_refused() {
+    use actix_web::http::Method;
+    use std::sync::atomic::Ordering;
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = app()
+        .module(counting(hits.clone()))
+        .http(|h| {
+            h.cors_origins = vec!["https://ui.example.com".into()];
+            h.app_url = Some("https://app.example.com/".into());
+        })
+        .start()
+        .await;
+
+    for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+        let res = app
+            .send(write(method.clone()).insert_header(("origin", "https://evil.example")))
+            .await;
+        assert_eq!(res.status, 403, "{method}: {}", res.text());
+        assert!(res.json()["error"].as_str().unwrap().contains("Cross-site"));
+        assert_eq!(res.header("access-control-allow-credentials"), None);
+    }
+    let res = app
+        .send(
+            write(Method::POST)
+                .cookie(actix_web::cookie::Cookie::new("session_token", "s"))
+                .insert_header(("referer", "https://evil.example/form.html")),
+        )
+        .await;
+    assert_eq!(res.status, 403, "Referer without Origin: {}", res.text());
+    let res = app
+        .send(write(Method::POST).insert_header(("origin", "null")))
+        .await;
+    assert_eq!(res.status, 403, "opaque origin");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "no refused handler ran");
+
+    // Trusted: CORS origins, APP_URL's origin, the server's own origin, no
+    // Origin/Referer at all (non-browser clients), explicit credentials, reads.
+    let allowed = [
+        write(Method::POST).insert_header(("origin", "https://ui.example.com")),
+        write(Method::DELETE).insert_header(("origin", "https://app.example.com")),
+        write(Method::PUT).insert_header(("origin", "http://localhost:8080")),
+        write(Method::POST).insert_header(("referer", "https://app.example.com/users")),
+        write(Method::POST),
+        write(Method::POST)
+            .insert_header(("origin", "https://evil.example"))
+            .insert_header(("authorization", "Bearer x")),
+        write(Method::POST)
+            .insert_header(("origin", "https://evil.example"))
+            .insert_header(("x-api-key", "omk_x")),
+        write(Method::GET).insert_header(("origin", "https://evil.example")),
+        TestRequest::post()
+            .uri("/api/test/write")
+            .insert_header(("origin", "https://evil.example")),
+    ];
+    let count = allowed.len();
+    for (i, req) in allowed.into_iter().enumerate() {
+        let res = app.send(req).await;
+        assert_eq!(res.status, 200, "case {i}: {}", res.text());
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), count);
+}
+
+#[actix_web::test]
+async fn credentials_and_exposed_headers_go_only_to_cors_origins() {
+    let app = app()
+        .http(|h| h.cors_origins = vec!["https://ui.example.com".into()])
+        .start()
+        .await;
+    let get = |origin: &'static str| {
+        TestRequest::get()
+            .uri("/api/version")
+            .insert_header(("origin", origin))
+    };
+    let res = app.send(get("https://ui.example.com")).await;
+    assert_eq!(res.header("access-control-allow-credentials"), Some("true"));
+    let exposed = res
+        .header("access-control-expose-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    for name in [
+        "x-om-operation",
+        "x-request-id",
+        "retry-after",
+        "x-ratelimit-remaining",
+    ] {
+        assert!(exposed.contains(name), "{name} in {exposed}");
+    }
+    for res in [
+        app.send(get("https://evil.example")).await,
+        app.get("/api/version").await,
+        app.get("/api/nope").await,
+    ] {
+        assert_eq!(res.header("access-control-allow-credentials"), None);
+        assert_eq!(res.header("access-control-allow-origin"), None);
+    }
+}
+
+#[actix_web::test]
+async fn preflights_allow_every_header_the_api_reads_and_refuse_as_json() {
+    use actix_web::http::Method;
+    let app = app()
+        .http(|h| h.cors_origins = vec!["https://ui.example.com".into()])
+        .start()
+        .await;
+    let preflight = |origin: &'static str, method: &'static str, headers: &'static str| {
+        TestRequest::default()
+            .method(Method::OPTIONS)
+            .uri("/api/auth/roles/acl")
+            .insert_header(("origin", origin))
+            .insert_header(("access-control-request-method", method))
+            .insert_header(("access-control-request-headers", headers))
+    };
+    let wanted = "content-type, authorization, x-api-key, x-request-id, x-om-selected-org, \
+                  x-om-selected-tenant, x-om-ext-optimistic-lock-expected-updated-at";
+    let res = app
+        .send(preflight("https://ui.example.com", "PUT", wanted))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.header("access-control-allow-credentials"), Some("true"));
+    let allowed = res
+        .header("access-control-allow-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    for name in wanted.split(", ").map(str::trim) {
+        assert!(allowed.contains(name), "{name} in {allowed}");
+    }
+
+    let res = app
+        .send(preflight("https://evil.example", "PUT", "content-type"))
+        .await;
+    assert_eq!(res.status, 403);
+    assert!(res.json()["error"].as_str().unwrap().contains("Origin"));
+    assert_eq!(res.header("access-control-allow-origin"), None);
+    assert_eq!(res.header("access-control-allow-credentials"), None);
+
+    let res = app
+        .send(preflight("https://ui.example.com", "PUT", "x-unknown"))
+        .await;
+    assert_eq!(res.status, 400);
+    assert!(res.json()["error"].as_str().unwrap().contains("x-unknown"));
+
+    let res = app
+        .send(preflight("https://ui.example.com", "TRACE", ""))
+        .await;
+    assert_eq!(res.status, 400);
+    assert!(res.json()["error"].as_str().unwrap().contains("TRACE"));
+}

@@ -195,3 +195,38 @@ async fn failures_back_off_and_end_dead_with_a_failed_progress_record() {
     );
     assert_eq!(stoa_progress::jobs::backoff(3).as_secs(), 8);
 }
+
+#[derive(diesel::QueryableByName, Debug, PartialEq, Eq)]
+struct Prepared {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    name: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    at: String,
+}
+
+#[actix_web::test]
+async fn polling_reuses_one_prepared_claim_statement() {
+    let test_db = stoa_testkit::TestDb::new().await;
+    // One connection, so every poll runs where the statement cache lives.
+    let db = stoa_core::db::Db::from_url(test_db.url(), 1, Duration::from_secs(10)).unwrap();
+    let workers = Workers::new(db.clone(), stoa_progress::handlers(), config(1000));
+    let prepared = async || -> Vec<Prepared> {
+        let mut conn = db.conn().await.unwrap();
+        // The pattern is bound, so this query never matches itself.
+        diesel::sql_query(
+            "SELECT name, prepare_time::text AS at FROM pg_prepared_statements \
+             WHERE statement LIKE $1 ORDER BY name",
+        )
+        .bind::<diesel::sql_types::Text, _>("%\"job_queue\"%SKIP LOCKED%")
+        .load(&mut *conn)
+        .await
+        .unwrap()
+    };
+    assert!(workers.claim().await.unwrap().is_none());
+    let first = prepared().await;
+    assert_eq!(first.len(), 1, "the claim stays prepared: {first:?}");
+    for _ in 0..3 {
+        assert!(!workers.run_one().await.unwrap());
+    }
+    assert_eq!(prepared().await, first, "and is never prepared again");
+}
