@@ -25,7 +25,8 @@ pub enum CommandError {
     Other(String),
 }
 
-/// `stoa migrate`: applies pending migrations; idempotent.
+/// `stoa migrate`: applies pending migrations, then syncs default grants;
+/// idempotent.
 pub async fn migrate(config: &Config) -> Result<(), CommandError> {
     let applied = run_migrations(config.db.url.expose()).await?;
     if applied.is_empty() {
@@ -35,6 +36,25 @@ pub async fn migrate(config: &Config) -> Result<(), CommandError> {
             println!("migrations: applied {version}");
         }
     }
+    sync_grants(config).await
+}
+
+/// `stoa grants sync`: gives existing tenants' built-in roles the registry's
+/// default grants their ledger lacks (`stoa_auth::grant_sync`).
+pub async fn sync_grants(config: &Config) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
+    let mut conn = db
+        .conn()
+        .await
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    let report = stoa_auth::grant_sync::sync(&mut conn, &registry)
+        .await
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    println!(
+        "grants: {} default grant(s) added to existing roles, {} recorded",
+        report.added, report.recorded
+    );
     Ok(())
 }
 

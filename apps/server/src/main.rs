@@ -21,8 +21,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Apply pending database migrations (idempotent).
+    /// Apply pending database migrations, then sync default grants (idempotent).
     Migrate,
+    /// Give existing tenants' built-in roles the default grants of modules added
+    /// since they were created (never re-adding one an administrator revoked).
+    Grants {
+        #[command(subcommand)]
+        command: GrantsCommand,
+    },
     /// Serve the HTTP API.
     Serve {
         /// Address to listen on (default 127.0.0.1:8080).
@@ -76,6 +82,12 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum GrantsCommand {
+    /// Add missing default grants to existing tenants (also run by `migrate`).
+    Sync,
+}
+
 fn load_config() -> Result<Config, CommandError> {
     let config = Config::from_env()?;
     stoa_core::telemetry::init(&config.log);
@@ -110,6 +122,12 @@ fn run(cli: Cli) -> Result<(), CommandError> {
             let config = load_config()?;
             // diesel-async's migration harness needs a multi-threaded runtime.
             one_thread_runtime()?.block_on(commands::migrate(&config))
+        }
+        Command::Grants {
+            command: GrantsCommand::Sync,
+        } => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(commands::sync_grants(&config))
         }
         Command::Init {
             tenant,

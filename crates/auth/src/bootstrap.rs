@@ -91,6 +91,8 @@ impl TenantSeeder for AccountsSeeder {
     ) -> BoxFuture<'a, Result<(), AppError>> {
         Box::pin(async move {
             let role_ids = create_default_roles(conn, tenant.tenant_id, registry).await?;
+            // Grant sync must never re-add a default the tenant's admins revoke.
+            crate::grant_sync::record_tenant(conn, registry, tenant.tenant_id).await?;
             for first in &tenant.users {
                 let user: Uuid = diesel::insert_into(users::table)
                     .values((

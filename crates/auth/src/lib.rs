@@ -15,6 +15,7 @@ pub mod cache;
 pub mod commands;
 pub mod config;
 pub mod consents;
+pub mod grant_sync;
 pub mod grants;
 pub mod i18n;
 pub mod invite;

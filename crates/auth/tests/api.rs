@@ -5,6 +5,7 @@ mod api {
     pub mod acls;
     pub mod consents;
     pub mod features;
+    pub mod grant_sync;
     pub mod invite;
     pub mod login;
     pub mod nav;

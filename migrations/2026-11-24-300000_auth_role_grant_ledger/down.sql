@@ -1,0 +1,1 @@
+DROP TABLE role_grant_ledger;
