@@ -18,6 +18,7 @@ pub mod consents;
 pub mod grants;
 pub mod i18n;
 pub mod invite;
+pub mod limits;
 pub mod lock;
 pub mod nav;
 pub mod password;

@@ -7,6 +7,7 @@ mod api {
     pub mod features;
     pub mod invite;
     pub mod login;
+    pub mod login_limits;
     pub mod nav;
     pub mod profile;
     pub mod reset;
