@@ -95,6 +95,7 @@ async fn refresh_tokens(
         .map(|r| r.refresh_token.trim().to_string())
         .filter(|t| !t.is_empty() && t.len() <= 512)
         .ok_or_else(|| AppError::bad_request(MISSING).ok_false())?;
+    // A refusal brings its own quota headers: report nothing on top of them.
     *quota = None;
     *quota = Layers::new(&*state.limiter)
         .layer(format!("refresh:ip:{ip}"), limits.refresh_ip)
