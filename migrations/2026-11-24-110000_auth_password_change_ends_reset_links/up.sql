@@ -1,6 +1,7 @@
 -- A password change of any kind (reset confirmation, profile, an
--- administrator's edit, an undo) ends every reset or invitation link the user
--- still holds: an older link must not open the account after a newer password.
+-- administrator's edit, anything later) ends every reset or invitation link
+-- the user still holds: an older link must not open the account after a newer
+-- password.
 CREATE FUNCTION auth_password_changed_invalidate_resets() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
