@@ -82,7 +82,10 @@ pub async fn create_key(
             })
         })
         .await?;
-    Ok(HttpResponse::Created().json(created))
+    // The secret is in the body: no browser or proxy may keep a copy.
+    Ok(HttpResponse::Created()
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
+        .json(created))
 }
 
 /// Soft-deletes a key of the caller's tenant and scope (and the keys created

@@ -24,9 +24,16 @@ pub struct RateLimits {
     pub enabled: bool,
     /// `RATE_LIMIT_TRUST_PROXY_DEPTH` (default 0: the TCP peer is the client).
     pub trust_proxy_depth: usize,
-    /// Failed logins per account (`RATE_LIMIT_LOGIN_ACCOUNT`, default 5/60).
+    /// Failed logins per account and client address
+    /// (`RATE_LIMIT_LOGIN_ACCOUNT_IP`, default 5/60): the lock-out one address
+    /// can cause, which never reaches the owner at another address.
+    pub login_account_ip: Rule,
+    /// Failed logins per account from all addresses together
+    /// (`RATE_LIMIT_LOGIN_ACCOUNT`, default 50/300): the backstop against
+    /// guessing from many addresses. Above what one address can reach
+    /// (5/60 → 25 per 300 s), so no single address can trigger it.
     pub login_account: Rule,
-    /// Failed logins per client address (`RATE_LIMIT_LOGIN_IP`, default 50/60).
+    /// Failed logins per client address (`RATE_LIMIT_LOGIN_IP`, default 20/60).
     pub login_ip: Rule,
     /// Reset requests per e-mail (`RATE_LIMIT_RESET_ACCOUNT`, default 3/60).
     pub reset_account: Rule,
@@ -40,8 +47,11 @@ pub struct RateLimits {
     pub refresh_token: Rule,
     /// Refreshes per address (`RATE_LIMIT_REFRESH_IP`, default 60/60).
     pub refresh_ip: Rule,
-    /// Invitation resends per address (`RATE_LIMIT_RESEND_INVITE_IP`, default 3/300).
-    pub resend_invite_ip: Rule,
+    /// Wrong current passwords in `PUT /auth/profile` per user
+    /// (`RATE_LIMIT_PROFILE_PASSWORD`, default 5/300).
+    pub profile_password: Rule,
+    /// Invitation resends per invited user (`RATE_LIMIT_RESEND_INVITE_USER`, default 3/300).
+    pub resend_invite_user: Rule,
 }
 
 impl Default for RateLimits {
@@ -54,15 +64,17 @@ impl Default for RateLimits {
         Self {
             enabled: true,
             trust_proxy_depth: 0,
-            login_account: every(5, 60),
-            login_ip: every(50, 60),
+            login_account_ip: every(5, 60),
+            login_account: every(50, 300),
+            login_ip: every(20, 60),
             reset_account: every(3, 60),
             reset_ip: every(10, 60),
             confirm_token: every(5, 300),
             confirm_ip: every(20, 300),
             refresh_token: every(15, 60),
             refresh_ip: every(60, 60),
-            resend_invite_ip: every(3, 300),
+            profile_password: every(5, 300),
+            resend_invite_user: every(3, 300),
         }
     }
 }
@@ -166,6 +178,8 @@ impl AuthConfig {
         let rate_limits = RateLimits {
             enabled: env.flag("RATE_LIMIT_ENABLED", true)?,
             trust_proxy_depth: env.parse_or("RATE_LIMIT_TRUST_PROXY_DEPTH", 0usize)?,
+            login_account_ip: env
+                .parse_or("RATE_LIMIT_LOGIN_ACCOUNT_IP", defaults.login_account_ip)?,
             login_account: env.parse_or("RATE_LIMIT_LOGIN_ACCOUNT", defaults.login_account)?,
             login_ip: env.parse_or("RATE_LIMIT_LOGIN_IP", defaults.login_ip)?,
             reset_account: env.parse_or("RATE_LIMIT_RESET_ACCOUNT", defaults.reset_account)?,
@@ -175,8 +189,10 @@ impl AuthConfig {
             confirm_ip: env.parse_or("RATE_LIMIT_RESET_CONFIRM_IP", defaults.confirm_ip)?,
             refresh_token: env.parse_or("RATE_LIMIT_REFRESH_TOKEN", defaults.refresh_token)?,
             refresh_ip: env.parse_or("RATE_LIMIT_REFRESH_IP", defaults.refresh_ip)?,
-            resend_invite_ip: env
-                .parse_or("RATE_LIMIT_RESEND_INVITE_IP", defaults.resend_invite_ip)?,
+            profile_password: env
+                .parse_or("RATE_LIMIT_PROFILE_PASSWORD", defaults.profile_password)?,
+            resend_invite_user: env
+                .parse_or("RATE_LIMIT_RESEND_INVITE_USER", defaults.resend_invite_user)?,
         };
         let remember_days: u64 = env.parse_or("REMEMBER_ME_DAYS", 30u64)?;
         Ok(Self {

@@ -19,6 +19,7 @@ pub mod grant_sync;
 pub mod grants;
 pub mod i18n;
 pub mod invite;
+pub mod limits;
 pub mod lock;
 pub mod nav;
 pub mod operations;

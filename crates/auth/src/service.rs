@@ -72,6 +72,31 @@ pub async fn user_for_login(
     Ok(if found.len() == 1 { found.pop() } else { None })
 }
 
+/// At most this many accounts are tried for a login without a tenant.
+pub const MAX_LOGIN_CANDIDATES: i64 = 5;
+
+/// The live, active accounts a login may open: the one of (email, tenant), or
+/// without a tenant every account with that e-mail, oldest first, at most
+/// [`MAX_LOGIN_CANDIDATES`].
+pub async fn login_candidates(
+    conn: &mut AsyncPgConnection,
+    email: &str,
+    tenant: Option<Uuid>,
+) -> QueryResult<Vec<UserRow>> {
+    let mut query = users::table
+        .filter(users::email.eq(normalize_email(email)))
+        .filter(users::deleted_at.is_null())
+        .filter(users::is_active.eq(true))
+        .select(UserRow::as_select())
+        .order((users::created_at.asc(), users::id.asc()))
+        .limit(MAX_LOGIN_CANDIDATES)
+        .into_boxed();
+    if let Some(tenant) = tenant {
+        query = query.filter(users::tenant_id.eq(tenant));
+    }
+    query.load(conn).await
+}
+
 /// Names of the user's live roles in their tenant.
 pub async fn role_names(conn: &mut AsyncPgConnection, user: &UserRow) -> QueryResult<Vec<String>> {
     let mut query = user_roles::table
@@ -155,13 +180,19 @@ pub async fn delete_session(
     .await
 }
 
+/// Deletes the session whose refresh token is `raw`, if it is `user`'s.
 pub async fn delete_session_by_token(
     conn: &mut AsyncPgConnection,
     raw: &str,
+    user: Uuid,
 ) -> QueryResult<usize> {
-    diesel::delete(sessions::table.filter(sessions::token_hash.eq(token_hash(raw))))
-        .execute(conn)
-        .await
+    diesel::delete(
+        sessions::table
+            .filter(sessions::token_hash.eq(token_hash(raw)))
+            .filter(sessions::user_id.eq(user)),
+    )
+    .execute(conn)
+    .await
 }
 
 /// Deletes the user's sessions, except `keep`.
@@ -243,20 +274,56 @@ pub async fn touch_login(conn: &mut AsyncPgConnection, user: Uuid) -> QueryResul
         .map(|_| ())
 }
 
-/// The first live user with this e-mail in any tenant (reset requests carry no tenant).
-pub async fn first_user_by_email(
+/// What a reset request stores: the token's hash and the message, whose
+/// recipient is filled in by the database.
+pub struct ResetRequest<'a> {
+    pub email: &'a str,
+    pub token_hash: &'a str,
+    pub expires_at: OffsetDateTime,
+    pub subject: &'a str,
+    pub body: &'a str,
+    /// Also store the message in `mail_outbox` (the outbox mailer's delivery).
+    pub store_mail: bool,
+}
+
+#[derive(QueryableByName)]
+struct Recipient {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    email: String,
+}
+
+/// One statement, whether or not the account exists: finds the first live,
+/// active user with the e-mail (any tenant, oldest first), stores a reset token
+/// for them and, with `store_mail`, the message in `mail_outbox`. Returns the
+/// recipient when there was one.
+pub async fn store_reset_request(
     conn: &mut AsyncPgConnection,
-    email: &str,
-) -> QueryResult<Option<UserRow>> {
-    users::table
-        .filter(users::email.eq(normalize_email(email)))
-        .filter(users::deleted_at.is_null())
-        .filter(users::is_active.eq(true))
-        .order(users::created_at.asc())
-        .select(UserRow::as_select())
-        .first(conn)
-        .await
-        .optional()
+    request: &ResetRequest<'_>,
+) -> QueryResult<Option<String>> {
+    use diesel::sql_types::{Bool, Text, Timestamptz};
+    let found: Vec<Recipient> = diesel::sql_query(
+        "WITH target AS ( \
+             SELECT id, email FROM users \
+             WHERE email = $1 AND deleted_at IS NULL AND is_active \
+             ORDER BY created_at, id LIMIT 1 \
+         ), token AS ( \
+             INSERT INTO password_resets (user_id, token_hash, kind, expires_at) \
+             SELECT id, $2, 'reset', $3 FROM target RETURNING user_id \
+         ), mail AS ( \
+             INSERT INTO mail_outbox (recipient, subject, body, status) \
+             SELECT email, $4, $5, 'stored' FROM target WHERE $6 RETURNING id \
+         ) \
+         SELECT email FROM target",
+    )
+    .bind::<Text, _>(normalize_email(request.email))
+    .bind::<Text, _>(request.token_hash)
+    .bind::<Timestamptz, _>(request.expires_at)
+    .bind::<Text, _>(request.subject)
+    .bind::<Text, _>(request.body)
+    .bind::<Bool, _>(request.store_mail)
+    .load(conn)
+    .await?;
+    Ok(found.into_iter().next().map(|r| r.email))
 }
 
 /// A new reset (or invite) token; returns the raw token.

@@ -8,6 +8,7 @@ mod api {
     pub mod grant_sync;
     pub mod invite;
     pub mod login;
+    pub mod login_limits;
     pub mod nav;
     pub mod profile;
     pub mod reset;

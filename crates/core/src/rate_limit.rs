@@ -2,16 +2,31 @@
 //! trait so a shared backend (Redis) can replace the in-process default when
 //! several servers share the load.
 //!
-//! Endpoints decide what counts: login checks first and records only failed
-//! attempts (a busy office behind one address is never locked out by its own
-//! successful logins); reset and refresh record every request.
+//! Endpoints decide what counts. Counting is a reservation: `record` checks and
+//! counts in one step under the lock, so concurrent requests can never all pass
+//! a check made before any of them is counted. An endpoint that only wants to
+//! count failures (login) reserves first and gives the slot back with
+//! `release` (or `reset`) once the attempt turned out to succeed; reset and
+//! refresh simply keep every reservation.
+//!
+//! [`Layers`] reserves several keys at once and [`Quota`] is what the client is
+//! told: `X-RateLimit-Limit` and `X-RateLimit-Remaining` on every response of a
+//! limited endpoint, plus `Retry-After` on a 429.
 
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use actix_web::HttpResponse;
+use actix_web::http::header::{HeaderName, HeaderValue};
+
 use crate::error::AppError;
+
+/// `X-RateLimit-Limit`: the limit of the tightest layer.
+pub const LIMIT_HEADER: &str = "x-ratelimit-limit";
+/// `X-RateLimit-Remaining`: events left in the tightest layer's window.
+pub const REMAINING_HEADER: &str = "x-ratelimit-remaining";
 
 /// `limit` events per `window`; once exceeded the key stays blocked for `block`
 /// (at least until the window ends).
@@ -86,6 +101,10 @@ pub trait RateLimiter: Send + Sync {
     fn record(&self, key: &str, rule: &Rule) -> Decision;
     /// Forgets `key` (e.g. after a successful login).
     fn reset(&self, key: &str);
+    /// Gives back one event counted by `record` in the current window (an
+    /// attempt that turned out not to count, e.g. a correct password). Lifts a
+    /// block that the given-back event had caused.
+    fn release(&self, key: &str, rule: &Rule);
 }
 
 #[derive(Debug)]
@@ -206,6 +225,184 @@ impl RateLimiter for MemoryRateLimiter {
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         buckets.remove(key);
     }
+
+    fn release(&self, key: &str, rule: &Rule) {
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(bucket) = buckets.get_mut(key) else {
+            return;
+        };
+        if now.duration_since(bucket.window_start) >= rule.window || bucket.count == 0 {
+            return;
+        }
+        bucket.count -= 1;
+        if bucket.count < rule.limit {
+            // The block came from reaching the limit, which no longer holds.
+            bucket.blocked_until = None;
+            bucket.expires = bucket.window_start + rule.window;
+        }
+    }
+}
+
+/// What a client is told about a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub limit: u32,
+    pub remaining: u32,
+    /// Set when the request was refused.
+    pub retry_after: Option<Duration>,
+}
+
+impl Quota {
+    pub fn of(decision: Decision, rule: &Rule) -> Self {
+        match decision {
+            Decision::Allowed { remaining } => Self {
+                limit: rule.limit,
+                remaining,
+                retry_after: None,
+            },
+            Decision::Limited { retry_after } => Self {
+                limit: rule.limit,
+                remaining: 0,
+                retry_after: Some(retry_after),
+            },
+        }
+    }
+
+    /// The quota to report of two layers: a refusal (the longer wait), else
+    /// the one with fewer events left (the smaller limit on a tie).
+    pub fn tighter(self, other: Quota) -> Quota {
+        match (self.retry_after, other.retry_after) {
+            (Some(a), Some(b)) => {
+                if b > a {
+                    other
+                } else {
+                    self
+                }
+            }
+            (Some(_), None) => self,
+            (None, Some(_)) => other,
+            (None, None) => {
+                if (other.remaining, other.limit) < (self.remaining, self.limit) {
+                    other
+                } else {
+                    self
+                }
+            }
+        }
+    }
+
+    fn header_pairs(&self) -> [(HeaderName, HeaderValue); 2] {
+        [
+            (
+                HeaderName::from_static(LIMIT_HEADER),
+                HeaderValue::from(self.limit),
+            ),
+            (
+                HeaderName::from_static(REMAINING_HEADER),
+                HeaderValue::from(self.remaining),
+            ),
+        ]
+    }
+
+    /// Adds the quota headers to a response.
+    pub fn apply(&self, res: &mut HttpResponse) {
+        for (name, value) in self.header_pairs() {
+            res.headers_mut().insert(name, value);
+        }
+    }
+
+    /// Adds the quota headers to an error response.
+    pub fn apply_to_error(&self, err: AppError) -> AppError {
+        self.header_pairs()
+            .into_iter()
+            .fold(err, |err, (name, value)| {
+                err.with_header(name, value.to_str().unwrap_or("0").to_string())
+            })
+    }
+
+    /// 429 `{ok:false,error}` with `Retry-After` and the quota headers.
+    pub fn too_many_requests(&self) -> AppError {
+        let secs = self.retry_after.map_or(1, |d| d.as_secs().max(1));
+        self.apply_to_error(AppError::too_many_requests(secs).ok_false())
+    }
+
+    /// Puts the quota headers on whatever a handler answered.
+    pub fn attach(
+        quota: Option<Quota>,
+        result: Result<HttpResponse, AppError>,
+    ) -> Result<HttpResponse, AppError> {
+        let Some(quota) = quota else {
+            return result;
+        };
+        match result {
+            Ok(mut res) => {
+                quota.apply(&mut res);
+                Ok(res)
+            }
+            Err(err) => Err(quota.apply_to_error(err)),
+        }
+    }
+}
+
+/// Several keys limited together (e.g. per address and per account).
+pub struct Layers<'a> {
+    limiter: &'a dyn RateLimiter,
+    layers: Vec<(String, Rule)>,
+}
+
+impl<'a> Layers<'a> {
+    pub fn new(limiter: &'a dyn RateLimiter) -> Self {
+        Self {
+            limiter,
+            layers: Vec::new(),
+        }
+    }
+
+    pub fn layer(mut self, key: impl Into<String>, rule: Rule) -> Self {
+        self.layers.push((key.into(), rule));
+        self
+    }
+
+    /// The quota now, counting nothing.
+    pub fn peek(&self) -> Option<Quota> {
+        self.layers
+            .iter()
+            .map(|(key, rule)| Quota::of(self.limiter.check(key, rule), rule))
+            .reduce(Quota::tighter)
+    }
+
+    /// Counts one event in every layer, atomically per layer. When a layer
+    /// refuses, the layers already counted are given back and the refusal is
+    /// the error (429 with headers).
+    pub fn reserve(&self) -> Result<Option<Quota>, AppError> {
+        let mut quota: Option<Quota> = None;
+        for (n, (key, rule)) in self.layers.iter().enumerate() {
+            let decision = self.limiter.record(key, rule);
+            let this = Quota::of(decision, rule);
+            if let Decision::Limited { .. } = decision {
+                for (key, rule) in &self.layers[..n] {
+                    self.limiter.release(key, rule);
+                }
+                return Err(this.too_many_requests());
+            }
+            quota = Some(match quota {
+                Some(q) => q.tighter(this),
+                None => this,
+            });
+        }
+        Ok(quota)
+    }
+
+    /// Gives back the event [`Layers::reserve`] counted in every layer.
+    pub fn release(&self) {
+        for (key, rule) in &self.layers {
+            self.limiter.release(key, rule);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -234,6 +431,74 @@ mod tests {
         assert!(matches!(rl.check("other", &rule), Decision::Allowed { .. }));
         rl.reset("k");
         assert!(matches!(rl.check("k", &rule), Decision::Allowed { .. }));
+    }
+
+    #[test]
+    fn release_gives_back_a_slot_and_lifts_the_block() {
+        let rl = MemoryRateLimiter::new(true);
+        let rule = Rule::per_minute(2);
+        assert!(matches!(
+            rl.record("k", &rule),
+            Decision::Allowed { remaining: 1 }
+        ));
+        assert!(matches!(
+            rl.record("k", &rule),
+            Decision::Allowed { remaining: 0 }
+        ));
+        assert!(matches!(rl.check("k", &rule), Decision::Limited { .. }));
+        rl.release("k", &rule);
+        assert!(matches!(
+            rl.check("k", &rule),
+            Decision::Allowed { remaining: 1 }
+        ));
+        rl.release("k", &rule);
+        rl.release("k", &rule);
+        assert!(matches!(
+            rl.check("k", &rule),
+            Decision::Allowed { remaining: 2 }
+        ));
+    }
+
+    #[test]
+    fn layers_reserve_all_or_nothing() {
+        let rl = MemoryRateLimiter::new(true);
+        let wide = Rule::per_minute(10);
+        let narrow = Rule::per_minute(1);
+        let layers = Layers::new(&rl).layer("wide", wide).layer("narrow", narrow);
+        let quota = layers.reserve().ok().flatten();
+        assert_eq!(quota.map(|q| (q.limit, q.remaining)), Some((1, 0)));
+        assert!(layers.reserve().is_err());
+        // The refused attempt did not use up the wide layer.
+        assert!(matches!(
+            rl.check("wide", &wide),
+            Decision::Allowed { remaining: 9 }
+        ));
+        layers.release();
+        assert!(matches!(
+            rl.check("wide", &wide),
+            Decision::Allowed { remaining: 10 }
+        ));
+        assert_eq!(layers.peek().map(|q| q.remaining), Some(1));
+    }
+
+    #[test]
+    fn concurrent_reservations_never_exceed_the_limit() {
+        let rl = std::sync::Arc::new(MemoryRateLimiter::new(true));
+        let rule = Rule::per_minute(5);
+        let allowed: usize = (0..8)
+            .map(|_| {
+                let rl = rl.clone();
+                std::thread::spawn(move || {
+                    (0..20)
+                        .filter(|_| matches!(rl.record("k", &rule), Decision::Allowed { .. }))
+                        .count()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap_or(0))
+            .sum();
+        assert_eq!(allowed, 5);
     }
 
     #[test]

@@ -32,6 +32,8 @@ async fn creates_a_key_and_shows_its_secret_once() {
         ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
+    // The secret is in the body: no cache may keep it.
+    assert_eq!(res.header("cache-control"), Some("no-store"));
     assert!(
         res.header("x-om-operation").is_none(),
         "not undoable, so no undo token"

@@ -13,10 +13,14 @@ use stoa_core::{AppError, AppResult};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{State, ip_of};
+use stoa_core::rate_limit::Quota;
+
+use super::State;
 use crate::invite::ResendInvite;
-use crate::schema::users;
+use crate::limits;
+use crate::schema::{user_roles, users};
 use crate::service::UserRow;
+use crate::state::AuthState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ResendInviteRequest {
@@ -32,9 +36,9 @@ pub struct InviteResent {
     pub warning: Option<String>,
 }
 
-/// 422 `{error:"Validation failed", fieldErrors:{id:[..]}}`, as the reference answers.
+/// 400 `{error:"Validation failed", fieldErrors:{id:[..]}}` (the reference's body; its status was 422).
 fn validation_failed(message: &str) -> AppError {
-    AppError::unprocessable("Validation failed").with_field("fieldErrors", json!({"id": [message]}))
+    AppError::bad_request("Validation failed").with_field("fieldErrors", json!({"id": [message]}))
 }
 
 fn requested_id(body: &[u8]) -> AppResult<Uuid> {
@@ -51,20 +55,22 @@ fn requested_id(body: &[u8]) -> AppResult<Uuid> {
 }
 
 /// Invalidates the user's earlier tokens, issues an invitation valid 48 hours
-/// and mails `<APP_URL>/reset/<token>` (`auth.users.create`). Limited to 3
-/// requests per 5 minutes per client address.
+/// and mails `<APP_URL>/reset/<token>` (`auth.users.create`). Limited per
+/// invited user (3 per 5 minutes), so an administrator working through a list
+/// is never blocked. Users the caller cannot see (another tenant, outside its
+/// organizations, super administrators for anyone else) answer 404 like
+/// unknown ones.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = ResendInviteRequest,
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = InviteResent),
-        (status = 400, body = ErrorBody, description = "Invalid request origin"),
+        (status = 400, body = ErrorBody, description = "`{error:\"Validation failed\", fieldErrors}` (malformed id), or invalid request origin"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody, description = "User not found"),
+        (status = 404, body = ErrorBody, description = "User not found (or not visible to the caller)"),
         (status = 409, body = ErrorBody, description = "User already has a password"),
-        (status = 422, body = ErrorBody, description = "`{error:\"Validation failed\", fieldErrors}`"),
         (status = 429, body = ErrorBody),
         (status = 500, body = ErrorBody, description = "The invitation e-mail origin (APP_URL) is not configured"),
     )
@@ -76,16 +82,22 @@ pub async fn resend_invite(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
+    let mut quota = limits::resend_invite(&state, None).peek();
+    let result = resend(&req, &ctx, &state, &body, &mut quota).await;
+    Quota::attach(quota, result)
+}
+
+async fn resend(
+    req: &HttpRequest,
+    ctx: &AuthContext,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
     ctx.require("auth.users.create")?;
-    let ip = ip_of(&req, &state);
-    state
-        .limiter
-        .record(
-            &format!("resend-invite:ip:{ip}"),
-            &state.config.rate_limits.resend_invite_ip,
-        )
-        .into_result()?;
-    let id = requested_id(&body)?;
+    let id = requested_id(body)?;
+    let attempts = limits::resend_invite(state, Some(id));
+    *quota = attempts.peek();
 
     let not_found = || AppError::not_found("User not found");
     let mut conn = state.db.conn().await?;
@@ -102,13 +114,31 @@ pub async fn resend_invite(
         .await
         .optional()?
         .ok_or_else(not_found)?;
+    if !ctx.is_super_admin() {
+        // An organization-restricted caller reaches only users of its organizations.
+        if let Some(allowed) = &ctx.acl.allowed_organization_ids
+            && !user.organization_id.is_some_and(|o| allowed.contains(&o))
+        {
+            return Err(not_found());
+        }
+        // Super administrators are hidden from everyone else: answering
+        // anything but 404 (e.g. 409 "has a password") would reveal them.
+        let role_ids: Vec<Uuid> = user_roles::table
+            .filter(user_roles::user_id.eq(user.id))
+            .select(user_roles::role_id)
+            .load(&mut *conn)
+            .await?;
+        if crate::acl::is_super_admin(&mut conn, user.id, &role_ids).await? {
+            return Err(not_found());
+        }
+    }
     drop(conn);
-    // An organization-restricted caller reaches only users of its organizations.
-    if !ctx.is_super_admin()
-        && let Some(allowed) = &ctx.acl.allowed_organization_ids
-        && !user.organization_id.is_some_and(|o| allowed.contains(&o))
-    {
-        return Err(not_found());
+    match attempts.reserve() {
+        Ok(reserved) => *quota = reserved,
+        Err(limited) => {
+            *quota = None;
+            return Err(limited);
+        }
     }
     if user.password_hash.is_some() {
         return Err(AppError::conflict("User already has a password"));
@@ -138,7 +168,7 @@ pub async fn resend_invite(
             })
         })
         .await?;
-    let warning = crate::invite::send_invitation(&state, &app_url, &email, &token)
+    let warning = crate::invite::send_invitation(state, &app_url, &email, &token)
         .await
         .map(String::from);
     Ok(HttpResponse::Ok().json(InviteResent { ok: true, warning }))

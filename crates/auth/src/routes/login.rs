@@ -7,9 +7,15 @@ use stoa_core::{AppError, AppResult};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{State, auth_cookie, clear_cookie, ip_of, parse_form, safe_redirect, session_cookie};
+use stoa_core::rate_limit::Quota;
+
+use super::{
+    State, auth_cookie, clear_cookie, ip_of, no_store, parse_form, safe_redirect, session_cookie,
+};
+use crate::limits;
 use crate::password::{MAX_PASSWORD_LEN, verify_password};
 use crate::service::{self, normalize_email};
+use crate::state::AuthState;
 
 const INVALID: &str = "Invalid email or password";
 
@@ -52,8 +58,11 @@ fn valid_email(email: &str) -> bool {
         })
 }
 
-/// Signs in with e-mail and password. Failed attempts are rate limited per
-/// account and per client address; successful logins never count.
+/// Signs in with e-mail and password. Every attempt reserves a slot in the
+/// rate limits before the password is checked (per account and address, per
+/// address, per account); a correct password gives it back. Without a tenant,
+/// an e-mail used in several tenants is checked against each account (at most
+/// five): the one the password opens signs in.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
@@ -62,25 +71,30 @@ fn valid_email(email: &str) -> bool {
         (status = 400, body = ErrorBody, description = "`{ok:false,error}`: invalid form"),
         (status = 401, body = ErrorBody, description = "`{ok:false,error}`: invalid credentials"),
         (status = 403, body = ErrorBody, description = "`{ok:false,error}`: the user lacks the required role"),
-        (status = 429, body = ErrorBody, description = "Too many failed attempts"),
+        (status = 409, body = ErrorBody, description = "`{ok:false,error,code:\"tenant_required\",tenantIds}`: the password opens accounts in several tenants; send `tenantId`"),
+        (status = 429, body = ErrorBody, description = "Too many failed attempts (`Retry-After`)"),
     )
 )]
 #[post("/auth/login")]
 pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
-    let form: LoginForm = parse_form(&req, &body, INVALID)?;
-    let ip = ip_of(&req, &state);
+    let mut quota = None;
+    let result = sign_in(&req, &state, &body, &mut quota).await;
+    Quota::attach(quota, result).map(no_store)
+}
+
+/// Validates the form, reserves the attempt, checks the password.
+async fn sign_in(
+    req: &HttpRequest,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
+    let ip = ip_of(req, state);
+    *quota = limits::login_address(state, &ip).peek();
+    let form: LoginForm = parse_form(req, body, INVALID)?;
     let email = normalize_email(form.email.as_deref().unwrap_or(""));
-    let limits = &state.config.rate_limits;
-    let ip_key = format!("login:ip:{ip}");
-    let account_key = format!("login:account:{email}");
-    state
-        .limiter
-        .check(&ip_key, &limits.login_ip)
-        .into_result()?;
-    state
-        .limiter
-        .check(&account_key, &limits.login_account)
-        .into_result()?;
+    let layers = limits::login(state, &ip, &email);
+    *quota = layers.peek();
 
     let password = form.password.unwrap_or_default();
     let tenant = match form
@@ -98,18 +112,36 @@ pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResul
     if !valid_email(&email) || password.chars().count() < 6 || password.len() > MAX_PASSWORD_LEN {
         return Err(AppError::bad_request(INVALID).ok_false());
     }
+    // Counted before the (slow) verification, so a concurrent burst cannot
+    // slip past the limit while earlier attempts are still being verified.
+    match layers.reserve() {
+        Ok(reserved) => *quota = reserved,
+        Err(limited) => {
+            *quota = None;
+            return Err(limited);
+        }
+    }
 
     let mut conn = state.db.conn().await?;
-    let user = service::user_for_login(&mut conn, &email, tenant).await?;
-    let user = user.filter(|u| u.is_active);
-    let hash = user.as_ref().and_then(|u| u.password_hash.clone());
-    // Always one verification, so unknown accounts cost as much as known ones.
-    let valid = verify_password(password, hash).await?;
-    let Some(user) = user.filter(|_| valid) else {
-        state.limiter.record(&ip_key, &limits.login_ip);
-        state.limiter.record(&account_key, &limits.login_account);
-        return Err(AppError::new(StatusCode::UNAUTHORIZED, INVALID).ok_false());
+    let candidates = service::login_candidates(&mut conn, &email, tenant).await?;
+    let user = match matching_accounts(candidates, password).await?.as_slice() {
+        [] => return Err(AppError::new(StatusCode::UNAUTHORIZED, INVALID).ok_false()),
+        [user] => user.clone(),
+        several => {
+            limits::login_succeeded(state, &ip, &email);
+            *quota = layers.peek();
+            let tenants: Vec<Option<Uuid>> = several.iter().map(|u| u.tenant_id).collect();
+            return Err(AppError::conflict(
+                "This e-mail address belongs to accounts in several tenants; choose a tenant.",
+            )
+            .with_code("tenant_required")
+            .with_field("tenantIds", tenants)
+            .ok_false());
+        }
     };
+    // The password was right: the attempt does not count, whatever follows.
+    limits::login_succeeded(state, &ip, &email);
+    *quota = layers.peek();
 
     let roles = service::role_names(&mut conn, &user).await?;
     if let Some(required) = form.require_role.as_deref().or(form.role.as_deref()) {
@@ -124,7 +156,6 @@ pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResul
             );
         }
     }
-    state.limiter.reset(&account_key);
     let remember = matches!(
         form.remember.as_deref().map(str::trim),
         Some("on" | "1" | "true")
@@ -143,8 +174,8 @@ pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResul
         "/backend",
     );
     Ok(HttpResponse::Ok()
-        .cookie(auth_cookie(&state, &token))
-        .cookie(session_cookie(&state, &refresh, ttl))
+        .cookie(auth_cookie(state, &token))
+        .cookie(session_cookie(state, &refresh, ttl))
         .json(LoginResponse {
             ok: true,
             token,
@@ -153,8 +184,32 @@ pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResul
         }))
 }
 
+/// The candidates the password opens. Every candidate costs one verification
+/// on the hashing pool, run side by side; no candidate still costs one (against
+/// a dummy hash), so unknown accounts answer as slowly as known ones.
+async fn matching_accounts(
+    candidates: Vec<service::UserRow>,
+    password: String,
+) -> AppResult<Vec<service::UserRow>> {
+    if candidates.is_empty() {
+        verify_password(password, None).await?;
+        return Ok(Vec::new());
+    }
+    let checks = candidates
+        .iter()
+        .map(|user| verify_password(password.clone(), user.password_hash.clone()));
+    let results = futures_util::future::try_join_all(checks).await?;
+    Ok(candidates
+        .into_iter()
+        .zip(results)
+        .filter_map(|(user, valid)| valid.then_some(user))
+        .collect())
+}
+
 /// Signs out: revokes the session of the presented token (bearer or cookie) and
-/// of the `session_token` cookie, clears both cookies and redirects to the login page.
+/// the caller's own session named by the `session_token` cookie (a cookie naming
+/// someone else's session is ignored), clears both cookies and redirects to the
+/// login page.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     security(("bearerAuth" = [])),
@@ -179,7 +234,7 @@ pub async fn logout(req: HttpRequest, state: State) -> AppResult<HttpResponse> {
         return Err(crate::state::unauthorized(credentials.bearer.is_none()));
     }
     if let Some(cookie) = req.cookie(SESSION_COOKIE) {
-        service::delete_session_by_token(&mut conn, cookie.value()).await?;
+        service::delete_session_by_token(&mut conn, cookie.value(), claims.sub).await?;
     }
     let location = match &state.config.app_url {
         Some(app) => format!("{app}/login"),
@@ -249,8 +304,10 @@ pub async fn autologin(
     let (sid, _, _) =
         service::create_session(&mut conn, user.id, false, state.config.session_ttl).await?;
     let token = state.access_token(&user, sid, roles)?;
-    Ok(HttpResponse::TemporaryRedirect()
-        .insert_header((header::LOCATION, target))
-        .cookie(auth_cookie(&state, &token))
-        .finish())
+    Ok(no_store(
+        HttpResponse::TemporaryRedirect()
+            .insert_header((header::LOCATION, target))
+            .cookie(auth_cookie(&state, &token))
+            .finish(),
+    ))
 }

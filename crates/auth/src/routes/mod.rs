@@ -49,6 +49,16 @@ pub fn session_cookie(state: &AuthState, token: &str, ttl: std::time::Duration) 
         .finish()
 }
 
+/// Marks a response that carries a token or a secret (body or cookie) as not
+/// to be stored by browsers or proxies.
+pub fn no_store(mut res: actix_web::HttpResponse) -> actix_web::HttpResponse {
+    res.headers_mut().insert(
+        actix_web::http::header::CACHE_CONTROL,
+        actix_web::http::header::HeaderValue::from_static("no-store"),
+    );
+    res
+}
+
 /// A cookie that deletes `name`.
 pub fn clear_cookie(name: &'static str) -> Cookie<'static> {
     let mut cookie = Cookie::build(name, "")

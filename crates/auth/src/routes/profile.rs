@@ -5,10 +5,15 @@ use stoa_core::error::{ErrorBody, Issue};
 use stoa_core::{AppError, AppResult};
 use utoipa::ToSchema;
 
-use super::{State, auth_cookie};
+use stoa_core::rate_limit::Quota;
+use stoa_mail::Mail;
+
+use super::{State, auth_cookie, no_store};
 use crate::commands::UpdateProfileCommand;
+use crate::limits;
 use crate::password::{MAX_PASSWORD_LEN, hash_password, verify_password};
 use crate::service::{self, normalize_email};
+use crate::state::AuthState;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Profile {
@@ -69,16 +74,19 @@ fn invalid(message: &'static str, path: &'static str, detail: &str) -> AppError 
     }])
 }
 
-/// Changes the caller's e-mail and/or password. A password change needs the
-/// current password, ends the caller's other sessions and returns a new token.
+/// Changes the caller's e-mail and/or password. Both need the current
+/// password (`currentPassword`); wrong ones are rate limited per user. A
+/// password change ends the caller's other sessions; an e-mail change is
+/// announced to the old address. Answers with a new token.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = ProfileUpdate,
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProfileUpdated, description = "Updated; a fresh `auth_token` cookie is set"),
-        (status = 400, body = ErrorBody),
+        (status = 400, body = ErrorBody, description = "Invalid update, missing or wrong current password, e-mail in use"),
         (status = 401, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "Too many wrong current passwords (`Retry-After`)"),
     )
 )]
 #[put("/auth/profile")]
@@ -87,19 +95,33 @@ pub async fn update_profile(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
+    let mut quota = None;
+    let result = update(&ctx, &state, &body, &mut quota).await;
+    Quota::attach(quota, result).map(no_store)
+}
+
+async fn update(
+    ctx: &AuthContext,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
     const INVALID: &str = "Invalid profile update.";
-    stoa_core::extract::check_json_body(&body)?;
-    let update: ProfileUpdate =
-        serde_json::from_slice(&body).map_err(|e| invalid(INVALID, "body", &e.to_string()))?;
+    stoa_core::extract::check_json_body(body)?;
     let user_id = ctx
         .user_id
         .ok_or_else(|| AppError::not_found("User not found"))?;
+    let attempts = limits::current_password(state, user_id);
+    *quota = attempts.peek();
+    let update: ProfileUpdate =
+        serde_json::from_slice(body).map_err(|e| invalid(INVALID, "body", &e.to_string()))?;
     let email = update
         .email
         .as_deref()
         .map(normalize_email)
         .filter(|e| !e.is_empty());
     let password = update.password.filter(|p| !p.is_empty());
+    let current_password = update.current_password.filter(|p| !p.is_empty());
     if email.is_none() && password.is_none() {
         return Err(invalid(
             INVALID,
@@ -107,23 +129,25 @@ pub async fn update_profile(
             "Provide an e-mail or a new password.",
         ));
     }
-    if password.is_some()
-        != update
-            .current_password
-            .as_deref()
-            .is_some_and(|p| !p.is_empty())
-    {
+    if password.is_some() && current_password.is_none() {
         return Err(invalid(
             INVALID,
             "currentPassword",
             "The current password is required to set a new one.",
         ));
     }
+    let email_changes = email
+        .as_deref()
+        .is_some_and(|e| Some(e) != ctx.email.as_deref().map(normalize_email).as_deref());
+    if email_changes && current_password.is_none() {
+        return Err(invalid(
+            INVALID,
+            "currentPassword",
+            "The current password is required to change the e-mail.",
+        ));
+    }
     if let Some(email) = &email
-        && (email.len() > 254
-            || !email
-                .split_once('@')
-                .is_some_and(|(l, d)| !l.is_empty() && d.contains('.')))
+        && !service::valid_email(email)
     {
         return Err(invalid(INVALID, "email", "Invalid e-mail address."));
     }
@@ -142,18 +166,29 @@ pub async fn update_profile(
     let user = service::user_by_id(&mut conn, user_id)
         .await?
         .ok_or_else(|| AppError::not_found("User not found"))?;
-    let mut new_hash = None;
-    if let Some(password) = password {
-        let current = update.current_password.unwrap_or_default();
-        if !verify_password(current, user.password_hash.clone()).await? {
-            return Err(invalid(
-                "Current password is incorrect.",
-                "currentPassword",
-                "Current password is incorrect.",
-            ));
+    if let Some(current) = current_password {
+        if current.len() > MAX_PASSWORD_LEN {
+            return Err(wrong_current_password());
         }
-        new_hash = Some(hash_password(password).await?);
+        // Reserved before the verification, given back when it succeeds: only
+        // wrong passwords count, and a concurrent burst cannot overtake the count.
+        match attempts.reserve() {
+            Ok(reserved) => *quota = reserved,
+            Err(limited) => {
+                *quota = None;
+                return Err(limited);
+            }
+        }
+        if !verify_password(current, user.password_hash.clone()).await? {
+            return Err(wrong_current_password());
+        }
+        attempts.release();
+        *quota = attempts.peek();
     }
+    let new_hash = match password {
+        Some(password) => Some(hash_password(password).await?),
+        None => None,
+    };
     if let Some(email) = &email
         && *email != user.email
         && service::email_taken(&mut conn, user.tenant_id, email, user.id).await?
@@ -164,6 +199,8 @@ pub async fn update_profile(
             "Email already in use",
         ));
     }
+    drop(conn);
+    let old_email = user.email.clone();
     let final_email = email.unwrap_or_else(|| user.email.clone());
     let session = ctx.session_id;
     let command = UpdateProfileCommand {
@@ -179,13 +216,41 @@ pub async fn update_profile(
             Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
         })
         .await?;
+    if final_email != old_email {
+        notify_email_change(state, &old_email, &final_email).await;
+    }
     let mut user = user;
     user.email = final_email.clone();
     let token = state.access_token(&user, session.unwrap_or_default(), ctx.acl.roles.clone())?;
     Ok(stoa_core::command::with_operation(HttpResponse::Ok(), &op)
-        .cookie(auth_cookie(&state, &token))
+        .cookie(auth_cookie(state, &token))
         .json(ProfileUpdated {
             ok: true,
             email: final_email,
         }))
+}
+
+fn wrong_current_password() -> AppError {
+    invalid(
+        "Current password is incorrect.",
+        "currentPassword",
+        "Current password is incorrect.",
+    )
+}
+
+/// Tells the old address that the account's e-mail changed, so an owner whose
+/// session was misused learns of it. A failed delivery does not undo the change.
+async fn notify_email_change(state: &AuthState, old: &str, new: &str) {
+    let mail = Mail {
+        to: old.to_string(),
+        subject: "Your e-mail address was changed".into(),
+        body: format!(
+            "The e-mail address of your account was changed from {old} to {new}.\n\n\
+             If you did not do this, contact your administrator at once: password \
+             reset links now go to the new address."
+        ),
+    };
+    if let Err(err) = state.mailer.send(mail).await {
+        tracing::warn!(error = %err, "e-mail change notice not delivered");
+    }
 }

@@ -6,10 +6,14 @@ use stoa_core::{AppError, AppResult};
 use stoa_mail::Mail;
 use utoipa::ToSchema;
 
-use super::{State, ip_of, parse_form};
+use stoa_core::rate_limit::{Layers, Quota};
+use time::OffsetDateTime;
+
+use super::{State, ip_of, no_store, parse_form};
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
 use crate::service::{self, normalize_email};
-use crate::tokens::token_hash;
+use crate::state::AuthState;
+use crate::tokens::{random_token, token_hash};
 
 /// Reset links are valid for an hour.
 const RESET_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -25,7 +29,9 @@ pub struct OkTrue {
 }
 
 /// Requests a password reset link. Always answers `{ok:true}`, whether or not
-/// the account exists.
+/// the account exists, after the same work: one statement stores the token and
+/// the message (in `mail_outbox`) when the account exists. With SMTP the
+/// message is sent after the answer, never while the client waits.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body(content = ResetForm, content_type = "application/x-www-form-urlencoded"),
@@ -42,25 +48,36 @@ pub async fn request_reset(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
-    let form: ResetForm = parse_form(&req, &body, "Invalid email")?;
-    let email = normalize_email(form.email.as_deref().unwrap_or(""));
+    let mut quota = None;
+    let result = request(&req, &state, &body, &mut quota).await;
+    Quota::attach(quota, result)
+}
+
+async fn request(
+    req: &HttpRequest,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
     let limits = &state.config.rate_limits;
-    let ip = ip_of(&req, &state);
-    state
-        .limiter
-        .record(&format!("reset:ip:{ip}"), &limits.reset_ip)
-        .into_result()?;
-    if email.len() > 254
-        || !email
-            .split_once('@')
-            .is_some_and(|(l, d)| !l.is_empty() && d.contains('.'))
-    {
+    let ip = ip_of(req, state);
+    let by_ip = Layers::new(&*state.limiter).layer(format!("reset:ip:{ip}"), limits.reset_ip);
+    *quota = by_ip.reserve()?;
+    let form: ResetForm = parse_form(req, body, "Invalid email")?;
+    let email = normalize_email(form.email.as_deref().unwrap_or(""));
+    if !service::valid_email(&email) {
         return Err(AppError::bad_request("Invalid email").ok_false());
     }
-    state
-        .limiter
-        .record(&format!("reset:account:{email}"), &limits.reset_account)
-        .into_result()?;
+    let by_account =
+        Layers::new(&*state.limiter).layer(format!("reset:account:{email}"), limits.reset_account);
+    match by_account.reserve() {
+        Ok(Some(q)) => *quota = quota.map_or(Some(q), |p| Some(p.tighter(q))),
+        Ok(None) => {}
+        Err(limited) => {
+            *quota = None;
+            return Err(limited);
+        }
+    }
     let Some(app_url) = state.config.app_url.clone() else {
         return Err(AppError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -75,22 +92,44 @@ pub async fn request_reset(
     {
         return Err(AppError::bad_request("Invalid request origin"));
     }
+    // Token and message are prepared for every request, so a known account
+    // costs what an unknown one does.
+    let token = random_token();
+    let hash = token_hash(&token);
+    let subject = "Reset your password";
+    let body = format!(
+        "Someone asked to reset the password of your account.\n\n\
+         Open this link within 60 minutes to choose a new password:\n{app_url}/reset/{token}\n\n\
+         If it was not you, ignore this message."
+    );
+    let smtp = state.config.smtp_url.is_some();
     let mut conn = state.db.conn().await?;
-    if let Some(user) = service::first_user_by_email(&mut conn, &email).await? {
-        let token = service::create_reset_token(&mut conn, user.id, "reset", RESET_TTL).await?;
+    let recipient = service::store_reset_request(
+        &mut conn,
+        &service::ResetRequest {
+            email: &email,
+            token_hash: &hash,
+            expires_at: OffsetDateTime::now_utc() + RESET_TTL,
+            subject,
+            body: &body,
+            store_mail: !smtp,
+        },
+    )
+    .await?;
+    drop(conn);
+    if smtp && let Some(to) = recipient {
+        // SMTP takes as long as the remote server does: never inside the request.
+        let mailer = state.mailer.clone();
         let mail = Mail {
-            to: user.email.clone(),
-            subject: "Reset your password".into(),
-            body: format!(
-                "Someone asked to reset the password of your account.\n\n\
-                 Open this link within 60 minutes to choose a new password:\n{app_url}/reset/{token}\n\n\
-                 If it was not you, ignore this message."
-            ),
+            to,
+            subject: subject.into(),
+            body,
         };
-        if let Err(err) = state.mailer.send(mail).await {
-            // The answer stays the same: it must not reveal the account exists.
-            tracing::warn!(error = %err, "password reset e-mail not delivered");
-        }
+        actix_web::rt::spawn(async move {
+            if let Err(err) = mailer.send(mail).await {
+                tracing::warn!(error = %err, "password reset e-mail not delivered");
+            }
+        });
     }
     Ok(HttpResponse::Ok().json(OkTrue { ok: true }))
 }
@@ -124,14 +163,24 @@ pub async fn confirm_reset(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
+    let mut quota = None;
+    let result = confirm(&req, &state, &body, &mut quota).await;
+    Quota::attach(quota, result).map(no_store)
+}
+
+async fn confirm(
+    req: &HttpRequest,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
     const INVALID: &str = "Invalid request";
-    let form: ResetConfirmForm = parse_form(&req, &body, INVALID)?;
     let limits = &state.config.rate_limits;
-    let ip = ip_of(&req, &state);
-    state
-        .limiter
-        .record(&format!("confirm:ip:{ip}"), &limits.confirm_ip)
-        .into_result()?;
+    let ip = ip_of(req, state);
+    *quota = Layers::new(&*state.limiter)
+        .layer(format!("confirm:ip:{ip}"), limits.confirm_ip)
+        .reserve()?;
+    let form: ResetConfirmForm = parse_form(req, body, INVALID)?;
     let token = form.token.unwrap_or_default().trim().to_string();
     let password = form.password.unwrap_or_default();
     if token.len() < 10
@@ -141,13 +190,20 @@ pub async fn confirm_reset(
     {
         return Err(AppError::bad_request(INVALID).ok_false());
     }
-    state
-        .limiter
-        .record(
-            &format!("confirm:token:{}", token_hash(&token)),
-            &limits.confirm_token,
+    match Layers::new(&*state.limiter)
+        .layer(
+            format!("confirm:token:{}", token_hash(&token)),
+            limits.confirm_token,
         )
-        .into_result()?;
+        .reserve()
+    {
+        Ok(Some(q)) => *quota = quota.map_or(Some(q), |p| Some(p.tighter(q))),
+        Ok(None) => {}
+        Err(limited) => {
+            *quota = None;
+            return Err(limited);
+        }
+    }
     state
         .config
         .password_policy
@@ -161,6 +217,9 @@ pub async fn confirm_reset(
                 let Some(user) = service::consume_reset_token(conn, &token).await? else {
                     return Ok(false);
                 };
+                // Every other reset or invitation link of the user dies with
+                // this one (a trigger does it for any password change too).
+                crate::invite::invalidate_tokens(conn, user).await?;
                 service::set_password_hash(conn, user, &hash).await?;
                 service::delete_user_sessions(conn, user, None).await?;
                 Ok(true)

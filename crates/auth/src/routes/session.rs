@@ -6,7 +6,9 @@ use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult};
 use utoipa::ToSchema;
 
-use super::{State, auth_cookie, clear_cookie, ip_of, safe_redirect, session_cookie};
+use stoa_core::rate_limit::{Layers, Quota};
+
+use super::{State, auth_cookie, clear_cookie, ip_of, no_store, safe_redirect, session_cookie};
 use crate::service::{self, Refresh};
 use crate::state::AuthState;
 use crate::tokens::token_hash;
@@ -72,32 +74,43 @@ async fn rotate(state: &AuthState, raw: &str) -> AppResult<Option<(String, Strin
 )]
 #[post("/auth/session/refresh")]
 pub async fn refresh(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
+    let mut quota = None;
+    let result = refresh_tokens(&req, &state, &body, &mut quota).await;
+    Quota::attach(quota, result).map(no_store)
+}
+
+async fn refresh_tokens(
+    req: &HttpRequest,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
     const MISSING: &str = "Missing or invalid refresh token";
-    stoa_core::extract::check_json_body(&body).map_err(AppError::ok_false)?;
-    let parsed: Option<RefreshRequest> = serde_json::from_slice(&body).ok();
+    let limits = &state.config.rate_limits;
+    let ip = ip_of(req, state);
+    let by_ip = Layers::new(&*state.limiter).layer(format!("refresh:ip:{ip}"), limits.refresh_ip);
+    *quota = by_ip.peek();
+    stoa_core::extract::check_json_body(body).map_err(AppError::ok_false)?;
+    let parsed: Option<RefreshRequest> = serde_json::from_slice(body).ok();
     let raw = parsed
         .map(|r| r.refresh_token.trim().to_string())
         .filter(|t| !t.is_empty() && t.len() <= 512)
         .ok_or_else(|| AppError::bad_request(MISSING).ok_false())?;
-    let limits = &state.config.rate_limits;
-    let ip = ip_of(&req, &state);
-    state
-        .limiter
-        .record(&format!("refresh:ip:{ip}"), &limits.refresh_ip)
-        .into_result()?;
-    state
-        .limiter
-        .record(
-            &format!("refresh:token:{}", token_hash(&raw)),
-            &limits.refresh_token,
+    // A refusal brings its own quota headers: report nothing on top of them.
+    *quota = None;
+    *quota = Layers::new(&*state.limiter)
+        .layer(format!("refresh:ip:{ip}"), limits.refresh_ip)
+        .layer(
+            format!("refresh:token:{}", token_hash(&raw)),
+            limits.refresh_token,
         )
-        .into_result()?;
-    match rotate(&state, &raw).await? {
+        .reserve()?;
+    match rotate(state, &raw).await? {
         Some((access, next, _)) => {
             let ttl = state.config.remember_ttl;
             Ok(HttpResponse::Ok()
-                .cookie(auth_cookie(&state, &access))
-                .cookie(session_cookie(&state, &next, ttl))
+                .cookie(auth_cookie(state, &access))
+                .cookie(session_cookie(state, &next, ttl))
                 .json(RefreshResponse {
                     ok: true,
                     access_token: access,
@@ -135,31 +148,32 @@ pub async fn refresh_redirect(
     state: State,
     q: stoa_core::Query<RefreshRedirectQuery>,
 ) -> AppResult<HttpResponse> {
+    let ip = ip_of(&req, &state);
+    let by_ip = Layers::new(&*state.limiter).layer(
+        format!("refresh:ip:{ip}"),
+        state.config.rate_limits.refresh_ip,
+    );
+    let mut quota = by_ip.peek();
     let target = safe_redirect(q.redirect.as_deref(), state.config.app_url.as_deref(), "/");
     let raw = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string());
     if let Some(raw) = raw.filter(|r| !r.is_empty() && r.len() <= 512) {
-        let ip = ip_of(&req, &state);
-        state
-            .limiter
-            .record(
-                &format!("refresh:ip:{ip}"),
-                &state.config.rate_limits.refresh_ip,
-            )
-            .into_result()?;
+        quota = by_ip.reserve()?;
         if let Some((access, next, _)) = rotate(&state, &raw).await? {
-            return Ok(HttpResponse::Found()
+            let res = HttpResponse::Found()
                 .insert_header((header::LOCATION, target))
                 .cookie(auth_cookie(&state, &access))
                 .cookie(session_cookie(&state, &next, state.config.remember_ttl))
-                .finish());
+                .finish();
+            return Quota::attach(quota, Ok(no_store(res)));
         }
     }
     let login = format!("/login?redirect={}", encode(&target));
-    Ok(HttpResponse::Found()
+    let res = HttpResponse::Found()
         .insert_header((header::LOCATION, login))
         .cookie(clear_cookie(AUTH_COOKIE))
         .cookie(clear_cookie(SESSION_COOKIE))
-        .finish())
+        .finish();
+    Quota::attach(quota, Ok(no_store(res)))
 }
 
 /// Percent-encodes a path for use as a query value.

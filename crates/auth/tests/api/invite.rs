@@ -49,7 +49,7 @@ fn token_in(body: &str) -> String {
 
 /// Generous limits, so a test can make many requests.
 fn unlimited(c: &mut AuthConfig) {
-    c.rate_limits.resend_invite_ip = Rule::per_minute(1000);
+    c.rate_limits.resend_invite_user = Rule::per_minute(1000);
 }
 
 #[actix_web::test]
@@ -146,7 +146,7 @@ async fn resend_refuses_what_it_cannot_do() {
         json!([]),
     ] {
         let res = app.send(post_json(RESEND, &admin, body.clone())).await;
-        assert_eq!(res.status, 422, "{body}");
+        assert_eq!(res.status, 400, "{body}");
         assert_eq!(res.json()["error"], "Validation failed");
         assert!(res.json()["fieldErrors"]["id"].is_array(), "{body}");
     }
@@ -159,7 +159,7 @@ async fn resend_refuses_what_it_cannot_do() {
             &admin,
         ))
         .await;
-    assert_eq!(res.status, 422);
+    assert_eq!(res.status, 400);
 
     for id in [Uuid::new_v4(), foreign] {
         let res = app.send(post_json(RESEND, &admin, json!({"id": id}))).await;
@@ -210,23 +210,79 @@ async fn resend_refuses_what_it_cannot_do() {
 }
 
 #[actix_web::test]
-async fn resend_is_rate_limited_per_address() {
+async fn resend_is_rate_limited_per_invited_user_not_per_administrator() {
     let app = start().await;
     let acme = acme(&app.db).await;
     let admin = token_for(&app.db, acme.admin).await;
     let invited = user_with_features(&app.db, &acme, "new@acme.com", &[], None, None).await;
-    for _ in 0..3 {
+    for remaining in ["2", "1", "0"] {
         let res = app
             .send(post_json(RESEND, &admin, json!({"id": invited})))
             .await;
         assert_eq!(res.status, 200);
+        assert_eq!(res.header("x-ratelimit-limit"), Some("3"));
+        assert_eq!(res.header("x-ratelimit-remaining"), Some(remaining));
     }
     let res = app
         .send(post_json(RESEND, &admin, json!({"id": invited})))
         .await;
     assert_eq!(res.status, 429);
-    assert!(res.header("retry-after").is_some());
+    let retry: u64 = res.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=300).contains(&retry), "{retry}");
+    assert_eq!(res.header("x-ratelimit-limit"), Some("3"));
+    assert_eq!(res.header("x-ratelimit-remaining"), Some("0"));
     assert_eq!(mails(&app).await.len(), 3);
+
+    // The same administrator working through a list is not blocked.
+    for n in 0..5 {
+        let other =
+            user_with_features(&app.db, &acme, &format!("n{n}@acme.com"), &[], None, None).await;
+        let res = app
+            .send(post_json(RESEND, &admin, json!({"id": other})))
+            .await;
+        assert_eq!(res.status, 200, "invitee {n}: {}", res.text());
+        assert_eq!(res.header("x-ratelimit-remaining"), Some("2"));
+    }
+    // Unknown and malformed ids: 404 and 400, with the quota headers.
+    let res = app
+        .send(post_json(RESEND, &admin, json!({"id": Uuid::new_v4()})))
+        .await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.header("x-ratelimit-limit"), Some("3"));
+    let res = app
+        .send(post_json(RESEND, &admin, json!({"id": "nope"})))
+        .await;
+    assert_eq!(res.status, 400);
+    assert_eq!(res.header("x-ratelimit-remaining"), Some("3"));
+}
+
+#[actix_web::test]
+async fn hidden_super_admins_answer_404_like_unknown_users() {
+    let app = start_with(unlimited).await;
+    let acme = acme(&app.db).await;
+    let admin = token_for(&app.db, acme.admin).await;
+    // Before the fix this was 409 "User already has a password": an oracle
+    // for accounts the administrator cannot see.
+    let res = app
+        .send(post_json(RESEND, &admin, json!({"id": acme.superadmin})))
+        .await;
+    assert_eq!(res.status, 404, "{}", res.text());
+    assert_eq!(res.json(), json!({"error": "User not found"}));
+    let unknown = app
+        .send(post_json(RESEND, &admin, json!({"id": Uuid::new_v4()})))
+        .await;
+    assert_eq!((unknown.status, unknown.json()), (res.status, res.json()));
+    // A super admin sees super admins: the ordinary answer.
+    let root = token_for(&app.db, acme.superadmin).await;
+    let res = app
+        .send(post_json(RESEND, &root, json!({"id": acme.superadmin})))
+        .await;
+    assert_eq!(res.status, 409);
+    // And an ordinary administrator still reaches ordinary users.
+    let res = app
+        .send(post_json(RESEND, &admin, json!({"id": acme.employee})))
+        .await;
+    assert_eq!(res.status, 409);
 }
 
 struct BrokenMailer;

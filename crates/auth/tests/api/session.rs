@@ -213,3 +213,95 @@ async fn cookie_refresh_redirects_with_a_fresh_token_or_to_login() {
             .any(|c| c.starts_with("session_token=") && c.contains("Max-Age=0"))
     );
 }
+
+#[actix_web::test]
+async fn logout_ends_only_the_callers_own_sessions() {
+    let app = start().await;
+    acme(&app.db).await;
+    // The victim's session, named by its refresh token.
+    let (victim_access, victim_refresh) = remembered_login(&app).await;
+    let res = app
+        .send(form(
+            "/api/auth/login",
+            "email=employee@acme.com&password=secret&remember=1",
+        ))
+        .await;
+    let attacker = res.json()["token"].as_str().unwrap().to_string();
+    // Before the fix the cookie's session was deleted whoever it belonged to.
+    let res = app
+        .send(
+            bearer(TestRequest::post().uri("/api/auth/logout"), &attacker).cookie(
+                actix_web::cookie::Cookie::new("session_token", victim_refresh.clone()),
+            ),
+        )
+        .await;
+    assert_eq!(res.status, 302);
+    assert_eq!(
+        app.send(get("/api/auth/profile", &attacker)).await.status,
+        401
+    );
+    assert_eq!(
+        app.send(get("/api/auth/profile", &victim_access))
+            .await
+            .status,
+        200
+    );
+    let res = app
+        .send(
+            TestRequest::post()
+                .uri("/api/auth/session/refresh")
+                .set_json(json!({"refreshToken": victim_refresh})),
+        )
+        .await;
+    assert_eq!(res.status, 200, "the victim's session lives on");
+}
+
+#[actix_web::test]
+async fn responses_with_tokens_are_not_cached_and_show_the_quota() {
+    let app = start().await;
+    acme(&app.db).await;
+    let res = app
+        .send(form(
+            "/api/auth/login",
+            "email=admin@acme.com&password=secret&remember=1",
+        ))
+        .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("cache-control"), Some("no-store"));
+    let refresh = res.json()["refreshToken"].as_str().unwrap().to_string();
+
+    let res = app
+        .send(
+            TestRequest::post()
+                .uri("/api/auth/session/refresh")
+                .set_json(json!({"refreshToken": refresh})),
+        )
+        .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("cache-control"), Some("no-store"));
+    // Per token 15/60, per address 60/60: the token's quota is the tighter.
+    assert_eq!(res.header("x-ratelimit-limit"), Some("15"));
+    assert_eq!(res.header("x-ratelimit-remaining"), Some("14"));
+    let next = res.json()["refreshToken"].as_str().unwrap().to_string();
+
+    let res = app
+        .send(
+            TestRequest::get()
+                .uri("/api/auth/session/refresh")
+                .cookie(actix_web::cookie::Cookie::new("session_token", next)),
+        )
+        .await;
+    assert_eq!(res.status, 302);
+    assert_eq!(res.header("cache-control"), Some("no-store"));
+    assert_eq!(res.header("x-ratelimit-limit"), Some("60"));
+
+    let res = app
+        .send(
+            TestRequest::post()
+                .uri("/api/auth/session/refresh")
+                .set_json(json!({})),
+        )
+        .await;
+    assert_eq!(res.status, 400);
+    assert!(res.header("x-ratelimit-remaining").is_some());
+}
