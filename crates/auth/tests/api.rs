@@ -17,4 +17,5 @@ mod api {
     pub mod tokens;
     pub mod users;
     pub mod variants;
+    pub mod variants_collection;
 }

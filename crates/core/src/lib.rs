@@ -7,6 +7,7 @@
 //! ([`telemetry`]) and the system endpoints `/version`, `/health` and `/docs`
 //! ([`system`]). It knows nothing about tenants, users or any domain module.
 
+pub mod collection;
 pub mod command;
 pub mod config;
 pub mod db;

@@ -86,9 +86,13 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::admin::register_admin_device)
         .service(routes::admin::get_admin_device)
         .service(routes::admin::update_admin_device)
+        .service(routes::admin::update_admin_device_by_body)
         .service(routes::admin::delete_admin_device)
+        .service(routes::admin::delete_admin_device_by_query)
         .service(routes::list::list_devices)
         .service(routes::register::register_device)
         .service(routes::update::update_device)
-        .service(routes::delete::delete_device);
+        .service(routes::update::update_device_by_body)
+        .service(routes::delete::delete_device)
+        .service(routes::delete::delete_device_by_query);
 }

@@ -4,6 +4,7 @@
 mod api {
     pub mod access;
     pub mod admin;
+    pub mod collection;
     pub mod lists;
     pub mod register;
     pub mod schema;

@@ -14,6 +14,7 @@ pub mod session;
 pub mod sidebar;
 pub mod users;
 pub mod variants;
+pub mod variants_collection;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};
