@@ -7,4 +7,5 @@ mod api {
     pub mod outbox;
     pub mod support;
     pub mod undo;
+    pub mod user_reads;
 }

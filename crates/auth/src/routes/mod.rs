@@ -13,6 +13,7 @@ pub mod roles;
 pub mod session;
 pub mod sidebar;
 pub mod users;
+pub mod read_log;
 pub mod variants;
 pub mod variants_collection;
 
