@@ -10,6 +10,7 @@
 pub mod collection;
 pub mod command;
 pub mod config;
+pub mod crypto;
 pub mod db;
 pub mod error;
 pub mod extract;
