@@ -4,6 +4,7 @@
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use stoa_acl::AuthContext;
 use stoa_core::collection::{CollectionId, WithId};
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Path, Query};
@@ -65,6 +66,7 @@ pub async fn list_admin_devices(
 pub async fn register_admin_device(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     body: DevicePayload<AdminRegisterDevice>,
 ) -> AppResult<HttpResponse> {
     device_actor(&ctx)?;
@@ -73,7 +75,7 @@ pub async fn register_admin_device(
     let (user, body) = body.into_inner().split();
     // The organization is the target user's (set once the user is checked);
     // the admin's own `Accept-Language` says nothing about the user's device.
-    let registration = registration(scope.tenant_id, None, user, body, None);
+    let registration = registration(&keys, scope.tenant_id, None, user, body, None)?;
     execute_register(&db, ctx.actor(), registration, Some((scope, user))).await
 }
 
@@ -125,10 +127,11 @@ pub async fn get_admin_device(
 pub async fn update_admin_device(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     id: Path<String>,
     body: DevicePayload<UpdateDevice>,
 ) -> AppResult<HttpResponse> {
-    update_any(&ctx, &db, &id, body.into_inner()).await
+    update_any(&ctx, &db, &keys, &id, body.into_inner()).await
 }
 
 /// The collection form of `PUT /devices/admin/devices/{id}` (Open Mercato
@@ -150,14 +153,16 @@ pub async fn update_admin_device(
 pub async fn update_admin_device_by_body(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     body: WithId<DevicePayload<UpdateDevice>>,
 ) -> AppResult<HttpResponse> {
-    update_any(&ctx, &db, body.id.raw(), body.body.into_inner()).await
+    update_any(&ctx, &db, &keys, body.id.raw(), body.body.into_inner()).await
 }
 
 async fn update_any(
     ctx: &AuthContext,
     db: &Db,
+    keys: &KeyRing,
     id: &str,
     body: UpdateDevice,
 ) -> AppResult<HttpResponse> {
@@ -165,7 +170,7 @@ async fn update_any(
     ctx.require(ADMIN)?;
     let scope = Scope::of(ctx)?;
     let id = parse_id(id)?;
-    execute_update(db, ctx.actor(), scope, Access::Admin, id, body).await
+    execute_update(db, keys, ctx.actor(), scope, Access::Admin, id, body).await
 }
 
 /// Deactivates any device of the tenant.

@@ -4,6 +4,7 @@
 use actix_web::{HttpResponse, put, web};
 use stoa_acl::AuthContext;
 use stoa_core::collection::WithId;
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Path};
@@ -33,10 +34,11 @@ use crate::service::Scope;
 pub async fn update_device(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     id: Path<String>,
     body: DevicePayload<UpdateDevice>,
 ) -> AppResult<HttpResponse> {
-    update_own(&ctx, &db, &id, body.into_inner()).await
+    update_own(&ctx, &db, &keys, &id, body.into_inner()).await
 }
 
 /// The collection form of `PUT /devices/{id}` (Open Mercato clients): the
@@ -58,15 +60,17 @@ pub async fn update_device(
 pub async fn update_device_by_body(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     body: WithId<DevicePayload<UpdateDevice>>,
 ) -> AppResult<HttpResponse> {
-    update_own(&ctx, &db, body.id.raw(), body.body.into_inner()).await
+    update_own(&ctx, &db, &keys, body.id.raw(), body.body.into_inner()).await
 }
 
 /// Both forms of the self-service update.
 async fn update_own(
     ctx: &AuthContext,
     db: &Db,
+    keys: &KeyRing,
     id: &str,
     body: UpdateDevice,
 ) -> AppResult<HttpResponse> {
@@ -74,5 +78,5 @@ async fn update_own(
     ctx.require(MANAGE)?;
     let scope = Scope::of(ctx)?;
     let id = parse_id(id)?;
-    execute_update(db, ctx.actor(), scope, Access::Owner(user), id, body).await
+    execute_update(db, keys, ctx.actor(), scope, Access::Owner(user), id, body).await
 }
