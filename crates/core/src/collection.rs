@@ -142,10 +142,7 @@ mod tests {
     #[test]
     fn ids_must_be_uuids() {
         let id = Uuid::from_u128(42);
-        assert_eq!(
-            CollectionId(Some(format!(" {id} "))).uuid().ok(),
-            Some(id)
-        );
+        assert_eq!(CollectionId(Some(format!(" {id} "))).uuid().ok(), Some(id));
         assert!(CollectionId(None).uuid().is_err());
         assert!(CollectionId(Some("nope".into())).uuid().is_err());
         assert_eq!(CollectionId(None).raw(), "");

@@ -68,7 +68,11 @@ impl DataKey {
             .finalize();
         let id = hex::encode(&digest[..4]);
         let mac = match <Hmac<Sha256> as Mac>::new_from_slice(bytes) {
-            Ok(m) => m.chain_update(b"stoa lookup hash v1").finalize().into_bytes().into(),
+            Ok(m) => m
+                .chain_update(b"stoa lookup hash v1")
+                .finalize()
+                .into_bytes()
+                .into(),
             // HMAC takes keys of any length; keep a defined value anyway.
             Err(_) => Sha256::digest(bytes).into(),
         };
@@ -82,7 +86,12 @@ impl DataKey {
     fn hash(&self, value: &str) -> String {
         let tag = match <Hmac<Sha256> as Mac>::new_from_slice(&self.mac) {
             Ok(m) => hex::encode(m.chain_update(value.as_bytes()).finalize().into_bytes()),
-            Err(_) => hex::encode(Sha256::new().chain_update(self.mac).chain_update(value).finalize()),
+            Err(_) => hex::encode(
+                Sha256::new()
+                    .chain_update(self.mac)
+                    .chain_update(value)
+                    .finalize(),
+            ),
         };
         format!("{}:{tag}", self.id)
     }
@@ -313,8 +322,15 @@ mod tests {
             Err(CryptoError::UnknownKey(old.current_id().to_string()))
         );
         // Lookups: the old hash is among the rotated ring's candidates.
-        assert!(rotated.lookup_hashes("secret").contains(&old.lookup_hash("secret")));
-        assert_eq!(rotated.lookup_hashes("secret")[0], rotated.lookup_hash("secret"));
+        assert!(
+            rotated
+                .lookup_hashes("secret")
+                .contains(&old.lookup_hash("secret"))
+        );
+        assert_eq!(
+            rotated.lookup_hashes("secret")[0],
+            rotated.lookup_hash("secret")
+        );
     }
 
     #[test]

@@ -4,11 +4,11 @@
 
 use actix_web::{delete, put, web};
 use stoa_acl::AuthContext;
-use stoa_core::{AppError, AppResult};
+use stoa_core::Json;
 use stoa_core::collection::{CollectionId, WithId};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::Json;
+use stoa_core::{AppError, AppResult};
 
 use crate::routes::{CancelResponse, UpdateJob, Updated, cancel_job, update_job};
 

@@ -464,9 +464,7 @@ pub(crate) async fn cancel_job(
     ctx.require("progress.cancel")?;
     let mut conn = db.conn().await?;
     let cannot = || AppError::bad_request("Cannot cancel this job");
-    let job = find(&mut conn, ctx, id)
-        .await
-        .map_err(|_| cannot())?;
+    let job = find(&mut conn, ctx, id).await.map_err(|_| cannot())?;
     match service::cancel(&mut conn, &job, ctx.user_id).await? {
         Cancel::NotCancellable => Err(cannot()),
         _ => Ok(web::Json(CancelResponse { ok: true })),

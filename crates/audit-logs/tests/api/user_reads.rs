@@ -26,7 +26,10 @@ async fn reading_a_user_is_logged_with_the_fields_returned() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let res = app
-        .send(get(&format!("/api/auth/users?id={}", acme.employee), &admin))
+        .send(get(
+            &format!("/api/auth/users?id={}", acme.employee),
+            &admin,
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["items"][0]["id"], acme.employee.to_string());
@@ -90,7 +93,10 @@ async fn reading_a_user_is_logged_with_the_fields_returned() {
     let body = access(
         &app,
         &auditor,
-        &format!("resourceKind=auth.user&accessType=read:item&actorUserId={}", acme.admin),
+        &format!(
+            "resourceKind=auth.user&accessType=read:item&actorUserId={}",
+            acme.admin
+        ),
     )
     .await;
     assert_eq!(body["total"], 2, "{body}");
@@ -103,7 +109,10 @@ async fn other_tenants_never_see_the_entries() {
     let globex = seed(&app.db, "Globex", "globex.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let res = app
-        .send(get(&format!("/api/auth/users?id={}", acme.employee), &admin))
+        .send(get(
+            &format!("/api/auth/users?id={}", acme.employee),
+            &admin,
+        ))
         .await;
     assert_eq!(res.status, 200);
     let foreign = token_for(&app.db, globex.admin).await;

@@ -21,7 +21,11 @@ async fn variants_update_and_delete_at_the_collection_path() {
     let id = res.json()["variant"]["id"].as_str().unwrap().to_string();
 
     let res = app
-        .send(put_json(VARIANTS, &admin, json!({"id": id, "name": "Wide"})))
+        .send(put_json(
+            VARIANTS,
+            &admin,
+            json!({"id": id, "name": "Wide"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["variant"]["name"], "Wide");
@@ -29,10 +33,16 @@ async fn variants_update_and_delete_at_the_collection_path() {
     assert_eq!(res.json()["variant"]["name"], "Wide");
 
     // Missing or malformed ids, unknown ids: as the /{id} form answers them.
-    let res = app.send(put_json(VARIANTS, &admin, json!({"name": "x"}))).await;
+    let res = app
+        .send(put_json(VARIANTS, &admin, json!({"name": "x"})))
+        .await;
     assert_eq!(res.status, 400);
     let res = app
-        .send(put_json(VARIANTS, &admin, json!({"id": "nope", "name": "x"})))
+        .send(put_json(
+            VARIANTS,
+            &admin,
+            json!({"id": "nope", "name": "x"}),
+        ))
         .await;
     assert_eq!(res.status, 400);
     let res = app
@@ -50,7 +60,9 @@ async fn variants_update_and_delete_at_the_collection_path() {
         .await;
     assert_eq!(res.status, 403, "employees lack auth.sidebar.manage");
 
-    let res = app.send(delete(&format!("{VARIANTS}?id={id}"), &admin)).await;
+    let res = app
+        .send(delete(&format!("{VARIANTS}?id={id}"), &admin))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json(), json!({"ok": true}));
     let res = app.send(get(&format!("{VARIANTS}/{id}"), &admin)).await;

@@ -231,12 +231,7 @@ pub(crate) async fn execute_update(
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
                 let device = load_for_write(conn, &scope, access, id).await?;
-                command::execute(
-                    conn,
-                    &actor,
-                    UpdateDeviceCommand { device, body, push },
-                )
-                .await
+                command::execute(conn, &actor, UpdateDeviceCommand { device, body, push }).await
             })
         })
         .await?;

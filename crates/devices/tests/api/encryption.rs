@@ -17,7 +17,10 @@ use super::support::*;
 
 const TOKEN: &str = "fcm:APA91bH-very-secret-token-0123456789";
 
-async fn raw_columns(db: &stoa_core::db::Db, id: Uuid) -> (Option<String>, Option<String>, Option<String>) {
+async fn raw_columns(
+    db: &stoa_core::db::Db,
+    id: Uuid,
+) -> (Option<String>, Option<String>, Option<String>) {
     let mut conn = db.conn().await.unwrap();
     d::user_devices
         .filter(d::id.eq(id))
@@ -82,7 +85,10 @@ async fn the_column_never_holds_the_plaintext() {
     let (raw, _, fingerprint) = raw_columns(&app.db, id).await;
     assert!(!raw.unwrap().contains("second-secret"));
     assert_eq!(fingerprint.as_deref(), Some("abcdefgh"));
-    assert_eq!(stored(&app.db, id).await.0.as_deref(), Some("second-secret-token-abcdefgh"));
+    assert_eq!(
+        stored(&app.db, id).await.0.as_deref(),
+        Some("second-secret-token-abcdefgh")
+    );
 }
 
 #[actix_web::test]
@@ -108,7 +114,9 @@ async fn rotation_reads_old_values_and_writes_with_the_new_key() {
         .unwrap();
     assert_eq!(found.map(|r| r.id), Some(id));
     // Reading upgrades the row to the new key.
-    let token = push_token(&mut conn, &rotated, acme.tenant_id, id).await.unwrap();
+    let token = push_token(&mut conn, &rotated, acme.tenant_id, id)
+        .await
+        .unwrap();
     assert_eq!(token.as_ref().map(PushToken::expose), Some(TOKEN));
     let (raw, hash, _) = raw_columns(&app.db, id).await;
     let raw = raw.unwrap();
@@ -135,7 +143,12 @@ async fn rotation_reads_old_values_and_writes_with_the_new_key() {
     assert_eq!(rewritten, 1, "only the row not yet under the new key");
     let (raw, _, _) = raw_columns(&app.db, second).await;
     assert!(rotated.is_current(&raw.unwrap()));
-    assert_eq!(reencrypt_push_tokens(&mut conn, &rotated, 10).await.unwrap(), 0);
+    assert_eq!(
+        reencrypt_push_tokens(&mut conn, &rotated, 10)
+            .await
+            .unwrap(),
+        0
+    );
 }
 
 #[actix_web::test]
@@ -143,7 +156,12 @@ async fn plaintext_rows_from_before_encryption_are_migrated() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let employee = token_for(&app.db, acme.employee).await;
-    let (id, _) = register(&app, &employee, json!({"deviceId": "phone", "platform": "ios"})).await;
+    let (id, _) = register(
+        &app,
+        &employee,
+        json!({"deviceId": "phone", "platform": "ios"}),
+    )
+    .await;
     let mut conn = app.db.conn().await.unwrap();
     // As a row written before the encryption migration looks.
     diesel::update(d::user_devices.filter(d::id.eq(id)))
@@ -153,17 +171,32 @@ async fn plaintext_rows_from_before_encryption_are_migrated() {
         .unwrap();
     // Still usable: the devices API works on it, and a read decrypts it.
     let res = app
-        .send(put_json(&format!("/api/devices/{id}"), &employee, json!({"osVersion": "18"})))
+        .send(put_json(
+            &format!("/api/devices/{id}"),
+            &employee,
+            json!({"osVersion": "18"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(stored_raw(&app.db, id).await.0.as_deref(), Some("legacy-plain-token-87654321"));
+    assert_eq!(
+        stored_raw(&app.db, id).await.0.as_deref(),
+        Some("legacy-plain-token-87654321")
+    );
 
-    assert_eq!(reencrypt_push_tokens(&mut conn, &keys(), 100).await.unwrap(), 1);
+    assert_eq!(
+        reencrypt_push_tokens(&mut conn, &keys(), 100)
+            .await
+            .unwrap(),
+        1
+    );
     let (raw, hash, fingerprint) = raw_columns(&app.db, id).await;
     assert!(!raw.clone().unwrap().contains("legacy-plain"));
     assert!(hash.is_some());
     assert_eq!(fingerprint.as_deref(), Some("87654321"));
-    assert_eq!(stored(&app.db, id).await.0.as_deref(), Some("legacy-plain-token-87654321"));
+    assert_eq!(
+        stored(&app.db, id).await.0.as_deref(),
+        Some("legacy-plain-token-87654321")
+    );
     let found = find_by_push_token(
         &mut conn,
         &keys(),

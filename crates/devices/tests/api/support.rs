@@ -200,7 +200,10 @@ pub async fn stored(db: &Db, id: Uuid) -> (Option<String>, Option<String>, bool)
     let (raw, provider, deleted) = stored_raw(db, id).await;
     let token = raw.map(|raw| {
         let ring = keys();
-        assert!(ring.is_current(&raw), "not encrypted with the current key: {raw}");
+        assert!(
+            ring.is_current(&raw),
+            "not encrypted with the current key: {raw}"
+        );
         let plain = ring.decrypt(&raw).unwrap();
         assert!(!raw.contains(&plain), "the column holds the plaintext");
         plain

@@ -94,9 +94,7 @@ pub async fn organization_switcher(
         .filter(|o| allowed.as_ref().is_none_or(|a| a.contains(&o.id)))
         .map(|o| o.id)
         .collect();
-    let selected_id = ctx
-        .organization_id()
-        .filter(|id| selectable.contains(id));
+    let selected_id = ctx.organization_id().filter(|id| selectable.contains(id));
     let tenants = if ctx.is_super_admin() {
         Some(live_tenants(&mut conn).await?)
     } else {

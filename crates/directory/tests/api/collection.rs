@@ -52,7 +52,11 @@ async fn organizations_and_tenants_delete_with_the_id_in_the_body() {
 
     let root = token_for(&app.db, acme.superadmin).await;
     let res = app
-        .send(post_json("/api/directory/tenants", &root, json!({"name": "Initech"})))
+        .send(post_json(
+            "/api/directory/tenants",
+            &root,
+            json!({"name": "Initech"}),
+        ))
         .await;
     let tenant = res.json()["id"].as_str().unwrap().to_string();
     let res = app

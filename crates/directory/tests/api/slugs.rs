@@ -1,7 +1,7 @@
 //! Organization slugs: lower-cased like the reference, refused outside `a-z 0-9 - _`.
 
-use serde_json::json;
 use super::support::*;
+use serde_json::json;
 
 async fn slug_of<S: stoa_testkit::AppService>(
     app: &stoa_testkit::TestApp<S>,
@@ -45,7 +45,10 @@ async fn upper_case_slugs_are_lower_cased_and_accepted() {
     assert_eq!(slug_of(&app, &admin, &id).await, json!("emea"));
     // The public lookup finds it by the stored (lower-case) slug.
     let res = app
-        .send(actix_web::test::TestRequest::get().uri("/api/directory/organizations/lookup?slug=emea"))
+        .send(
+            actix_web::test::TestRequest::get()
+                .uri("/api/directory/organizations/lookup?slug=emea"),
+        )
         .await;
     assert_eq!(res.json()["organization"]["id"], json!(id));
 }

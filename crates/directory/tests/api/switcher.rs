@@ -43,9 +43,15 @@ async fn admins_see_the_tree_and_new_organizations_at_once() {
     assert_eq!(body["tenantId"], acme.tenant_id.to_string());
     assert_eq!(body["canManage"], true);
     assert_eq!(body["isSuperAdmin"], false);
-    assert!(body.get("tenants").is_none(), "tenants are for super admins");
+    assert!(
+        body.get("tenants").is_none(),
+        "tenants are for super admins"
+    );
     let top = node(&body["items"], &root).unwrap();
-    assert_eq!((top["depth"].clone(), top["selectable"].clone()), (json!(0), json!(true)));
+    assert_eq!(
+        (top["depth"].clone(), top["selectable"].clone()),
+        (json!(0), json!(true))
+    );
 
     // Created a moment ago: listed on the next call, at the right depth.
     let sales = create_org(&app, &admin, json!({"name": "Sales", "parentId": root})).await;
@@ -107,7 +113,10 @@ async fn restricted_users_see_ancestors_as_not_selectable() {
     assert_eq!(node(&body["items"], &root).unwrap()["selectable"], false);
     assert_eq!(node(&body["items"], &sales).unwrap()["selectable"], true);
     assert_eq!(node(&body["items"], &emea).unwrap()["selectable"], true);
-    assert!(node(&body["items"], &us).is_none(), "outside the allowed subtree");
+    assert!(
+        node(&body["items"], &us).is_none(),
+        "outside the allowed subtree"
+    );
 }
 
 #[actix_web::test]
@@ -116,7 +125,11 @@ async fn super_admins_get_every_tenant_including_new_ones() {
     let (acme, globex) = two_tenants(&app.db).await;
     let root = token_for(&app.db, acme.superadmin).await;
     let res = app
-        .send(post_json("/api/directory/tenants", &root, json!({"name": "Initech"})))
+        .send(post_json(
+            "/api/directory/tenants",
+            &root,
+            json!({"name": "Initech"}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let initech = res.json()["id"].as_str().unwrap().to_string();
@@ -134,7 +147,11 @@ async fn super_admins_get_every_tenant_including_new_ones() {
         .iter()
         .map(|t| t["id"].as_str().unwrap().to_string())
         .collect();
-    for id in [acme.tenant_id.to_string(), globex.tenant_id.to_string(), initech] {
+    for id in [
+        acme.tenant_id.to_string(),
+        globex.tenant_id.to_string(),
+        initech,
+    ] {
         assert!(tenants.contains(&id), "{id} missing from {tenants:?}");
     }
     assert!(body["tenants"][0]["isActive"].is_boolean());

@@ -5,7 +5,10 @@ use serde_json::json;
 
 use super::support::*;
 
-async fn new_job<S: stoa_testkit::AppService>(app: &stoa_testkit::TestApp<S>, token: &str) -> String {
+async fn new_job<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    token: &str,
+) -> String {
     let res = app
         .send(post_json(
             "/api/progress/jobs",
@@ -85,10 +88,17 @@ async fn collection_writes_check_like_the_path_forms() {
 
     // No id: 400; another tenant's job: 404 (update) / 400 (cancel), as on /{id}.
     let res = app
-        .send(put_json("/api/progress/jobs", &admin, json!({"processedCount": 1})))
+        .send(put_json(
+            "/api/progress/jobs",
+            &admin,
+            json!({"processedCount": 1}),
+        ))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
-    assert_eq!(app.send(delete("/api/progress/jobs", &admin)).await.status, 400);
+    assert_eq!(
+        app.send(delete("/api/progress/jobs", &admin)).await.status,
+        400
+    );
     let res = app
         .send(put_json(
             "/api/progress/jobs",
