@@ -44,6 +44,9 @@ fn serve(stoa: &std::path::Path, db: &Database) -> Result<u8> {
     if std::env::var_os("APP_URL").is_none() {
         server.env("APP_URL", "http://localhost:3000");
     }
+    if let Some(key) = encryption_key()? {
+        server.env("STOA_ENCRYPTION_KEY", key);
+    }
     let mut child = server
         .spawn()
         .map_err(|e| format!("cannot start stoa: {e}"))?;
@@ -59,6 +62,43 @@ fn serve(stoa: &std::path::Path, db: &Database) -> Result<u8> {
     );
     let status = child.wait().map_err(|e| format!("waiting for stoa: {e}"))?;
     Ok(if status.success() { 0 } else { 1 })
+}
+
+/// The `STOA_ENCRYPTION_KEY` of the development server (push tokens are
+/// encrypted with it): `None` when the environment sets one, else the key kept
+/// in `.stoa/encryption-key`, generated (32 random bytes, hex) the first time
+/// so that data stored in one run can be read in the next.
+fn encryption_key() -> Result<Option<String>> {
+    if std::env::var("STOA_ENCRYPTION_KEY").is_ok_and(|k| !k.trim().is_empty()) {
+        return Ok(None);
+    }
+    let dir = cmd::root().join(".stoa");
+    let path = dir.join("encryption-key");
+    if let Ok(existing) = std::fs::read_to_string(&path)
+        && !existing.trim().is_empty()
+    {
+        println!("xtask: STOA_ENCRYPTION_KEY from .stoa/encryption-key (development key)");
+        return Ok(Some(existing.trim().to_string()));
+    }
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .map_err(|e| format!("cannot read random bytes for STOA_ENCRYPTION_KEY: {e}"))?;
+    let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create .stoa: {e}"))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, key.as_bytes()))
+        .map_err(|e| format!("cannot write .stoa/encryption-key: {e}"))?;
+    println!(
+        "xtask: STOA_ENCRYPTION_KEY is not set: generated a development key in \
+         .stoa/encryption-key (reused by later runs; production needs its own key)"
+    );
+    Ok(Some(key))
 }
 
 /// Seeds the reference's demo tenant (Acme Corp, superadmin@acme.com,

@@ -100,7 +100,16 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         );
     }
     let keys_config = stoa_api_keys::ApiKeysConfig::from_env()?;
-    let modules = crate::modules(&db, auth).map_err(CommandError::Other)?;
+    // Devices store push tokens encrypted: production needs STOA_ENCRYPTION_KEY.
+    let (encryption, generated) = stoa_core::crypto::KeyRing::from_env()?;
+    if generated {
+        tracing::warn!(
+            "STOA_ENCRYPTION_KEY is not set: generated a random key for this development process \
+             (push tokens stored now cannot be decrypted after a restart)"
+        );
+    }
+    let encryption = std::sync::Arc::new(encryption);
+    let modules = crate::modules(&db, auth, encryption.clone()).map_err(CommandError::Other)?;
     let api_keys = modules.api_keys;
     let mut ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators)
         .with_access(modules.access);
@@ -133,6 +142,9 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     start_workers(&db, stoa_progress::WorkerConfig::from_env()?);
+    // Push tokens stored before encryption (or under a rotated key) are
+    // rewritten under the current key, in the background.
+    actix_web::rt::spawn(reencrypt_push_tokens(db.clone(), encryption));
     // API-key uses are written as `last_used_at` in batches, not per request.
     actix_web::rt::spawn(api_keys.clone().run_flusher(keys_config.last_used_flush));
 
@@ -184,6 +196,22 @@ pub async fn hash_bench(count: u32) -> Result<(f64, f64), CommandError> {
     }
     let per_verify = started.elapsed().as_secs_f64() * 1000.0 / f64::from(count);
     Ok((per_hash, per_verify))
+}
+
+/// Encrypts the push tokens not yet under the current key (see
+/// `stoa_devices::secrets`); failures are logged and retried at the next start.
+async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::KeyRing>) {
+    let result = match db.conn().await {
+        Ok(mut conn) => stoa_devices::reencrypt_push_tokens(&mut conn, &keys, 500)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    match result {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "devices: push tokens encrypted with the current key"),
+        Err(error) => tracing::error!(%error, "devices: could not re-encrypt push tokens"),
+    }
 }
 
 /// Starts `config.count` queue workers on the current runtime.

@@ -8,6 +8,7 @@ use std::time::Duration;
 use stoa_acl::{AccessMatrix, Registry, RegistryError};
 use stoa_auth::{AuthConfig, AuthState};
 use stoa_core::command::CommandRegistry;
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
 
@@ -49,8 +50,12 @@ pub fn commands() -> CommandRegistry {
 
 /// Every module's routes, in mount order. Each new module crate adds its
 /// `configure` here (and its features to [`registry`]).
-pub fn configurators(db: &Db, auth: AuthConfig) -> Result<Vec<ApiConfigurator>, String> {
-    modules(db, auth).map(|m| m.configurators)
+pub fn configurators(
+    db: &Db,
+    auth: AuthConfig,
+    encryption: Arc<KeyRing>,
+) -> Result<Vec<ApiConfigurator>, String> {
+    modules(db, auth, encryption).map(|m| m.configurators)
 }
 
 /// The mounted modules and the per-process services the server runs beside
@@ -63,8 +68,9 @@ pub struct Modules {
     pub access: Arc<dyn AccessPolicy>,
 }
 
-/// Builds every module (see [`configurators`]).
-pub fn modules(db: &Db, auth: AuthConfig) -> Result<Modules, String> {
+/// Builds every module (see [`configurators`]). `encryption` protects
+/// secrets at rest (devices' push tokens).
+pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Modules, String> {
     let registry = Arc::new(registry().map_err(|e| e.to_string())?);
     let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone());
     let auth = AuthState::new(db.clone(), auth, registry.clone()).map_err(|e| e.to_string())?;
@@ -76,7 +82,7 @@ pub fn modules(db: &Db, auth: AuthConfig) -> Result<Modules, String> {
             Arc::new(stoa_directory::configure),
             Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
             Arc::new(stoa_progress::configure),
-            Arc::new(stoa_devices::configure),
+            Arc::new(stoa_devices::configure(encryption)),
             Arc::new(stoa_api_keys::configure),
         ],
         api_keys,
@@ -93,7 +99,9 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
         Duration::from_millis(1),
     )
     .map_err(|e| e.to_string())?;
-    let modules = modules(&db, AuthConfig::for_tests())?;
+    // Nor a key: the document's app serves no request, so it never encrypts.
+    let encryption = Arc::new(KeyRing::new(&[0; 32], &[]));
+    let modules = modules(&db, AuthConfig::for_tests(), encryption)?;
     let mut doc = stoa_core::http::openapi_doc(&modules.configurators, stoa_core::BUILD_VERSION);
     modules.access.document(&mut doc);
     Ok(doc)

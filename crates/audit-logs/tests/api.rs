@@ -8,4 +8,5 @@ mod api {
     pub mod support;
     pub mod undo;
     pub mod undo_attacks;
+    pub mod user_reads;
 }

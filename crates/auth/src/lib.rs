@@ -155,7 +155,9 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
             .service(routes::variants::create_variant)
             .service(routes::variants::get_variant)
             .service(routes::variants::update_variant)
+            .service(routes::variants_collection::update_variant_by_body)
             .service(routes::variants::delete_variant)
+            .service(routes::variants_collection::delete_variant_by_query)
             .service(routes::consents::list_consents)
             .service(routes::invite::resend_invite);
     }

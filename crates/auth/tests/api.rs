@@ -2,6 +2,7 @@
 //! HTTP tests of stoa-auth against a real Postgres (one database per test).
 
 mod api {
+    pub mod acl_scope;
     pub mod acls;
     pub mod consents;
     pub mod features;
@@ -19,4 +20,5 @@ mod api {
     pub mod tokens;
     pub mod users;
     pub mod variants;
+    pub mod variants_collection;
 }

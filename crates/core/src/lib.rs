@@ -8,8 +8,10 @@
 //! ([`telemetry`]) and the system endpoints `/version`, `/health` and `/docs`
 //! ([`system`]). It knows nothing about tenants, users or any domain module.
 
+pub mod collection;
 pub mod command;
 pub mod config;
+pub mod crypto;
 pub mod db;
 pub mod error;
 pub mod extract;

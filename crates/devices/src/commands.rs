@@ -26,6 +26,7 @@ use time::format_description::well_known::Rfc3339;
 use crate::dto::UpdateDevice;
 use crate::error::DevicesError;
 use crate::model::{DeviceRow, DeviceState};
+use crate::secrets::StoredToken;
 use crate::service::{self, Registered, Registration};
 
 /// The action log's resource kind of a device.
@@ -132,6 +133,8 @@ impl Command for RegisterDeviceCommand {
 pub struct UpdateDeviceCommand {
     pub device: DeviceRow,
     pub body: UpdateDevice,
+    /// The body's `pushToken`, sealed by the handler (absent keeps, `Some(None)` clears).
+    pub push: Option<Option<StoredToken>>,
 }
 
 impl Command for UpdateDeviceCommand {
@@ -145,7 +148,8 @@ impl Command for UpdateDeviceCommand {
         _: &'a Actor,
     ) -> BoxFuture<'a, Result<(DeviceRow, LogEntry), AppError>> {
         Box::pin(async move {
-            let after = service::update(conn, &self.device, &self.body).await?;
+            let push = self.push.as_ref().map(Option::as_ref);
+            let after = service::update(conn, &self.device, &self.body, push).await?;
             let mut log = entry("Update device", Some(&self.device), &after);
             log.events.push(event(UPDATED_EVENT, &after, None));
             Ok((after, log))

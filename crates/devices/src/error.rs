@@ -29,6 +29,10 @@ pub enum DevicesError {
     AlreadyRegistered,
     #[error(transparent)]
     Db(#[from] stoa_core::db::DbError),
+    /// A push token could not be encrypted or decrypted (a key is missing
+    /// from `STOA_ENCRYPTION_KEYS`, or the stored value is damaged).
+    #[error("push token encryption: {0}")]
+    Crypto(#[from] stoa_core::crypto::CryptoError),
 }
 
 impl From<diesel::result::Error> for DevicesError {
@@ -52,7 +56,7 @@ impl ApiError for DevicesError {
             | Self::MalformedListId(_)
             | Self::TargetUserNotFound => StatusCode::BAD_REQUEST,
             Self::AlreadyRegistered => StatusCode::CONFLICT,
-            Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Db(_) | Self::Crypto(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
@@ -61,6 +65,8 @@ impl From<DevicesError> for AppError {
     fn from(err: DevicesError) -> Self {
         match err {
             DevicesError::Db(db) => db.into(),
+            // Logged once with its cause; the client sees a generic 500.
+            DevicesError::Crypto(err) => AppError::internal(err),
             other => AppError::from_api(other),
         }
     }
@@ -145,6 +151,11 @@ mod tests {
             ),
             (
                 DevicesError::Db(diesel::result::Error::BrokenTransactionManager.into()),
+                500,
+                "Internal server error",
+            ),
+            (
+                DevicesError::Crypto(stoa_core::crypto::CryptoError::UnknownKey("k".into())),
                 500,
                 "Internal server error",
             ),

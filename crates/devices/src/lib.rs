@@ -17,13 +17,19 @@ pub mod model;
 pub mod operations;
 pub mod routes;
 pub mod schema;
+pub mod secrets;
 pub mod service;
 
+use std::sync::Arc;
+
+use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use stoa_core::crypto::KeyRing;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use commands::handlers;
 pub use error::DevicesError;
+pub use secrets::reencrypt_push_tokens;
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "devices",
@@ -80,16 +86,24 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// Mounts the routes (under `/api`). The admin routes come first so that
+/// Mounts the routes (under `/api`). `keys` encrypts push tokens at rest
+/// ([`secrets`]). The admin routes come first so that
 /// `/devices/admin/devices` is never taken for a device id.
-pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(routes::admin::list_admin_devices)
-        .service(routes::admin::register_admin_device)
-        .service(routes::admin::get_admin_device)
-        .service(routes::admin::update_admin_device)
-        .service(routes::admin::delete_admin_device)
-        .service(routes::list::list_devices)
-        .service(routes::register::register_device)
-        .service(routes::update::update_device)
-        .service(routes::delete::delete_device);
+pub fn configure(keys: Arc<KeyRing>) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    move |cfg: &mut ServiceConfig| {
+        cfg.app_data(web::Data::from(keys.clone()))
+            .service(routes::admin::list_admin_devices)
+            .service(routes::admin::register_admin_device)
+            .service(routes::admin::get_admin_device)
+            .service(routes::admin::update_admin_device)
+            .service(routes::admin::update_admin_device_by_body)
+            .service(routes::admin::delete_admin_device)
+            .service(routes::admin::delete_admin_device_by_query)
+            .service(routes::list::list_devices)
+            .service(routes::register::register_device)
+            .service(routes::update::update_device)
+            .service(routes::update::update_device_by_body)
+            .service(routes::delete::delete_device)
+            .service(routes::delete::delete_device_by_query);
+    }
 }

@@ -1,13 +1,10 @@
 //! Rows of `user_devices` and what the API shows of them.
 //!
 //! [`DeviceRow`] never holds the push token: it selects the token's
-//! fingerprint instead (computed by Postgres), so the secret does not reach
-//! Rust memory on reads, logs or snapshots.
+//! fingerprint instead (stored beside the encrypted token), so the secret
+//! does not reach Rust memory on reads, logs or snapshots.
 
-use diesel::dsl::sql;
-use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
-use diesel::sql_types::{Nullable, Text};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -35,19 +32,8 @@ impl Platform {
     }
 }
 
-/// The SQL that turns the stored push token into its fingerprint: the last 8
-/// characters (at most half of a short token, so a short token is never
-/// revealed whole).
-pub const FINGERPRINT_SQL: &str =
-    "right(user_devices.push_token, least(8, length(user_devices.push_token) / 2))";
-
-type FingerprintExpr = SqlLiteral<Nullable<Text>>;
-
-fn fingerprint_expr() -> FingerprintExpr {
-    sql::<Nullable<Text>>(FINGERPRINT_SQL)
-}
-
-/// One device, as read from the table (push token replaced by its fingerprint).
+/// One device, as read from the table: the push token (encrypted at rest,
+/// see [`crate::secrets`]) is not selected, only its fingerprint.
 #[derive(Clone, Debug, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = user_devices)]
 #[diesel(check_for_backend(diesel::pg::Pg))]
@@ -61,8 +47,7 @@ pub struct DeviceRow {
     pub client_app_version: Option<String>,
     pub os_version: Option<String>,
     pub locale: Option<String>,
-    #[diesel(select_expression = fingerprint_expr())]
-    #[diesel(select_expression_type = FingerprintExpr)]
+    /// Computed when the token is stored ([`crate::secrets::fingerprint`]).
     pub push_token_fingerprint: Option<String>,
     pub push_provider: Option<String>,
     pub push_token_updated_at: Option<OffsetDateTime>,

@@ -18,5 +18,7 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         deleted_at -> Nullable<Timestamptz>,
+        push_token_hash -> Nullable<Text>,
+        push_token_fingerprint -> Nullable<Text>,
     }
 }

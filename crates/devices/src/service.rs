@@ -13,10 +13,11 @@ use stoa_core::{AppError, Page};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::dto::{PushToken, SortDir, SortField, UpdateDevice};
+use crate::dto::{SortDir, SortField, UpdateDevice};
 use crate::error::DevicesError;
 use crate::model::{DeviceRow, DeviceState, Platform};
 use crate::schema::user_devices::{self, dsl as d};
+use crate::secrets::StoredToken;
 
 /// Where a caller works: the tenant, and the organizations it may see
 /// (`None` = the whole tenant, including devices without an organization).
@@ -156,6 +157,8 @@ struct DeviceChanges {
     os_version: Option<Option<String>>,
     locale: Option<Option<String>>,
     push_token: Option<Option<String>>,
+    push_token_hash: Option<Option<String>>,
+    push_token_fingerprint: Option<Option<String>>,
     push_provider: Option<Option<String>>,
     push_token_updated_at: Option<Option<OffsetDateTime>>,
     last_seen_at: Option<OffsetDateTime>,
@@ -190,8 +193,20 @@ pub struct Registration {
     /// Used when the body has no `locale` and the device has none yet
     /// (the best match of `Accept-Language`).
     pub default_locale: Option<String>,
-    pub push_token: Option<PushToken>,
+    /// Already sealed ([`crate::secrets::seal`]): the plaintext never
+    /// reaches the service.
+    pub push_token: Option<StoredToken>,
     pub push_provider: Option<String>,
+}
+
+impl DeviceChanges {
+    /// Stores `token` (sealed), or clears it with `None`.
+    fn push(mut self, token: Option<&StoredToken>) -> Self {
+        self.push_token = Some(token.map(|t| t.ciphertext.clone()));
+        self.push_token_hash = Some(token.map(|t| t.hash.clone()));
+        self.push_token_fingerprint = Some(token.map(|t| t.fingerprint.clone()));
+        self
+    }
 }
 
 /// What a registration did.
@@ -223,7 +238,7 @@ pub async fn register(
         .await
         .optional()?;
     let now = OffsetDateTime::now_utc();
-    let token = r.push_token.as_ref().map(|t| t.expose().to_string());
+    let token = r.push_token.as_ref();
     match existing {
         Some(before) => {
             let locale = r.locale.clone().or_else(|| {
@@ -242,10 +257,15 @@ pub async fn register(
                 push_provider: token
                     .as_ref()
                     .map(|_| r.push_provider.clone().or(before.push_provider.clone())),
-                push_token_updated_at: token.as_ref().map(|_| Some(now)),
-                push_token: token.map(Some),
+                push_token_updated_at: token.map(|_| Some(now)),
                 last_seen_at: Some(now),
                 deleted_at: Some(None),
+                ..Default::default()
+            };
+            // A token replaces the stored one only when sent.
+            let changes = match token {
+                Some(t) => changes.push(Some(t)),
+                None => changes,
             };
             let after = apply(conn, before.id, &changes).await?;
             let revived = before.deleted_at.is_some();
@@ -270,9 +290,11 @@ pub async fn register(
                     d::client_app_version.eq(r.client_app_version.clone().flatten()),
                     d::os_version.eq(r.os_version.clone().flatten()),
                     d::locale.eq(locale),
-                    d::push_provider.eq(token.as_ref().and(r.push_provider.clone())),
-                    d::push_token_updated_at.eq(token.as_ref().map(|_| now)),
-                    d::push_token.eq(token),
+                    d::push_provider.eq(token.and(r.push_provider.clone())),
+                    d::push_token_updated_at.eq(token.map(|_| now)),
+                    d::push_token.eq(token.map(|t| &t.ciphertext)),
+                    d::push_token_hash.eq(token.map(|t| &t.hash)),
+                    d::push_token_fingerprint.eq(token.map(|t| &t.fingerprint)),
                     d::last_seen_at.eq(now),
                 ))
                 .returning(DeviceRow::as_returning())
@@ -289,24 +311,27 @@ pub async fn register(
 
 /// Applies a tri-state update to `device`. `pushToken` (even `null`) stamps
 /// `push_token_updated_at`; `lastSeenAt` defaults to now.
+/// `push` is the body's `pushToken`, already sealed: absent keeps the
+/// stored token, `Some(None)` clears it.
 pub async fn update(
     conn: &mut AsyncPgConnection,
     device: &DeviceRow,
     body: &UpdateDevice,
+    push: Option<Option<&StoredToken>>,
 ) -> Result<DeviceRow, DevicesError> {
     let now = OffsetDateTime::now_utc();
     let changes = DeviceChanges {
         client_app_version: body.client_app_version.clone(),
         os_version: body.os_version.clone(),
         locale: body.locale.clone(),
-        push_token: body
-            .push_token
-            .as_ref()
-            .map(|t| t.as_ref().map(|t| t.expose().to_string())),
         push_provider: body.push_provider.clone(),
-        push_token_updated_at: body.push_token.as_ref().map(|_| Some(now)),
+        push_token_updated_at: push.map(|_| Some(now)),
         last_seen_at: Some(body.last_seen_at().unwrap_or(now)),
         ..Default::default()
+    };
+    let changes = match push {
+        Some(token) => changes.push(token),
+        None => changes,
     };
     apply(conn, device.id, &changes).await
 }

@@ -4,6 +4,8 @@
 mod api {
     pub mod access;
     pub mod admin;
+    pub mod collection;
+    pub mod encryption;
     pub mod lists;
     pub mod register;
     pub mod schema;

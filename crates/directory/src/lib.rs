@@ -103,5 +103,6 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::organizations::list_organizations)
         .service(routes::organizations::create_organization)
         .service(routes::organizations::update_organization)
-        .service(routes::organizations::delete_organization);
+        .service(routes::organizations::delete_organization)
+        .service(routes::switcher::organization_switcher);
 }

@@ -284,6 +284,13 @@ fn validate_slug(slug: &str) -> Result<(), validator::ValidationError> {
     }
 }
 
+/// A slug as clients send it: trimmed and lower-cased first (the reference's
+/// order), so `Sales-EU` is stored as `sales-eu`; anything else outside
+/// `a-z 0-9 - _` (inner spaces included) is refused.
+fn validate_slug_input(slug: &str) -> Result<(), validator::ValidationError> {
+    validate_slug(&slug.trim().to_lowercase())
+}
+
 fn validate_logo_url(url: &str) -> Result<(), validator::ValidationError> {
     let ok = url.starts_with("https://")
         || url.starts_with("http://")
@@ -303,7 +310,7 @@ pub struct CreateOrganization {
     pub tenant_id: Option<Uuid>,
     #[validate(length(min = 1, max = 200))]
     pub name: String,
-    #[validate(length(max = 150), custom(function = "validate_slug"))]
+    #[validate(length(max = 150), custom(function = "validate_slug_input"))]
     pub slug: Option<String>,
     #[validate(length(max = 2048), custom(function = "validate_logo_url"))]
     pub logo_url: Option<String>,
@@ -343,7 +350,7 @@ impl UpdateOrganization {
     /// Field checks `validator` cannot express on double options.
     pub fn check(&self) -> Result<(), String> {
         if let Some(Some(slug)) = &self.slug
-            && (slug.len() > 150 || validate_slug(&slug.trim().to_lowercase()).is_err())
+            && (slug.len() > 150 || validate_slug_input(slug).is_err())
         {
             return Err("slug: may contain only a-z, 0-9, '-' and '_' (at most 150)".into());
         }

@@ -2,6 +2,7 @@
 //! whose workers run long operations (inside `stoa serve`, or as `stoa worker`
 //! processes). See README.md.
 
+pub mod collection_routes;
 pub mod jobs;
 pub mod operations;
 pub mod routes;
@@ -76,7 +77,9 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::create)
         .service(routes::detail)
         .service(routes::update)
-        .service(routes::cancel);
+        .service(collection_routes::update_by_body)
+        .service(routes::cancel)
+        .service(collection_routes::cancel_by_query);
 }
 
 /// The job handlers every process runs (modules append theirs in the server).

@@ -379,9 +379,20 @@ pub async fn update(
     path: Path<JobPath>,
     body: Json<UpdateJob>,
 ) -> AppResult<web::Json<Updated>> {
+    update_job(&ctx, &db, &path.id, body.into_inner()).await
+}
+
+/// Both forms of the progress report (`/progress/jobs/{id}` and the
+/// collection form in [`crate::collection_routes`]).
+pub(crate) async fn update_job(
+    ctx: &AuthContext,
+    db: &Db,
+    id: &str,
+    body: UpdateJob,
+) -> AppResult<web::Json<Updated>> {
     ctx.require("progress.update")?;
     let mut conn = db.conn().await?;
-    let job = find(&mut conn, &ctx, &path.id).await?;
+    let job = find(&mut conn, ctx, id).await?;
     if !matches!(job.status.as_str(), "pending" | "running") {
         return Ok(web::Json(Updated {
             ok: true,
@@ -440,12 +451,20 @@ pub async fn cancel(
     db: web::Data<Db>,
     path: Path<JobPath>,
 ) -> AppResult<web::Json<CancelResponse>> {
+    cancel_job(&ctx, &db, &path.id).await
+}
+
+/// Both forms of the cancellation (`/progress/jobs/{id}` and the collection
+/// form in [`crate::collection_routes`]).
+pub(crate) async fn cancel_job(
+    ctx: &AuthContext,
+    db: &Db,
+    id: &str,
+) -> AppResult<web::Json<CancelResponse>> {
     ctx.require("progress.cancel")?;
     let mut conn = db.conn().await?;
     let cannot = || AppError::bad_request("Cannot cancel this job");
-    let job = find(&mut conn, &ctx, &path.id)
-        .await
-        .map_err(|_| cannot())?;
+    let job = find(&mut conn, ctx, id).await.map_err(|_| cannot())?;
     match service::cancel(&mut conn, &job, ctx.user_id).await? {
         Cancel::NotCancellable => Err(cannot()),
         _ => Ok(web::Json(CancelResponse { ok: true })),

@@ -2,6 +2,7 @@
 //! HTTP tests of stoa-progress and the job queue.
 
 mod api {
+    pub mod collection;
     pub mod endpoints;
     pub mod queue;
     pub mod support;

@@ -44,6 +44,10 @@ impl Server {
             .env("STOA_LOG", "warn")
             .env("STOA_METRICS_BIND", metrics.to_string())
             .env("STOA_JWT_SECRET", "bench-secret-0123456789abcdef")
+            .env(
+                "STOA_ENCRYPTION_KEY",
+                "0202020202020202020202020202020202020202020202020202020202020202",
+            )
             .env("APP_URL", "http://localhost:3000")
             .env("RATE_LIMIT_ENABLED", "false")
             .stdout(Stdio::null())

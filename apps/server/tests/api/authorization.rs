@@ -87,7 +87,8 @@ fn expired(user: uuid::Uuid, tenant: uuid::Uuid) -> String {
 async fn every_operation_answers_only_the_callers_it_declares() {
     let app = stoa_testkit::app()
         .server_with(|db| {
-            let modules = stoa_server::modules(db, AuthConfig::for_tests()).unwrap();
+            let modules =
+                stoa_server::modules(db, AuthConfig::for_tests(), test_key_ring()).unwrap();
             (modules.configurators, Some(modules.access))
         })
         .start()
@@ -243,4 +244,9 @@ fn assert_templates_do_not_overlap(rows: &[Row], probes: &[Call], protected: &[&
             .collect();
         assert!(others.is_empty(), "{} also matches {others:?}", row.name());
     }
+}
+
+/// A fixed encryption key for tests (the module encrypts devices' push tokens).
+fn test_key_ring() -> std::sync::Arc<stoa_core::crypto::KeyRing> {
+    std::sync::Arc::new(stoa_core::crypto::KeyRing::new(&[7; 32], &[]))
 }

@@ -15,6 +15,10 @@ fn stoa(db_url: &str) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("DATABASE_URL", db_url)
         .env("STOA_JWT_SECRET", "cli-test-secret-0123456789")
+        .env(
+            "STOA_ENCRYPTION_KEY",
+            "0101010101010101010101010101010101010101010101010101010101010101",
+        )
         .env("STOA_LOG", "warn")
         // Keep the developer's .env out of the test.
         .current_dir(std::env::temp_dir());
@@ -149,6 +153,24 @@ fn serve_refuses_to_start_without_a_jwt_secret_outside_development() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("STOA_JWT_SECRET"));
+}
+
+#[test]
+fn serve_refuses_to_start_without_an_encryption_key_outside_development() {
+    let out = stoa("postgres://x@127.0.0.1:1/x")
+        .arg("serve")
+        .env_remove("STOA_ENCRYPTION_KEY")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("STOA_ENCRYPTION_KEY"));
+    let out = stoa("postgres://x@127.0.0.1:1/x")
+        .arg("serve")
+        .env("STOA_ENCRYPTION_KEY", "too-short")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("STOA_ENCRYPTION_KEY"));
 }
 
 fn run_init(url: &str, args: &[&str]) -> std::process::Output {

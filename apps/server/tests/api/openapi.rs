@@ -93,6 +93,16 @@ fn identity_and_directory_endpoints_are_documented_with_schemas() {
         ("get", "/api/devices/admin/devices/{id}"),
         ("put", "/api/devices/admin/devices/{id}"),
         ("delete", "/api/devices/admin/devices/{id}"),
+        // The collection forms of the id-in-path writes (Open Mercato clients).
+        ("put", "/api/auth/sidebar/variants"),
+        ("delete", "/api/auth/sidebar/variants"),
+        ("put", "/api/progress/jobs"),
+        ("delete", "/api/progress/jobs"),
+        ("put", "/api/devices"),
+        ("delete", "/api/devices"),
+        ("put", "/api/devices/admin/devices"),
+        ("delete", "/api/devices/admin/devices"),
+        ("get", "/api/directory/organization-switcher"),
     ];
     for (method, path) in expected {
         let op = &doc["paths"][path][method];
@@ -131,6 +141,7 @@ fn identity_and_directory_endpoints_are_documented_with_schemas() {
         "UserAclView",
         "AclSaved",
         "OrganizationList",
+        "OrganizationSwitcher",
         "ActionList",
         "AccessList",
         "ProgressJob",

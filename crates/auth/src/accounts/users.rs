@@ -117,9 +117,10 @@ async fn organization_for(
         .organization_tenant(conn, organization)
         .await?
         .ok_or_else(not_found)?;
-    // Another tenant's organization looks exactly like an unknown one.
+    // Another tenant's organization is out of scope: 404 with the unknown
+    // organization's message (the reference's answer), so nothing about it leaks.
     if !ctx.is_super_admin() && ctx.tenant_id != Some(tenant) {
-        return Err(not_found());
+        return Err(AppError::not_found("Organization not found"));
     }
     if !may_manage_organization(ctx, Some(organization)) {
         return Err(AppError::new(

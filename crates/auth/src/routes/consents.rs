@@ -127,11 +127,20 @@ pub async fn list_consents(
     }
     let rows = consents::list(&mut conn, user_id, tenant, visible.as_deref()).await?;
     let key = ConsentKey::from_config(&state.config);
-    Ok(web::Json(ConsentList {
-        ok: true,
-        items: rows
-            .into_iter()
-            .map(|row| ConsentItem::new(row, &key))
-            .collect(),
-    }))
+    let items: Vec<ConsentItem> = rows
+        .into_iter()
+        .map(|row| ConsentItem::new(row, &key))
+        .collect();
+    // Consent records (with IP addresses) are the user's personal data: the
+    // read is logged against the user, with the consent fields returned.
+    super::read_log::record_user_reads(
+        &mut conn,
+        &ctx,
+        &[user_id],
+        true,
+        &super::read_log::fields_of(&items),
+        "/api/auth/users/consents",
+    )
+    .await?;
+    Ok(web::Json(ConsentList { ok: true, items }))
 }

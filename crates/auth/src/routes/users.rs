@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
-use super::State;
+use super::{State, read_log};
 use crate::accounts::user_list::{self, UserList, UserListQuery};
 use crate::accounts::users::{self, CreateUser, Created, UpdateUser};
 
@@ -41,9 +41,19 @@ pub async fn list_users(
 ) -> AppResult<actix_web::web::Json<UserList>> {
     ctx.require("auth.users.list")?;
     let mut conn = state.db.conn().await?;
-    Ok(actix_web::web::Json(
-        user_list::list(&mut conn, &ctx, &q).await?,
-    ))
+    let list = user_list::list(&mut conn, &ctx, &q).await?;
+    // E-mail addresses and names are personal data: every read is logged.
+    let ids: Vec<Uuid> = list.items.iter().map(|u| u.id).collect();
+    read_log::record_user_reads(
+        &mut conn,
+        &ctx,
+        &ids,
+        q.id.is_some(),
+        &read_log::fields_of(&list.items),
+        "/api/auth/users",
+    )
+    .await?;
+    Ok(actix_web::web::Json(list))
 }
 
 /// Creates a confirmed user with a password, or with an e-mailed invitation

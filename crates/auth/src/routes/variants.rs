@@ -164,9 +164,21 @@ pub async fn update_variant(
     id: Path<Uuid>,
     body: Json<VariantInput>,
 ) -> AppResult<web::Json<VariantResponse>> {
+    apply_update(&req, &ctx, &state, id.into_inner(), body.into_inner()).await
+}
+
+/// Both forms of the variant update (path id, or the collection form in
+/// [`super::variants_collection`]).
+pub(crate) async fn apply_update(
+    req: &HttpRequest,
+    ctx: &AuthContext,
+    state: &State,
+    id: Uuid,
+    input: VariantInput,
+) -> AppResult<web::Json<VariantResponse>> {
     ctx.require(MANAGE)?;
-    let scope = scope_of(&req, &ctx)?;
-    let mut input = body.into_inner();
+    let scope = scope_of(req, ctx)?;
+    let mut input = input;
     let settings = settings_of(&mut input)?;
     let name = match input.name {
         None => None,
@@ -177,7 +189,7 @@ pub async fn update_variant(
     };
     let command = UpdateVariant {
         scope,
-        id: id.into_inner(),
+        id,
         name,
         settings,
         is_active: input.is_active,
@@ -215,12 +227,20 @@ pub async fn delete_variant(
     state: State,
     id: Path<Uuid>,
 ) -> AppResult<web::Json<VariantDeleted>> {
+    apply_delete(&req, &ctx, &state, id.into_inner()).await
+}
+
+/// Both forms of the variant deletion (path id, or the collection form in
+/// [`super::variants_collection`]).
+pub(crate) async fn apply_delete(
+    req: &HttpRequest,
+    ctx: &AuthContext,
+    state: &State,
+    id: Uuid,
+) -> AppResult<web::Json<VariantDeleted>> {
     ctx.require(MANAGE)?;
-    let scope = scope_of(&req, &ctx)?;
-    let command = DeleteVariant {
-        scope,
-        id: id.into_inner(),
-    };
+    let scope = scope_of(req, ctx)?;
+    let command = DeleteVariant { scope, id };
     let actor = ctx.actor();
     state
         .db

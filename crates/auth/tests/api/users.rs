@@ -280,7 +280,8 @@ async fn create_with_password_or_invitation() {
         ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
-    // An acme admin cannot place a user in Globex: it looks like an unknown organization.
+    // An acme admin cannot place a user in Globex: out of scope, 404 (the
+    // reference's answer), with the unknown organization's message.
     let res = app
         .send(post_json(
             "/api/auth/users",
@@ -288,7 +289,7 @@ async fn create_with_password_or_invitation() {
             json!({"email": "spy@acme.com", "password": "Str0ng!pass", "organizationId": globex.organization_id}),
         ))
         .await;
-    assert_eq!(res.status, 400);
+    assert_eq!(res.status, 404);
     assert_eq!(res.json()["error"], "Organization not found");
 
     // A role granting what the admin lacks cannot be handed out.

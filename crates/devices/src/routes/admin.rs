@@ -3,6 +3,8 @@
 
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use stoa_acl::AuthContext;
+use stoa_core::collection::{CollectionId, WithId};
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Path, Query};
@@ -64,6 +66,7 @@ pub async fn list_admin_devices(
 pub async fn register_admin_device(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     body: DevicePayload<AdminRegisterDevice>,
 ) -> AppResult<HttpResponse> {
     device_actor(&ctx)?;
@@ -72,7 +75,7 @@ pub async fn register_admin_device(
     let (user, body) = body.into_inner().split();
     // The organization is the target user's (set once the user is checked);
     // the admin's own `Accept-Language` says nothing about the user's device.
-    let registration = registration(scope.tenant_id, None, user, body, None);
+    let registration = registration(&keys, scope.tenant_id, None, user, body, None)?;
     execute_register(&db, ctx.actor(), registration, Some((scope, user))).await
 }
 
@@ -124,22 +127,50 @@ pub async fn get_admin_device(
 pub async fn update_admin_device(
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     id: Path<String>,
     body: DevicePayload<UpdateDevice>,
 ) -> AppResult<HttpResponse> {
-    device_actor(&ctx)?;
-    ctx.require(ADMIN)?;
-    let scope = Scope::of(&ctx)?;
-    let id = parse_id(&id)?;
-    execute_update(
-        &db,
-        ctx.actor(),
-        scope,
-        Access::Admin,
-        id,
-        body.into_inner(),
+    update_any(&ctx, &db, &keys, &id, body.into_inner()).await
+}
+
+/// The collection form of `PUT /devices/admin/devices/{id}` (Open Mercato
+/// clients): the id comes in the body (`{id, ...}`) or as `?id=`.
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = Option<String>, Query, description = "Device id (uuid), when not in the body")),
+    request_body(content = UpdateDevice, description = "The fields of `PUT /devices/{id}` plus `id` (uuid)"),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
     )
-    .await
+)]
+#[put("/devices/admin/devices")]
+pub async fn update_admin_device_by_body(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
+    body: WithId<DevicePayload<UpdateDevice>>,
+) -> AppResult<HttpResponse> {
+    update_any(&ctx, &db, &keys, body.id.raw(), body.body.into_inner()).await
+}
+
+async fn update_any(
+    ctx: &AuthContext,
+    db: &Db,
+    keys: &KeyRing,
+    id: &str,
+    body: UpdateDevice,
+) -> AppResult<HttpResponse> {
+    device_actor(ctx)?;
+    ctx.require(ADMIN)?;
+    let scope = Scope::of(ctx)?;
+    let id = parse_id(id)?;
+    execute_update(db, keys, ctx.actor(), scope, Access::Admin, id, body).await
 }
 
 /// Deactivates any device of the tenant.
@@ -161,9 +192,37 @@ pub async fn delete_admin_device(
     db: web::Data<Db>,
     id: Path<String>,
 ) -> AppResult<HttpResponse> {
-    device_actor(&ctx)?;
+    deactivate_any(&ctx, &db, &id).await
+}
+
+/// The collection form of `DELETE /devices/admin/devices/{id}` (Open Mercato
+/// clients): `?id=` or a JSON body `{id}`.
+#[utoipa::path(
+    tag = "Devices",
+    params(("id" = Option<String>, Query, description = "Device id (uuid); may come in a JSON body `{id}` instead")),
+    request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[delete("/devices/admin/devices")]
+pub async fn delete_admin_device_by_query(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: CollectionId,
+) -> AppResult<HttpResponse> {
+    deactivate_any(&ctx, &db, id.raw()).await
+}
+
+async fn deactivate_any(ctx: &AuthContext, db: &Db, id: &str) -> AppResult<HttpResponse> {
+    device_actor(ctx)?;
     ctx.require(ADMIN)?;
-    let scope = Scope::of(&ctx)?;
-    let id = parse_id(&id)?;
-    execute_deactivate(&db, ctx.actor(), scope, Access::Admin, id).await
+    let scope = Scope::of(ctx)?;
+    let id = parse_id(id)?;
+    execute_deactivate(db, ctx.actor(), scope, Access::Admin, id).await
 }

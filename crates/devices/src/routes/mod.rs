@@ -23,7 +23,9 @@ use crate::dto::{
 };
 use crate::error::{DevicesError, MAX_IDS};
 use crate::model::DeviceRow;
+use crate::secrets;
 use crate::service::{self, ListFilter, Registration, Scope};
+use stoa_core::crypto::KeyRing;
 
 /// The caller as a device owner: a signed-in user. API keys (and any other
 /// principal without a user) never own devices: 401.
@@ -107,19 +109,25 @@ pub(crate) fn list_page(rows: Vec<DeviceRow>, total: u64, page: Page) -> DeviceL
 /// A registration for `user` in `organization`. `request` (the device's own
 /// request) supplies the default locale from `Accept-Language`.
 pub(crate) fn registration(
+    keys: &KeyRing,
     tenant: Uuid,
     organization: Option<Uuid>,
     user: Uuid,
     body: RegisterDevice,
     request: Option<&HttpRequest>,
-) -> Registration {
+) -> Result<Registration, DevicesError> {
     let default_locale = request
         .filter(|_| body.locale.is_none())
         .and_then(|req| req.headers().get(ACCEPT_LANGUAGE))
         .and_then(|v| v.to_str().ok())
         .and_then(stoa_auth::i18n::from_accept_language)
         .map(String::from);
-    Registration {
+    let push_token = body
+        .push_token
+        .as_ref()
+        .map(|t| secrets::seal(keys, t))
+        .transpose()?;
+    Ok(Registration {
         tenant_id: tenant,
         organization_id: organization,
         user_id: user,
@@ -129,9 +137,9 @@ pub(crate) fn registration(
         os_version: body.os_version,
         locale: body.locale,
         default_locale,
-        push_token: body.push_token,
+        push_token,
         push_provider: body.push_provider,
-    }
+    })
 }
 
 /// Runs the register command; 201 `{id, deviceId, revived}` + `x-om-operation`.
@@ -206,17 +214,24 @@ async fn load_for_write(
 /// Runs the update command; 200 `{ok, id}` + `x-om-operation`.
 pub(crate) async fn execute_update(
     db: &Db,
+    keys: &KeyRing,
     actor: Actor,
     scope: Scope,
     access: Access,
     id: Uuid,
     body: UpdateDevice,
 ) -> AppResult<HttpResponse> {
+    // Sealed before the transaction: the plaintext goes no further.
+    let push = match &body.push_token {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(token)) => Some(Some(secrets::seal(keys, token)?)),
+    };
     let (after, op) = db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
                 let device = load_for_write(conn, &scope, access, id).await?;
-                command::execute(conn, &actor, UpdateDeviceCommand { device, body }).await
+                command::execute(conn, &actor, UpdateDeviceCommand { device, body, push }).await
             })
         })
         .await?;

@@ -3,6 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use stoa_acl::AuthContext;
 use stoa_core::AppResult;
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 
@@ -32,17 +33,19 @@ pub async fn register_device(
     req: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
     body: DevicePayload<RegisterDevice>,
 ) -> AppResult<HttpResponse> {
     let user = device_actor(&ctx)?;
     ctx.require(MANAGE)?;
     let tenant = ctx.tenant()?;
     let registration = registration(
+        &keys,
         tenant,
         write_organization(&ctx),
         user,
         body.into_inner(),
         Some(&req),
-    );
+    )?;
     execute_register(&db, ctx.actor(), registration, None).await
 }

@@ -5,6 +5,7 @@ use serde_json::json;
 use stoa_devices::DevicesError;
 use stoa_devices::dto::PushToken;
 use stoa_devices::model::Platform;
+use stoa_devices::secrets::seal;
 use stoa_devices::service::{self, Registration};
 
 use super::support::*;
@@ -274,7 +275,7 @@ fn registration(acme: &Tenant) -> Registration {
         os_version: None,
         locale: None,
         default_locale: None,
-        push_token: Some(PushToken::new("t0123456789")),
+        push_token: Some(seal(&keys(), &PushToken::new("t0123456789")).unwrap()),
         push_provider: None,
     }
 }

@@ -14,6 +14,7 @@ use stoa_acl::{
 use stoa_auth::AuthState;
 use stoa_core::AppError;
 use stoa_core::command::CommandRegistry;
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_directory::DirectoryService;
 use stoa_testkit::{AppService, TestApp, TestResponse};
@@ -93,7 +94,7 @@ pub async fn start() -> TestApp<
             )
         })
         .module(stoa_audit_logs::configure(Arc::new(commands())))
-        .module(stoa_devices::configure)
+        .module(stoa_devices::configure(keys()))
         .start()
         .await
 }
@@ -184,8 +185,34 @@ pub fn without_updated_at(mut item: Value) -> Value {
     item
 }
 
-/// What the table holds for a device: (push_token, push_provider, deleted_at set?).
+/// The key the test app encrypts push tokens with.
+pub const TEST_KEY: [u8; 32] = [42; 32];
+
+/// The test app's key ring ([`TEST_KEY`], no older keys).
+pub fn keys() -> Arc<KeyRing> {
+    Arc::new(KeyRing::new(&TEST_KEY, &[]))
+}
+
+/// What the table holds for a device: (push_token decrypted, push_provider,
+/// deleted_at set?). Asserts on the way that the column holds a ciphertext
+/// under the test key, never the plaintext.
 pub async fn stored(db: &Db, id: Uuid) -> (Option<String>, Option<String>, bool) {
+    let (raw, provider, deleted) = stored_raw(db, id).await;
+    let token = raw.map(|raw| {
+        let ring = keys();
+        assert!(
+            ring.is_current(&raw),
+            "not encrypted with the current key: {raw}"
+        );
+        let plain = ring.decrypt(&raw).unwrap();
+        assert!(!raw.contains(&plain), "the column holds the plaintext");
+        plain
+    });
+    (token, provider, deleted)
+}
+
+/// The raw `push_token` column, `push_provider` and whether the row is deactivated.
+pub async fn stored_raw(db: &Db, id: Uuid) -> (Option<String>, Option<String>, bool) {
     use stoa_devices::schema::user_devices::dsl as d;
     let mut conn = db.conn().await.unwrap();
     let (token, provider, deleted): (Option<String>, Option<String>, Option<time::OffsetDateTime>) =

@@ -2,6 +2,7 @@
 
 pub mod lookup;
 pub mod organizations;
+pub mod switcher;
 pub mod tenants;
 
 use actix_web::http::StatusCode;

@@ -3,6 +3,7 @@ use std::collections::HashMap;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use stoa_acl::AuthContext;
+use stoa_core::collection::CollectionId;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::pagination::total_pages;
@@ -403,6 +404,7 @@ pub async fn update_organization(
 #[utoipa::path(
     tag = "Directory",
     params(IdQuery),
+    request_body(content = Option<stoa_core::collection::IdBody>, description = "The id may come in a JSON body `{id}` instead of the query (as Open Mercato clients send it)"),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
@@ -416,14 +418,14 @@ pub async fn update_organization(
 pub async fn delete_organization(
     ctx: AuthContext,
     db: web::Data<Db>,
-    q: Query<IdQuery>,
+    id: CollectionId,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let tenant = ctx.tenant()?;
-    if !ctx.can_see_organization(q.id) && !ctx.is_super_admin() {
+    let id = id.uuid()?;
+    if !ctx.can_see_organization(id) && !ctx.is_super_admin() {
         return Err(AppError::new(StatusCode::NOT_FOUND, "Not found"));
     }
-    let id = q.id;
     let actor = ctx.actor();
     let (_, op) = db
         .transaction::<_, AppError, _>(|conn| {

@@ -1,5 +1,6 @@
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use stoa_acl::{AuthContext, Registry};
+use stoa_core::collection::CollectionId;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::pagination::total_pages;
@@ -120,6 +121,7 @@ pub async fn update_tenant(
 #[utoipa::path(
     tag = "Directory",
     params(IdQuery),
+    request_body(content = Option<stoa_core::collection::IdBody>, description = "The id may come in a JSON body `{id}` instead of the query (as Open Mercato clients send it)"),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
@@ -133,10 +135,10 @@ pub async fn update_tenant(
 pub async fn delete_tenant(
     ctx: AuthContext,
     db: web::Data<Db>,
-    q: Query<IdQuery>,
+    id: CollectionId,
 ) -> AppResult<web::Json<Ok>> {
     require_super_admin(&ctx, MANAGE)?;
-    run(&ctx, &db, TenantCommand::Delete(q.id)).await?;
+    run(&ctx, &db, TenantCommand::Delete(id.uuid()?)).await?;
     Ok(web::Json(Ok::yes()))
 }
 

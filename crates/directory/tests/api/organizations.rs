@@ -275,7 +275,7 @@ async fn delete_reparents_children_and_create_validates() {
     for body in [
         json!({"name": ""}),
         json!({"name": "x", "parentId": "nope"}),
-        json!({"name": "x", "slug": "UPPER"}),
+        json!({"name": "x", "slug": "UP PER"}),
         json!({"name": "x", "logoUrl": "ftp://x"}),
         json!({"name": "x", "bogus": true}),
     ] {

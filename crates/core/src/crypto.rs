@@ -1,0 +1,381 @@
+//! Secrets at rest: AES-256-GCM encryption with rotating keys, and keyed
+//! hashes for looking encrypted values up.
+//!
+//! - **Keys.** `STOA_ENCRYPTION_KEY` is the current key: 32 random bytes,
+//!   written as base64 (standard or URL-safe, padding optional) or as 64 hex
+//!   digits (`openssl rand -base64 32`). `STOA_ENCRYPTION_KEYS` lists earlier
+//!   keys (comma-separated, same format) that still decrypt old values; new
+//!   writes always use the current key. A key's id is derived from the key
+//!   itself (the first 8 hex digits of a SHA-256), so nobody assigns ids.
+//! - **Ciphertext.** `enc:v1:<key id>:<base64(nonce ‖ ciphertext ‖ tag)>`,
+//!   with a fresh 96-bit nonce per value. The key id picks the key that
+//!   decrypts it; a value without the `enc:v1:` prefix is a legacy plaintext
+//!   (rows written before encryption) and is returned as is.
+//! - **Lookups.** GCM is randomised, so equal values never have equal
+//!   ciphertexts. [`KeyRing::lookup_hash`] is an HMAC-SHA256 under a key
+//!   derived from the current encryption key (`<key id>:<hex>`); to find a
+//!   row whose hash may still be under an older key, match any of
+//!   [`KeyRing::lookup_hashes`].
+//!
+//! Production requires a key wherever a module stores secrets; in development
+//! (`STOA_ENV=development`) one is generated when none is set, as for
+//! `STOA_JWT_SECRET` (`cargo xtask dev` keeps a generated key in `.stoa/`).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use aes_gcm::aead::{Aead, KeyInit};
+use aes_gcm::{Aes256Gcm, Nonce};
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+
+use crate::config::{ConfigError, Env};
+
+/// The prefix of every ciphertext this module writes.
+pub const PREFIX: &str = "enc:v1:";
+/// The variable holding the current key.
+pub const KEY_VAR: &str = "STOA_ENCRYPTION_KEY";
+/// The variable holding earlier keys, for decryption only.
+pub const OLD_KEYS_VAR: &str = "STOA_ENCRYPTION_KEYS";
+
+/// Why a value could not be encrypted or decrypted.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CryptoError {
+    #[error("the value was encrypted with key {0}, which is not configured")]
+    UnknownKey(String),
+    #[error("the encrypted value is malformed")]
+    Malformed,
+    #[error("the encrypted value does not decrypt (wrong key or tampered)")]
+    Tampered,
+    #[error("no random numbers available")]
+    Random,
+}
+
+struct DataKey {
+    id: String,
+    cipher: Aes256Gcm,
+    /// HMAC key for lookup hashes, derived from the encryption key.
+    mac: [u8; 32],
+}
+
+impl DataKey {
+    fn new(bytes: &[u8; 32]) -> Self {
+        let digest = Sha256::new()
+            .chain_update(b"stoa key id\0")
+            .chain_update(bytes)
+            .finalize();
+        let id = hex::encode(&digest[..4]);
+        let mac = match <Hmac<Sha256> as Mac>::new_from_slice(bytes) {
+            Ok(m) => m
+                .chain_update(b"stoa lookup hash v1")
+                .finalize()
+                .into_bytes()
+                .into(),
+            // HMAC takes keys of any length; keep a defined value anyway.
+            Err(_) => Sha256::digest(bytes).into(),
+        };
+        Self {
+            id,
+            cipher: Aes256Gcm::new(bytes.into()),
+            mac,
+        }
+    }
+
+    fn hash(&self, value: &str) -> String {
+        let tag = match <Hmac<Sha256> as Mac>::new_from_slice(&self.mac) {
+            Ok(m) => hex::encode(m.chain_update(value.as_bytes()).finalize().into_bytes()),
+            Err(_) => hex::encode(
+                Sha256::new()
+                    .chain_update(self.mac)
+                    .chain_update(value)
+                    .finalize(),
+            ),
+        };
+        format!("{}:{tag}", self.id)
+    }
+}
+
+/// The current key and the earlier ones still accepted for decryption.
+pub struct KeyRing {
+    current: DataKey,
+    previous: Vec<DataKey>,
+}
+
+impl fmt::Debug for KeyRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyRing")
+            .field("current", &self.current.id)
+            .field(
+                "previous",
+                &self.previous.iter().map(|k| &k.id).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// An encrypted value and its lookup hash, ready to store.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Sealed {
+    pub ciphertext: String,
+    pub hash: String,
+}
+
+impl fmt::Debug for Sealed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sealed")
+            .field("hash", &self.hash)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses a key: base64 (any common alphabet, padding optional) or 64 hex
+/// digits, decoding to exactly 32 bytes.
+pub fn parse_key(raw: &str) -> Result<[u8; 32], String> {
+    let raw = raw.trim();
+    let decoded = if raw.len() == 64 && raw.chars().all(|c| c.is_ascii_hexdigit()) {
+        hex::decode(raw).ok()
+    } else {
+        [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+            .iter()
+            .find_map(|engine| engine.decode(raw).ok())
+    };
+    let bytes = decoded.ok_or("must be base64 or hex")?;
+    <[u8; 32]>::try_from(bytes.as_slice())
+        .map_err(|_| format!("must decode to 32 bytes, not {}", bytes.len()))
+}
+
+/// 32 random bytes as base64: a new key (`cargo xtask dev`, development).
+pub fn generate_key() -> Result<String, CryptoError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|_| CryptoError::Random)?;
+    Ok(STANDARD.encode(bytes))
+}
+
+impl KeyRing {
+    /// A ring from raw keys: `current` encrypts, every key decrypts.
+    pub fn new(current: &[u8; 32], previous: &[[u8; 32]]) -> Self {
+        Self {
+            current: DataKey::new(current),
+            previous: previous.iter().map(DataKey::new).collect(),
+        }
+    }
+
+    /// Reads [`KEY_VAR`] and [`OLD_KEYS_VAR`]. Without a current key,
+    /// development (`STOA_ENV=development`) generates one (the `bool` says so)
+    /// and anything else is a configuration error naming the variable.
+    pub fn from_vars(vars: &HashMap<String, String>) -> Result<(Self, bool), ConfigError> {
+        let env = Env(vars);
+        let development = env.get("STOA_ENV").is_some_and(|v| {
+            v.eq_ignore_ascii_case("development") || v.eq_ignore_ascii_case("dev")
+        });
+        let bad = |var: &'static str| move |message: String| ConfigError { var, message };
+        let mut previous = Vec::new();
+        if let Some(list) = env.get(OLD_KEYS_VAR) {
+            for raw in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                previous.push(parse_key(raw).map_err(bad(OLD_KEYS_VAR))?);
+            }
+        }
+        let (current, generated) = match env.get(KEY_VAR) {
+            Some(raw) => (parse_key(raw).map_err(bad(KEY_VAR))?, false),
+            None if development => {
+                let raw = generate_key().map_err(|e| bad(KEY_VAR)(e.to_string()))?;
+                (parse_key(&raw).map_err(bad(KEY_VAR))?, true)
+            }
+            None => {
+                return Err(ConfigError {
+                    var: KEY_VAR,
+                    message: "is required: 32 random bytes as base64 or hex, e.g. \
+                              `openssl rand -base64 32` (STOA_ENV=development generates one)"
+                        .into(),
+                });
+            }
+        };
+        Ok((Self::new(&current, &previous), generated))
+    }
+
+    /// [`Self::from_vars`] over the process environment.
+    pub fn from_env() -> Result<(Self, bool), ConfigError> {
+        Self::from_vars(&std::env::vars().collect())
+    }
+
+    /// The id of the key new values are encrypted with.
+    pub fn current_id(&self) -> &str {
+        &self.current.id
+    }
+
+    fn key(&self, id: &str) -> Option<&DataKey> {
+        std::iter::once(&self.current)
+            .chain(&self.previous)
+            .find(|k| k.id == id)
+    }
+
+    /// Encrypts `plaintext` with the current key.
+    pub fn encrypt(&self, plaintext: &str) -> Result<String, CryptoError> {
+        let mut nonce = [0u8; 12];
+        getrandom::fill(&mut nonce).map_err(|_| CryptoError::Random)?;
+        let sealed = self
+            .current
+            .cipher
+            .encrypt(&Nonce::from(nonce), plaintext.as_bytes())
+            .map_err(|_| CryptoError::Malformed)?;
+        let mut bytes = nonce.to_vec();
+        bytes.extend_from_slice(&sealed);
+        Ok(format!(
+            "{PREFIX}{}:{}",
+            self.current.id,
+            STANDARD_NO_PAD.encode(bytes)
+        ))
+    }
+
+    /// Decrypts a stored value; a legacy plaintext (no [`PREFIX`]) comes back as is.
+    pub fn decrypt(&self, stored: &str) -> Result<String, CryptoError> {
+        let Some(rest) = stored.strip_prefix(PREFIX) else {
+            return Ok(stored.to_string());
+        };
+        let (id, data) = rest.split_once(':').ok_or(CryptoError::Malformed)?;
+        let key = self
+            .key(id)
+            .ok_or_else(|| CryptoError::UnknownKey(id.to_string()))?;
+        let bytes = STANDARD_NO_PAD
+            .decode(data)
+            .map_err(|_| CryptoError::Malformed)?;
+        if bytes.len() < 12 + 16 {
+            return Err(CryptoError::Malformed);
+        }
+        let (nonce, sealed) = bytes.split_at(12);
+        let nonce: [u8; 12] = nonce.try_into().map_err(|_| CryptoError::Malformed)?;
+        let plain = key
+            .cipher
+            .decrypt(&Nonce::from(nonce), sealed)
+            .map_err(|_| CryptoError::Tampered)?;
+        String::from_utf8(plain).map_err(|_| CryptoError::Malformed)
+    }
+
+    /// Whether `stored` is encrypted with the current key (else it is a
+    /// legacy plaintext or under an older key, and should be rewritten).
+    pub fn is_current(&self, stored: &str) -> bool {
+        stored
+            .strip_prefix(PREFIX)
+            .and_then(|rest| rest.split_once(':'))
+            .is_some_and(|(id, _)| id == self.current.id)
+    }
+
+    /// The lookup hash of `value` under the current key.
+    pub fn lookup_hash(&self, value: &str) -> String {
+        self.current.hash(value)
+    }
+
+    /// The lookup hashes of `value` under every configured key (current
+    /// first): rows written before a rotation match one of the older ones.
+    pub fn lookup_hashes(&self, value: &str) -> Vec<String> {
+        std::iter::once(&self.current)
+            .chain(&self.previous)
+            .map(|k| k.hash(value))
+            .collect()
+    }
+
+    /// Encrypts `plaintext` and hashes it for lookups, with the current key.
+    pub fn seal(&self, plaintext: &str) -> Result<Sealed, CryptoError> {
+        Ok(Sealed {
+            ciphertext: self.encrypt(plaintext)?,
+            hash: self.lookup_hash(plaintext),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(current: u8, previous: &[u8]) -> KeyRing {
+        let prev: Vec<[u8; 32]> = previous.iter().map(|b| [*b; 32]).collect();
+        KeyRing::new(&[current; 32], &prev)
+    }
+
+    #[test]
+    fn values_round_trip_and_never_contain_the_plaintext() {
+        let keys = ring(1, &[]);
+        let stored = keys.encrypt("device-token-123").unwrap_or_default();
+        assert!(stored.starts_with(PREFIX));
+        assert!(!stored.contains("device-token-123"));
+        assert_eq!(keys.decrypt(&stored), Ok("device-token-123".into()));
+        assert_ne!(keys.encrypt("device-token-123").ok(), Some(stored.clone()));
+        assert!(keys.is_current(&stored));
+    }
+
+    #[test]
+    fn rotation_keeps_old_values_readable_and_writes_with_the_new_key() {
+        let old = ring(1, &[]);
+        let stored = old.encrypt("secret").unwrap_or_default();
+        let rotated = ring(2, &[1]);
+        assert_eq!(rotated.decrypt(&stored), Ok("secret".into()));
+        assert!(!rotated.is_current(&stored));
+        let fresh = rotated.encrypt("secret").unwrap_or_default();
+        assert!(fresh.starts_with(&format!("{PREFIX}{}:", rotated.current_id())));
+        assert_ne!(old.current_id(), rotated.current_id());
+        // Without the old key, the old value is refused by name.
+        let forgotten = ring(2, &[]);
+        assert_eq!(
+            forgotten.decrypt(&stored),
+            Err(CryptoError::UnknownKey(old.current_id().to_string()))
+        );
+        // Lookups: the old hash is among the rotated ring's candidates.
+        assert!(
+            rotated
+                .lookup_hashes("secret")
+                .contains(&old.lookup_hash("secret"))
+        );
+        assert_eq!(
+            rotated.lookup_hashes("secret")[0],
+            rotated.lookup_hash("secret")
+        );
+    }
+
+    #[test]
+    fn legacy_plaintext_and_tampering() {
+        let keys = ring(3, &[]);
+        assert_eq!(keys.decrypt("plain-token"), Ok("plain-token".into()));
+        assert!(!keys.is_current("plain-token"));
+        let stored = keys.encrypt("x").unwrap_or_default();
+        let mut tampered = stored.clone();
+        tampered.pop();
+        tampered.push(if stored.ends_with('A') { 'B' } else { 'A' });
+        assert!(keys.decrypt(&tampered).is_err());
+        assert_eq!(keys.decrypt("enc:v1:nokey"), Err(CryptoError::Malformed));
+    }
+
+    #[test]
+    fn keys_parse_as_base64_or_hex_and_must_be_32_bytes() {
+        let hex_key = "00".repeat(32);
+        assert_eq!(parse_key(&hex_key), Ok([0u8; 32]));
+        let b64 = STANDARD.encode([7u8; 32]);
+        assert_eq!(parse_key(&b64), Ok([7u8; 32]));
+        assert_eq!(parse_key(b64.trim_end_matches('=')), Ok([7u8; 32]));
+        assert!(parse_key("short").is_err());
+        assert!(parse_key(&STANDARD.encode([1u8; 16])).is_err());
+        assert!(generate_key().is_ok_and(|k| parse_key(&k).is_ok()));
+    }
+
+    #[test]
+    fn production_requires_a_key_development_generates_one() {
+        let vars = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let err = KeyRing::from_vars(&vars(&[])).err().map(|e| e.var);
+        assert_eq!(err, Some(KEY_VAR));
+        let dev = KeyRing::from_vars(&vars(&[("STOA_ENV", "development")]));
+        assert!(dev.is_ok_and(|(_, generated)| generated));
+        let key = STANDARD.encode([9u8; 32]);
+        let set = KeyRing::from_vars(&vars(&[(KEY_VAR, &key), (OLD_KEYS_VAR, "bad")]));
+        assert_eq!(set.err().map(|e| e.var), Some(OLD_KEYS_VAR));
+        let old = hex::encode([8u8; 32]);
+        let ok = KeyRing::from_vars(&vars(&[(KEY_VAR, &key), (OLD_KEYS_VAR, &old)]));
+        assert!(ok.is_ok_and(|(ring, generated)| !generated && ring.previous.len() == 1));
+        assert!(!format!("{:?}", ring(1, &[])).contains("cipher"));
+    }
+}
