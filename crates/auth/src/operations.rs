@@ -61,4 +61,6 @@ pub const OPERATIONS: &[Operation] = &[
         "/auth/sidebar/variants/{id}",
         Features(&["auth.sidebar.manage"]),
     ),
+    Operation::put("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
+    Operation::delete("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
 ];

@@ -12,9 +12,13 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::post("/devices", Features(&[MANAGE])),
     Operation::put("/devices/{id}", Features(&[MANAGE])),
     Operation::delete("/devices/{id}", Features(&[MANAGE])),
+    Operation::put("/devices", Features(&[MANAGE])),
+    Operation::delete("/devices", Features(&[MANAGE])),
     Operation::get("/devices/admin/devices", Features(&[ADMIN])),
     Operation::post("/devices/admin/devices", Features(&[ADMIN])),
     Operation::get("/devices/admin/devices/{id}", Features(&[ADMIN])),
     Operation::put("/devices/admin/devices/{id}", Features(&[ADMIN])),
     Operation::delete("/devices/admin/devices/{id}", Features(&[ADMIN])),
+    Operation::put("/devices/admin/devices", Features(&[ADMIN])),
+    Operation::delete("/devices/admin/devices", Features(&[ADMIN])),
 ];

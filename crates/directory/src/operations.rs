@@ -2,7 +2,7 @@
 //! docs/security.md). Tenant administration also needs a super admin; the
 //! handlers check that, the declaration carries the feature.
 
-use stoa_core::http::Access::{Features, Public};
+use stoa_core::http::Access::{Authenticated, Features, Public};
 use stoa_core::http::Operation;
 
 pub const OPERATIONS: &[Operation] = &[
@@ -38,4 +38,5 @@ pub const OPERATIONS: &[Operation] = &[
         "/directory/organizations",
         Features(&["directory.organizations.manage"]),
     ),
+    Operation::get("/directory/organization-switcher", Authenticated),
 ];

@@ -10,4 +10,6 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::get("/progress/jobs/{id}", Features(&["progress.view"])),
     Operation::put("/progress/jobs/{id}", Features(&["progress.update"])),
     Operation::delete("/progress/jobs/{id}", Features(&["progress.cancel"])),
+    Operation::put("/progress/jobs", Features(&["progress.update"])),
+    Operation::delete("/progress/jobs", Features(&["progress.cancel"])),
 ];
