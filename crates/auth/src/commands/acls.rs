@@ -82,12 +82,7 @@ impl Tracked for RoleAclState {
     }
 
     fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
-        let current_acl = current.and_then(|c| c.acl.as_ref());
-        if authorize::keep_super_admin_flag(self.acl.as_mut(), current_acl) {
-            vec!["isSuperAdmin"]
-        } else {
-            Vec::new()
-        }
+        authorize::keep_flag_only(self.acl.as_mut(), current.and_then(|c| c.acl.as_ref()))
     }
 
     async fn authorize(
@@ -187,12 +182,7 @@ impl Tracked for UserAclState {
     }
 
     fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
-        let current_acl = current.and_then(|c| c.acl.as_ref());
-        if authorize::keep_super_admin_flag(self.acl.as_mut(), current_acl) {
-            vec!["isSuperAdmin"]
-        } else {
-            Vec::new()
-        }
+        authorize::keep_flag_only(self.acl.as_mut(), current.and_then(|c| c.acl.as_ref()))
     }
 
     async fn authorize(

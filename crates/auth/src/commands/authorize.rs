@@ -213,3 +213,16 @@ pub(super) fn keep_super_admin_flag(
     target.is_super_admin = kept;
     differed
 }
+
+/// `Tracked::keep_protected` of a state whose only protected field is its
+/// ACL's super-admin flag (roles and ACL edits).
+pub(super) fn keep_flag_only(
+    target: Option<&mut AclState>,
+    current: Option<&AclState>,
+) -> Vec<&'static str> {
+    if keep_super_admin_flag(target, current) {
+        vec!["isSuperAdmin"]
+    } else {
+        Vec::new()
+    }
+}
