@@ -76,9 +76,11 @@ impl From<DevicesError> for AppError {
 pub const INVALID_PAYLOAD: &str = "Invalid device payload";
 
 /// Rewrites a body rejection of the JSON extractor as the reference's
-/// `{error:"Invalid device payload"}`, keeping what names the field:
-/// `details` (`"<field>: <problem>"`) and `issues` (`[{path, message, code}]`).
-/// Other errors (413, ...) pass unchanged.
+/// `{error:"Invalid device payload", details}`, keeping what names the field:
+/// `details` is the flattened `{formErrors, fieldErrors}` every stoa
+/// validation error carries (the reference sends zod's `flatten()`), and
+/// `issues` the `[{path, message, code}]` list. Other errors (413, ...) pass
+/// unchanged.
 pub fn invalid_payload(err: AppError) -> AppError {
     if err.status() != StatusCode::BAD_REQUEST {
         return err;
@@ -88,29 +90,10 @@ pub fn invalid_payload(err: AppError) -> AppError {
         .get("issues")
         .cloned()
         .unwrap_or_else(|| serde_json::Value::Array(Vec::new()));
-    let details = issues
-        .get(0)
-        .map(|issue| {
-            let path = issue["path"]
-                .as_array()
-                .map(|p| {
-                    p.iter()
-                        .map(|s| match s {
-                            serde_json::Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(".")
-                })
-                .unwrap_or_default();
-            let message = issue["message"].as_str().unwrap_or_default();
-            if path.is_empty() {
-                message.to_string()
-            } else {
-                format!("{path}: {message}")
-            }
-        })
-        .unwrap_or_else(|| err.message().to_string());
+    let details = match body.get("details") {
+        Some(details) if details.is_object() => details.clone(),
+        _ => serde_json::json!({"formErrors": [err.message()], "fieldErrors": {}}),
+    };
     AppError::bad_request(INVALID_PAYLOAD)
         .with_field("details", details)
         .with_field("issues", issues)
@@ -192,8 +175,8 @@ mod tests {
         let body = err.body();
         assert_eq!(body["error"], INVALID_PAYLOAD);
         assert_eq!(
-            body["details"],
-            "deviceId: length must be between 1 and 255"
+            body["details"]["fieldErrors"]["deviceId"],
+            json!(["length must be between 1 and 255"])
         );
         assert_eq!(body["issues"][0]["path"], json!(["deviceId"]));
         let empty = invalid_payload(AppError::bad_request(
@@ -201,7 +184,7 @@ mod tests {
         ));
         assert_eq!(
             empty.body(),
-            json!({"error": INVALID_PAYLOAD, "details": "Invalid JSON body: the body is empty", "issues": []})
+            json!({"error": INVALID_PAYLOAD, "details": {"formErrors": ["Invalid JSON body: the body is empty"], "fieldErrors": {}}, "issues": []})
         );
         assert_eq!(
             invalid_payload(AppError::payload_too_large(10))

@@ -233,10 +233,7 @@ async fn bad_bodies_are_400_and_change_nothing() {
         assert_eq!(res.status, 400, "{body}: {}", res.text());
         let err = res.json();
         assert_eq!(err["error"], "Invalid device payload", "{body}");
-        assert!(
-            err["details"].as_str().unwrap().contains(field),
-            "{body}: {err}"
-        );
+        assert!(err["details"].to_string().contains(field), "{body}: {err}");
         assert!(err["issues"].is_array(), "{err}");
     }
     for raw in ["", "{", "not json"] {
