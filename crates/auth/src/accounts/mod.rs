@@ -30,16 +30,3 @@ pub fn target_tenant(ctx: &AuthContext, requested: Option<Uuid>) -> Result<Uuid,
         None => ctx.tenant(),
     }
 }
-
-/// Whether a restricted caller may manage accounts of `organization`
-/// (unrestricted callers and super admins may manage any).
-pub fn may_manage_organization(ctx: &AuthContext, organization: Option<Uuid>) -> bool {
-    if ctx.is_super_admin() {
-        return true;
-    }
-    match (&ctx.acl.allowed_organization_ids, organization) {
-        (None, _) => true,
-        (Some(allowed), Some(org)) => allowed.contains(&org),
-        (Some(_), None) => false,
-    }
-}

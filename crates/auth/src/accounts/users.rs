@@ -12,7 +12,6 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-use super::may_manage_organization;
 use crate::commands::users::UserChanges;
 use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
 use crate::grants::{self, RoleGrant, RoleLookupError};
@@ -122,7 +121,7 @@ async fn organization_for(
     if !ctx.is_super_admin() && ctx.tenant_id != Some(tenant) {
         return Err(AppError::not_found("Organization not found"));
     }
-    if !may_manage_organization(ctx, Some(organization)) {
+    if !ctx.may_write_organization(Some(organization)) {
         return Err(AppError::new(
             actix_web::http::StatusCode::FORBIDDEN,
             "Organization out of scope",
@@ -187,7 +186,7 @@ pub async fn manageable_user(
                 "Only super administrators can manage super administrator accounts.",
             ));
         }
-        if !may_manage_organization(ctx, user.organization_id) {
+        if !ctx.may_write_organization(user.organization_id) {
             return Err(AppError::new(
                 actix_web::http::StatusCode::FORBIDDEN,
                 "User is outside your organizations",

@@ -116,9 +116,7 @@ async fn resend(
         .ok_or_else(not_found)?;
     if !ctx.is_super_admin() {
         // An organization-restricted caller reaches only users of its organizations.
-        if let Some(allowed) = &ctx.acl.allowed_organization_ids
-            && !user.organization_id.is_some_and(|o| allowed.contains(&o))
-        {
+        if !ctx.may_write_organization(user.organization_id) {
             return Err(not_found());
         }
         // Super administrators are hidden from everyone else: answering

@@ -11,7 +11,7 @@ use stoa_core::{AppResult, Path, Query};
 
 use super::{
     Access, authorize, device_actor, execute_deactivate, execute_register, execute_update,
-    list_filter, page_of, parse_id, registration, run_list,
+    list_filter, page_of, parse_id, registration, run_list, write_target,
 };
 use crate::ADMIN;
 use crate::dto::{
@@ -166,11 +166,8 @@ async fn update_any(
     id: &str,
     body: UpdateDevice,
 ) -> AppResult<HttpResponse> {
-    device_actor(ctx)?;
-    ctx.require(ADMIN)?;
-    let scope = Scope::of(ctx)?;
-    let id = parse_id(id)?;
-    execute_update(db, keys, ctx.actor(), scope, Access::Admin, id, body).await
+    let (scope, access, id) = write_target(ctx, id, true)?;
+    execute_update(db, keys, ctx.actor(), scope, access, id, body).await
 }
 
 /// Deactivates any device of the tenant.
@@ -220,9 +217,6 @@ pub async fn delete_admin_device_by_query(
 }
 
 async fn deactivate_any(ctx: &AuthContext, db: &Db, id: &str) -> AppResult<HttpResponse> {
-    device_actor(ctx)?;
-    ctx.require(ADMIN)?;
-    let scope = Scope::of(ctx)?;
-    let id = parse_id(id)?;
-    execute_deactivate(db, ctx.actor(), scope, Access::Admin, id).await
+    let (scope, access, id) = write_target(ctx, id, true)?;
+    execute_deactivate(db, ctx.actor(), scope, access, id).await
 }

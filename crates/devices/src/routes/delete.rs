@@ -8,10 +8,8 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Path};
 
-use super::{Access, device_actor, execute_deactivate, parse_id};
-use crate::MANAGE;
+use super::{execute_deactivate, write_target};
 use crate::dto::DeviceDeactivated;
-use crate::service::Scope;
 
 /// Deactivates an owned device; registering it again revives it.
 #[utoipa::path(
@@ -61,9 +59,6 @@ pub async fn delete_device_by_query(
 
 /// Both forms of the self-service deactivation.
 async fn deactivate_own(ctx: &AuthContext, db: &Db, id: &str) -> AppResult<HttpResponse> {
-    let user = device_actor(ctx)?;
-    ctx.require(MANAGE)?;
-    let scope = Scope::of(ctx)?;
-    let id = parse_id(id)?;
-    execute_deactivate(db, ctx.actor(), scope, Access::Owner(user), id).await
+    let (scope, access, id) = write_target(ctx, id, false)?;
+    execute_deactivate(db, ctx.actor(), scope, access, id).await
 }

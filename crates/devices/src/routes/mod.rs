@@ -197,6 +197,25 @@ pub(crate) fn authorize(
     }
 }
 
+/// The scope, access and device id of a write to device `id`: the caller's
+/// own device (`devices.manage`) or, for `admin`, any device of its scope
+/// (`devices.admin`). Both path and collection forms start here.
+pub(crate) fn write_target(
+    ctx: &AuthContext,
+    id: &str,
+    admin: bool,
+) -> Result<(Scope, Access, Uuid), AppError> {
+    let user = device_actor(ctx)?;
+    let access = if admin {
+        ctx.require(crate::ADMIN)?;
+        Access::Admin
+    } else {
+        ctx.require(crate::MANAGE)?;
+        Access::Owner(user)
+    };
+    Ok((Scope::of(ctx)?, access, parse_id(id)?))
+}
+
 /// Locks the live device `id` and checks access, inside the transaction.
 async fn load_for_write(
     conn: &mut diesel_async::AsyncPgConnection,

@@ -9,10 +9,8 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Path};
 
-use super::{Access, device_actor, execute_update, parse_id};
-use crate::MANAGE;
+use super::{execute_update, write_target};
 use crate::dto::{DevicePayload, DeviceUpdated, UpdateDevice};
-use crate::service::Scope;
 
 /// Updates an owned device. Fields are tri-state (absent keeps, `null`
 /// clears); `pushToken` (even `null`, when the OS revoked permission) stamps
@@ -74,9 +72,6 @@ async fn update_own(
     id: &str,
     body: UpdateDevice,
 ) -> AppResult<HttpResponse> {
-    let user = device_actor(ctx)?;
-    ctx.require(MANAGE)?;
-    let scope = Scope::of(ctx)?;
-    let id = parse_id(id)?;
-    execute_update(db, keys, ctx.actor(), scope, Access::Owner(user), id, body).await
+    let (scope, access, id) = write_target(ctx, id, false)?;
+    execute_update(db, keys, ctx.actor(), scope, access, id, body).await
 }

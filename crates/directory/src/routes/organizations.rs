@@ -286,15 +286,13 @@ pub async fn list_organizations(
     Ok(HttpResponse::Ok().json(body))
 }
 
-/// Restricted callers may only touch organizations inside their allowed set.
+/// Restricted callers may only touch organizations inside their allowed set
+/// (the shared scope check, with the directory's own error).
 fn check_allowed(ctx: &AuthContext, org: Option<Uuid>) -> AppResult<()> {
-    if ctx.is_super_admin() {
-        return Ok(());
-    }
-    match (&ctx.acl.allowed_organization_ids, org) {
-        (None, _) => Ok(()),
-        (Some(allowed), Some(org)) if allowed.contains(&org) => Ok(()),
-        _ => Err(DirectoryError::OrganizationNotAllowed.into()),
+    if ctx.may_write_organization(org) {
+        Ok(())
+    } else {
+        Err(DirectoryError::OrganizationNotAllowed.into())
     }
 }
 
