@@ -52,7 +52,8 @@ struct Counts {
 }
 
 /// Gives every tenant's built-in roles the registry defaults their ledger does
-/// not list, and records them. Idempotent; concurrent syncs queue on a lock.
+/// not list, and records them. Only auth's own tables are read (a soft-deleted
+/// tenant's live roles are synced too: harmless, and ready if it is restored). Idempotent; concurrent syncs queue on a lock.
 pub async fn sync(
     conn: &mut AsyncPgConnection,
     registry: &Registry,
@@ -116,7 +117,6 @@ WITH wanted AS (
 ), pending AS (
     SELECT r.id AS role_id, r.tenant_id, w.role_name, w.feature
     FROM roles r
-    JOIN tenants t ON t.id = r.tenant_id AND t.deleted_at IS NULL
     JOIN wanted w ON w.role_name = r.name
     WHERE r.deleted_at IS NULL
       AND NOT EXISTS (
