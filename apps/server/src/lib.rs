@@ -18,6 +18,7 @@ pub mod commands;
 pub fn registry() -> Result<Registry, RegistryError> {
     // Modules register in dependency order; each new module crate adds itself here.
     let mut registry = stoa_auth::base_registry()?;
+    stoa_preferences::register(&mut registry)?;
     stoa_audit_logs::register(&mut registry)?;
     stoa_progress::register(&mut registry)?;
     stoa_devices::register(&mut registry)?;
@@ -28,6 +29,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     for operations in [
         stoa_core::system::OPERATIONS,
         stoa_auth::operations::OPERATIONS,
+        stoa_preferences::operations::OPERATIONS,
         stoa_directory::operations::OPERATIONS,
         stoa_audit_logs::operations::OPERATIONS,
         stoa_progress::operations::OPERATIONS,
@@ -79,6 +81,7 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
     Ok(Modules {
         configurators: vec![
             Arc::new(stoa_auth::configure(auth)),
+            Arc::new(stoa_preferences::configure),
             Arc::new(stoa_directory::configure),
             Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
             Arc::new(stoa_progress::configure),

@@ -14,7 +14,6 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
-pub mod consents;
 pub mod grant_sync;
 pub mod grants;
 pub mod i18n;
@@ -27,7 +26,6 @@ pub mod password;
 pub mod routes;
 pub mod schema;
 pub mod service;
-pub mod sidebar;
 pub mod state;
 #[doc(hidden)]
 pub mod testing;
@@ -83,11 +81,6 @@ pub const FEATURES: &[Feature] = &[
     Feature {
         id: "auth.acl.manage",
         title: "Manage access control",
-        module: "auth",
-    },
-    Feature {
-        id: "auth.sidebar.manage",
-        title: "Manage sidebar preferences",
         module: "auth",
     },
 ];
@@ -147,18 +140,6 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
             .service(routes::acls::put_role_acl)
             .service(routes::acls::get_user_acl)
             .service(routes::acls::put_user_acl)
-            .service(routes::nav::admin_nav)
-            .service(routes::sidebar::get_preferences)
-            .service(routes::sidebar::update_preferences)
-            .service(routes::sidebar::delete_role_preference)
-            .service(routes::variants::list_variants)
-            .service(routes::variants::create_variant)
-            .service(routes::variants::get_variant)
-            .service(routes::variants::update_variant)
-            .service(routes::variants_collection::update_variant_by_body)
-            .service(routes::variants::delete_variant)
-            .service(routes::variants_collection::delete_variant_by_query)
-            .service(routes::consents::list_consents)
             .service(routes::invite::resend_invite);
     }
 }

@@ -1,7 +1,6 @@
 //! Who may call each auth endpoint (the authorization matrix, docs/security.md).
 //! Handlers keep their own checks; the checks that depend on the input stay
-//! there too (`GET /auth/sidebar/preferences?roleId=` needs
-//! `auth.sidebar.manage`, the list needs nothing more than a caller).
+//! there too. The sidebar, navigation and consent routes are stoa-preferences'.
 
 use stoa_core::http::Access::{Authenticated, AuthenticatedByHandler, Features, Public};
 use stoa_core::http::Operation;
@@ -26,7 +25,6 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::post("/auth/users", Features(&["auth.users.create"])),
     Operation::put("/auth/users", Features(&["auth.users.edit"])),
     Operation::delete("/auth/users", Features(&["auth.users.delete"])),
-    Operation::get("/auth/users/consents", Features(&["auth.users.edit"])),
     Operation::post(
         "/auth/users/resend-invite",
         Features(&["auth.users.create"]),
@@ -39,28 +37,4 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::put("/auth/roles/acl", Features(&["auth.acl.manage"])),
     Operation::get("/auth/users/acl", Features(&["auth.acl.manage"])),
     Operation::put("/auth/users/acl", Features(&["auth.acl.manage"])),
-    // Navigation: the admin nav resolves the scope from its own query.
-    Operation::get("/auth/admin/nav", AuthenticatedByHandler),
-    Operation::get("/auth/sidebar/preferences", Authenticated),
-    Operation::put(
-        "/auth/sidebar/preferences",
-        Features(&["auth.sidebar.manage"]),
-    ),
-    Operation::delete(
-        "/auth/sidebar/preferences",
-        Features(&["auth.sidebar.manage"]),
-    ),
-    Operation::get("/auth/sidebar/variants", Authenticated),
-    Operation::post("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
-    Operation::get("/auth/sidebar/variants/{id}", Authenticated),
-    Operation::put(
-        "/auth/sidebar/variants/{id}",
-        Features(&["auth.sidebar.manage"]),
-    ),
-    Operation::delete(
-        "/auth/sidebar/variants/{id}",
-        Features(&["auth.sidebar.manage"]),
-    ),
-    Operation::put("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
-    Operation::delete("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
 ];

@@ -4,21 +4,16 @@
 mod api {
     pub mod acl_scope;
     pub mod acls;
-    pub mod consents;
     pub mod features;
     pub mod grant_sync;
     pub mod invite;
     pub mod login;
     pub mod login_limits;
-    pub mod nav;
     pub mod profile;
     pub mod reset;
     pub mod roles;
     pub mod session;
-    pub mod sidebar;
     pub mod support;
     pub mod tokens;
     pub mod users;
-    pub mod variants;
-    pub mod variants_collection;
 }

@@ -52,6 +52,7 @@ pub async fn start() -> TestApp<
 > {
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
+        .module(stoa_preferences::configure)
         .module(stoa_directory::configure)
         .module(stoa_audit_logs::configure(Arc::new(registry())))
         .start()

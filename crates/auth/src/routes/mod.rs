@@ -1,21 +1,16 @@
 //! Thin handlers for the session and self-service endpoints.
 
 pub mod acls;
-pub mod consents;
 pub mod features;
 pub mod invite;
 pub mod locale;
 pub mod login;
-pub mod nav;
 pub mod profile;
 pub mod read_log;
 pub mod reset;
 pub mod roles;
 pub mod session;
-pub mod sidebar;
 pub mod users;
-pub mod variants;
-pub mod variants_collection;
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};

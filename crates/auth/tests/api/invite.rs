@@ -15,7 +15,6 @@ use stoa_core::rate_limit::Rule;
 use stoa_mail::{Mail, MailError, Mailer};
 use uuid::Uuid;
 
-use super::sidebar::logged;
 use super::support::*;
 
 const RESEND: &str = "/api/auth/users/resend-invite";

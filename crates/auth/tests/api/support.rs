@@ -135,3 +135,31 @@ pub async fn role_named<S: stoa_testkit::AppService>(
         .unwrap()
         .to_string()
 }
+
+/// Action-log entries of `command`: (resource id, tenant, snapshot after, context).
+pub async fn logged(
+    db: &stoa_core::db::Db,
+    command: &str,
+) -> Vec<(
+    Option<String>,
+    Option<uuid::Uuid>,
+    Option<serde_json::Value>,
+    Option<serde_json::Value>,
+)> {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use stoa_core::command::schema::action_logs;
+    let mut conn = db.conn().await.unwrap();
+    action_logs::table
+        .filter(action_logs::command_id.eq(command))
+        .order(action_logs::created_at.asc())
+        .select((
+            action_logs::resource_id,
+            action_logs::tenant_id,
+            action_logs::snapshot_after,
+            action_logs::context_json,
+        ))
+        .load(&mut *conn)
+        .await
+        .unwrap()
+}

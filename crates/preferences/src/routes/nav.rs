@@ -11,9 +11,9 @@ use uuid::Uuid;
 use validator::Validate;
 
 use super::State;
-use crate::i18n::request_locale;
 use crate::nav::{NavInput, NavPayload, OrganizationInfo, build};
 use crate::sidebar::{preference_organization, queries};
+use stoa_auth::i18n::request_locale;
 
 #[derive(Debug, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -60,7 +60,7 @@ async fn caller(req: &HttpRequest, state: &State, q: &NavQuery) -> AppResult<Aut
         && !ctx.is_super_admin()
         && ctx.tenant_id != Some(tenant)
     {
-        return Err(crate::accounts::foreign_tenant());
+        return Err(stoa_auth::accounts::foreign_tenant());
     }
     Ok(ctx)
 }

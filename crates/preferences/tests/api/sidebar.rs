@@ -1,6 +1,7 @@
 //! Sidebar preferences: per-locale user and role preferences, copying to and
 //! clearing from roles, optimistic locking, the authorization walk of every
-//! sidebar/nav/consent/invite route, tenant isolation.
+//! sidebar/nav/consent route (and the invitation resend beside them), tenant
+//! isolation.
 
 use std::sync::{Arc, OnceLock};
 
@@ -94,11 +95,17 @@ pub async fn start_with_userless_keys(
 ) -> stoa_testkit::TestApp<impl stoa_testkit::AppService> {
     stoa_testkit::app()
         .module_with(move |db| {
-            let registry = Arc::new(stoa_auth::base_registry().unwrap());
+            let registry = Arc::new(stoa_preferences::base_registry().unwrap());
             let state = AuthState::new(db.clone(), AuthConfig::for_tests(), registry)
                 .unwrap()
                 .with_api_keys(Arc::new(UserlessKey(tenant)));
-            Arc::new(stoa_auth::configure(Arc::new(state)))
+            let auth = stoa_auth::configure(Arc::new(state));
+            Arc::new(
+                move |cfg: &mut utoipa_actix_web::service_config::ServiceConfig| {
+                    auth(cfg);
+                    stoa_preferences::configure(cfg);
+                },
+            )
         })
         .module(stoa_directory::configure)
         .start()

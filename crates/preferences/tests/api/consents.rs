@@ -5,9 +5,9 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use stoa_auth::AuthConfig;
-use stoa_auth::consents::{self, ConsentChange, ConsentKey};
 use stoa_auth::testing::{token_for, user_with_features};
 use stoa_core::db::Db;
+use stoa_preferences::consents::{self, ConsentChange, ConsentKey};
 use uuid::Uuid;
 
 use super::support::*;
@@ -111,7 +111,7 @@ async fn consents_are_listed_newest_first_with_their_integrity() {
 
     // A change made behind the API's back shows.
     {
-        use stoa_auth::consents::schema::user_consents;
+        use stoa_preferences::consents::schema::user_consents;
         let mut conn = app.db.conn().await.unwrap();
         diesel::update(user_consents::table.filter(user_consents::consent_type.eq("terms")))
             .set(user_consents::is_granted.eq(false))

@@ -15,10 +15,6 @@ use uuid::Uuid;
 
 use crate::sidebar::SidebarSettings;
 
-mod pages;
-
-pub use pages::NAV;
-
 /// One sidebar link.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -389,7 +385,9 @@ mod tests {
     }
 
     fn registry() -> Registry {
-        crate::base_registry().unwrap()
+        let mut registry = stoa_auth::base_registry().unwrap();
+        crate::register(&mut registry).unwrap();
+        registry
     }
 
     fn input(registry: &Registry) -> NavInput<'_> {

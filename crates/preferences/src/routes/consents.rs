@@ -2,8 +2,6 @@
 //! integrity verified.
 
 use actix_web::{get, web};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::error::ErrorBody;
@@ -15,7 +13,6 @@ use validator::Validate;
 
 use super::State;
 use crate::consents::{self, ConsentKey, ConsentRow};
-use crate::schema::users;
 
 #[derive(Debug, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -110,14 +107,11 @@ pub async fn list_consents(
         ctx.acl.visible_organization_ids.clone()
     };
     let mut conn = state.db.conn().await?;
-    let home: Option<Option<Uuid>> = users::table
-        .filter(users::id.eq(user_id))
-        .filter(users::tenant_id.eq(tenant))
-        .filter(users::deleted_at.is_null())
-        .select(users::organization_id)
-        .first(&mut *conn)
-        .await
-        .optional()?;
+    // The user is stoa-auth's: looked up through its service.
+    let home: Option<Option<Uuid>> = stoa_auth::service::user_by_id(&mut conn, user_id)
+        .await?
+        .filter(|u| u.tenant_id == Some(tenant))
+        .map(|u| u.organization_id);
     match (home, &visible) {
         (None, _) => return Err(not_found()),
         (Some(org), Some(visible)) if !org.is_some_and(|o| visible.contains(&o)) => {
@@ -133,12 +127,12 @@ pub async fn list_consents(
         .collect();
     // Consent records (with IP addresses) are the user's personal data: the
     // read is logged against the user, with the consent fields returned.
-    super::read_log::record_user_reads(
+    stoa_auth::routes::read_log::record_user_reads(
         &mut conn,
         &ctx,
         &[user_id],
         true,
-        &super::read_log::fields_of(&items),
+        &stoa_auth::routes::read_log::fields_of(&items),
         "/api/auth/users/consents",
     )
     .await?;

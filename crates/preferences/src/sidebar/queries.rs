@@ -8,10 +8,10 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::schema::auth_mirror::{roles, user_roles};
 use super::schema::{role_sidebar_preferences, user_sidebar_preferences};
 use super::settings::SidebarSettings;
 use super::{RoleEntry, UserScope};
-use crate::schema::{roles, user_roles};
 
 /// A stored preference (user's or role's).
 #[derive(Clone, Debug, PartialEq)]

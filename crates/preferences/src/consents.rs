@@ -17,10 +17,10 @@ use time::OffsetDateTime;
 use time::macros::format_description;
 use uuid::Uuid;
 
-use crate::config::AuthConfig;
+use stoa_auth::AuthConfig;
 
 pub mod schema {
-    //! The consents table (owned by stoa-auth).
+    //! The consents table (owned by stoa-preferences).
     diesel::table! {
         user_consents (id) {
             id -> Uuid,

@@ -11,12 +11,12 @@ use stoa_core::{AppError, AppResult, Json, Query};
 use uuid::Uuid;
 
 use super::State;
-use crate::i18n::request_locale;
-use crate::schema::roles;
 use crate::sidebar::commands::{DeleteRolePreference, SaveRolePreference, SaveUserPreference};
 use crate::sidebar::dto::*;
 use crate::sidebar::queries::{self, StoredPreference};
+use crate::sidebar::schema::auth_mirror::roles;
 use crate::sidebar::{MANAGE, SidebarSettings, UserScope, expected_updated_at, no_user};
+use stoa_auth::i18n::request_locale;
 
 fn role_not_found() -> AppError {
     AppError::not_found("Role not found")

@@ -1,4 +1,5 @@
-//! The auth module's backend pages in the admin navigation.
+//! The auth module's backend pages in the admin navigation (built by
+//! stoa-preferences' `GET /auth/admin/nav`).
 
 use stoa_acl::{NavEntry, NavPlacement};
 
@@ -29,18 +30,6 @@ pub const NAV: &[NavEntry] = &[
         icon: Some("shield"),
     },
     NavEntry {
-        id: "auth.sidebar",
-        module: "auth",
-        placement: NavPlacement::Settings,
-        group_id: "auth",
-        group_label: "Users & access",
-        href: "/backend/settings/sidebar",
-        title: "Sidebar customization",
-        features: &["auth.sidebar.manage"],
-        order: 10,
-        icon: Some("panel-left"),
-    },
-    NavEntry {
         id: "auth.features",
         module: "auth",
         placement: NavPlacement::Settings,
@@ -63,17 +52,5 @@ pub const NAV: &[NavEntry] = &[
         features: &[],
         order: 10,
         icon: Some("key"),
-    },
-    NavEntry {
-        id: "auth.profile.sidebar",
-        module: "auth",
-        placement: NavPlacement::Profile,
-        group_id: "account",
-        group_label: "Account",
-        href: "/backend/profile/sidebar",
-        title: "My sidebar",
-        features: &[],
-        order: 20,
-        icon: Some("panel-left"),
     },
 ];

@@ -1,0 +1,35 @@
+//! Who may call each preferences endpoint (the authorization matrix,
+//! docs/security.md). Handlers keep their own checks; the checks that depend
+//! on the input stay there too (`GET /auth/sidebar/preferences?roleId=` needs
+//! `auth.sidebar.manage`, the list needs nothing more than a caller).
+
+use stoa_core::http::Access::{Authenticated, AuthenticatedByHandler, Features};
+use stoa_core::http::Operation;
+
+pub const OPERATIONS: &[Operation] = &[
+    Operation::get("/auth/users/consents", Features(&["auth.users.edit"])),
+    // Navigation: the admin nav resolves the scope from its own query.
+    Operation::get("/auth/admin/nav", AuthenticatedByHandler),
+    Operation::get("/auth/sidebar/preferences", Authenticated),
+    Operation::put(
+        "/auth/sidebar/preferences",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::delete(
+        "/auth/sidebar/preferences",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::get("/auth/sidebar/variants", Authenticated),
+    Operation::post("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
+    Operation::get("/auth/sidebar/variants/{id}", Authenticated),
+    Operation::put(
+        "/auth/sidebar/variants/{id}",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::delete(
+        "/auth/sidebar/variants/{id}",
+        Features(&["auth.sidebar.manage"]),
+    ),
+    Operation::put("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
+    Operation::delete("/auth/sidebar/variants", Features(&["auth.sidebar.manage"])),
+];
