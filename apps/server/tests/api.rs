@@ -1,9 +1,14 @@
 //! End-to-end tests of the `stoa` binary and the assembled application.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//!
+//! Test functions may unwrap (`allow-unwrap-in-tests` in clippy.toml); a
+//! module whose helpers do too says so with `#[expect]` and a reason.
 
 mod api {
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod authorization;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod cli;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod hardening;
     pub mod openapi;
 }

@@ -1,10 +1,18 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! HTTP tests of stoa-audit-logs and the command bus behind it.
+//!
+//! Test functions may unwrap (`allow-unwrap-in-tests` in clippy.toml); a
+//! module whose helpers do too says so with `#[expect]` and a reason.
 
 mod api {
     pub mod export;
     pub mod lists;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod outbox;
+    #[expect(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        reason = "shared helpers fail the calling test by panicking"
+    )]
     pub mod support;
     pub mod undo;
     pub mod undo_attacks;

@@ -1,8 +1,12 @@
 //! HTTP-level tests of stoa-core against a real Postgres (one database per test).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//!
+//! Test functions may unwrap (`allow-unwrap-in-tests` in clippy.toml); a
+//! module whose helpers do too says so with `#[expect]` and a reason.
 
 mod api {
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod db;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;
     pub mod fixtures;
     pub mod middleware;

@@ -1,9 +1,17 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! HTTP tests of stoa-progress and the job queue.
+//!
+//! Test functions may unwrap (`allow-unwrap-in-tests` in clippy.toml); a
+//! module whose helpers do too says so with `#[expect]` and a reason.
 
 mod api {
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod collection;
     pub mod endpoints;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod queue;
+    #[expect(
+        clippy::unwrap_used,
+        reason = "shared helpers fail the calling test by panicking"
+    )]
     pub mod support;
 }
