@@ -1,6 +1,7 @@
 //! The `stoa` server: the list of mounted modules and the commands of the CLI.
 //! No business logic lives here; every endpoint belongs to a module crate (or to
 //! stoa-core's system endpoints).
+#![doc = include_str!("../README.md")]
 
 use std::sync::Arc;
 use std::time::Duration;

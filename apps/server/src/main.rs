@@ -50,7 +50,7 @@ enum Command {
         /// The super admin's password (must meet the password policy unless --demo).
         #[arg(long, env = "STOA_INIT_PASSWORD", required_unless_present = "demo")]
         password: Option<String>,
-        /// Also create admin@<domain> and employee@<domain> with the same password
+        /// Also create admin@DOMAIN and employee@DOMAIN with the same password
         /// (defaults: Acme Corp, superadmin@acme.com, password `secret`).
         #[arg(long)]
         demo: bool,

@@ -9,6 +9,7 @@
 //! Modules also declare who may call each of their operations
 //! ([`Registry::register_operations`]); the [`AccessMatrix`] enforces those
 //! declarations before every handler and writes them into the OpenAPI document.
+#![doc = include_str!("../README.md")]
 
 mod context;
 mod matching;

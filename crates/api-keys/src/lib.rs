@@ -6,6 +6,7 @@
 //! or a bearer value in the key format). Secrets are shown once; only their
 //! prefix and SHA-256 are stored. A key never carries more than its creator
 //! holds, checked at creation and again on every request. See README.md.
+#![doc = include_str!("../README.md")]
 
 pub mod authenticator;
 pub mod commands;

@@ -1,6 +1,7 @@
 //! stoa-audit-logs: reading the action and access logs the command bus and the
 //! modules write, exporting them as CSV, and undo/redo through the
 //! [`CommandRegistry`](stoa_core::command::CommandRegistry). See README.md.
+#![doc = include_str!("../README.md")]
 
 pub mod operations;
 pub mod query;

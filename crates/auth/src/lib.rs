@@ -7,6 +7,7 @@
 //! with that version. The session endpoints (login, logout, refresh, profile,
 //! reset, locale, feature checks, autologin) live here; `stoa init` uses
 //! [`bootstrap::init`]. See README.md for the endpoint table.
+#![doc = include_str!("../README.md")]
 
 pub mod accounts;
 pub mod acl;

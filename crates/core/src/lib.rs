@@ -7,6 +7,7 @@
 //! HTTP plumbing shared by the server and the test harness ([`http`]), logging
 //! ([`telemetry`]) and the system endpoints `/version`, `/health` and `/docs`
 //! ([`system`]). It knows nothing about tenants, users or any domain module.
+#![doc = include_str!("../README.md")]
 
 pub mod collection;
 pub mod command;

@@ -9,6 +9,7 @@
 //! write is an undoable command ([`commands`]). Users are looked up through
 //! stoa-auth's public functions; this crate owns only `user_devices`. See
 //! README.md for the endpoints.
+#![doc = include_str!("../README.md")]
 
 pub mod commands;
 pub mod dto;

@@ -5,6 +5,7 @@
 //! its descendants" is one indexed query. Other modules use
 //! [`DirectoryService`] (implemented by [`PgDirectory`]); the public lookups
 //! answer login pages without authentication. See README.md for the endpoints.
+#![doc = include_str!("../README.md")]
 
 pub mod commands;
 pub mod error;

@@ -5,6 +5,7 @@
 //! transport. Without it, each message is stored in the `mail_outbox` table and
 //! logged, so development setups and tests can read the links. Either way every
 //! message is recorded in `mail_outbox` with its delivery status.
+#![doc = include_str!("../README.md")]
 
 use std::sync::Arc;
 

@@ -10,6 +10,7 @@
 //! state (database, configuration, authenticator, registry), which
 //! [`stoa_auth::configure`] registers as app data, so mount it after
 //! stoa-auth. See README.md for the endpoint table.
+#![doc = include_str!("../README.md")]
 
 pub mod consents;
 pub mod nav;

@@ -1,6 +1,7 @@
 //! stoa-progress: progress records clients poll, and the Postgres job queue
 //! whose workers run long operations (inside `stoa serve`, or as `stoa worker`
 //! processes). See README.md.
+#![doc = include_str!("../README.md")]
 
 pub mod collection_routes;
 pub mod jobs;

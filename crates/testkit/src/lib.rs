@@ -10,6 +10,7 @@
 //! The database server is `DATABASE_URL` when set, otherwise the private cluster
 //! that `cargo xtask test` (or `cargo xtask dev`) started, whose URL it writes to
 //! `.stoa/database-url`.
+#![doc = include_str!("../README.md")]
 #![expect(
     clippy::expect_used,
     reason = "a test harness fails the test by panicking with a clear message"
