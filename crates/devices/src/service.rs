@@ -8,7 +8,7 @@
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::{AppError, Page};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -348,31 +348,31 @@ pub async fn deactivate(
     apply(conn, device.id, &changes).await
 }
 
-/// The device `id` of the tenant, live or not, locked.
-pub async fn lock_any(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    id: Uuid,
-) -> Result<DeviceRow, DevicesError> {
+/// The device `id`, live or not, of any tenant, locked until the transaction
+/// ends (undo and redo load it this way; the caller checks the tenant).
+pub async fn lock_any(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeviceRow>> {
     d::user_devices
         .filter(d::id.eq(id))
-        .filter(d::tenant_id.eq(tenant))
         .select(DeviceRow::as_select())
         .for_update()
         .first(conn)
         .await
-        .optional()?
-        .ok_or(DevicesError::NotFound)
+        .optional()
 }
 
-/// Puts a device's metadata and liveness back to `state` (undo and redo).
-/// Reviving it fails with [`DevicesError::AlreadyRegistered`] when the same
-/// device has been registered again meanwhile.
+/// Puts a device's metadata and liveness back to `state` (undo and redo);
+/// push credentials stay as they are. A device that is deactivated and stays
+/// so keeps its own deactivation time. Reviving it fails with
+/// [`DevicesError::AlreadyRegistered`] when the same device has been
+/// registered again meanwhile.
 pub async fn restore(
     conn: &mut AsyncPgConnection,
     state: &DeviceState,
 ) -> Result<(DeviceRow, DeviceRow), DevicesError> {
-    let current = lock_any(conn, state.tenant_id, state.id).await?;
+    let current = lock_any(conn, state.id)
+        .await?
+        .filter(|row| row.tenant_id == state.tenant_id)
+        .ok_or(DevicesError::NotFound)?;
     if state.deleted_at.is_none() && current.deleted_at.is_some() {
         let twins: i64 = d::user_devices
             .filter(d::tenant_id.eq(current.tenant_id))
@@ -388,27 +388,34 @@ pub async fn restore(
             return Err(DevicesError::AlreadyRegistered);
         }
     }
+    let deleted_at = match (state.deleted_at, current.deleted_at) {
+        (Some(_), Some(since)) => Some(since),
+        (wanted, _) => wanted,
+    };
     let changes = DeviceChanges {
         platform: Some(state.platform.clone()),
         client_app_version: Some(state.client_app_version.clone()),
         os_version: Some(state.os_version.clone()),
         locale: Some(state.locale.clone()),
         last_seen_at: Some(state.last_seen_at),
-        deleted_at: Some(state.deleted_at),
+        deleted_at: Some(deleted_at),
         ..Default::default()
     };
     let after = apply(conn, current.id, &changes).await?;
     Ok((current, after))
 }
 
-/// The home organization of a live user of `tenant` (through stoa-auth);
+/// The home organization of a live user of `tenant` (looked up through the
+/// [`UserDirectory`] the server hands over);
 /// [`DevicesError::TargetUserNotFound`] when there is no such user.
 pub async fn target_user_organization(
     conn: &mut AsyncPgConnection,
+    users: &dyn UserDirectory,
     tenant: Uuid,
     user: Uuid,
-) -> Result<Option<Uuid>, DevicesError> {
-    let row = stoa_auth::service::user_by_id(conn, user)
+) -> Result<Option<Uuid>, AppError> {
+    let row = users
+        .user(conn, user)
         .await?
         .filter(|u| u.tenant_id == Some(tenant))
         .ok_or(DevicesError::TargetUserNotFound)?;

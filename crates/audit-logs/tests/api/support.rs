@@ -53,7 +53,10 @@ pub async fn start() -> TestApp<
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
         .module(stoa_directory::configure)
-        .module(stoa_audit_logs::configure(Arc::new(registry())))
+        .module(stoa_audit_logs::configure(
+            Arc::new(registry()),
+            Arc::new(stoa_auth::PgAccounts),
+        ))
         .start()
         .await
 }
