@@ -5,6 +5,7 @@
 pub mod operations;
 pub mod query;
 pub mod routes;
+pub mod seed;
 
 use std::sync::Arc;
 

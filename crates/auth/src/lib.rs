@@ -27,6 +27,7 @@ pub mod operations;
 pub mod password;
 pub mod routes;
 pub mod schema;
+pub mod seed;
 pub mod service;
 pub mod sidebar;
 pub mod state;
