@@ -33,4 +33,4 @@ pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-pub use scope::out_of_scope;
+pub use scope::{Scope, foreign_tenant, out_of_scope};

@@ -208,11 +208,9 @@ pub async fn prepare(
     let tenant = match input.tenant_id {
         None => ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?,
         Some(None) if ctx.is_super_admin() => return Err(ApiKeysError::TenantRequired.into()),
-        Some(None) => return Err(ApiKeysError::ForeignTenant.into()),
+        Some(None) => return Err(stoa_acl::foreign_tenant()),
         Some(Some(tenant)) => {
-            if !ctx.may_target_tenant(tenant) {
-                return Err(ApiKeysError::ForeignTenant.into());
-            }
+            ctx.target_tenant(tenant)?;
             if PgDirectory.tenant(conn, tenant).await?.is_none() {
                 return Err(ApiKeysError::TenantNotFound.into());
             }

@@ -19,33 +19,8 @@ use crate::model::{DeviceRow, DeviceState, Platform};
 use crate::schema::user_devices::{self, dsl as d};
 use crate::secrets::StoredToken;
 
-/// Where a caller works: the tenant, and the organizations it may see
-/// (`None` = the whole tenant, including devices without an organization).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scope {
-    pub tenant_id: Uuid,
-    pub visible_organizations: Option<Vec<Uuid>>,
-}
-
-impl Scope {
-    /// The caller's scope; 403 without a tenant.
-    pub fn of(ctx: &AuthContext) -> Result<Self, AppError> {
-        Ok(Self {
-            tenant_id: ctx.tenant()?,
-            visible_organizations: ctx.acl.visible_organization_ids.clone(),
-        })
-    }
-
-    /// Whether a device of organization `org` is inside the scope. Devices
-    /// without an organization are visible to unrestricted callers only.
-    pub fn can_see(&self, org: Option<Uuid>) -> bool {
-        match (&self.visible_organizations, org) {
-            (None, _) => true,
-            (Some(visible), Some(org)) => visible.contains(&org),
-            (Some(_), None) => false,
-        }
-    }
-}
+/// Where a caller works (moved to stoa-acl, shared by every module).
+pub use stoa_acl::Scope;
 
 /// The organization a caller's own writes go to: the selected one, else the
 /// home organization (when the caller acts in its own tenant).
@@ -420,26 +395,4 @@ pub async fn target_user_organization(
         .filter(|u| u.tenant_id == Some(tenant))
         .ok_or(DevicesError::TargetUserNotFound)?;
     Ok(row.organization_id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn null_organizations_are_visible_to_unrestricted_callers_only() {
-        let org = Uuid::from_u128(7);
-        let open = Scope {
-            tenant_id: Uuid::nil(),
-            visible_organizations: None,
-        };
-        assert!(open.can_see(None) && open.can_see(Some(org)));
-        let restricted = Scope {
-            tenant_id: Uuid::nil(),
-            visible_organizations: Some(vec![org]),
-        };
-        assert!(restricted.can_see(Some(org)));
-        assert!(!restricted.can_see(Some(Uuid::from_u128(8))));
-        assert!(!restricted.can_see(None));
-    }
 }

@@ -404,9 +404,7 @@ fn may_write(
 ) -> Result<(), AppError> {
     let ctx = AuthContext::of(actor)?;
     ctx.require("directory.organizations.manage")?;
-    if !ctx.may_target_tenant(current.tenant_id) {
-        return Err(DirectoryError::ForeignTenant.into());
-    }
+    ctx.target_tenant(current.tenant_id)?;
     let mut involved = moved_children(&target.child_parents);
     involved.extend([Some(current.id), current.parent_id, target.parent_id]);
     involved.extend(target.child_ids.iter().map(|c| Some(*c)));

@@ -372,8 +372,10 @@ async fn the_action_log_and_events_never_hold_the_push_token() {
 }
 
 /// Undo is a write: a caller who lost `devices.manage` cannot undo its own
-/// registration, and a device admin restricted to another organization cannot
-/// undo (tenant-wide) a change to a device outside it. Nothing changes.
+/// registration (403 from the device's `Tracked::authorize`), and a device
+/// admin restricted to another organization cannot reach (tenant-wide) an
+/// entry about a device outside it (400, the entry is not available to it).
+/// Nothing changes.
 #[actix_web::test]
 async fn undo_authorizes_the_caller_now() {
     let app = start().await;
@@ -428,7 +430,8 @@ async fn undo_authorizes_the_caller_now() {
     .await;
     let admin = token_for(&app.db, admin).await;
     let res = undo(&app, &admin, &op).await;
-    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert_eq!(res.json()["error"], "Undo token not available");
     assert!(
         own_device(&app, &employee, other).await.is_some(),
         "still live"
