@@ -255,13 +255,24 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// A module's seeding error as the command line shows it: the message, or
+/// for a server-side failure everything about it (the operator needs the
+/// cause, which an HTTP client never sees).
+fn seed_error(e: stoa_core::AppError) -> CommandError {
+    if e.status().is_server_error() {
+        CommandError::Other(format!("{e:?}"))
+    } else {
+        CommandError::Other(e.message().to_string())
+    }
+}
+
 /// `stoa seed action-logs` (and the hidden `bench-audit`, for `cargo xtask
 /// bench`): seeds `count` action-log entries for the demo tenant
 /// (`stoa_audit_logs::seed`) and measures the command bus's cost per mutation
 /// against the same write without it (`stoa_directory::seed`). Prints one
 /// JSON line.
 pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<(), CommandError> {
-    let other = |e: stoa_core::AppError| CommandError::Other(e.to_string());
+    let other = seed_error;
     let db = Db::connect(&config.db)?;
     let mut conn = db.conn().await?;
     let admin = stoa_auth::seed::demo_admin(&mut conn)
@@ -304,7 +315,7 @@ pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<
 /// `count` users spread over them, each holding the `employee` role
 /// (`stoa_auth::seed`). Prints one JSON line.
 pub async fn bench_users(config: &Config, count: i64) -> Result<(), CommandError> {
-    let other = |e: stoa_core::AppError| CommandError::Other(e.to_string());
+    let other = seed_error;
     let db = Db::connect(&config.db)?;
     let mut conn = db.conn().await?;
     let admin = stoa_auth::seed::demo_admin(&mut conn)
