@@ -255,158 +255,80 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// `stoa bench-audit` (hidden, for `cargo xtask bench`): seeds `count` action-log
-/// entries for the demo tenant and measures the command bus's cost per mutation
-/// against the same write without it. Prints one JSON line.
-pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<(), CommandError> {
-    use diesel_async::RunQueryDsl;
-    use stoa_core::AppError;
-    use stoa_directory::commands::UpdateOrganizationCommand;
-    use stoa_directory::model::UpdateOrganization;
+/// A module's seeding error as the command line shows it: the message, or
+/// for a server-side failure everything about it (the operator needs the
+/// cause, which an HTTP client never sees).
+fn seed_error(e: stoa_core::AppError) -> CommandError {
+    if e.status().is_server_error() {
+        CommandError::Other(format!("{e:?}"))
+    } else {
+        CommandError::Other(e.message().to_string())
+    }
+}
 
-    let other = |e: String| CommandError::Other(e);
+/// `stoa seed action-logs` (and the hidden `bench-audit`, for `cargo xtask
+/// bench`): seeds `count` action-log entries for the demo tenant
+/// (`stoa_audit_logs::seed`) and measures the command bus's cost per mutation
+/// against the same write without it (`stoa_directory::seed`). Prints one
+/// JSON line.
+pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<(), CommandError> {
+    let other = seed_error;
     let db = Db::connect(&config.db)?;
     let mut conn = db.conn().await?;
-    #[derive(diesel::QueryableByName)]
-    struct Ids {
-        #[diesel(sql_type = diesel::sql_types::Uuid)]
-        tenant: uuid::Uuid,
-        #[diesel(sql_type = diesel::sql_types::Uuid)]
-        organization: uuid::Uuid,
-        #[diesel(sql_type = diesel::sql_types::Uuid)]
-        actor: uuid::Uuid,
-    }
-    let ids: Ids = diesel::sql_query(
-        "SELECT u.tenant_id AS tenant, u.organization_id AS organization, u.id AS actor \
-         FROM users u WHERE u.email = 'superadmin@acme.com' AND u.deleted_at IS NULL LIMIT 1",
-    )
-    .get_result(&mut *conn)
-    .await
-    .map_err(|e| other(format!("run `stoa init --demo` first: {e}")))?;
-    let started = std::time::Instant::now();
-    diesel::sql_query(
-        "INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_label, \
-             action_type, resource_kind, resource_id, execution_state, changes_json, changed_fields, \
-             primary_changed_field, source_key, created_at, updated_at) \
-         SELECT $1, $2, $3, 'bench.items.' || (ARRAY['create','update','delete','assign'])[1 + i % 4], \
-             'Bench', (ARRAY['create','edit','delete','assign'])[1 + i % 4], 'bench.kind' || (i % 10), \
-             i::text, 'done', jsonb_build_object('name', jsonb_build_object('from', 'a', 'to', 'b')), \
-             ARRAY['name'], 'name', 'api', now() - make_interval(secs => i), now() - make_interval(secs => i) \
-         FROM generate_series(1, $4) AS i",
-    )
-    .bind::<diesel::sql_types::Uuid, _>(ids.tenant)
-    .bind::<diesel::sql_types::Uuid, _>(ids.organization)
-    .bind::<diesel::sql_types::Uuid, _>(ids.actor)
-    .bind::<diesel::sql_types::BigInt, _>(count)
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| other(e.to_string()))?;
-    diesel::sql_query("VACUUM ANALYZE action_logs")
-        .execute(&mut *conn)
+    let admin = stoa_auth::seed::demo_admin(&mut conn)
         .await
-        .map_err(|e| other(e.to_string()))?;
+        .map_err(other)?;
+    let started = std::time::Instant::now();
+    stoa_audit_logs::seed::action_logs(
+        &mut conn,
+        admin.tenant_id,
+        admin.organization_id,
+        admin.user_id,
+        count,
+    )
+    .await
+    .map_err(other)?;
     let seed_secs = started.elapsed().as_secs_f64();
     drop(conn);
-
-    let actor =
-        stoa_core::command::Actor::api(Some(ids.actor), Some(ids.tenant), Some(ids.organization));
-    let update = |n: u32| UpdateOrganization {
-        id: ids.organization,
-        tenant_id: None,
-        name: Some(format!("Acme Corp {n}")),
-        slug: None,
-        logo_url: None,
-        logo_preserve_aspect_ratio: None,
-        is_active: None,
-        parent_id: None,
-        child_ids: None,
-    };
-    let tenant = ids.tenant;
-    let started = std::time::Instant::now();
-    for n in 0..mutations {
-        let input = update(n);
-        db.transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                stoa_directory::PgDirectory
-                    .update_organization(conn, tenant, &input)
-                    .await
-                    .map_err(AppError::from)
-            })
-        })
-        .await
-        .map_err(|e| other(e.to_string()))?;
-    }
-    let bare = started.elapsed().as_secs_f64() * 1000.0 / f64::from(mutations);
-    let started = std::time::Instant::now();
-    for n in 0..mutations {
-        let input = update(n + mutations);
-        let actor = actor.clone();
-        db.transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                stoa_core::command::execute(
-                    conn,
-                    &actor,
-                    UpdateOrganizationCommand { tenant, input },
-                )
-                .await
-                .map(|_| ())
-            })
-        })
-        .await
-        .map_err(|e| other(e.to_string()))?;
-    }
-    let bus = started.elapsed().as_secs_f64() * 1000.0 / f64::from(mutations);
+    let actor = stoa_core::command::Actor::api(
+        Some(admin.user_id),
+        Some(admin.tenant_id),
+        Some(admin.organization_id),
+    );
+    let (bare, bus) = stoa_directory::seed::command_cost(
+        &db,
+        &actor,
+        admin.tenant_id,
+        admin.organization_id,
+        mutations,
+    )
+    .await
+    .map_err(other)?;
     println!(
         r#"{{"seeded":{count},"seedSeconds":{seed_secs:.1},"msBareWrite":{bare:.3},"msCommand":{bus:.3}}}"#
     );
     Ok(())
 }
 
-/// `stoa bench-users` (hidden, for `cargo xtask bench`): adds `count` users to
-/// the demo tenant (`user000001@bench.acme.com`, ...), spread over ten
-/// organizations, each holding the `employee` role. Prints one JSON line.
+/// `stoa seed users` (and the hidden `bench-users`, for `cargo xtask bench`):
+/// adds ten branches under the demo organization (`stoa_directory::seed`) and
+/// `count` users spread over them, each holding the `employee` role
+/// (`stoa_auth::seed`). Prints one JSON line.
 pub async fn bench_users(config: &Config, count: i64) -> Result<(), CommandError> {
-    use diesel_async::RunQueryDsl;
-
-    let other = |e: String| CommandError::Other(e);
+    let other = seed_error;
     let db = Db::connect(&config.db)?;
     let mut conn = db.conn().await?;
+    let admin = stoa_auth::seed::demo_admin(&mut conn)
+        .await
+        .map_err(other)?;
     let started = std::time::Instant::now();
-    // Plain SQL: seeding 100,000 rows through the API would measure the API.
-    for statement in [
-        "INSERT INTO organizations (tenant_id, name, slug, root_id, parent_id, depth, ancestor_ids) \
-         SELECT o.tenant_id, 'Bench branch ' || i, 'bench-branch-' || i, o.id, o.id, 1, ARRAY[o.id] \
-         FROM organizations o JOIN users u ON u.organization_id = o.id \
-         CROSS JOIN generate_series(1, 10) AS i \
-         WHERE u.email = 'superadmin@acme.com' AND u.deleted_at IS NULL",
-        "INSERT INTO users (tenant_id, organization_id, email, name, is_confirmed) \
-         SELECT t.tenant_id, (t.orgs)[1 + i % 10], 'user' || lpad(i::text, 6, '0') || '@bench.acme.com', \
-             'Bench User ' || i, true \
-         FROM (SELECT u.tenant_id, array_agg(o.id ORDER BY o.name) AS orgs \
-               FROM users u JOIN organizations o ON o.tenant_id = u.tenant_id AND o.name LIKE 'Bench branch %' \
-               WHERE u.email = 'superadmin@acme.com' GROUP BY u.tenant_id) t \
-         CROSS JOIN generate_series(1, $1) AS i",
-        "INSERT INTO user_roles (user_id, role_id) \
-         SELECT u.id, r.id FROM users u JOIN roles r ON r.tenant_id = u.tenant_id AND r.name = 'employee' \
-         WHERE u.email LIKE '%@bench.acme.com'",
-    ] {
-        let query = diesel::sql_query(statement);
-        let result = if statement.contains("$1") {
-            query
-                .bind::<diesel::sql_types::BigInt, _>(count)
-                .execute(&mut *conn)
-                .await
-        } else {
-            query.execute(&mut *conn).await
-        };
-        result.map_err(|e| other(format!("run `stoa init --demo` first: {e}")))?;
-    }
-    for table in ["users", "user_roles", "organizations"] {
-        diesel::sql_query(format!("VACUUM ANALYZE {table}"))
-            .execute(&mut *conn)
+    let branches =
+        stoa_directory::seed::bench_branches(&mut conn, admin.tenant_id, admin.organization_id, 10)
             .await
-            .map_err(|e| other(e.to_string()))?;
-    }
+            .map_err(other)?;
+    stoa_auth::seed::bench_users(&mut conn, admin.tenant_id, &branches, count)
+        .await
+        .map_err(other)?;
     println!(
         r#"{{"seeded":{count},"seedSeconds":{:.1}}}"#,
         started.elapsed().as_secs_f64()

@@ -75,7 +75,10 @@ pub struct Modules {
 /// secrets at rest (devices' push tokens).
 pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Modules, String> {
     let registry = Arc::new(registry().map_err(|e| e.to_string())?);
-    let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone());
+    // The account interfaces (stoa_acl::accounts) other modules use instead
+    // of depending on stoa-auth.
+    let accounts = Arc::new(stoa_auth::PgAccounts);
+    let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone(), accounts.clone());
     let auth = AuthState::new(db.clone(), auth, registry.clone()).map_err(|e| e.to_string())?;
     let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
     let access = Arc::new(AccessMatrix::new(registry.operations(), auth.clone()));
@@ -84,10 +87,13 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
             Arc::new(stoa_auth::configure(auth)),
             Arc::new(stoa_preferences::configure),
             Arc::new(stoa_directory::configure),
-            Arc::new(stoa_audit_logs::configure(Arc::new(commands()))),
+            Arc::new(stoa_audit_logs::configure(
+                Arc::new(commands()),
+                accounts.clone(),
+            )),
             Arc::new(stoa_progress::configure),
-            Arc::new(stoa_devices::configure(encryption)),
-            Arc::new(stoa_api_keys::configure),
+            Arc::new(stoa_devices::configure(encryption, accounts.clone())),
+            Arc::new(stoa_api_keys::configure(accounts)),
         ],
         api_keys,
         access,

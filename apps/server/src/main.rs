@@ -57,7 +57,7 @@ enum Command {
     },
     /// Run job-queue workers (count: STOA_WORKERS, at least 1) without serving HTTP.
     Worker,
-    /// Seed action-log entries and time the command bus (used by `cargo xtask bench`).
+    /// Old name of `seed action-logs`.
     #[command(hide = true)]
     BenchAudit {
         #[arg(long, default_value_t = 1_000_000)]
@@ -65,12 +65,16 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
-    /// Add users to the demo tenant (used by `cargo xtask bench`).
+    /// Old name of `seed users`.
     #[command(hide = true)]
     BenchUsers {
         #[arg(long, default_value_t = 100_000)]
         count: i64,
     },
+    /// Seed benchmark data into the demo tenant (`stoa init --demo` first);
+    /// each module seeds its own tables.
+    #[command(subcommand)]
+    Seed(Seed),
     /// Print the OpenAPI document as JSON.
     Openapi,
     /// Time password hashing with the production argon2id parameters
@@ -79,6 +83,26 @@ enum Command {
     HashBench {
         #[arg(long, default_value_t = 20)]
         count: u32,
+    },
+}
+
+/// Benchmark data; the server only dispatches, every module seeds its own
+/// tables (`stoa_auth::seed`, `stoa_directory::seed`, `stoa_audit_logs::seed`).
+#[derive(Subcommand)]
+enum Seed {
+    /// Add `count` users (`user000001@bench.acme.com`, ...) over ten new
+    /// branches of the demo organization, each holding the `employee` role.
+    Users {
+        #[arg(long, default_value_t = 100_000)]
+        count: i64,
+    },
+    /// Add `count` action-log entries, then time `mutations` organization
+    /// renames with and without the command bus.
+    ActionLogs {
+        #[arg(long, default_value_t = 1_000_000)]
+        count: i64,
+        #[arg(long, default_value_t = 200)]
+        mutations: u32,
     },
 }
 
@@ -147,11 +171,12 @@ fn run(cli: Cli) -> Result<(), CommandError> {
             };
             one_thread_runtime()?.block_on(commands::init(&config, request))
         }
-        Command::BenchAudit { count, mutations } => {
+        Command::Seed(Seed::ActionLogs { count, mutations })
+        | Command::BenchAudit { count, mutations } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::bench_audit(&config, count, mutations.max(1)))
         }
-        Command::BenchUsers { count } => {
+        Command::Seed(Seed::Users { count }) | Command::BenchUsers { count } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::bench_users(&config, count.max(1)))
         }

@@ -9,15 +9,21 @@
 //! Modules also declare who may call each of their operations
 //! ([`Registry::register_operations`]); the [`AccessMatrix`] enforces those
 //! declarations before every handler and writes them into the OpenAPI document.
+//! Modules reach users, roles and ACL resolution through the narrow traits of
+//! [`accounts`] (implemented by stoa-auth, handed over by the server) and check
+//! what a caller may hand out with [`grants`].
 #![doc = include_str!("../README.md")]
 
+pub mod accounts;
 mod context;
+pub mod grants;
 mod matching;
 mod matrix;
 pub mod provision;
 mod registry;
 mod scope;
 
+pub use accounts::{Accounts, AclResolver, RoleDirectory, UserDirectory, UserRef};
 pub use context::{
     ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,
     CredentialKind, Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER,
@@ -28,4 +34,4 @@ pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-pub use scope::out_of_scope;
+pub use scope::{Scope, foreign_tenant, out_of_scope};

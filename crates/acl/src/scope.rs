@@ -18,12 +18,73 @@ use uuid::Uuid;
 
 use crate::context::AuthContext;
 
+/// Where a caller works: the tenant, and the organizations it may see
+/// (`None` = the whole tenant, including records without an organization).
+/// The read-side counterpart of the write checks below; modules filter their
+/// queries by it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    pub tenant_id: Uuid,
+    pub visible_organizations: Option<Vec<Uuid>>,
+}
+
+impl Scope {
+    /// The caller's scope; 403 without a tenant.
+    pub fn of(ctx: &AuthContext) -> Result<Self, AppError> {
+        Ok(Self {
+            tenant_id: ctx.tenant()?,
+            visible_organizations: ctx.acl.visible_organization_ids.clone(),
+        })
+    }
+
+    /// Whether a record of organization `org` is inside the scope. Records
+    /// without an organization are visible to unrestricted callers only.
+    pub fn can_see(&self, org: Option<Uuid>) -> bool {
+        match (&self.visible_organizations, org) {
+            (None, _) => true,
+            (Some(visible), Some(org)) => visible.contains(&org),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// 403 `Not authorized to target this tenant.`: a caller naming a tenant it
+/// may not act in (only super admins act across tenants). The one answer
+/// every module gives ([`AuthContext::target_tenant`]).
+pub fn foreign_tenant() -> AppError {
+    AppError::new(
+        StatusCode::FORBIDDEN,
+        "Not authorized to target this tenant.",
+    )
+}
+
 /// 403 `organization_out_of_scope`.
 pub fn out_of_scope(message: impl Into<String>) -> AppError {
     AppError::new(StatusCode::FORBIDDEN, message.into()).with_code("organization_out_of_scope")
 }
 
 impl AuthContext {
+    /// The one tenant-boundary check: `tenant` when the caller may target it
+    /// (its scope tenant, or any for a super admin), else 403
+    /// [`foreign_tenant`].
+    pub fn target_tenant(&self, tenant: Uuid) -> Result<Uuid, AppError> {
+        if self.may_target_tenant(tenant) {
+            Ok(tenant)
+        } else {
+            Err(foreign_tenant())
+        }
+    }
+
+    /// The tenant a request acts in: `requested` when the caller may target
+    /// it (403 [`foreign_tenant`] otherwise), else the caller's scope tenant
+    /// (`None` when it has none; the caller picks its own answer).
+    pub fn requested_tenant(&self, requested: Option<Uuid>) -> Result<Option<Uuid>, AppError> {
+        match requested {
+            Some(t) => self.target_tenant(t).map(Some),
+            None => Ok(self.tenant_id),
+        }
+    }
+
     /// The organizations a restricted caller may act in; `None` when the
     /// caller is unrestricted (a super admin, or an ACL without organizations).
     pub fn organization_restriction(&self) -> Option<&[Uuid]> {
@@ -173,5 +234,27 @@ mod tests {
         assert!(actor.is_super_admin());
         assert!(AuthContext::of(&actor).is_ok());
         assert!(AuthContext::of(&Actor::default()).is_err());
+    }
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::*;
+
+    #[test]
+    fn null_organizations_are_visible_to_unrestricted_callers_only() {
+        let org = Uuid::from_u128(7);
+        let open = Scope {
+            tenant_id: Uuid::nil(),
+            visible_organizations: None,
+        };
+        assert!(open.can_see(None) && open.can_see(Some(org)));
+        let restricted = Scope {
+            tenant_id: Uuid::nil(),
+            visible_organizations: Some(vec![org]),
+        };
+        assert!(restricted.can_see(Some(org)));
+        assert!(!restricted.can_see(Some(Uuid::from_u128(8))));
+        assert!(!restricted.can_see(None));
     }
 }

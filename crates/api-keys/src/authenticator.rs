@@ -8,7 +8,7 @@
 //! by key, creator scope and selection and tagged with `acl_version`, which
 //! every change to roles, ACLs, memberships or organizations bumps.
 //!
-//! The ACL is the key's roles' (stoa-auth's [`acl::resolve_key`]), bounded by what
+//! The ACL is the key's roles' ([`AclResolver::resolve_key`], stoa-auth's), bounded by what
 //! its creator holds now: the creating user's current ACL and, for a key made
 //! through other keys, each of those keys' grants. Demoting or restricting the
 //! creator shrinks the key on the next request.
@@ -26,8 +26,8 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
+use stoa_acl::accounts::{AclResolver, KeySubject, Resolved, Selection, Subject};
 use stoa_acl::{AuthContext, Authenticator, CredentialKind, Credentials};
-use stoa_auth::acl::{self, KeySubject, Resolved, Selection, Subject};
 use stoa_core::AppError;
 use stoa_core::db::Db;
 use time::OffsetDateTime;
@@ -72,15 +72,18 @@ struct Cache {
 /// Authenticates API keys; give it to `AuthState::with_api_keys`.
 pub struct ApiKeyAuthenticator {
     db: Db,
+    /// Resolves the ACLs of keys and of their creators (stoa-auth's).
+    acl: Arc<dyn AclResolver>,
     cache: RwLock<Cache>,
     /// Last use per key since the previous flush.
     uses: Mutex<HashMap<Uuid, OffsetDateTime>>,
 }
 
 impl ApiKeyAuthenticator {
-    pub fn new(db: Db) -> Arc<Self> {
+    pub fn new(db: Db, acl: Arc<dyn AclResolver>) -> Arc<Self> {
         Arc::new(Self {
             db,
+            acl,
             cache: RwLock::default(),
             uses: Mutex::default(),
         })
@@ -225,7 +228,7 @@ impl ApiKeyAuthenticator {
         let resolved = match self.cached(version, &cache_key) {
             Some(hit) => hit,
             None => {
-                let resolved = resolve(&mut conn, &live, &cache_key.selection)
+                let resolved = resolve(self.acl.as_ref(), &mut conn, &live, &cache_key.selection)
                     .await?
                     .ok_or_else(AppError::unauthorized)?;
                 self.store(version, cache_key, resolved.clone());
@@ -261,20 +264,22 @@ struct ChainKey {
 /// chain is gone (deleting a key deletes the keys made through it, so this
 /// is a safety net).
 async fn resolve(
+    acl: &dyn AclResolver,
     conn: &mut AsyncPgConnection,
     key: &LiveKey,
     selection: &Selection,
 ) -> Result<Option<Resolved>, AppError> {
-    let creator = acl::resolve(
-        conn,
-        Subject {
-            user_id: key.creator_user_id,
-            tenant_id: key.creator_tenant_id,
-            home_organization_id: key.creator_organization_id,
-        },
-        &Selection::default(),
-    )
-    .await?;
+    let creator = acl
+        .resolve_user(
+            conn,
+            Subject {
+                user_id: key.creator_user_id,
+                tenant_id: key.creator_tenant_id,
+                home_organization_id: key.creator_organization_id,
+            },
+            &Selection::default(),
+        )
+        .await?;
     let mut ceiling = creator;
     if !key.creator_key_ids.is_empty() {
         let now = OffsetDateTime::now_utc();
@@ -304,8 +309,10 @@ async fn resolve(
                 organization_id: link.organization_id,
                 role_ids: &link.role_ids,
             };
-            ceiling =
-                acl::resolve_key(conn, subject, Some(&ceiling), &Selection::default()).await?;
+            let selection = Selection::default();
+            ceiling = acl
+                .resolve_key(conn, subject, Some(&ceiling), &selection)
+                .await?;
         }
     }
     let subject = KeySubject {
@@ -313,7 +320,7 @@ async fn resolve(
         organization_id: key.organization_id,
         role_ids: &key.role_ids,
     };
-    acl::resolve_key(conn, subject, Some(&ceiling), selection)
+    acl.resolve_key(conn, subject, Some(&ceiling), selection)
         .await
         .map(Some)
 }

@@ -7,8 +7,6 @@ use stoa_core::{ApiError, AppError};
 pub enum ApiKeysError {
     #[error("Tenant context required")]
     TenantRequired,
-    #[error("Not authorized to target this tenant.")]
-    ForeignTenant,
     #[error("Tenant not found")]
     TenantNotFound,
     #[error("Organization not found")]
@@ -34,9 +32,7 @@ pub enum ApiKeysError {
 impl ApiError for ApiKeysError {
     fn status(&self) -> StatusCode {
         match self {
-            Self::ForeignTenant | Self::OrganizationOutOfScope | Self::ChainTooLong { .. } => {
-                StatusCode::FORBIDDEN
-            }
+            Self::OrganizationOutOfScope | Self::ChainTooLong { .. } => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::TenantRequired
             | Self::TenantNotFound
@@ -71,11 +67,6 @@ mod tests {
     fn every_variant_renders_its_status_and_message() {
         let cases = [
             (ApiKeysError::TenantRequired, 400, "Tenant context required"),
-            (
-                ApiKeysError::ForeignTenant,
-                403,
-                "Not authorized to target this tenant.",
-            ),
             (ApiKeysError::TenantNotFound, 400, "Tenant not found"),
             (
                 ApiKeysError::OrganizationNotFound,

@@ -19,9 +19,12 @@ pub mod schema;
 pub mod secret;
 pub mod service;
 #[doc(hidden)]
-pub mod testing;
+use std::sync::Arc;
 
-use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use actix_web::web;
+use stoa_acl::{
+    Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, RoleDirectory,
+};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use authenticator::ApiKeyAuthenticator;
@@ -74,9 +77,15 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// Mounts the API-key routes (under `/api`).
-pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(routes::list_keys)
-        .service(routes::create_key)
-        .service(routes::delete_key);
+/// Mounts the API-key routes (under `/api`). `roles` looks up the roles a key
+/// is given (stoa-auth's, handed over by the server), for the grant boundary.
+pub fn configure(
+    roles: Arc<dyn RoleDirectory>,
+) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    move |cfg: &mut ServiceConfig| {
+        cfg.app_data(web::Data::from(roles.clone()))
+            .service(routes::list_keys)
+            .service(routes::create_key)
+            .service(routes::delete_key);
+    }
 }

@@ -1,7 +1,7 @@
 //! Thin handlers: extract, authorize, call the service, respond.
 
 use actix_web::{HttpResponse, delete, get, post, web};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, RoleDirectory};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Json, PageQuery, Query};
@@ -34,6 +34,7 @@ pub const DELETE: &str = "api_keys.delete";
 pub async fn list_keys(
     ctx: AuthContext,
     db: web::Data<Db>,
+    roles: web::Data<dyn RoleDirectory>,
     q: Query<ApiKeyListQuery>,
 ) -> AppResult<web::Json<ApiKeyList>> {
     ctx.require(VIEW)?;
@@ -48,7 +49,14 @@ pub async fn list_keys(
         organizations: ctx.acl.visible_organization_ids.as_deref(),
     };
     let mut conn = db.conn().await?;
-    let list = service::list(&mut conn, &scope, q.search.as_deref(), page).await?;
+    let list = service::list(
+        &mut conn,
+        roles.get_ref(),
+        &scope,
+        q.search.as_deref(),
+        page,
+    )
+    .await?;
     Ok(web::Json(list))
 }
 
@@ -69,6 +77,7 @@ pub async fn list_keys(
 pub async fn create_key(
     ctx: AuthContext,
     db: web::Data<Db>,
+    roles: web::Data<dyn RoleDirectory>,
     body: Json<CreateApiKey>,
 ) -> AppResult<HttpResponse> {
     ctx.require(CREATE)?;
@@ -77,7 +86,8 @@ pub async fn create_key(
     let (created, _) = db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
-                let key = service::prepare(conn, &ctx, input, OffsetDateTime::now_utc()).await?;
+                let now = OffsetDateTime::now_utc();
+                let key = service::prepare(conn, roles.get_ref(), &ctx, input, now).await?;
                 stoa_core::command::execute(conn, &actor, CreateKeyCommand(key)).await
             })
         })

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
-use stoa_acl::AuthContext;
-use stoa_auth::grants::{self, RoleGrant, RoleLookupError};
+use stoa_acl::grants::{self, RoleGrant, RoleLookupError};
+use stoa_acl::{AuthContext, RoleDirectory};
 use stoa_core::error::Issue;
+use stoa_core::search::escape_like;
 use stoa_core::{AppError, Page};
-use stoa_directory::service::escape_like;
 use stoa_directory::{DirectoryService, PgDirectory};
 use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, format_description};
 use uuid::Uuid;
@@ -47,6 +47,7 @@ type ListRow = (
 /// One page of live keys in scope, newest first.
 pub async fn list(
     conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
     scope: &ListScope<'_>,
     search: Option<&str>,
     page: Page,
@@ -93,7 +94,8 @@ pub async fn list(
     let mut role_ids: Vec<Uuid> = rows.iter().flat_map(|r| r.8.iter().copied()).collect();
     role_ids.sort_unstable();
     role_ids.dedup();
-    let roles: HashMap<Uuid, String> = grants::role_grants(conn, &role_ids)
+    let roles: HashMap<Uuid, String> = roles
+        .role_grants(conn, &role_ids)
         .await?
         .into_iter()
         .map(|r| (r.id, r.name))
@@ -198,6 +200,7 @@ struct ParentKey {
 /// resolves its tenant, organization, roles and expiry.
 pub async fn prepare(
     conn: &mut AsyncPgConnection,
+    directory: &dyn RoleDirectory,
     ctx: &AuthContext,
     input: CreateApiKey,
     now: OffsetDateTime,
@@ -205,11 +208,9 @@ pub async fn prepare(
     let tenant = match input.tenant_id {
         None => ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?,
         Some(None) if ctx.is_super_admin() => return Err(ApiKeysError::TenantRequired.into()),
-        Some(None) => return Err(ApiKeysError::ForeignTenant.into()),
+        Some(None) => return Err(stoa_acl::foreign_tenant()),
         Some(Some(tenant)) => {
-            if !ctx.may_target_tenant(tenant) {
-                return Err(ApiKeysError::ForeignTenant.into());
-            }
+            ctx.target_tenant(tenant)?;
             if PgDirectory.tenant(conn, tenant).await?.is_none() {
                 return Err(ApiKeysError::TenantNotFound.into());
             }
@@ -243,7 +244,7 @@ pub async fn prepare(
     // Roles by id or name, never more than the caller holds, and (for a
     // restricted caller) reaching only its organizations.
     let tokens = input.roles.unwrap_or_default();
-    let roles = match grants::resolve_roles(conn, tenant, &tokens).await? {
+    let roles = match directory.resolve_roles(conn, tenant, &tokens).await? {
         Ok(roles) => roles,
         Err(RoleLookupError::NotFound(missing)) => {
             let first = missing.into_iter().next().unwrap_or_default();

@@ -6,11 +6,14 @@
 pub mod operations;
 pub mod query;
 pub mod routes;
+pub mod seed;
 
 use std::sync::Arc;
 
 use actix_web::web;
-use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use stoa_acl::{
+    Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, UserDirectory,
+};
 use stoa_core::command::CommandRegistry;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -79,12 +82,16 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// Mounts the routes; `commands` holds every module's undo/redo handlers.
+/// Mounts the routes; `commands` holds every module's undo/redo handlers,
+/// `users` names the actors of the entries (stoa-auth's, handed over by the
+/// server).
 pub fn configure(
     commands: Arc<CommandRegistry>,
+    users: Arc<dyn UserDirectory>,
 ) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(commands.clone()))
+            .app_data(web::Data::from(users.clone()))
             .service(routes::list_actions)
             .service(routes::export_actions)
             .service(routes::undo)

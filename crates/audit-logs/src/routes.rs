@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::command::CommandRegistry;
 use stoa_core::command::schema::access_logs;
 use stoa_core::db::Db;
@@ -33,6 +33,7 @@ struct Names {
 
 async fn names(
     conn: &mut AsyncPgConnection,
+    directory: &dyn UserDirectory,
     rows: impl Iterator<Item = (Option<Uuid>, Option<Uuid>, Option<Uuid>)>,
 ) -> AppResult<Names> {
     let (mut users, mut tenants, mut orgs) = (Vec::new(), Vec::new(), Vec::new());
@@ -45,7 +46,7 @@ async fn names(
         list.sort();
         list.dedup();
     }
-    let users = stoa_auth::service::display_names(conn, &users).await?;
+    let users = directory.display_names(conn, &users).await?;
     let (tenants, organizations) = PgDirectory.names(conn, &tenants, &orgs).await?;
     Ok(Names {
         users,
@@ -74,6 +75,7 @@ fn name(map: &HashMap<Uuid, String>, id: Option<Uuid>) -> Option<String> {
 pub async fn list_actions(
     ctx: AuthContext,
     db: web::Data<Db>,
+    users: web::Data<dyn UserDirectory>,
     q: Query<ActionQuery>,
 ) -> AppResult<web::Json<ActionList>> {
     ctx.require(VIEW)?;
@@ -125,6 +127,7 @@ pub async fn list_actions(
     };
     let names = names(
         &mut conn,
+        users.get_ref(),
         rows.iter()
             .map(|r| (r.actor_user_id, r.tenant_id, r.organization_id)),
     )
@@ -241,6 +244,7 @@ const EXPORT_MAX: u64 = 1000;
 pub async fn export_actions(
     ctx: AuthContext,
     db: web::Data<Db>,
+    users: web::Data<dyn UserDirectory>,
     q: Query<ActionQuery>,
 ) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
@@ -265,6 +269,7 @@ pub async fn export_actions(
     .await?;
     let names = names(
         &mut conn,
+        users.get_ref(),
         rows.iter().map(|r| (r.actor_user_id, None, None)),
     )
     .await?;
@@ -434,6 +439,7 @@ pub async fn redo(
 pub async fn list_access(
     ctx: AuthContext,
     db: web::Data<Db>,
+    users: web::Data<dyn UserDirectory>,
     q: Query<AccessQuery>,
 ) -> AppResult<web::Json<AccessList>> {
     ctx.require(VIEW)?;
@@ -489,6 +495,7 @@ pub async fn list_access(
     let total = u64::try_from(total).unwrap_or(0);
     let names = names(
         &mut conn,
+        users.get_ref(),
         rows.iter()
             .map(|r| (r.actor_user_id, r.tenant_id, r.organization_id)),
     )

@@ -29,29 +29,7 @@ use crate::schema::{role_acls, roles, user_acls, user_roles};
 /// The code of a refused selection, as the reference names it.
 pub const SELECTION_INVALID: &str = "organization_selection_invalid";
 
-/// What the caller asked to act in.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Selection {
-    pub tenant: Option<String>,
-    pub organization: Option<String>,
-    /// The organization came from the cookie (a refusal then clears it).
-    pub organization_from_cookie: bool,
-}
-
-/// The user facts resolution starts from (read by the per-request session check).
-#[derive(Clone, Copy, Debug)]
-pub struct Subject {
-    pub user_id: Uuid,
-    pub tenant_id: Option<Uuid>,
-    pub home_organization_id: Option<Uuid>,
-}
-
-/// A resolved scope: the tenant the request acts in and the grants there.
-#[derive(Clone, Debug)]
-pub struct Resolved {
-    pub tenant_id: Option<Uuid>,
-    pub acl: std::sync::Arc<ResolvedAcl>,
-}
+pub use stoa_acl::accounts::{KeySubject, Resolved, Selection, Subject};
 
 fn selection_invalid(message: &'static str, from_cookie: bool) -> AppError {
     let mut err =
@@ -328,17 +306,6 @@ pub fn intersect_features(a: &[String], b: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-/// What an API key's grants are resolved from.
-#[derive(Clone, Copy, Debug)]
-pub struct KeySubject<'a> {
-    /// The key's tenant.
-    pub tenant_id: Uuid,
-    /// The key's organization (its "home"); `None` = not bound to one.
-    pub organization_id: Option<Uuid>,
-    /// The roles the key carries (deleted ones are ignored).
-    pub role_ids: &'a [Uuid],
 }
 
 /// Resolves an API key's grants, as the reference's "ACL for a key" does: the

@@ -18,6 +18,7 @@ pub mod config;
 pub mod grant_sync;
 pub mod grants;
 pub mod i18n;
+pub mod interfaces;
 pub mod invite;
 pub mod limits;
 pub mod lock;
@@ -26,6 +27,7 @@ pub mod operations;
 pub mod password;
 pub mod routes;
 pub mod schema;
+pub mod seed;
 pub mod service;
 pub mod state;
 #[doc(hidden)]
@@ -41,6 +43,7 @@ use stoa_core::rate_limit::RateLimiter;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use config::AuthConfig;
+pub use interfaces::PgAccounts;
 pub use state::AuthState;
 
 pub const MODULE: ModuleInfo = ModuleInfo {

@@ -6,20 +6,20 @@
 //! - `devices.user_devices.update`: undo puts back the previous metadata.
 //! - `devices.user_devices.deactivate`: undo revives the device.
 //!
-//! Push credentials (token, provider, token time) are never restored: the
-//! action log never holds the token. Snapshots show only its fingerprint
-//! (`pushTokenFingerprint`).
+//! Undo and redo go through the shared `stoa_core::command::StateHandler`:
+//! [`DeviceState`] implements `Tracked`. Push credentials (token, provider,
+//! token time) are never restored: the action log never holds the token.
+//! Snapshots show only its fingerprint (`pushTokenFingerprint`).
 
 use std::sync::Arc;
 
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
-use stoa_core::command::tracked::changed_since;
-use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
+use stoa_core::command::tracked::{StateHandler, Tracked, entry};
+use stoa_core::command::{Actor, Command, CommandHandler, Event, LogEntry};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -28,6 +28,7 @@ use crate::error::DevicesError;
 use crate::model::{DeviceRow, DeviceState};
 use crate::secrets::StoredToken;
 use crate::service::{self, Registered, Registration};
+use uuid::Uuid;
 
 /// The action log's resource kind of a device.
 pub const DEVICE_KIND: &str = "devices.user_device";
@@ -47,23 +48,23 @@ fn rfc3339(ts: OffsetDateTime) -> Value {
 
 /// The snapshot shown in the action log: everything but the push token, of
 /// which only the fingerprint appears.
-pub fn view(row: &DeviceRow) -> Value {
+pub fn view(state: &DeviceState) -> Value {
     json!({
-        "id": row.id,
-        "tenantId": row.tenant_id,
-        "organizationId": row.organization_id,
-        "userId": row.user_id,
-        "deviceId": row.device_id,
-        "platform": row.platform,
-        "clientAppVersion": row.client_app_version,
-        "osVersion": row.os_version,
-        "locale": row.locale,
-        "pushProvider": row.push_provider,
-        "pushTokenFingerprint": row.push_token_fingerprint,
-        "pushTokenUpdatedAt": row.push_token_updated_at.map(rfc3339),
-        "lastSeenAt": rfc3339(row.last_seen_at),
-        "active": row.deleted_at.is_none(),
-        "deletedAt": row.deleted_at.map(rfc3339),
+        "id": state.id,
+        "tenantId": state.tenant_id,
+        "organizationId": state.organization_id,
+        "userId": state.user_id,
+        "deviceId": state.device_id,
+        "platform": state.platform,
+        "clientAppVersion": state.client_app_version,
+        "osVersion": state.os_version,
+        "locale": state.locale,
+        "pushProvider": state.push_provider,
+        "pushTokenFingerprint": state.push_token_fingerprint,
+        "pushTokenUpdatedAt": state.push_token_updated_at.map(rfc3339),
+        "lastSeenAt": rfc3339(state.last_seen_at),
+        "active": state.deleted_at.is_none(),
+        "deletedAt": state.deleted_at.map(rfc3339),
     })
 }
 
@@ -85,21 +86,23 @@ fn event(name: &str, row: &DeviceRow, extra: Option<(&str, Value)>) -> Event {
     }
 }
 
-fn entry(label: &str, before: Option<&DeviceRow>, after: &DeviceRow) -> LogEntry {
-    LogEntry {
-        action_label: Some(label.into()),
-        resource_kind: Some(DEVICE_KIND.into()),
-        resource_id: Some(after.id.to_string()),
-        parent_resource_kind: Some(stoa_auth::commands::USER_KIND.into()),
-        parent_resource_id: Some(after.user_id.to_string()),
-        snapshot_before: before.map(view),
-        snapshot_after: Some(view(after)),
-        undo: Some(json!({
-            "before": before.map(DeviceState::from),
-            "after": DeviceState::from(after),
-        })),
-        tenant_id: Some(after.tenant_id),
-        ..Default::default()
+/// The entry of a change of a device from `before` to `after`. A registration
+/// that created the device records as "before" the same device deactivated
+/// (undo deactivates it, as a deletion would; redo revives the same id); the
+/// log shows no previous state.
+fn device_entry(label: &str, before: Option<&DeviceRow>, after: &DeviceRow) -> LogEntry {
+    let after = DeviceState::from(after);
+    match before {
+        Some(row) => entry(label, after.id, Some(&DeviceState::from(row)), Some(&after)),
+        None => {
+            let absent = DeviceState {
+                deleted_at: Some(after.last_seen_at),
+                ..after.clone()
+            };
+            let mut log = entry(label, after.id, Some(&absent), Some(&after));
+            log.snapshot_before = None;
+            log
+        }
     }
 }
 
@@ -118,7 +121,7 @@ impl Command for RegisterDeviceCommand {
     ) -> BoxFuture<'a, Result<(Registered, LogEntry), AppError>> {
         Box::pin(async move {
             let done = service::register(conn, &self.0).await?;
-            let mut log = entry("Register device", done.before.as_ref(), &done.after);
+            let mut log = device_entry("Register device", done.before.as_ref(), &done.after);
             log.events.push(event(
                 REGISTERED_EVENT,
                 &done.after,
@@ -150,7 +153,7 @@ impl Command for UpdateDeviceCommand {
         Box::pin(async move {
             let push = self.push.as_ref().map(Option::as_ref);
             let after = service::update(conn, &self.device, &self.body, push).await?;
-            let mut log = entry("Update device", Some(&self.device), &after);
+            let mut log = device_entry("Update device", Some(&self.device), &after);
             log.events.push(event(UPDATED_EVENT, &after, None));
             Ok((after, log))
         })
@@ -172,125 +175,104 @@ impl Command for DeactivateDeviceCommand {
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
             let after = service::deactivate(conn, &self.0).await?;
-            let mut log = entry("Deactivate device", Some(&self.0), &after);
+            let mut log = device_entry("Deactivate device", Some(&self.0), &after);
             log.events.push(event(DEACTIVATED_EVENT, &self.0, None));
             Ok(((), log))
         })
     }
 }
 
-#[derive(Deserialize)]
-struct UndoPayload {
-    before: Option<DeviceState>,
-    after: DeviceState,
-}
-
-fn payload(log: &ActionLog) -> Result<UndoPayload, AppError> {
-    log.undo_payload()
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .ok_or_else(|| AppError::bad_request("Undo failed"))
-}
-
 /// Undo and redo write a device as the routes do, for the caller of the undo
 /// now: a device of the caller's tenant, its own (`devices.manage`) or any
 /// device inside its organizations (`devices.admin`).
-fn may_write(actor: &Actor, row: &DeviceRow) -> Result<(), AppError> {
+fn may_write(actor: &Actor, state: &DeviceState) -> Result<(), AppError> {
     let ctx = AuthContext::of(actor)?;
-    if ctx.tenant_id != Some(row.tenant_id) {
+    if ctx.tenant_id != Some(state.tenant_id) {
         return Err(DevicesError::NotFound.into());
     }
-    let owner = ctx.user_id == Some(row.user_id) && ctx.has("devices.manage");
+    let owner = ctx.user_id == Some(state.user_id) && ctx.has("devices.manage");
     if ctx.has("devices.admin") {
-        ctx.require_organizations([row.organization_id])?;
+        ctx.require_organizations([state.organization_id])?;
     } else if !owner {
         return Err(DevicesError::AccessDenied.into());
     }
-    match row.organization_id {
+    match state.organization_id {
         Some(org) if !ctx.can_see_organization(org) => Err(DevicesError::AccessDenied.into()),
         _ => Ok(()),
     }
 }
 
-/// Whether the device is still as `expected` left it; a deactivation's time
-/// stands for "deactivated" (undo of a registration stamps its own).
-fn still(current: &DeviceRow, expected: &DeviceState) -> bool {
-    let current = DeviceState::from(current);
-    let live = |s: &DeviceState| DeviceState {
-        deleted_at: None,
-        ..s.clone()
-    };
-    current.deleted_at.is_some() == expected.deleted_at.is_some()
-        && live(&current) == live(expected)
-}
+impl Tracked for DeviceState {
+    const KIND: &'static str = DEVICE_KIND;
 
-/// Undo and redo of the three device commands.
-pub struct DeviceHandler(&'static str);
-
-impl CommandHandler for DeviceHandler {
-    fn command_id(&self) -> &'static str {
-        self.0
+    async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
+        Ok(service::lock_any(conn, id)
+            .await?
+            .as_ref()
+            .map(DeviceState::from))
     }
 
-    fn undo<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-        log: &'a ActionLog,
-        actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
-        Box::pin(async move {
-            let p = payload(log)?;
-            let current = service::lock_any(conn, p.after.tenant_id, p.after.id).await?;
-            if !still(&current, &p.after) {
-                return Err(changed_since());
-            }
-            may_write(actor, &current)?;
-            let target = match p.before {
-                Some(before) => before,
-                // The registration created the device: it goes (soft, like a
-                // deactivation).
-                None => DeviceState {
-                    deleted_at: current
-                        .deleted_at
-                        .or_else(|| Some(OffsetDateTime::now_utc())),
-                    ..DeviceState::from(&current)
-                },
-            };
-            service::restore(conn, &target).await?;
-            Ok(UndoReport::default())
-        })
+    async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
+        service::restore(conn, self).await?;
+        Ok(())
     }
 
-    fn redo<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-        log: &'a ActionLog,
-        actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
-        Box::pin(async move {
-            let p = payload(log)?;
-            let current = service::lock_any(conn, p.after.tenant_id, p.after.id).await?;
-            // After the undo: the previous state, or (a registration that
-            // created the device) the device deactivated.
-            let expected = p.before.clone().unwrap_or_else(|| DeviceState {
-                deleted_at: Some(OffsetDateTime::now_utc()),
-                ..p.after.clone()
-            });
-            if !still(&current, &expected) {
-                return Err(changed_since());
-            }
-            may_write(actor, &current)?;
-            let (before, after) = service::restore(conn, &p.after).await?;
-            let label = log.action_label.clone().unwrap_or_default();
-            Ok(entry(&label, Some(&before), &after))
-        })
+    /// Never reached (every entry records a state on both sides); a device
+    /// is only ever deactivated.
+    async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        if let Some(row) = service::lock_any(conn, id).await?
+            && row.deleted_at.is_none()
+        {
+            service::deactivate(conn, &row).await?;
+        }
+        Ok(())
+    }
+
+    fn view(&self) -> Value {
+        view(self)
+    }
+
+    fn tenant(&self) -> Option<Uuid> {
+        Some(self.tenant_id)
+    }
+
+    fn parent(&self) -> Option<(&'static str, String)> {
+        Some((stoa_acl::accounts::USER_KIND, self.user_id.to_string()))
+    }
+
+    /// Push credentials are never written back. They are not reported as
+    /// "not restored": the log never held the token, so there is nothing a
+    /// client could expect back.
+    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
+        if let Some(current) = current {
+            self.push_provider.clone_from(&current.push_provider);
+            self.push_token_fingerprint
+                .clone_from(&current.push_token_fingerprint);
+            self.push_token_updated_at = current.push_token_updated_at;
+        }
+        Vec::new()
+    }
+
+    async fn authorize(
+        _: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        let current = current.ok_or(DevicesError::NotFound)?;
+        may_write(actor, current)?;
+        match target {
+            Some(target) => may_write(actor, target),
+            None => Ok(()),
+        }
     }
 }
 
-/// The undo/redo handlers of the devices module.
+/// The undo/redo handlers of the devices module: the shared state handler.
 pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
-    [REGISTER, UPDATE, DEACTIVATE]
-        .into_iter()
-        .map(|id| Arc::new(DeviceHandler(id)) as Arc<dyn CommandHandler>)
-        .collect()
+    vec![
+        StateHandler::<DeviceState>::boxed(REGISTER),
+        StateHandler::<DeviceState>::boxed(UPDATE),
+        StateHandler::<DeviceState>::boxed(DEACTIVATE),
+    ]
 }

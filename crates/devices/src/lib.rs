@@ -7,7 +7,8 @@
 //! work across the users of their tenant. The push token is a secret: no
 //! endpoint returns it and action-log snapshots carry only a fingerprint. Every
 //! write is an undoable command ([`commands`]). Users are looked up through
-//! stoa-auth's public functions; this crate owns only `user_devices`. See
+//! the `stoa_acl::UserDirectory` the server hands to [`configure`]; this crate
+//! owns only `user_devices` and does not depend on stoa-auth. See
 //! README.md for the endpoints.
 #![doc = include_str!("../README.md")]
 
@@ -24,7 +25,9 @@ pub mod service;
 use std::sync::Arc;
 
 use actix_web::web;
-use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use stoa_acl::{
+    Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, UserDirectory,
+};
 use stoa_core::crypto::KeyRing;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -88,11 +91,16 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 }
 
 /// Mounts the routes (under `/api`). `keys` encrypts push tokens at rest
-/// ([`secrets`]). The admin routes come first so that
-/// `/devices/admin/devices` is never taken for a device id.
-pub fn configure(keys: Arc<KeyRing>) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+/// ([`secrets`]); `users` looks up the users an admin registers devices for
+/// (stoa-auth's, handed over by the server). The admin routes come first so
+/// that `/devices/admin/devices` is never taken for a device id.
+pub fn configure(
+    keys: Arc<KeyRing>,
+    users: Arc<dyn UserDirectory>,
+) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(keys.clone()))
+            .app_data(web::Data::from(users.clone()))
             .service(routes::admin::list_admin_devices)
             .service(routes::admin::register_admin_device)
             .service(routes::admin::get_admin_device)

@@ -107,10 +107,17 @@ impl From<DeviceRow> for DeviceItem {
     }
 }
 
-/// What undo and redo put back: a device's metadata and whether it is live.
-/// Push credentials (token, provider, token time) are deliberately not part of
-/// it: they are never written to the action log, so they are never restored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What undo and redo put back: a device's metadata and whether it is live
+/// (`stoa_core::command::Tracked`, implemented in [`crate::commands`]).
+///
+/// The push fields (provider, token fingerprint, token time) are here only so
+/// the action log's snapshots show them; undo and redo never write them
+/// (`Tracked::keep_protected` keeps the current ones) and the token itself is
+/// never part of it.
+///
+/// Equality treats `deleted_at` as "deactivated or not": a state written back
+/// as deactivated keeps its row's own deactivation time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceState {
     pub id: Uuid,
@@ -126,6 +133,29 @@ pub struct DeviceState {
     pub last_seen_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339::option")]
     pub deleted_at: Option<OffsetDateTime>,
+    pub push_provider: Option<String>,
+    pub push_token_fingerprint: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub push_token_updated_at: Option<OffsetDateTime>,
+}
+
+impl PartialEq for DeviceState {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.tenant_id == other.tenant_id
+            && self.organization_id == other.organization_id
+            && self.user_id == other.user_id
+            && self.device_id == other.device_id
+            && self.platform == other.platform
+            && self.client_app_version == other.client_app_version
+            && self.os_version == other.os_version
+            && self.locale == other.locale
+            && self.last_seen_at == other.last_seen_at
+            && self.deleted_at.is_some() == other.deleted_at.is_some()
+            && self.push_provider == other.push_provider
+            && self.push_token_fingerprint == other.push_token_fingerprint
+            && self.push_token_updated_at == other.push_token_updated_at
+    }
 }
 
 impl From<&DeviceRow> for DeviceState {
@@ -142,6 +172,9 @@ impl From<&DeviceRow> for DeviceState {
             locale: row.locale.clone(),
             last_seen_at: row.last_seen_at,
             deleted_at: row.deleted_at,
+            push_provider: row.push_provider.clone(),
+            push_token_fingerprint: row.push_token_fingerprint.clone(),
+            push_token_updated_at: row.push_token_updated_at,
         }
     }
 }

@@ -8,7 +8,7 @@
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::{AppError, Page};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -19,33 +19,8 @@ use crate::model::{DeviceRow, DeviceState, Platform};
 use crate::schema::user_devices::{self, dsl as d};
 use crate::secrets::StoredToken;
 
-/// Where a caller works: the tenant, and the organizations it may see
-/// (`None` = the whole tenant, including devices without an organization).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Scope {
-    pub tenant_id: Uuid,
-    pub visible_organizations: Option<Vec<Uuid>>,
-}
-
-impl Scope {
-    /// The caller's scope; 403 without a tenant.
-    pub fn of(ctx: &AuthContext) -> Result<Self, AppError> {
-        Ok(Self {
-            tenant_id: ctx.tenant()?,
-            visible_organizations: ctx.acl.visible_organization_ids.clone(),
-        })
-    }
-
-    /// Whether a device of organization `org` is inside the scope. Devices
-    /// without an organization are visible to unrestricted callers only.
-    pub fn can_see(&self, org: Option<Uuid>) -> bool {
-        match (&self.visible_organizations, org) {
-            (None, _) => true,
-            (Some(visible), Some(org)) => visible.contains(&org),
-            (Some(_), None) => false,
-        }
-    }
-}
+/// Where a caller works (moved to stoa-acl, shared by every module).
+pub use stoa_acl::Scope;
 
 /// The organization a caller's own writes go to: the selected one, else the
 /// home organization (when the caller acts in its own tenant).
@@ -348,31 +323,31 @@ pub async fn deactivate(
     apply(conn, device.id, &changes).await
 }
 
-/// The device `id` of the tenant, live or not, locked.
-pub async fn lock_any(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    id: Uuid,
-) -> Result<DeviceRow, DevicesError> {
+/// The device `id`, live or not, of any tenant, locked until the transaction
+/// ends (undo and redo load it this way; the caller checks the tenant).
+pub async fn lock_any(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeviceRow>> {
     d::user_devices
         .filter(d::id.eq(id))
-        .filter(d::tenant_id.eq(tenant))
         .select(DeviceRow::as_select())
         .for_update()
         .first(conn)
         .await
-        .optional()?
-        .ok_or(DevicesError::NotFound)
+        .optional()
 }
 
-/// Puts a device's metadata and liveness back to `state` (undo and redo).
-/// Reviving it fails with [`DevicesError::AlreadyRegistered`] when the same
-/// device has been registered again meanwhile.
+/// Puts a device's metadata and liveness back to `state` (undo and redo);
+/// push credentials stay as they are. A device that is deactivated and stays
+/// so keeps its own deactivation time. Reviving it fails with
+/// [`DevicesError::AlreadyRegistered`] when the same device has been
+/// registered again meanwhile.
 pub async fn restore(
     conn: &mut AsyncPgConnection,
     state: &DeviceState,
 ) -> Result<(DeviceRow, DeviceRow), DevicesError> {
-    let current = lock_any(conn, state.tenant_id, state.id).await?;
+    let current = lock_any(conn, state.id)
+        .await?
+        .filter(|row| row.tenant_id == state.tenant_id)
+        .ok_or(DevicesError::NotFound)?;
     if state.deleted_at.is_none() && current.deleted_at.is_some() {
         let twins: i64 = d::user_devices
             .filter(d::tenant_id.eq(current.tenant_id))
@@ -388,51 +363,36 @@ pub async fn restore(
             return Err(DevicesError::AlreadyRegistered);
         }
     }
+    let deleted_at = match (state.deleted_at, current.deleted_at) {
+        (Some(_), Some(since)) => Some(since),
+        (wanted, _) => wanted,
+    };
     let changes = DeviceChanges {
         platform: Some(state.platform.clone()),
         client_app_version: Some(state.client_app_version.clone()),
         os_version: Some(state.os_version.clone()),
         locale: Some(state.locale.clone()),
         last_seen_at: Some(state.last_seen_at),
-        deleted_at: Some(state.deleted_at),
+        deleted_at: Some(deleted_at),
         ..Default::default()
     };
     let after = apply(conn, current.id, &changes).await?;
     Ok((current, after))
 }
 
-/// The home organization of a live user of `tenant` (through stoa-auth);
+/// The home organization of a live user of `tenant` (looked up through the
+/// [`UserDirectory`] the server hands over);
 /// [`DevicesError::TargetUserNotFound`] when there is no such user.
 pub async fn target_user_organization(
     conn: &mut AsyncPgConnection,
+    users: &dyn UserDirectory,
     tenant: Uuid,
     user: Uuid,
-) -> Result<Option<Uuid>, DevicesError> {
-    let row = stoa_auth::service::user_by_id(conn, user)
+) -> Result<Option<Uuid>, AppError> {
+    let row = users
+        .user(conn, user)
         .await?
         .filter(|u| u.tenant_id == Some(tenant))
         .ok_or(DevicesError::TargetUserNotFound)?;
     Ok(row.organization_id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn null_organizations_are_visible_to_unrestricted_callers_only() {
-        let org = Uuid::from_u128(7);
-        let open = Scope {
-            tenant_id: Uuid::nil(),
-            visible_organizations: None,
-        };
-        assert!(open.can_see(None) && open.can_see(Some(org)));
-        let restricted = Scope {
-            tenant_id: Uuid::nil(),
-            visible_organizations: Some(vec![org]),
-        };
-        assert!(restricted.can_see(Some(org)));
-        assert!(!restricted.can_see(Some(Uuid::from_u128(8))));
-        assert!(!restricted.can_see(None));
-    }
 }

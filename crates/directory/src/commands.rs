@@ -1,5 +1,8 @@
 //! Directory mutations as commands: organizations are undoable (create, update,
 //! delete), tenants are logged but not undoable (as in the reference).
+//!
+//! Undo and redo go through the shared `stoa_core::command::StateHandler`:
+//! [`OrganizationSnapshot`] implements `Tracked`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
-use stoa_core::command::tracked::changed_since;
-use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
+use stoa_core::command::tracked::{StateHandler, Tracked, entry};
+use stoa_core::command::{Actor, Command, CommandHandler, Event, LogEntry};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -26,7 +29,11 @@ pub const ORGANIZATION_KIND: &str = "directory.organization";
 pub const TENANT_KIND: &str = "directory.tenant";
 
 /// Everything needed to put an organization back as it was.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+///
+/// Equality leaves out `child_ids` and `child_parents`: children are other
+/// organizations' parent links, so they do not count as this one's changes
+/// (undo refuses an entry only when the organization itself changed).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationSnapshot {
     pub id: Uuid,
@@ -39,6 +46,24 @@ pub struct OrganizationSnapshot {
     pub parent_id: Option<Uuid>,
     pub child_ids: Vec<Uuid>,
     pub deleted: bool,
+    /// The parents that the recorded command took the organizations of its
+    /// `childIds` away from (undo gives them back; not loaded, not shown).
+    #[serde(default)]
+    pub child_parents: HashMap<Uuid, Option<Uuid>>,
+}
+
+impl PartialEq for OrganizationSnapshot {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.tenant_id == other.tenant_id
+            && self.name == other.name
+            && self.slug == other.slug
+            && self.logo_url == other.logo_url
+            && self.logo_preserve_aspect_ratio == other.logo_preserve_aspect_ratio
+            && self.is_active == other.is_active
+            && self.parent_id == other.parent_id
+            && self.deleted == other.deleted
+    }
 }
 
 type Row = (
@@ -53,14 +78,19 @@ type Row = (
     Option<OffsetDateTime>,
 );
 
+/// The organization `id` of `tenant` (`None` = any tenant), deleted or not.
 async fn snapshot(
     conn: &mut AsyncPgConnection,
-    tenant: Uuid,
+    tenant: Option<Uuid>,
     id: Uuid,
 ) -> Result<Option<OrganizationSnapshot>, AppError> {
-    let row: Option<Row> = organizations::table
+    let mut query = organizations::table
         .filter(organizations::id.eq(id))
-        .filter(organizations::tenant_id.eq(tenant))
+        .into_boxed();
+    if let Some(tenant) = tenant {
+        query = query.filter(organizations::tenant_id.eq(tenant));
+    }
+    let row: Option<Row> = query
         .select((
             organizations::id,
             organizations::tenant_id,
@@ -98,11 +128,17 @@ async fn snapshot(
         parent_id,
         child_ids,
         deleted: deleted_at.is_some(),
+        child_parents: HashMap::new(),
     }))
 }
 
+/// The snapshot shown in the action log (without `childParents`).
 fn to_value(s: &OrganizationSnapshot) -> Value {
-    serde_json::to_value(s).unwrap_or(Value::Null)
+    let mut value = serde_json::to_value(s).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.remove("childParents");
+    }
+    value
 }
 
 /// Writes a snapshot's fields back (reviving or deleting the row as it says),
@@ -170,29 +206,6 @@ fn event(name: &str, s: &OrganizationSnapshot) -> Event {
     }
 }
 
-fn organization_entry(
-    label: &str,
-    before: Option<&OrganizationSnapshot>,
-    after: Option<&OrganizationSnapshot>,
-    undo: Value,
-) -> LogEntry {
-    let any = after.or(before);
-    LogEntry {
-        action_label: Some(label.into()),
-        resource_kind: Some(ORGANIZATION_KIND.into()),
-        resource_id: any.map(|s| s.id.to_string()),
-        parent_resource_kind: any
-            .and_then(|s| s.parent_id)
-            .map(|_| ORGANIZATION_KIND.into()),
-        parent_resource_id: any.and_then(|s| s.parent_id).map(|p| p.to_string()),
-        snapshot_before: before.map(to_value),
-        snapshot_after: after.map(to_value),
-        undo: Some(undo),
-        tenant_id: any.map(|s| s.tenant_id),
-        ..Default::default()
-    }
-}
-
 fn missing() -> AppError {
     DirectoryError::OrganizationNotFound.into()
 }
@@ -244,13 +257,24 @@ impl Command for CreateOrganizationCommand {
             let id = PgDirectory
                 .create_organization(conn, self.tenant, self.input)
                 .await?;
-            let after = snapshot(conn, self.tenant, id).await?.ok_or_else(missing)?;
-            let mut entry = organization_entry(
-                "Create organization",
-                None,
-                Some(&after),
-                json!({"after": after, "childParents": parents}),
-            );
+            let after = snapshot(conn, Some(self.tenant), id)
+                .await?
+                .ok_or_else(missing)?;
+            let after = OrganizationSnapshot {
+                child_parents: parents,
+                ..after
+            };
+            // "Before" is the same organization deleted: undo deletes it (and
+            // gives the children back), redo revives the same id. The log
+            // shows no previous state.
+            let absent = OrganizationSnapshot {
+                deleted: true,
+                slug: None,
+                child_ids: Vec::new(),
+                ..after.clone()
+            };
+            let mut entry = entry("Create organization", id, Some(&absent), Some(&after));
+            entry.snapshot_before = None;
             entry
                 .events
                 .push(event("directory.organization.created", &after));
@@ -291,7 +315,7 @@ impl Command for UpdateOrganizationCommand {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
-            let before = snapshot(conn, self.tenant, self.input.id)
+            let before = snapshot(conn, Some(self.tenant), self.input.id)
                 .await?
                 .filter(|s| !s.deleted)
                 .ok_or_else(missing)?;
@@ -309,15 +333,18 @@ impl Command for UpdateOrganizationCommand {
             PgDirectory
                 .update_organization(conn, self.tenant, &self.input)
                 .await?;
-            let after = snapshot(conn, self.tenant, before.id)
+            let after = snapshot(conn, Some(self.tenant), before.id)
                 .await?
                 .ok_or_else(missing)?;
-            let mut entry = organization_entry(
-                "Update organization",
-                Some(&before),
-                Some(&after),
-                json!({"before": before, "after": after, "childParents": parents}),
-            );
+            let before = OrganizationSnapshot {
+                child_parents: parents.clone(),
+                ..before
+            };
+            let after = OrganizationSnapshot {
+                child_parents: parents,
+                ..after
+            };
+            let mut entry = entry("Update organization", after.id, Some(&before), Some(&after));
             entry
                 .events
                 .push(event("directory.organization.updated", &after));
@@ -342,7 +369,7 @@ impl Command for DeleteOrganizationCommand {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
-            let before = snapshot(conn, self.tenant, self.id)
+            let before = snapshot(conn, Some(self.tenant), self.id)
                 .await?
                 .filter(|s| !s.deleted)
                 .ok_or_else(missing)?;
@@ -355,37 +382,16 @@ impl Command for DeleteOrganizationCommand {
             PgDirectory
                 .delete_organization(conn, self.tenant, self.id)
                 .await?;
-            let after = snapshot(conn, self.tenant, self.id)
+            let after = snapshot(conn, Some(self.tenant), self.id)
                 .await?
                 .ok_or_else(missing)?;
-            let mut entry = organization_entry(
-                "Delete organization",
-                Some(&before),
-                Some(&after),
-                json!({"before": before, "after": after}),
-            );
+            let mut entry = entry("Delete organization", self.id, Some(&before), Some(&after));
             entry
                 .events
                 .push(event("directory.organization.deleted", &before));
             Ok(((), entry))
         })
     }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct UndoPayload {
-    before: Option<OrganizationSnapshot>,
-    after: Option<OrganizationSnapshot>,
-    #[serde(default)]
-    child_parents: HashMap<Uuid, Option<Uuid>>,
-}
-
-fn payload(log: &ActionLog) -> Result<UndoPayload, AppError> {
-    log.undo_payload()
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .ok_or_else(|| AppError::bad_request("Undo failed"))
 }
 
 /// Undo and redo write the tree as the routes do, for the caller of the undo
@@ -395,110 +401,80 @@ fn may_write(
     actor: &Actor,
     current: &OrganizationSnapshot,
     target: &OrganizationSnapshot,
-    child_parents: &HashMap<Uuid, Option<Uuid>>,
 ) -> Result<(), AppError> {
     let ctx = AuthContext::of(actor)?;
     ctx.require("directory.organizations.manage")?;
-    if !ctx.may_target_tenant(current.tenant_id) {
-        return Err(DirectoryError::ForeignTenant.into());
-    }
-    let mut involved = moved_children(child_parents);
+    ctx.target_tenant(current.tenant_id)?;
+    let mut involved = moved_children(&target.child_parents);
     involved.extend([Some(current.id), current.parent_id, target.parent_id]);
     involved.extend(target.child_ids.iter().map(|c| Some(*c)));
     ctx.require_organizations(involved)
 }
 
-/// Whether the organization is still as `expected` left it. Its children are
-/// other organizations' parent links, so they do not count as its changes.
-fn still(current: &OrganizationSnapshot, expected: &OrganizationSnapshot) -> bool {
-    let own = |s: &OrganizationSnapshot| OrganizationSnapshot {
-        child_ids: Vec::new(),
-        ..s.clone()
-    };
-    own(current) == own(expected)
-}
+impl Tracked for OrganizationSnapshot {
+    const KIND: &'static str = ORGANIZATION_KIND;
 
-/// Undo and redo of the three organization commands.
-pub struct OrganizationHandler(&'static str);
-
-impl CommandHandler for OrganizationHandler {
-    fn command_id(&self) -> &'static str {
-        self.0
+    async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
+        snapshot(conn, None, id).await
     }
 
-    fn undo<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-        log: &'a ActionLog,
-        actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
-        Box::pin(async move {
-            let p = payload(log)?;
-            let after = p
-                .after
-                .clone()
-                .ok_or_else(|| AppError::bad_request("Undo failed"))?;
-            let current = snapshot(conn, after.tenant_id, after.id)
-                .await?
-                .ok_or_else(missing)?;
-            if !still(&current, &after) {
-                return Err(changed_since());
-            }
-            let target = match (self.0, p.before) {
-                // Undo of a create: the organization goes (soft, like a delete).
-                ("directory.organizations.create", _) => OrganizationSnapshot {
-                    deleted: true,
-                    child_ids: vec![],
-                    ..after.clone()
-                },
-                (_, Some(before)) => before,
-                _ => return Err(AppError::bad_request("Undo failed")),
-            };
-            may_write(actor, &current, &target, &p.child_parents)?;
-            restore_parents(conn, &p.child_parents).await?;
-            restore(conn, &target).await?;
-            rebuild_tree(conn, target.tenant_id).await?;
-            Ok(UndoReport::default())
-        })
+    /// Gives the children the recorded command moved (and this state does not
+    /// list) their previous parents, writes the organization, makes its
+    /// listed children its children again, and rebuilds the tree.
+    async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
+        let back: HashMap<Uuid, Option<Uuid>> = self
+            .child_parents
+            .iter()
+            .filter(|(child, _)| !self.child_ids.contains(child))
+            .map(|(child, parent)| (*child, *parent))
+            .collect();
+        restore_parents(conn, &back).await?;
+        restore(conn, self).await?;
+        rebuild_tree(conn, self.tenant_id).await?;
+        Ok(())
     }
 
-    fn redo<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-        log: &'a ActionLog,
-        actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
-        Box::pin(async move {
-            let p = payload(log)?;
-            let after = p
-                .after
-                .ok_or_else(|| AppError::bad_request("Redo data unavailable for this action"))?;
-            let current = snapshot(conn, after.tenant_id, after.id)
-                .await?
-                .ok_or_else(missing)?;
-            // After the undo: the previous state, or a created one deleted.
-            let expected = p.before.unwrap_or_else(|| OrganizationSnapshot {
+    /// Never reached (a create records the organization deleted as its
+    /// previous state); deletes softly, like the route.
+    async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        if let Some(current) = snapshot(conn, None, id).await?
+            && !current.deleted
+        {
+            let gone = OrganizationSnapshot {
                 deleted: true,
-                slug: None,
-                ..after.clone()
-            });
-            if !still(&current, &expected) {
-                return Err(changed_since());
-            }
-            may_write(actor, &current, &after, &p.child_parents)?;
-            restore(conn, &after).await?;
-            rebuild_tree(conn, after.tenant_id).await?;
-            let now = snapshot(conn, after.tenant_id, after.id)
-                .await?
-                .ok_or_else(missing)?;
-            let label = log.action_label.clone().unwrap_or_default();
-            let undo = json!({"before": current, "after": now});
-            Ok(organization_entry(&label, Some(&current), Some(&now), undo))
-        })
+                child_ids: Vec::new(),
+                ..current
+            };
+            restore(conn, &gone).await?;
+            rebuild_tree(conn, gone.tenant_id).await?;
+        }
+        Ok(())
+    }
+
+    fn view(&self) -> Value {
+        to_value(self)
+    }
+
+    fn tenant(&self) -> Option<Uuid> {
+        Some(self.tenant_id)
+    }
+
+    fn parent(&self) -> Option<(&'static str, String)> {
+        self.parent_id.map(|p| (ORGANIZATION_KIND, p.to_string()))
+    }
+
+    async fn authorize(
+        _: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        let current = current.ok_or_else(missing)?;
+        may_write(actor, current, target.unwrap_or(current))
     }
 }
 
-/// The undo/redo handlers of the directory.
+/// The undo/redo handlers of the directory: the shared state handler.
 pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
     [
         "directory.organizations.create",
@@ -506,7 +482,7 @@ pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
         "directory.organizations.delete",
     ]
     .into_iter()
-    .map(|id| Arc::new(OrganizationHandler(id)) as Arc<dyn CommandHandler>)
+    .map(StateHandler::<OrganizationSnapshot>::boxed)
     .collect()
 }
 

@@ -18,8 +18,6 @@ pub enum DirectoryError {
     Cycle,
     #[error("Tenant scope required")]
     TenantScopeRequired,
-    #[error("Not authorized to target this tenant.")]
-    ForeignTenant,
     #[error("Organization is outside your allowed organizations")]
     OrganizationNotAllowed,
     #[error(transparent)]
@@ -41,7 +39,7 @@ impl ApiError for DirectoryError {
             | Self::InvalidChild
             | Self::Cycle
             | Self::TenantScopeRequired => StatusCode::BAD_REQUEST,
-            Self::ForeignTenant | Self::OrganizationNotAllowed => StatusCode::FORBIDDEN,
+            Self::OrganizationNotAllowed => StatusCode::FORBIDDEN,
             Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

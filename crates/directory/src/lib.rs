@@ -14,6 +14,7 @@ pub mod operations;
 pub mod provision;
 pub mod routes;
 pub mod schema;
+pub mod seed;
 pub mod service;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};

@@ -558,17 +558,8 @@ async fn unique_slug(
         .unwrap_or_else(|| format!("{base}-{}", Uuid::new_v4().simple())))
 }
 
-/// Escapes `%`, `_` and `\` for LIKE patterns.
-pub fn escape_like(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
+/// Moved to `stoa_core::search` (kept here for existing imports).
+pub use stoa_core::search::escape_like;
 
 impl PgDirectory {
     /// The tenant of a live organization (for callers that may act in any tenant).

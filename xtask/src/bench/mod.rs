@@ -300,7 +300,8 @@ fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
     let (ok, out) = cmd::output(
         Command::new(stoa)
             .args([
-                "bench-audit",
+                "seed",
+                "action-logs",
                 "--count",
                 &rows.to_string(),
                 "--mutations",
@@ -310,7 +311,7 @@ fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
             .env("STOA_LOG", "warn"),
     )?;
     let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
-        .map_err(|e| format!("bench-audit printed `{out}`: {e}"))?;
+        .map_err(|e| format!("seed action-logs printed `{out}`: {e}"))?;
     match (ok, json["msBareWrite"].as_f64(), json["msCommand"].as_f64()) {
         (true, Some(bare), Some(bus)) => Ok(format!(
             "{:.2} ms bare write, {:.2} ms through the bus (+{:.2} ms: action log + outbox in the same transaction); {} action-log rows seeded in {:.0} s",
@@ -320,7 +321,7 @@ fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
             json["seeded"],
             json["seedSeconds"].as_f64().unwrap_or(0.0)
         )),
-        _ => Err(format!("bench-audit failed: {out}")),
+        _ => Err(format!("seed action-logs failed: {out}")),
     }
 }
 
@@ -349,15 +350,15 @@ fn users_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
     let count = env_number("STOA_BENCH_USERS", 100_000);
     let (ok, out) = cmd::output(
         Command::new(stoa)
-            .args(["bench-users", "--count", &count.to_string()])
+            .args(["seed", "users", "--count", &count.to_string()])
             .env("DATABASE_URL", url)
             .env("STOA_LOG", "warn"),
     )?;
     let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
-        .map_err(|e| format!("bench-users printed `{out}`: {e}"))?;
+        .map_err(|e| format!("seed users printed `{out}`: {e}"))?;
     match (ok, json["seedSeconds"].as_f64()) {
         (true, Some(secs)) => Ok(format!("{count} users seeded in {secs:.0} s")),
-        _ => Err(format!("bench-users failed: {out}")),
+        _ => Err(format!("seed users failed: {out}")),
     }
 }
 

@@ -377,3 +377,95 @@ async fn a_worker_killed_mid_job_is_replaced_and_no_unit_runs_twice() {
         "the retry ran exactly the units that were not done"
     );
 }
+
+fn json_line(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim().lines().last().unwrap_or("")).unwrap()
+}
+
+/// `stoa seed ...` (what `cargo xtask bench` runs): refused before `init
+/// --demo`, then each module seeds its tables and the command prints one JSON
+/// line; the data lands where the benchmarks read it.
+#[tokio::test]
+async fn seed_commands_fill_the_demo_tenant() {
+    use diesel::QueryableByName;
+    use diesel::sql_types::BigInt;
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+    let db = TestDb::new().await;
+    let early = stoa(db.url())
+        .args(["seed", "users", "--count", "5"])
+        .output()
+        .unwrap();
+    assert!(!early.status.success());
+    assert!(String::from_utf8_lossy(&early.stderr).contains("stoa init --demo"));
+
+    let init = stoa(db.url()).args(["init", "--demo"]).output().unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let users = json_line(
+        &stoa(db.url())
+            .args(["seed", "users", "--count", "25"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(users["seeded"], 25);
+    let logs = json_line(
+        &stoa(db.url())
+            .args(["seed", "action-logs", "--count", "40", "--mutations", "2"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(logs["seeded"], 40);
+    assert!(logs["msBareWrite"].as_f64().is_some() && logs["msCommand"].as_f64().is_some());
+    // The old name still works for older bench scripts.
+    let old = stoa(db.url())
+        .args(["bench-audit", "--count", "1", "--mutations", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        old.status.success(),
+        "{}",
+        String::from_utf8_lossy(&old.stderr)
+    );
+
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    let count = async |conn: &mut AsyncPgConnection, sql: &str| -> i64 {
+        diesel::sql_query(sql)
+            .get_result::<Count>(conn)
+            .await
+            .unwrap()
+            .n
+    };
+    let sql = "SELECT count(*) AS n FROM users u JOIN user_roles ur ON ur.user_id = u.id \
+               JOIN roles r ON r.id = ur.role_id AND r.name = 'employee' \
+               WHERE u.email LIKE '%@bench.acme.com'";
+    assert_eq!(count(&mut conn, sql).await, 25);
+    let sql = "SELECT count(DISTINCT organization_id) AS n FROM users WHERE email LIKE '%@bench.acme.com'";
+    assert_eq!(count(&mut conn, sql).await, 10, "spread over ten branches");
+    let sql = "SELECT count(*) AS n FROM organizations WHERE name LIKE 'Bench branch %'";
+    assert_eq!(count(&mut conn, sql).await, 10);
+    let sql = "SELECT count(*) AS n FROM action_logs WHERE command_id LIKE 'bench.items.%'";
+    assert_eq!(count(&mut conn, sql).await, 41);
+    let sql =
+        "SELECT count(*) AS n FROM action_logs WHERE command_id = 'directory.organizations.update'";
+    assert_eq!(
+        count(&mut conn, sql).await,
+        3,
+        "the timed commands are logged"
+    );
+}

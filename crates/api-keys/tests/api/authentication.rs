@@ -1,6 +1,8 @@
 //! Signing in with a key: header forms, expiry, deletion, the creator's
 //! liveness and grants, caching, `lastUsedAt`, database outages.
 
+use std::sync::Arc;
+
 use actix_web::test::TestRequest;
 use serde_json::json;
 use stoa_api_keys::ApiKeyAuthenticator;
@@ -446,7 +448,7 @@ async fn a_failed_flush_keeps_the_uses_and_an_unchecked_key_records_none() {
         std::time::Duration::from_millis(300),
     )
     .unwrap();
-    let keys = ApiKeyAuthenticator::new(db);
+    let keys = ApiKeyAuthenticator::new(db, Arc::new(stoa_auth::PgAccounts));
     let creds = stoa_acl::Credentials {
         api_key: Some(format!("omk_0123abcd.{}", "a".repeat(48))),
         ..Default::default()
@@ -476,9 +478,10 @@ async fn an_unreachable_database_is_503_for_keys_like_for_sessions() {
     let app = stoa_testkit::app()
         .unreachable_database()
         .module_with(|db| {
-            stoa_api_keys::testing::auth_module(db, ApiKeyAuthenticator::new(db.clone()))
+            let keys = ApiKeyAuthenticator::new(db.clone(), Arc::new(stoa_auth::PgAccounts));
+            auth_module(db, keys)
         })
-        .module(stoa_api_keys::configure)
+        .module(stoa_api_keys::configure(Arc::new(stoa_auth::PgAccounts)))
         .start()
         .await;
     let secret = format!("omk_0123abcd.{}", "a".repeat(48));

@@ -131,7 +131,7 @@ async fn a_key_without_roles_may_do_nothing() {
 
 #[test]
 fn the_registry_declares_the_features_defaults_and_page() {
-    let registry = stoa_api_keys::testing::registry();
+    let registry = super::support::registry();
     for id in ["api_keys.view", "api_keys.create", "api_keys.delete"] {
         assert!(registry.get(id).is_some(), "{id}");
     }

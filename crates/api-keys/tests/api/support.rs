@@ -10,9 +10,12 @@ use actix_web::test::TestRequest;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
+use stoa_acl::Registry;
 use stoa_api_keys::ApiKeyAuthenticator;
 use stoa_auth::schema::{role_acls, roles, user_roles};
+use stoa_auth::{AuthConfig, AuthState, PgAccounts};
 use stoa_core::db::Db;
+use stoa_core::http::ApiConfigurator;
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
@@ -20,6 +23,24 @@ pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
 pub use stoa_testkit::requests::{delete, get, post_json};
 
 pub const KEYS: &str = "/api/api_keys/keys";
+
+/// The auth and directory features plus this module's.
+pub fn registry() -> Registry {
+    let mut registry = stoa_auth::base_registry().unwrap_or_default();
+    if let Err(err) = stoa_api_keys::register(&mut registry) {
+        panic!("register api keys: {err}");
+    }
+    registry
+}
+
+/// stoa-auth's configurator with test settings and `keys` plugged in.
+pub fn auth_module(db: &Db, keys: Arc<ApiKeyAuthenticator>) -> ApiConfigurator {
+    let state = match AuthState::new(db.clone(), AuthConfig::for_tests(), Arc::new(registry())) {
+        Ok(state) => state.with_api_keys(keys),
+        Err(err) => panic!("auth state: {err}"),
+    };
+    Arc::new(stoa_auth::configure(Arc::new(state)))
+}
 
 pub async fn start() -> (
     TestApp<
@@ -31,12 +52,12 @@ pub async fn start() -> (
     let put = slot.clone();
     let app = stoa_testkit::app()
         .module_with(move |db| {
-            let keys = ApiKeyAuthenticator::new(db.clone());
+            let keys = ApiKeyAuthenticator::new(db.clone(), Arc::new(PgAccounts));
             let _ = put.set(keys.clone());
-            stoa_api_keys::testing::auth_module(db, keys)
+            auth_module(db, keys)
         })
         .module(stoa_directory::configure)
-        .module(stoa_api_keys::configure)
+        .module(stoa_api_keys::configure(Arc::new(PgAccounts)))
         .start()
         .await;
     let keys = slot.get().cloned().expect("authenticator built");
@@ -45,8 +66,7 @@ pub async fn start() -> (
 
 /// A tenant seeded like `stoa init --demo`, whose admin role has `api_keys.*`.
 pub async fn seed(db: &Db, name: &str, domain: &str) -> Tenant {
-    stoa_auth::testing::seed_tenant_with(db, &stoa_api_keys::testing::registry(), name, domain)
-        .await
+    stoa_auth::testing::seed_tenant_with(db, &registry(), name, domain).await
 }
 
 /// Acme and Globex.

@@ -54,7 +54,10 @@ pub async fn start() -> TestApp<
         .module_with(stoa_auth::testing::module)
         .module(stoa_preferences::configure)
         .module(stoa_directory::configure)
-        .module(stoa_audit_logs::configure(Arc::new(registry())))
+        .module(stoa_audit_logs::configure(
+            Arc::new(registry()),
+            Arc::new(stoa_auth::PgAccounts),
+        ))
         .start()
         .await
 }

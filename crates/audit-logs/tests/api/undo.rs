@@ -303,3 +303,66 @@ async fn a_profile_change_is_logged_but_not_undoable() {
         "{text}"
     );
 }
+
+/// An organization created with `childIds` took them from their parents:
+/// undoing the creation gives them back, redoing takes them again (the shared
+/// state handler restores the recorded `childParents`).
+#[actix_web::test]
+async fn undo_of_a_create_with_children_gives_them_back_and_redo_takes_them_again() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (west, _) = create_org(
+        &app,
+        &admin,
+        json!({"name": "West", "parentId": acme.organization_id}),
+    )
+    .await;
+    let (shop, _) = create_org(&app, &admin, json!({"name": "Shop", "parentId": west})).await;
+    let (hub, created) = create_org(
+        &app,
+        &admin,
+        json!({"name": "Hub", "parentId": acme.organization_id, "childIds": [shop]}),
+    )
+    .await;
+    assert_eq!(
+        org(&app, &admin, shop).await.unwrap()["parentId"],
+        hub.to_string()
+    );
+
+    let res = undo(&app, &admin, &created["undoToken"]).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert!(org(&app, &admin, hub).await.is_none());
+    assert_eq!(
+        org(&app, &admin, shop).await.unwrap()["parentId"],
+        west.to_string(),
+        "back under its previous parent"
+    );
+
+    let res = app
+        .send(post_json(
+            "/api/audit_logs/audit-logs/actions/redo",
+            &admin,
+            json!({"logId": created["id"]}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        org(&app, &admin, hub).await.unwrap()["childIds"],
+        json!([shop])
+    );
+    assert_eq!(
+        org(&app, &admin, shop).await.unwrap()["parentId"],
+        hub.to_string()
+    );
+    // The log shows no previous state for a creation, and no `childParents`.
+    let res = app
+        .send(get(
+            &format!("/api/audit_logs/audit-logs/actions?resourceId={hub}&sortDir=asc"),
+            &admin,
+        ))
+        .await;
+    let items = res.json()["items"].as_array().unwrap().clone();
+    assert!(items[0]["snapshotBefore"].is_null(), "{}", items[0]);
+    assert!(items[0]["snapshotAfter"].get("childParents").is_none());
+}

@@ -22,9 +22,9 @@ fn refused(message: &'static str) -> AppError {
 
 fn same_tenant(ctx: &AuthContext, tenant: Option<Uuid>) -> Result<(), AppError> {
     match tenant {
-        Some(t) if ctx.may_target_tenant(t) => Ok(()),
+        Some(t) => ctx.target_tenant(t).map(|_| ()),
         None if ctx.is_super_admin() => Ok(()),
-        _ => Err(foreign_tenant()),
+        None => Err(foreign_tenant()),
     }
 }
 

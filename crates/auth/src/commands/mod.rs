@@ -21,7 +21,7 @@ pub use state::{AclState, RoleState, UserState};
 pub use stoa_core::command::{Tracked, entry, tracked};
 pub use users::{CreateUserCommand, DeleteUserCommand, UpdateProfileCommand, UpdateUserCommand};
 
-pub const USER_KIND: &str = "auth.user";
+pub use stoa_acl::accounts::USER_KIND;
 pub const ROLE_KIND: &str = "auth.role";
 
 /// The undo/redo handlers of the auth module.

@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{State, safe_redirect};
 
 /// The locales the reference ships.
-pub const LOCALES: [&str; 5] = ["en", "pl", "es", "de", "ko"];
+pub use stoa_core::i18n::LOCALES;
 
 fn locale_cookie(locale: &str) -> Cookie<'static> {
     Cookie::build("locale", locale.to_string())

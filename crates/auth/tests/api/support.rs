@@ -72,7 +72,10 @@ pub async fn start_admin() -> TestApp<
     stoa_testkit::app()
         .module_with(testing::module)
         .module(stoa_directory::configure)
-        .module(stoa_audit_logs::configure(std::sync::Arc::new(commands)))
+        .module(stoa_audit_logs::configure(
+            std::sync::Arc::new(commands),
+            std::sync::Arc::new(stoa_auth::PgAccounts),
+        ))
         .start()
         .await
 }

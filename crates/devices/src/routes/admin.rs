@@ -2,7 +2,7 @@
 //! tenant and organizations (`devices.admin`).
 
 use actix_web::{HttpResponse, delete, get, post, put, web};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::collection::{CollectionId, WithId};
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
@@ -67,6 +67,7 @@ pub async fn register_admin_device(
     ctx: AuthContext,
     db: web::Data<Db>,
     keys: web::Data<KeyRing>,
+    users: web::Data<dyn UserDirectory>,
     body: DevicePayload<AdminRegisterDevice>,
 ) -> AppResult<HttpResponse> {
     device_actor(&ctx)?;
@@ -76,7 +77,7 @@ pub async fn register_admin_device(
     // The organization is the target user's (set once the user is checked);
     // the admin's own `Accept-Language` says nothing about the user's device.
     let registration = registration(&keys, scope.tenant_id, None, user, body, None)?;
-    execute_register(&db, ctx.actor(), registration, Some((scope, user))).await
+    execute_register(&db, ctx.actor(), registration, Some((scope, user, users))).await
 }
 
 /// One device of the tenant, any user.

@@ -9,8 +9,8 @@ pub mod register;
 pub mod update;
 
 use actix_web::http::header::ACCEPT_LANGUAGE;
-use actix_web::{HttpRequest, HttpResponse};
-use stoa_acl::{AuthContext, CredentialKind};
+use actix_web::{HttpRequest, HttpResponse, web};
+use stoa_acl::{AuthContext, CredentialKind, UserDirectory};
 use stoa_core::command::{self, Actor};
 use stoa_core::db::Db;
 use stoa_core::pagination::total_pages;
@@ -120,7 +120,7 @@ pub(crate) fn registration(
         .filter(|_| body.locale.is_none())
         .and_then(|req| req.headers().get(ACCEPT_LANGUAGE))
         .and_then(|v| v.to_str().ok())
-        .and_then(stoa_auth::i18n::from_accept_language)
+        .and_then(stoa_core::i18n::from_accept_language)
         .map(String::from);
     let push_token = body
         .push_token
@@ -148,15 +148,20 @@ pub(crate) async fn execute_register(
     db: &Db,
     actor: Actor,
     registration: Registration,
-    check: Option<(Scope, Uuid)>,
+    check: Option<(Scope, Uuid, web::Data<dyn UserDirectory>)>,
 ) -> AppResult<HttpResponse> {
     let (done, op) = db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
                 let mut registration = registration;
-                if let Some((scope, user)) = check {
-                    let org =
-                        service::target_user_organization(conn, scope.tenant_id, user).await?;
+                if let Some((scope, user, users)) = check {
+                    let org = service::target_user_organization(
+                        conn,
+                        users.get_ref(),
+                        scope.tenant_id,
+                        user,
+                    )
+                    .await?;
                     if !scope.can_see(org) {
                         return Err(DevicesError::AccessDenied.into());
                     }

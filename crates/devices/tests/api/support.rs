@@ -93,8 +93,14 @@ pub async fn start() -> TestApp<
                 },
             )
         })
-        .module(stoa_audit_logs::configure(Arc::new(commands())))
-        .module(stoa_devices::configure(keys()))
+        .module(stoa_audit_logs::configure(
+            Arc::new(commands()),
+            Arc::new(stoa_auth::PgAccounts),
+        ))
+        .module(stoa_devices::configure(
+            keys(),
+            Arc::new(stoa_auth::PgAccounts),
+        ))
         .start()
         .await
 }

@@ -370,3 +370,73 @@ async fn the_action_log_and_events_never_hold_the_push_token() {
         ]
     );
 }
+
+/// Undo is a write: a caller who lost `devices.manage` cannot undo its own
+/// registration (403 from the device's `Tracked::authorize`), and a device
+/// admin restricted to another organization cannot reach (tenant-wide) an
+/// entry about a device outside it (400, the entry is not available to it).
+/// Nothing changes.
+#[actix_web::test]
+async fn undo_authorizes_the_caller_now() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let user = user_with_features(
+        &app.db,
+        &acme,
+        "field@acme.com",
+        &["devices.view", "devices.manage", "audit_logs.undo_self"],
+        None,
+        None,
+    )
+    .await;
+    let token = token_for(&app.db, user).await;
+    let (id, op) = register(
+        &app,
+        &token,
+        json!({"deviceId": "phone", "platform": "ios"}),
+    )
+    .await;
+    // Demoted: the override keeps undo but drops devices.manage.
+    stoa_auth::testing::set_user_acl(
+        &app.db,
+        user,
+        acme.tenant_id,
+        &["devices.view", "audit_logs.undo_self"],
+        false,
+    )
+    .await;
+    let res = undo(&app, &token, &op).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert!(own_device(&app, &token, id).await.is_some(), "still live");
+
+    // A device admin of a branch, undoing tenant-wide: the device is in the
+    // root organization, outside its scope.
+    let branch = child_org(&app.db, &acme, "Branch").await;
+    let employee = token_for(&app.db, acme.employee).await;
+    let (other, op) = register(
+        &app,
+        &employee,
+        json!({"deviceId": "tablet", "platform": "android"}),
+    )
+    .await;
+    let admin = user_with_features(
+        &app.db,
+        &acme,
+        "branch-admin@acme.com",
+        &["devices.*", "audit_logs.*"],
+        Some(vec![branch]),
+        Some(branch),
+    )
+    .await;
+    let admin = token_for(&app.db, admin).await;
+    let res = undo(&app, &admin, &op).await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert_eq!(res.json()["error"], "Undo token not available");
+    assert!(
+        own_device(&app, &employee, other).await.is_some(),
+        "still live"
+    );
+    // The owner still can.
+    assert_eq!(undo(&app, &employee, &op).await.status, 200);
+    assert!(own_device(&app, &employee, other).await.is_none());
+}

@@ -32,11 +32,7 @@ fn target_tenant(ctx: &AuthContext, raw: Option<&str>) -> AppResult<Option<Uuid>
             let id: Uuid = raw.parse().map_err(|_| {
                 AppError::bad_request("Invalid query parameters: tenantId: must be a uuid")
             })?;
-            if ctx.may_target_tenant(id) {
-                Ok(Some(id))
-            } else {
-                Err(DirectoryError::ForeignTenant.into())
-            }
+            ctx.target_tenant(id).map(Some)
         }
     }
 }
@@ -297,13 +293,8 @@ fn check_allowed(ctx: &AuthContext, org: Option<Uuid>) -> AppResult<()> {
 }
 
 fn write_tenant(ctx: &AuthContext, requested: Option<Uuid>) -> AppResult<Uuid> {
-    match requested {
-        Some(t) if ctx.may_target_tenant(t) => Ok(t),
-        Some(_) => Err(DirectoryError::ForeignTenant.into()),
-        None => ctx
-            .tenant_id
-            .ok_or_else(|| DirectoryError::TenantScopeRequired.into()),
-    }
+    ctx.requested_tenant(requested)?
+        .ok_or_else(|| DirectoryError::TenantScopeRequired.into())
 }
 
 /// Creates an organization (slug defaults to the name; collisions get `-1`, `-2`, ...).

@@ -1,0 +1,145 @@
+//! The narrow interfaces through which modules reach accounts (users, roles,
+//! ACL resolution) without depending on stoa-auth.
+//!
+//! stoa-auth owns users, roles and ACLs and implements every trait here
+//! (`stoa_auth::PgAccounts`); the server hands the implementation to each
+//! module that needs one when it mounts it (`stoa_devices::configure(..,
+//! users)`, `stoa_audit_logs::configure(.., users)`,
+//! `ApiKeyAuthenticator::new(db, acl)`, `stoa_api_keys::configure(roles)`).
+//! A module registers what it receives as app data
+//! (`web::Data<dyn UserDirectory>` ...) and its handlers extract it.
+//!
+//! The traits are split by capability, as lldap splits its backend handlers:
+//! - [`UserDirectory`]: look up a user and display names;
+//! - [`AclResolver`]: resolve a user's or an API key's ACL;
+//! - [`RoleDirectory`]: look roles up for the grant boundary, whose checks
+//!   are plain functions over the caller in [`crate::grants`].
+//!
+//! Every method takes the caller's connection, so a lookup joins the
+//! transaction the module is in.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use diesel_async::AsyncPgConnection;
+use futures_util::future::BoxFuture;
+use stoa_core::AppError;
+use uuid::Uuid;
+
+use crate::ResolvedAcl;
+use crate::grants::{RoleGrant, RoleLookupError};
+
+/// The action log's resource kind of a user (a device's parent, for one).
+pub const USER_KIND: &str = "auth.user";
+
+/// A live user, as other modules see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserRef {
+    pub id: Uuid,
+    /// `None` for users outside every tenant (platform super admins).
+    pub tenant_id: Option<Uuid>,
+    /// The home organization.
+    pub organization_id: Option<Uuid>,
+}
+
+/// Users and their display names.
+pub trait UserDirectory: Send + Sync + 'static {
+    /// The live (not deleted) user `id`, of any tenant: the caller checks the
+    /// tenant.
+    fn user<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        id: Uuid,
+    ) -> BoxFuture<'a, Result<Option<UserRef>, AppError>>;
+
+    /// The names to show for `ids` (the name, else the e-mail), deleted users
+    /// included; unknown ids are left out.
+    fn display_names<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        ids: &'a [Uuid],
+    ) -> BoxFuture<'a, Result<HashMap<Uuid, String>, AppError>>;
+}
+
+/// What the caller asked to act in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Selection {
+    pub tenant: Option<String>,
+    pub organization: Option<String>,
+    /// The organization came from the cookie (a refusal then clears it).
+    pub organization_from_cookie: bool,
+}
+
+/// The user facts resolution starts from (read by the per-request session check).
+#[derive(Clone, Copy, Debug)]
+pub struct Subject {
+    pub user_id: Uuid,
+    pub tenant_id: Option<Uuid>,
+    pub home_organization_id: Option<Uuid>,
+}
+
+/// What an API key's grants are resolved from.
+#[derive(Clone, Copy, Debug)]
+pub struct KeySubject<'a> {
+    /// The key's tenant.
+    pub tenant_id: Uuid,
+    /// The key's organization (its "home"); `None` = not bound to one.
+    pub organization_id: Option<Uuid>,
+    /// The roles the key carries (deleted ones are ignored).
+    pub role_ids: &'a [Uuid],
+}
+
+/// A resolved scope: the tenant the request acts in and the grants there.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub tenant_id: Option<Uuid>,
+    pub acl: Arc<ResolvedAcl>,
+}
+
+/// Effective ACLs of users and API keys.
+pub trait AclResolver: Send + Sync + 'static {
+    /// A user's effective ACL in the selected tenant and organization (422
+    /// `organization_selection_invalid` for a selection outside it).
+    fn resolve_user<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        subject: Subject,
+        selection: &'a Selection,
+    ) -> BoxFuture<'a, Result<Resolved, AppError>>;
+
+    /// An API key's ACL: its roles' ACLs in its tenant, bounded by `ceiling`
+    /// (what its creator holds now), with the same selection rules.
+    fn resolve_key<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        subject: KeySubject<'a>,
+        ceiling: Option<&'a Resolved>,
+        selection: &'a Selection,
+    ) -> BoxFuture<'a, Result<Resolved, AppError>>;
+}
+
+/// Roles with what they grant, for the grant boundary
+/// ([`crate::grants::check_roles`]).
+pub trait RoleDirectory: Send + Sync + 'static {
+    /// The live roles `ids` with their ACLs in their own tenant (missing ids
+    /// are left out).
+    fn role_grants<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        ids: &'a [Uuid],
+    ) -> BoxFuture<'a, Result<Vec<RoleGrant>, AppError>>;
+
+    /// Role references — ids or (case-insensitive) names — resolved to live
+    /// roles of `tenant`, in the order given, without duplicates.
+    fn resolve_roles<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        tenant: Uuid,
+        references: &'a [String],
+    ) -> BoxFuture<'a, Result<Result<Vec<RoleGrant>, RoleLookupError>, AppError>>;
+}
+
+/// Every account interface: what the owner of accounts implements.
+pub trait Accounts: UserDirectory + AclResolver + RoleDirectory {}
+
+impl<T: UserDirectory + AclResolver + RoleDirectory> Accounts for T {}
