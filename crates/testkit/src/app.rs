@@ -30,6 +30,7 @@ pub fn app() -> TestAppBuilder {
             app_url: None,
             body_limit: DEFAULT_BODY_LIMIT,
             version: stoa_core::BUILD_VERSION.to_string(),
+            sse_keep_alive: stoa_core::http::sse::DEFAULT_SSE_KEEP_ALIVE,
         },
         unreachable_db: false,
         metrics: false,
