@@ -5,6 +5,8 @@ mod api {
     pub mod db;
     pub mod extractors;
     pub mod fixtures;
+    pub mod headers;
     pub mod middleware;
+    pub mod streaming;
     pub mod system;
 }
