@@ -138,3 +138,36 @@ impl Multipart {
         self.into_request(TestRequest::put().uri(path))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipart_bodies_follow_rfc_7578() {
+        let form = Multipart::new()
+            .text("entityId", "deals.deal")
+            .file("file", "a \"b\".txt", "text/plain", b"hello\r\n");
+        let boundary = form.boundary.clone();
+        assert_eq!(
+            form.content_type(),
+            format!("multipart/form-data; boundary={boundary}")
+        );
+        let expected = format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"entityId\"\r\n\r\n\
+             deals.deal\r\n\
+             --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; \
+             filename=\"a \\\"b\\\".txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n\r\n\
+             --{boundary}--\r\n"
+        );
+        assert_eq!(String::from_utf8(form.body()).unwrap_or_default(), expected);
+        let req = form.post("/api/x").to_http_request();
+        assert_eq!(req.method(), actix_web::http::Method::POST);
+        assert!(
+            req.headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.ends_with(&boundary))
+        );
+    }
+}
