@@ -99,12 +99,20 @@ async fn anonymous_only_without_credentials() {
 
     // A valid API key: the key.
     let res = app
-        .send(post_json("/api/api_keys/keys", &token, json!({"name": "public files"})))
+        .send(post_json(
+            "/api/api_keys/keys",
+            &token,
+            json!({"name": "public files"}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let key = res.json();
     let secret = key["secret"].as_str().unwrap().to_string();
-    let res = who(&app, TestRequest::get().insert_header(("x-api-key", secret.as_str()))).await;
+    let res = who(
+        &app,
+        TestRequest::get().insert_header(("x-api-key", secret.as_str())),
+    )
+    .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["apiKeyId"], key["id"]);
     assert_eq!(res.json()["tenantId"], json!(acme.tenant_id));
@@ -113,7 +121,10 @@ async fn anonymous_only_without_credentials() {
     let (prefix, _) = secret.split_once('.').unwrap();
     let bad_key = format!("{prefix}.{}", "0".repeat(48));
     let cases = [
-        ("expired token", bearer(TestRequest::get(), &expired(&token))),
+        (
+            "expired token",
+            bearer(TestRequest::get(), &expired(&token)),
+        ),
         ("forged token", bearer(TestRequest::get(), "not.a.jwt")),
         (
             "expired cookie",
@@ -151,8 +162,15 @@ async fn anonymous_only_without_credentials() {
     let res = app
         .send(bearer(TestRequest::post().uri("/api/auth/logout"), &token))
         .await;
-    assert!(res.status.is_success() || res.status.is_redirection(), "{}", res.status);
-    assert_401(&who(&app, bearer(TestRequest::get(), &token)).await, "logged out");
+    assert!(
+        res.status.is_success() || res.status.is_redirection(),
+        "{}",
+        res.status
+    );
+    assert_401(
+        &who(&app, bearer(TestRequest::get(), &token)).await,
+        "logged out",
+    );
 }
 
 /// The extractor does not need the authenticator when nothing was sent

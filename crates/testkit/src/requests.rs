@@ -145,9 +145,12 @@ mod tests {
 
     #[test]
     fn multipart_bodies_follow_rfc_7578() {
-        let form = Multipart::new()
-            .text("entityId", "deals.deal")
-            .file("file", "a \"b\".txt", "text/plain", b"hello\r\n");
+        let form = Multipart::new().text("entityId", "deals.deal").file(
+            "file",
+            "a \"b\".txt",
+            "text/plain",
+            b"hello\r\n",
+        );
         let boundary = form.boundary.clone();
         assert_eq!(
             form.content_type(),

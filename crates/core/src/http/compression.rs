@@ -18,7 +18,10 @@ use actix_web::middleware::Next;
 
 /// Keeps `Compress` from encoding this response.
 pub fn no_compression(builder: &mut HttpResponseBuilder) -> &mut HttpResponseBuilder {
-    builder.insert_header((header::CONTENT_ENCODING, HeaderValue::from_static("identity")))
+    builder.insert_header((
+        header::CONTENT_ENCODING,
+        HeaderValue::from_static("identity"),
+    ))
 }
 
 /// Middleware (outside `Compress`): drops the marker [`no_compression`] set.

@@ -123,7 +123,13 @@ pub fn content_disposition(filename: &str, disposition: Disposition) -> ContentD
     let clean: String = filename
         .chars()
         .filter(|c| !c.is_control())
-        .map(|c| if matches!(c, '"' | '\\' | '/') { '_' } else { c })
+        .map(|c| {
+            if matches!(c, '"' | '\\' | '/') {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     let clean = clean.trim();
     let clean = if clean.is_empty() { "download" } else { clean };
@@ -176,8 +182,14 @@ mod tests {
         assert_eq!(cd, "attachment; filename=\"report.pdf\"");
         let cd = content_disposition("zażółć \"x\"/..\\a\r\nb.txt", Disposition::Inline);
         let text = cd.to_string();
-        assert!(text.starts_with("inline; filename=\"za____ _x__.._ab.txt\""), "{text}");
-        assert!(text.contains("filename*=UTF-8''za%C5%BC%C3%B3%C5%82%C4%87"), "{text}");
+        assert!(
+            text.starts_with("inline; filename=\"za____ _x__.._ab.txt\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("filename*=UTF-8''za%C5%BC%C3%B3%C5%82%C4%87"),
+            "{text}"
+        );
         assert!(!text.contains('\n') && !text.contains('\r'));
         let cd = content_disposition(" \u{7} ", Disposition::Attachment).to_string();
         assert_eq!(cd, "attachment; filename=\"download\"");

@@ -224,15 +224,16 @@ impl Responder for Sse {
             .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
             .insert_header(("x-accel-buffering", HeaderValue::from_static("no")));
         no_compression(&mut builder);
-        builder.message_body(SseBody {
-            rx: self.rx,
-            ticker,
-            _producer: self.producer,
-        })
-        .unwrap_or_else(|err| {
-            // Building from static, valid headers cannot fail; answer 500 if it ever does.
-            HttpResponse::from_error(err).set_body(SseBody::ended())
-        })
+        builder
+            .message_body(SseBody {
+                rx: self.rx,
+                ticker,
+                _producer: self.producer,
+            })
+            .unwrap_or_else(|err| {
+                // Building from static, valid headers cannot fail; answer 500 if it ever does.
+                HttpResponse::from_error(err).set_body(SseBody::ended())
+            })
     }
 }
 

@@ -142,7 +142,11 @@ fn headers_read(sources: &[(PathBuf, String)]) -> BTreeSet<(String, String)> {
         let flat: String = text.split_whitespace().collect();
         for call in [".headers().get(", ".headers().contains_key("] {
             for piece in flat.split(call).skip(1) {
-                let arg = piece.split(')').next().unwrap_or("").trim_start_matches('&');
+                let arg = piece
+                    .split(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches('&');
                 let name = if let Some(lit) = arg.strip_prefix('"') {
                     Some(lit.trim_end_matches('"').to_ascii_lowercase())
                 } else {

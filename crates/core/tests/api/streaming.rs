@@ -57,7 +57,9 @@ async fn spawned(probe: web::Data<Arc<Probe>>) -> Sse {
         let _ = tx.send(SseEvent::data("1").event("tick").id("1")).await;
         probe.report("sent 1");
         probe.gate.notified().await;
-        let _ = tx.send(SseEvent::json(&serde_json::json!({"n": 2})).unwrap()).await;
+        let _ = tx
+            .send(SseEvent::json(&serde_json::json!({"n": 2})).unwrap())
+            .await;
         probe.report("sent 2");
         loop {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -106,7 +108,11 @@ fn compressible() -> Vec<u8> {
 }
 
 async fn file_bytes() -> Download {
-    Download::bytes("réport \"1\".txt", "text/plain; charset=utf-8", compressible())
+    Download::bytes(
+        "réport \"1\".txt",
+        "text/plain; charset=utf-8",
+        compressible(),
+    )
 }
 
 async fn file_stream() -> Download {
@@ -190,13 +196,17 @@ async fn a_producer_of_its_own_sees_the_disconnect() {
     let (probe, mut reports) = Probe::new();
     let app = app().module(routes(probe)).start().await;
 
-    let mut res = app.stream(TestRequest::get().uri("/api/test/sse/channel")).await;
+    let mut res = app
+        .stream(TestRequest::get().uri("/api/test/sse/channel"))
+        .await;
     assert_eq!(res.next_event(WAIT).await.unwrap().data, "1");
     assert_eq!(res.next_event(WAIT).await.unwrap().data, "2");
     drop(res);
     expect(&mut reports, "disconnected").await;
 
-    let res = app.stream(TestRequest::get().uri("/api/test/sse/idle")).await;
+    let res = app
+        .stream(TestRequest::get().uri("/api/test/sse/idle"))
+        .await;
     assert_eq!(res.status, 200);
     drop(res);
     expect(&mut reports, "closed").await;
@@ -210,7 +220,9 @@ async fn idle_streams_send_keep_alive_comments_at_the_configured_interval() {
         .http(|h| h.sse_keep_alive = Duration::from_millis(100))
         .start()
         .await;
-    let mut res = app.stream(TestRequest::get().uri("/api/test/sse/idle")).await;
+    let mut res = app
+        .stream(TestRequest::get().uri("/api/test/sse/idle"))
+        .await;
     let start = Instant::now();
     for _ in 0..2 {
         assert_eq!(
@@ -241,15 +253,25 @@ async fn downloads_are_not_compressed_but_json_is() {
     let app = app().module(routes(probe)).start().await;
 
     // The control: the same bytes as JSON are gzip-compressed.
-    let res = app.send(gzip(TestRequest::get().uri("/api/test/json"))).await;
+    let res = app
+        .send(gzip(TestRequest::get().uri("/api/test/json")))
+        .await;
     assert_eq!(res.header("content-encoding"), Some("gzip"));
     assert!(res.body.len() < compressible().len() / 4);
 
-    let mut res = app.stream(gzip(TestRequest::get().uri("/api/test/file"))).await;
+    let mut res = app
+        .stream(gzip(TestRequest::get().uri("/api/test/file")))
+        .await;
     assert_eq!(res.status, 200);
     assert_eq!(res.header("content-encoding"), None);
-    assert_eq!(res.body_size(), BodySize::Sized(compressible().len() as u64));
-    assert_eq!(res.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(
+        res.body_size(),
+        BodySize::Sized(compressible().len() as u64)
+    );
+    assert_eq!(
+        res.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
     assert_eq!(
         res.header("content-disposition"),
         Some("attachment; filename=\"r_port _1_.txt\"; filename*=UTF-8''r%C3%A9port%20_1_.txt")
