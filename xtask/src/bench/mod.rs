@@ -194,8 +194,7 @@ fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
                 let mut r = bearer(Request::get(
                     "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
                 ));
-                r.headers
-                    .push(("Accept-Encoding".into(), "gzip".into()));
+                r.headers.push(("Accept-Encoding".into(), "gzip".into()));
                 r
             }],
             connections: None,
