@@ -11,6 +11,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use futures_util::future::{BoxFuture, LocalBoxFuture};
 use stoa_core::AppError;
+use stoa_core::http::headers;
 use uuid::Uuid;
 
 use crate::matching::feature_granted;
@@ -24,8 +25,8 @@ pub const SELECTED_ORG_COOKIE: &str = "om_selected_org";
 /// Cookie selecting the tenant a super admin works in.
 pub const SELECTED_TENANT_COOKIE: &str = "om_selected_tenant";
 /// Header equivalents of the selection cookies, for API clients.
-pub const SELECTED_ORG_HEADER: &str = "x-om-selected-org";
-pub const SELECTED_TENANT_HEADER: &str = "x-om-selected-tenant";
+pub const SELECTED_ORG_HEADER: &str = stoa_core::http::headers::SELECTED_ORG;
+pub const SELECTED_TENANT_HEADER: &str = stoa_core::http::headers::SELECTED_TENANT;
 /// The prefix of API-key secrets (`omk_<8 hex>.<48 hex>`, as the reference makes them).
 pub const API_KEY_PREFIX: &str = "omk_";
 
@@ -184,8 +185,8 @@ impl Credentials {
                 .map(|c| c.value().trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        let authorization = header("authorization");
-        let (mut bearer, mut api_key) = (None, header("x-api-key"));
+        let authorization = header(headers::AUTHORIZATION);
+        let (mut bearer, mut api_key) = (None, header(headers::API_KEY));
         if let Some(value) = authorization {
             let (scheme, rest) = value.split_once(' ').unwrap_or((value.as_str(), ""));
             let rest = rest.trim();

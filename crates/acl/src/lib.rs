@@ -5,7 +5,8 @@
 //! itself and every `module.<anything>`. Every module registers the features it
 //! checks in the [`Registry`], which serves the feature catalog and validates ACL
 //! edits. [`AuthContext`] is the extractor handlers use to learn who calls and
-//! what they may do; the [`Authenticator`] behind it is provided by stoa-auth.
+//! what they may do ([`OptionalAuth`] on routes anonymous clients may call
+//! too); the [`Authenticator`] behind it is provided by stoa-auth.
 //! Modules also declare who may call each of their operations
 //! ([`Registry::register_operations`]); the [`AccessMatrix`] enforces those
 //! declarations before every handler and writes them into the OpenAPI document.
@@ -19,6 +20,7 @@ mod context;
 pub mod grants;
 mod matching;
 mod matrix;
+mod optional;
 pub mod provision;
 mod registry;
 mod scope;
@@ -32,6 +34,7 @@ pub use context::{
 };
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
+pub use optional::OptionalAuth;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::{Scope, foreign_tenant, out_of_scope};

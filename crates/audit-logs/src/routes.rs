@@ -289,13 +289,16 @@ pub async fn export_actions(
             Ok(Bytes::from(text))
         })),
     );
-    Ok(HttpResponse::Ok()
+    let mut response = HttpResponse::Ok();
+    response
         .content_type("text/csv; charset=utf-8")
         .insert_header((
             header::CONTENT_DISPOSITION,
             "attachment; filename=\"changelog-export.csv\"",
-        ))
-        .streaming(body))
+        ));
+    // A streamed download: rows go out as they are rendered, never through gzip.
+    stoa_core::http::no_compression(&mut response);
+    Ok(response.streaming(body))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 /// The header carrying the `updatedAt` a client last read (optimistic locking).
-pub const OPTIMISTIC_LOCK_HEADER: &str = "x-om-ext-optimistic-lock-expected-updated-at";
+pub const OPTIMISTIC_LOCK_HEADER: &str = stoa_core::http::headers::OPTIMISTIC_LOCK;
 
 /// The expected `updatedAt` of the optimistic-lock header; 400 when it is not
 /// an ISO-8601 timestamp.

@@ -67,6 +67,9 @@ pub struct HttpConfig {
     pub body_limit: usize,
     /// `STOA_VERSION` or `OM_VERSION`: what `GET /api/version` reports.
     pub version: String,
+    /// `STOA_SSE_KEEP_ALIVE_SECS`: how often an idle event stream sends a
+    /// keep-alive comment.
+    pub sse_keep_alive: Duration,
 }
 
 /// Log output format.
@@ -147,7 +150,17 @@ impl Config {
                 .or_else(|| env.get("OM_VERSION"))
                 .unwrap_or(crate::BUILD_VERSION)
                 .to_string(),
+            sse_keep_alive: Duration::from_secs(env.parse_or(
+                "STOA_SSE_KEEP_ALIVE_SECS",
+                crate::http::sse::DEFAULT_SSE_KEEP_ALIVE.as_secs(),
+            )?),
         };
+        if http.sse_keep_alive.is_zero() {
+            return Err(ConfigError {
+                var: "STOA_SSE_KEEP_ALIVE_SECS",
+                message: "must be at least 1".into(),
+            });
+        }
         for origin in &http.cors_origins {
             if !(origin.starts_with("http://") || origin.starts_with("https://")) {
                 return Err(ConfigError {
@@ -275,6 +288,8 @@ mod tests {
             ("STOA_CORS_ORIGINS", "example.com"),
             ("STOA_METRICS_BIND", "9090"),
             ("APP_URL", "app.example.com"),
+            ("STOA_SSE_KEEP_ALIVE_SECS", "0"),
+            ("STOA_SSE_KEEP_ALIVE_SECS", "soon"),
         ] {
             let err = Config::from_vars(&vars(&[("DATABASE_URL", "postgres://x"), (var, value)]))
                 .err()
@@ -292,6 +307,7 @@ mod tests {
         };
         assert_eq!(cfg.http.bind.to_string(), DEFAULT_BIND);
         assert_eq!(cfg.http.body_limit, DEFAULT_BODY_LIMIT);
+        assert_eq!(cfg.http.sse_keep_alive, Duration::from_secs(15));
         assert!(cfg.http.metrics_bind.is_none());
         assert!(!format!("{cfg:?}").contains("pw"));
     }

@@ -9,6 +9,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;
     pub mod fixtures;
+    pub mod headers;
     pub mod middleware;
+    pub mod streaming;
     pub mod system;
 }

@@ -17,6 +17,8 @@ use stoa_core::http::{AccessPolicy, ApiConfigurator, AppContext, Metrics};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::database::TestDb;
+use crate::operation::OmOperation;
+use crate::streaming::StreamingResponse;
 
 /// Starts describing a test app.
 pub fn app() -> TestAppBuilder {
@@ -30,6 +32,7 @@ pub fn app() -> TestAppBuilder {
             app_url: None,
             body_limit: DEFAULT_BODY_LIMIT,
             version: stoa_core::BUILD_VERSION.to_string(),
+            sse_keep_alive: stoa_core::http::sse::DEFAULT_SSE_KEEP_ALIVE,
         },
         unreachable_db: false,
         metrics: false,
@@ -185,6 +188,12 @@ impl TestResponse {
             .collect()
     }
 
+    /// The `x-om-operation` header, parsed (`None` when absent).
+    pub fn operation(&self) -> Option<OmOperation> {
+        self.header(stoa_core::command::OPERATION_HEADER)
+            .map(OmOperation::parse)
+    }
+
     /// The value the response sets for cookie `name`.
     pub fn cookie(&self, name: &str) -> Option<String> {
         self.cookies().into_iter().find_map(|c| {
@@ -242,8 +251,36 @@ where
         self.send(TestRequest::put().uri(path).set_json(body)).await
     }
 
+    pub async fn patch_json(&self, path: &str, body: &Value) -> TestResponse {
+        self.send(TestRequest::patch().uri(path).set_json(body))
+            .await
+    }
+
     pub async fn delete(&self, path: &str) -> TestResponse {
         self.send(TestRequest::delete().uri(path)).await
+    }
+
+    /// Sends a request and returns as soon as the response head is there; read
+    /// the body with [`StreamingResponse::next_frame`] / `next_chunk` while the
+    /// handler is still producing it. Dropping the result drops the body, as
+    /// actix does when a client disconnects.
+    pub async fn stream(&self, req: TestRequest) -> StreamingResponse
+    where
+        B: 'static,
+    {
+        match test::try_call_service(&self.service, req.to_request()).await {
+            Ok(res) => {
+                let status = res.status();
+                let headers = res.headers().clone();
+                StreamingResponse::new(status, headers, res.into_body().boxed())
+            }
+            Err(err) => {
+                let res = err.error_response();
+                let status = res.status();
+                let headers = res.headers().clone();
+                StreamingResponse::new(status, headers, res.into_body())
+            }
+        }
     }
 }
 

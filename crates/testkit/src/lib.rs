@@ -6,6 +6,11 @@
 //!   `CREATE DATABASE ... TEMPLATE ...`, dropped `WITH (FORCE)` afterwards.
 //! - [`app`]: an actix test app built exactly like the server's (same middleware,
 //!   same error handling) from any set of module configurators.
+//! - [`requests`]: bearer-token request builders (GET/POST/PUT/PATCH/DELETE,
+//!   forms) and [`Multipart`] bodies with file parts.
+//! - [`StreamingResponse`] ([`TestApp::stream`]): reads a body while the handler
+//!   still produces it, as chunks or server-sent-event frames, with timeouts.
+//! - [`OmOperation`] ([`TestResponse::operation`]): the `x-om-operation` header.
 //!
 //! The database server is `DATABASE_URL` when set, otherwise the private cluster
 //! that `cargo xtask test` (or `cargo xtask dev`) started, whose URL it writes to
@@ -18,8 +23,13 @@
 
 mod app;
 mod database;
+mod operation;
+mod streaming;
 
 pub mod requests;
 
 pub use app::{AppService, TestApp, TestAppBuilder, TestResponse, app};
 pub use database::{TestDb, server_url, with_database};
+pub use operation::OmOperation;
+pub use requests::Multipart;
+pub use streaming::{SseFrame, SseMessage, StreamEnd, StreamingResponse};

@@ -14,10 +14,12 @@ use utoipa::OpenApi;
 use utoipa_actix_web::{AppExt, scope, service_config::ServiceConfig};
 
 use super::access::{AccessPolicy, access_policy_data, enforce_access};
+use super::compression::strip_identity_encoding;
 use super::errors::{json_error_bodies, not_found};
 use super::metrics::Metrics;
 use super::origin::{OriginPolicy, origin_guard};
 use super::request_context::request_context;
+use super::sse::SseKeepAlive;
 use super::{cors, security_headers};
 use crate::config::HttpConfig;
 use crate::db::Db;
@@ -121,6 +123,7 @@ pub fn app(
         .app_data(web::Data::new(info))
         .app_data(ctx.openapi.clone())
         .app_data(BodyLimit(ctx.http.body_limit))
+        .app_data(SseKeepAlive(ctx.http.sse_keep_alive))
         .app_data(web::Data::new(OriginPolicy::new(&ctx.http)));
     if let Some(metrics) = &ctx.metrics {
         app = app.app_data(metrics.clone());
@@ -136,6 +139,7 @@ pub fn app(
         .wrap(from_fn(enforce_access))
         .wrap(json_error_bodies())
         .wrap(Compress::default())
+        .wrap(from_fn(strip_identity_encoding))
         .wrap(cors(&ctx.http.cors_origins))
         .wrap(from_fn(origin_guard))
         .wrap(security_headers())

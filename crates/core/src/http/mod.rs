@@ -1,28 +1,35 @@
 //! HTTP plumbing shared by the `stoa` server and the test harness: the app
 //! builder, request context (request id, tracing, access log, panic guard),
-//! metrics, CORS, security headers, JSON bodies for every error, and the
-//! access policy run before every handler ([`access`]).
+//! metrics, CORS ([`headers`] names every header the API reads), security
+//! headers, JSON bodies for every error, the access policy run before every
+//! handler ([`access`]), and the responses modules stream: server-sent events
+//! ([`sse`]) and file downloads ([`download`]), both sent uncompressed.
 
 pub mod access;
 mod app;
 mod client_ip;
+mod compression;
+pub mod download;
 mod errors;
+pub mod headers;
 mod metrics;
 mod origin;
 mod request_context;
+pub mod sse;
 
 pub use access::{
     Access, AccessPolicy, AccessPolicyData, Method, Operation, access_policy_data, enforce_access,
 };
 pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
 pub use client_ip::{TrustedProxyDepth, client_ip};
+pub use compression::{no_compression, strip_identity_encoding};
+pub use download::{Disposition, Download, content_disposition};
 pub use errors::{json_error_bodies, not_found};
+pub use headers::{ALLOWED_HEADERS, EXPOSED_HEADERS};
 pub use metrics::{Metrics, metrics_app};
-pub use origin::{
-    ALLOWED_HEADERS, ALLOWED_METHODS, CREDENTIAL_COOKIES, EXPOSED_HEADERS, OriginPolicy,
-    origin_guard, origin_of,
-};
+pub use origin::{ALLOWED_METHODS, CREDENTIAL_COOKIES, OriginPolicy, origin_guard, origin_of};
 pub use request_context::{RequestId, request_context};
+pub use sse::{Disconnected, Sse, SseEvent, SseKeepAlive, SseSender};
 
 /// Headers sent with every response.
 pub fn security_headers() -> actix_web::middleware::DefaultHeaders {

@@ -23,35 +23,12 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::web;
 
+use super::headers::{ALLOWED_HEADERS, API_KEY};
 use crate::config::HttpConfig;
 use crate::error::AppError;
 
 /// Methods a browser may use cross-origin.
 pub const ALLOWED_METHODS: [&str; 6] = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-
-/// Every request header the API reads (a browser may send only these cross-origin).
-pub const ALLOWED_HEADERS: [&str; 9] = [
-    "accept",
-    "accept-language",
-    "authorization",
-    "content-type",
-    "x-api-key",
-    "x-request-id",
-    "x-om-selected-org",
-    "x-om-selected-tenant",
-    "x-om-ext-optimistic-lock-expected-updated-at",
-];
-
-/// Response headers browser clients read (others stay hidden from cross-origin scripts).
-pub const EXPOSED_HEADERS: [&str; 7] = [
-    "x-request-id",
-    "x-om-operation",
-    "retry-after",
-    "x-ratelimit-limit",
-    "x-ratelimit-remaining",
-    "x-ratelimit-reset",
-    "content-disposition",
-];
 
 /// The cookies that authenticate a browser session (`stoa_acl::AUTH_COOKIE`,
 /// `stoa_acl::SESSION_COOKIE`; core cannot depend on stoa-acl).
@@ -156,7 +133,7 @@ fn is_cookie_authenticated_write(req: &ServiceRequest) -> bool {
     );
     unsafe_method
         && !req.headers().contains_key(header::AUTHORIZATION)
-        && !req.headers().contains_key("x-api-key")
+        && !req.headers().contains_key(API_KEY)
         && CREDENTIAL_COOKIES
             .iter()
             .any(|name| req.cookie(name).is_some_and(|c| !c.value().is_empty()))

@@ -19,7 +19,7 @@ use crate::error::AppError;
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
 
-const HEADER: HeaderName = HeaderName::from_static("x-request-id");
+const HEADER: HeaderName = HeaderName::from_static(super::headers::REQUEST_ID);
 
 /// Accepts a client-supplied id when it is short and printable (so it cannot
 /// forge log lines); otherwise generates one.

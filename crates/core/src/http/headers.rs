@@ -1,0 +1,53 @@
+//! The names of the HTTP headers the API reads and exposes: the one source of
+//! truth for CORS ([`ALLOWED_HEADERS`], [`EXPOSED_HEADERS`]).
+//!
+//! Code that reads a request header names it through a constant here (stoa-acl's
+//! selection headers, stoa-auth's optimistic lock, the request id), so the CORS
+//! configuration cannot miss it: a browser may send cross-origin only the headers
+//! a preflight allowed. A module that reads a new header adds a constant and puts
+//! it in [`ALLOWED_HEADERS`]; core's test `cors::every_header_read_is_allowed`
+//! scans the workspace sources for `x-...` names and fails on one that is in
+//! neither list.
+
+/// `Authorization: Bearer <jwt or key>` / `ApiKey <key>`.
+pub const AUTHORIZATION: &str = "authorization";
+/// The body's media type (JSON, form, multipart).
+pub const CONTENT_TYPE: &str = "content-type";
+/// Safelisted by browsers; listed so a preflight naming it passes.
+pub const ACCEPT: &str = "accept";
+/// Picks the language of translated messages.
+pub const ACCEPT_LANGUAGE: &str = "accept-language";
+/// An API key secret.
+pub const API_KEY: &str = "x-api-key";
+/// A client-chosen request id, echoed back and logged.
+pub const REQUEST_ID: &str = "x-request-id";
+/// The organization the caller works in (`__all__` = all it may see).
+pub const SELECTED_ORG: &str = "x-om-selected-org";
+/// The tenant a super admin works in.
+pub const SELECTED_TENANT: &str = "x-om-selected-tenant";
+/// Optimistic locking: the `updatedAt` the client last read; 409 when it changed.
+pub const OPTIMISTIC_LOCK: &str = "x-om-ext-optimistic-lock-expected-updated-at";
+
+/// Every request header the API reads: a browser may send only these cross-origin.
+pub const ALLOWED_HEADERS: [&str; 9] = [
+    ACCEPT,
+    ACCEPT_LANGUAGE,
+    AUTHORIZATION,
+    CONTENT_TYPE,
+    API_KEY,
+    REQUEST_ID,
+    SELECTED_ORG,
+    SELECTED_TENANT,
+    OPTIMISTIC_LOCK,
+];
+
+/// Response headers browser clients read (others stay hidden from cross-origin scripts).
+pub const EXPOSED_HEADERS: [&str; 7] = [
+    REQUEST_ID,
+    crate::command::OPERATION_HEADER,
+    "retry-after",
+    crate::rate_limit::LIMIT_HEADER,
+    crate::rate_limit::REMAINING_HEADER,
+    "x-ratelimit-reset",
+    "content-disposition",
+];
