@@ -1,13 +1,15 @@
 //! `OptionalAuth` against the real authenticator (stoa-auth with API keys
 //! plugged in) and a real database: anonymous only without credentials.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::sync::Arc;
 
 use actix_web::test::TestRequest;
 use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
 use stoa_acl::OptionalAuth;
+use stoa_acl::Registry;
 use stoa_api_keys::ApiKeyAuthenticator;
 use stoa_auth::tokens::TokenKeys;
+use stoa_auth::{AuthConfig, AuthState, PgAccounts};
 use stoa_testkit::requests::{bearer, post_json};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -31,12 +33,27 @@ fn routes(cfg: &mut ServiceConfig) {
     cfg.route("/test/public/whoami", web::get().to(whoami));
 }
 
+/// The auth and directory features plus the API keys'.
+fn registry() -> Registry {
+    let mut registry = stoa_auth::base_registry().unwrap_or_default();
+    if let Err(err) = stoa_api_keys::register(&mut registry) {
+        panic!("register api keys: {err}");
+    }
+    registry
+}
+
 async fn start() -> TestApp<impl AppService> {
     stoa_testkit::app()
         .module_with(|db| {
-            stoa_api_keys::testing::auth_module(db, ApiKeyAuthenticator::new(db.clone()))
+            let keys = ApiKeyAuthenticator::new(db.clone(), Arc::new(PgAccounts));
+            let state =
+                match AuthState::new(db.clone(), AuthConfig::for_tests(), Arc::new(registry())) {
+                    Ok(state) => state.with_api_keys(keys),
+                    Err(err) => panic!("auth state: {err}"),
+                };
+            Arc::new(stoa_auth::configure(Arc::new(state)))
         })
-        .module(stoa_api_keys::configure)
+        .module(stoa_api_keys::configure(Arc::new(PgAccounts)))
         .module(routes)
         .start()
         .await
@@ -52,6 +69,11 @@ fn assert_401(res: &TestResponse, what: &str) {
 }
 
 /// `token` re-signed with an expiry an hour ago (same session, same key).
+#[expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test helper fails the test by panicking"
+)]
 fn expired(token: &str) -> String {
     let keys = TokenKeys::new(stoa_auth::AuthConfig::for_tests().jwt_secret.expose());
     let mut claims = keys.verify(token).expect("a valid token");
@@ -64,13 +86,8 @@ fn expired(token: &str) -> String {
 #[actix_web::test]
 async fn anonymous_only_without_credentials() {
     let app = start().await;
-    let acme = stoa_auth::testing::seed_tenant_with(
-        &app.db,
-        &stoa_api_keys::testing::registry(),
-        "Acme Corp",
-        "acme.com",
-    )
-    .await;
+    let acme =
+        stoa_auth::testing::seed_tenant_with(&app.db, &registry(), "Acme Corp", "acme.com").await;
     let token = stoa_auth::testing::token_for(&app.db, acme.admin).await;
 
     // Nothing sent: anonymous (an empty header or cookie is nothing, too).

@@ -9,8 +9,10 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;
     pub mod fixtures;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod headers;
     pub mod middleware;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod streaming;
     pub mod system;
 }
