@@ -2,7 +2,9 @@
 //! HTTP tests of stoa-audit-logs and the command bus behind it.
 
 mod api {
+    pub mod batch;
     pub mod export;
+    pub mod guards;
     pub mod lists;
     pub mod outbox;
     pub mod support;
