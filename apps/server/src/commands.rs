@@ -362,6 +362,117 @@ pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<
     Ok(())
 }
 
+/// `stoa bench-record` (hidden, for `cargo xtask bench`): records `count`
+/// action-log entries of the demo tenant (each with snapshots, a diff, an undo
+/// payload and one event) one by one through `command::execute`, then as one
+/// batch (`command::record_batch`), each in a transaction that is rolled back.
+/// Prints one JSON line.
+pub async fn bench_record(config: &Config, count: usize) -> Result<(), CommandError> {
+    use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager};
+    use stoa_core::AppError;
+    use stoa_core::command::{self, Actor, Command, Event, LogEntry};
+    type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+    /// A command whose entry is prepared in advance: measures recording only.
+    struct Prepared(LogEntry);
+    impl Command for Prepared {
+        type Output = ();
+        fn id(&self) -> &'static str {
+            "bench.items.update"
+        }
+        fn execute<'a>(
+            self,
+            _: &'a mut AsyncPgConnection,
+            _: &'a Actor,
+        ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
+            Box::pin(async move { Ok(((), self.0)) })
+        }
+    }
+    let entries = |n: usize| -> Vec<LogEntry> {
+        (0..n)
+            .map(|i| {
+                let before = serde_json::json!({"name": format!("Item {i}"), "price": i, "tags": ["a"]});
+                let after = serde_json::json!({"name": format!("Item {i}"), "price": i + 1, "tags": ["a", "b"]});
+                LogEntry {
+                    action_label: Some("Update item".into()),
+                    resource_kind: Some("bench.item".into()),
+                    resource_id: Some(i.to_string()),
+                    undo: Some(serde_json::json!({"id": i, "before": before, "after": after})),
+                    snapshot_before: Some(before),
+                    snapshot_after: Some(after),
+                    events: vec![Event {
+                        name: "bench.items.updated".into(),
+                        payload: serde_json::json!({"id": i}),
+                    }],
+                    ..Default::default()
+                }
+            })
+            .collect()
+    };
+    let other = |e: String| CommandError::Other(e);
+    let db = Db::connect(&config.db)?;
+    let mut conn = db.conn().await?;
+    let conn: &mut AsyncPgConnection = &mut conn;
+    #[derive(diesel::QueryableByName)]
+    struct Ids {
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        tenant: uuid::Uuid,
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        organization: uuid::Uuid,
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        actor: uuid::Uuid,
+    }
+    let ids: Ids = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT u.tenant_id AS tenant, u.organization_id AS organization, u.id AS actor \
+             FROM users u WHERE u.email = 'superadmin@acme.com' AND u.deleted_at IS NULL LIMIT 1",
+        ),
+        conn,
+    )
+    .await
+    .map_err(|e| other(format!("run `stoa init --demo` first: {e}")))?;
+    let actor = Actor::api(Some(ids.actor), Some(ids.tenant), Some(ids.organization));
+    let db_err = |e: diesel::result::Error| other(e.to_string());
+    let app_err = |e: AppError| other(e.to_string());
+    // Warm-up: prepares both paths' statements on this connection.
+    let mut timings = (0.0, 0.0);
+    for n in [100, count] {
+        let one = entries(n);
+        AnsiTransactionManager::begin_transaction(conn)
+            .await
+            .map_err(db_err)?;
+        let started = std::time::Instant::now();
+        for entry in one {
+            command::execute(conn, &actor, Prepared(entry))
+                .await
+                .map_err(app_err)?;
+        }
+        let one_by_one = started.elapsed().as_secs_f64() * 1000.0;
+        AnsiTransactionManager::rollback_transaction(conn)
+            .await
+            .map_err(db_err)?;
+        let batch: Vec<_> = entries(n)
+            .into_iter()
+            .map(|e| ("bench.items.update", e))
+            .collect();
+        AnsiTransactionManager::begin_transaction(conn)
+            .await
+            .map_err(db_err)?;
+        let started = std::time::Instant::now();
+        command::record_batch(conn, &actor, batch)
+            .await
+            .map_err(app_err)?;
+        let batched = started.elapsed().as_secs_f64() * 1000.0;
+        AnsiTransactionManager::rollback_transaction(conn)
+            .await
+            .map_err(db_err)?;
+        timings = (one_by_one, batched);
+    }
+    let (one_by_one, batched) = timings;
+    println!(r#"{{"rows":{count},"msOneByOne":{one_by_one:.1},"msBatch":{batched:.1}}}"#);
+    Ok(())
+}
+
 /// `stoa bench-users` (hidden, for `cargo xtask bench`): adds `count` users to
 /// the demo tenant (`user000001@bench.acme.com`, ...), spread over ten
 /// organizations, each holding the `employee` role. Prints one JSON line.
