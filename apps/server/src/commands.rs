@@ -310,6 +310,27 @@ pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<
     Ok(())
 }
 
+/// `stoa bench-record` (hidden, for `cargo xtask bench`): times recording
+/// `count` action-log entries of the demo tenant one by one against one batch
+/// (`stoa_audit_logs::seed::record_timings`); rolled back. Prints one JSON line.
+pub async fn bench_record(config: &Config, count: usize) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let mut conn = db.conn().await?;
+    let admin = stoa_auth::seed::demo_admin(&mut conn)
+        .await
+        .map_err(seed_error)?;
+    let actor = stoa_core::command::Actor::api(
+        Some(admin.user_id),
+        Some(admin.tenant_id),
+        Some(admin.organization_id),
+    );
+    let (one_by_one, batched) = stoa_audit_logs::seed::record_timings(&mut conn, &actor, count)
+        .await
+        .map_err(seed_error)?;
+    println!(r#"{{"rows":{count},"msOneByOne":{one_by_one:.1},"msBatch":{batched:.1}}}"#);
+    Ok(())
+}
+
 /// `stoa seed users` (and the hidden `bench-users`, for `cargo xtask bench`):
 /// adds ten branches under the demo organization (`stoa_directory::seed`) and
 /// `count` users spread over them, each holding the `employee` role

@@ -65,6 +65,13 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
+    /// Time recording action-log entries one by one against one batch
+    /// (used by `cargo xtask bench`); rolled back, nothing stays.
+    #[command(hide = true)]
+    BenchRecord {
+        #[arg(long, default_value_t = 10_000)]
+        count: usize,
+    },
     /// Old name of `seed users`.
     #[command(hide = true)]
     BenchUsers {
@@ -175,6 +182,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         | Command::BenchAudit { count, mutations } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::bench_audit(&config, count, mutations.max(1)))
+        }
+        Command::BenchRecord { count } => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(commands::bench_record(&config, count.max(1)))
         }
         Command::Seed(Seed::Users { count }) | Command::BenchUsers { count } => {
             let config = load_config()?;

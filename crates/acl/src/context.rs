@@ -11,6 +11,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use futures_util::future::{BoxFuture, LocalBoxFuture};
 use stoa_core::AppError;
+use stoa_core::command::WriteGuards;
 use stoa_core::http::headers;
 use uuid::Uuid;
 
@@ -84,6 +85,9 @@ pub struct AuthContext {
     /// The user's home organization.
     pub home_organization_id: Option<Uuid>,
     pub acl: Arc<ResolvedAcl>,
+    /// The write guards of the registry (`Registry::write_guards`), handed to
+    /// the command bus with [`AuthContext::actor`]. Authenticators fill them in.
+    pub guards: WriteGuards,
 }
 
 impl AuthContext {
@@ -284,6 +288,7 @@ mod tests {
             tenant_id: Some(Uuid::nil()),
             actor_tenant_id: Some(Uuid::nil()),
             home_organization_id: None,
+            guards: Default::default(),
             acl: Arc::new(acl),
         }
     }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
+use stoa_core::command::{WriteGuard, WriteGuards};
 use stoa_core::http::{Access, Operation};
 use utoipa::ToSchema;
 
@@ -89,6 +90,10 @@ pub struct Registry {
     seeders: Seeders,
     /// Every operation's declared access (the authorization matrix).
     operations: Vec<Operation>,
+    /// Checks every command, undo and redo passes before it commits
+    /// (`stoa_core::command::guard`); they reach the command bus on the
+    /// caller's `Actor` (`AuthContext::actor`).
+    write_guards: WriteGuards,
 }
 
 impl Registry {
@@ -150,6 +155,18 @@ impl Registry {
     /// Every registered seeder, in registration order.
     pub fn seeders(&self) -> &[Arc<dyn TenantSeeder>] {
         &self.seeders.0
+    }
+
+    /// Adds a write guard: a check every command, undo and redo of every
+    /// module passes inside its transaction and that may refuse it (422). An id
+    /// registered again replaces the earlier guard.
+    pub fn add_write_guard(&mut self, guard: Arc<dyn WriteGuard>) {
+        self.write_guards = self.write_guards.with(guard);
+    }
+
+    /// Every registered write guard, in registration order (cheap to clone).
+    pub fn write_guards(&self) -> &WriteGuards {
+        &self.write_guards
     }
 
     /// Declares who may call each of a module's operations. Register features

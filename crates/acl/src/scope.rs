@@ -164,9 +164,11 @@ impl AuthContext {
             .ok_or_else(AppError::forbidden)
     }
 
-    /// The command-bus actor for this caller and scope, carrying the caller.
+    /// The command-bus actor for this caller and scope, carrying the caller
+    /// and the write guards every write passes.
     pub fn actor(&self) -> Actor {
         Actor::api(self.actor_id(), self.tenant_id, self.organization_id())
+            .with_guards(self.guards.clone())
             .with_principal(Arc::new(self.clone()))
     }
 }
@@ -194,6 +196,7 @@ mod tests {
             tenant_id: Some(Uuid::nil()),
             actor_tenant_id: Some(Uuid::nil()),
             home_organization_id: None,
+            guards: Default::default(),
             acl: Arc::new(ResolvedAcl {
                 is_super_admin: super_admin,
                 allowed_organization_ids: orgs,

@@ -246,6 +246,7 @@ impl ApiKeyAuthenticator {
             tenant_id: resolved.tenant_id,
             actor_tenant_id: Some(live.tenant_id),
             home_organization_id: live.organization_id,
+            guards: Default::default(),
             acl: resolved.acl,
         })
     }

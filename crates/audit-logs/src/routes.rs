@@ -335,7 +335,7 @@ fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8], error: &'static str) 
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The caller may not write the restored state now (features, grant boundary, organization scope, tenant)"),
         (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),
-        (status = 422, body = ErrorBody, description = "An interceptor refused the undo (it may choose another status and body)"),
+        (status = 422, body = ErrorBody, description = "A write guard refused the undo (`guard_refused`, naming the guard), or an interceptor did (it may choose another status and body)"),
     )
 )]
 #[post("/audit_logs/audit-logs/actions/undo")]
@@ -391,6 +391,8 @@ pub struct RedoResponse {
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),
+        (status = 422, body = ErrorBody, description = "A write guard refused the redo (`guard_refused`, naming the guard)"),
     )
 )]
 #[post("/audit_logs/audit-logs/actions/redo")]

@@ -4,7 +4,11 @@
 //! module whose helpers do too says so with `#[expect]` and a reason.
 
 mod api {
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod batch;
     pub mod export;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod guards;
     pub mod lists;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod outbox;

@@ -186,6 +186,7 @@ impl AuthState {
             tenant_id: resolved.tenant_id,
             actor_tenant_id: live.tenant_id,
             home_organization_id: live.organization_id,
+            guards: Default::default(),
             acl: resolved.acl,
         })
     }
@@ -199,7 +200,7 @@ impl Authenticator for AuthState {
         Box::pin(async move {
             let has_token = credentials.bearer.is_some() || credentials.cookie_token.is_some();
             let key = credentials.api_key.as_ref().and(self.api_keys.as_ref());
-            match (has_token, key) {
+            let mut ctx = match (has_token, key) {
                 (false, None) => Err(AppError::unauthorized()),
                 (false, Some(keys)) => keys.authenticate(credentials).await,
                 // A valid session token wins; an invalid one falls back to the key.
@@ -210,7 +211,10 @@ impl Authenticator for AuthState {
                     }
                     other => other,
                 },
-            }
+            }?;
+            // Every write of the caller passes the registry's write guards.
+            ctx.guards = self.registry.write_guards().clone();
+            Ok(ctx)
         })
     }
 }

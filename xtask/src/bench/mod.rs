@@ -337,6 +337,32 @@ fn audit_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
     }
 }
 
+/// Times recording `STOA_BENCH_RECORD_ROWS` (default 10,000) action-log
+/// entries one by one against one batch; returns the note.
+fn record_bench(stoa: &std::path::Path, url: &str) -> Result<String> {
+    let rows = env_number("STOA_BENCH_RECORD_ROWS", 10_000);
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args(["bench-record", "--count", &rows.to_string()])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
+        .map_err(|e| format!("bench-record printed `{out}`: {e}"))?;
+    match (ok, json["msOneByOne"].as_f64(), json["msBatch"].as_f64()) {
+        (true, Some(one), Some(batch)) if batch > 0.0 => Ok(format!(
+            "{} rows (+1 event each) in one transaction: {:.0} ms one by one, {:.0} ms as one batch ({:.1}x; {:.1} vs {:.1} µs per row)",
+            json["rows"],
+            one,
+            batch,
+            one / batch,
+            one * 1000.0 / rows as f64,
+            batch * 1000.0 / rows as f64,
+        )),
+        _ => Err(format!("bench-record failed: {out}")),
+    }
+}
+
 /// Creates an API key holding the demo `admin` role (as the super admin) and
 /// returns its secret.
 fn create_key(addr: SocketAddr, token: &str) -> Result<String> {
@@ -416,6 +442,8 @@ fn bench(
     let (per_hash, per_verify) = hash_cost(stoa)?;
     let audit = audit_seed(stoa, &url)?;
     println!("xtask: {audit}");
+    let record = record_bench(stoa, &url)?;
+    println!("xtask: {record}");
     let users = users_seed(stoa, &url)?;
     println!("xtask: {users}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
@@ -431,6 +459,7 @@ fn bench(
     let mut rows = vec![
         Row::startup(server.startup, idle_rss),
         Row::note_only("command bus cost per mutation (organization update)", audit),
+        Row::note_only("batch recording of action-log rows (record_batch)", record),
         Row::note_only("user-list data set", users),
         Row::note_only(
             "argon2id password hash (m=19 MiB, t=2, p=1)",

@@ -37,6 +37,7 @@ impl Authenticator for Stub {
             tenant_id: None,
             actor_tenant_id: None,
             home_organization_id: None,
+            guards: Default::default(),
             acl: Arc::new(ResolvedAcl {
                 features,
                 ..Default::default()

@@ -6,7 +6,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_core::AppError;
-use stoa_core::command::{ActionLog, Actor, CommandRegistry, UndoInterceptor};
+use stoa_core::command::{ActionLog, Actor, CommandRegistry, UndoInterceptor, WriteGuard};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
@@ -53,6 +53,33 @@ pub async fn start() -> TestApp<
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
         .module(stoa_preferences::configure)
+        .module(stoa_directory::configure)
+        .module(stoa_audit_logs::configure(
+            Arc::new(registry()),
+            Arc::new(stoa_auth::PgAccounts),
+        ))
+        .start()
+        .await
+}
+
+/// [`start`], with `guards` registered as the registry's write guards (so
+/// every signed-in caller's writes pass them).
+pub async fn start_with_guards(
+    guards: Vec<Arc<dyn WriteGuard>>,
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let mut features = stoa_auth::base_registry().unwrap();
+    stoa_audit_logs::register(&mut features).unwrap();
+    for guard in guards {
+        features.add_write_guard(guard);
+    }
+    stoa_testkit::app()
+        .module_with(move |db| {
+            Arc::new(stoa_auth::configure(
+                stoa_auth::testing::state_with_registry(db, features, |_| {}),
+            ))
+        })
         .module(stoa_directory::configure)
         .module(stoa_audit_logs::configure(
             Arc::new(registry()),

@@ -7,12 +7,21 @@
 //! its entry gets an undo token, and the [`Operation`] it returns renders the
 //! reference's `x-om-operation` response header.
 //!
+//! Before anything is recorded, the caller's [`WriteGuard`]s (`Actor::guards`)
+//! see the entry the command produced and may refuse it (422, [`guard`]); the
+//! transaction then rolls back and nothing of the command is stored. Bulk work
+//! records many entries with one statement per table ([`execute_batch`],
+//! [`record_batch`]), with the same content as one-by-one recording.
+//!
 //! Undo and redo go through a [`CommandRegistry`] that maps command ids to
 //! [`CommandHandler`]s; [`UndoInterceptor`]s may refuse an undo (422 by default,
-//! or whatever status and body they return).
+//! or whatever status and body they return). Write guards run for undo and redo
+//! too.
 
 pub mod access;
+mod batch;
 pub mod diff;
+pub mod guard;
 pub mod outbox;
 pub mod schema;
 pub mod tracked;
@@ -24,7 +33,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{
+    AnsiTransactionManager, AsyncConnection, AsyncPgConnection, RunQueryDsl, TransactionManager,
+};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -34,6 +45,8 @@ use uuid::Uuid;
 use crate::error::AppError;
 use schema::action_logs;
 
+pub use batch::{execute_batch, record_batch};
+pub use guard::{GuardInput, Phase, Verdict, WriteGuard, WriteGuards};
 pub use tracked::{StateHandler, Tracked, entry, tracked};
 pub use undo::{RedoOutcome, UndoOutcome};
 
@@ -56,6 +69,10 @@ pub struct Actor {
     /// The caller's identity and grants, for commands and undo handlers that
     /// authorize what they write (`None` for system work).
     pub principal: Option<Arc<dyn Principal>>,
+    /// The write guards every command, undo and redo of this actor passes
+    /// (registered at startup; empty for system work unless attached with
+    /// [`Actor::with_guards`]).
+    pub guards: WriteGuards,
 }
 
 impl Actor {
@@ -70,7 +87,14 @@ impl Actor {
             organization_id,
             source: "api",
             principal: None,
+            guards: WriteGuards::default(),
         }
+    }
+
+    /// The same actor passing `guards` on every write.
+    pub fn with_guards(mut self, guards: WriteGuards) -> Self {
+        self.guards = guards;
+        self
     }
 
     /// The same actor carrying `principal`.
@@ -184,17 +208,160 @@ fn encode_uri_component(s: &str) -> String {
     out
 }
 
-/// Runs `command` on `conn` (the caller's transaction) and writes its action-log
-/// entry and events there too. Returns the output and the logged operation.
+/// Runs `command` on `conn` (the caller's transaction), asks the actor's write
+/// guards, and writes its action-log entry and events there too. Returns the
+/// output and the logged operation.
+///
+/// On a connection outside any transaction, the whole of it runs in one, so a
+/// change is never stored without its entry (or after a guard refused it).
 pub async fn execute<C: Command>(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    command: C,
+) -> Result<(C::Output, Operation), AppError> {
+    if in_transaction(conn) {
+        execute_in(conn, actor, command).await
+    } else {
+        conn.transaction(async move |conn| execute_in(conn, actor, command).await)
+            .await
+    }
+}
+
+async fn execute_in<C: Command>(
     conn: &mut AsyncPgConnection,
     actor: &Actor,
     command: C,
 ) -> Result<(C::Output, Operation), AppError> {
     let command_id = command.id();
     let (output, entry) = command.execute(conn, actor).await?;
+    check_guards(conn, actor, command_id, Phase::Execute, &entry).await?;
     let operation = record(conn, actor, command_id, entry, None).await?;
     Ok((output, operation))
+}
+
+/// Whether `conn` is inside a transaction (the caller's).
+pub(crate) fn in_transaction(conn: &mut AsyncPgConnection) -> bool {
+    matches!(
+        AnsiTransactionManager::transaction_manager_status_mut(conn).transaction_depth(),
+        Ok(Some(_))
+    )
+}
+
+/// Asks the actor's guards about one entry: `Err` (422 `guard_refused`, or
+/// the guard's own failure) refuses the write.
+pub(crate) async fn check_guards(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    command_id: &str,
+    phase: Phase,
+    entry: &LogEntry,
+) -> Result<(), AppError> {
+    if actor.guards.is_empty() {
+        return Ok(());
+    }
+    let input = GuardInput {
+        command_id,
+        phase,
+        actor,
+        entry,
+    };
+    actor.guards.check(conn, &input).await
+}
+
+/// One action-log row as the bus writes it, derived from an entry: one-by-one
+/// and batch recording both write exactly this.
+pub(crate) struct Row {
+    tenant_id: Option<Uuid>,
+    organization_id: Option<Uuid>,
+    command_id: String,
+    action_label: Option<String>,
+    action_type: &'static str,
+    resource_kind: Option<String>,
+    resource_id: Option<String>,
+    parent_resource_kind: Option<String>,
+    parent_resource_id: Option<String>,
+    undo_token: Option<String>,
+    command_payload: Option<Value>,
+    snapshot_before: Option<Value>,
+    snapshot_after: Option<Value>,
+    changes_json: Value,
+    changed_fields: Vec<String>,
+    context_json: Option<Value>,
+    other_tenant_ids: Vec<Uuid>,
+    events: Vec<Event>,
+}
+
+impl Row {
+    /// The row of `entry`; `context_extra` is merged into the entry's context
+    /// (undo/redo traces).
+    pub(crate) fn new(
+        actor: &Actor,
+        command_id: &str,
+        entry: LogEntry,
+        context_extra: Option<Value>,
+    ) -> Self {
+        let changes = diff::changes(
+            entry.snapshot_before.as_ref(),
+            entry.snapshot_after.as_ref(),
+        );
+        let changed_fields: Vec<String> = changes.keys().cloned().collect();
+        let undo_token = entry.undo.as_ref().map(|_| Uuid::new_v4().to_string());
+        let context_json = match (entry.context, context_extra) {
+            (Some(Value::Object(mut a)), Some(Value::Object(b))) => {
+                a.extend(b);
+                Some(Value::Object(a))
+            }
+            (a, b) => b.or(a),
+        };
+        let command_payload = entry.undo.map(|undo| json!({ "undo": undo }));
+        let tenant_id = entry.tenant_id.or(actor.tenant_id);
+        let mut other_tenant_ids = entry.other_tenants;
+        other_tenant_ids.retain(|t| Some(*t) != tenant_id);
+        other_tenant_ids.sort();
+        other_tenant_ids.dedup();
+        Self {
+            tenant_id,
+            organization_id: entry.organization_id.or(actor.organization_id),
+            command_id: command_id.to_string(),
+            action_label: entry.action_label,
+            action_type: diff::action_type(command_id),
+            resource_kind: entry.resource_kind,
+            resource_id: entry.resource_id,
+            parent_resource_kind: entry.parent_resource_kind,
+            parent_resource_id: entry.parent_resource_id,
+            undo_token,
+            command_payload,
+            snapshot_before: diff::without_secrets(entry.snapshot_before),
+            snapshot_after: diff::without_secrets(entry.snapshot_after),
+            changes_json: Value::Object(changes),
+            changed_fields,
+            context_json,
+            other_tenant_ids,
+            events: entry.events,
+        }
+    }
+
+    /// The operation clients see for this row, once stored.
+    fn operation(self, id: Uuid, executed_at: OffsetDateTime) -> Operation {
+        Operation {
+            id,
+            undo_token: self.undo_token,
+            command_id: self.command_id,
+            action_label: self.action_label,
+            resource_kind: self.resource_kind,
+            resource_id: self.resource_id,
+            executed_at,
+        }
+    }
+}
+
+/// How the actor is recorded on its rows.
+fn source_key(actor: &Actor) -> &'static str {
+    if actor.source.is_empty() {
+        "api"
+    } else {
+        actor.source
+    }
 }
 
 /// Writes one action-log entry (and its events); `context_extra` is merged into
@@ -206,72 +373,38 @@ pub(crate) async fn record(
     entry: LogEntry,
     context_extra: Option<Value>,
 ) -> Result<Operation, AppError> {
-    let changes = diff::changes(
-        entry.snapshot_before.as_ref(),
-        entry.snapshot_after.as_ref(),
-    );
-    let (snapshot_before, snapshot_after) = (
-        diff::without_secrets(entry.snapshot_before),
-        diff::without_secrets(entry.snapshot_after),
-    );
-    let changed_fields: Vec<String> = changes.keys().cloned().collect();
-    let undo_token = entry.undo.as_ref().map(|_| Uuid::new_v4().to_string());
-    let context = match (entry.context, context_extra) {
-        (Some(Value::Object(mut a)), Some(Value::Object(b))) => {
-            a.extend(b);
-            Some(Value::Object(a))
-        }
-        (a, b) => b.or(a),
-    };
-    let payload = entry.undo.as_ref().map(|undo| json!({ "undo": undo }));
-    let tenant = entry.tenant_id.or(actor.tenant_id);
-    let mut other_tenants = entry.other_tenants;
-    other_tenants.retain(|t| Some(*t) != tenant);
-    other_tenants.sort();
-    other_tenants.dedup();
+    let mut row = Row::new(actor, command_id, entry, context_extra);
     let (id, created_at): (Uuid, OffsetDateTime) = diesel::insert_into(action_logs::table)
         .values((
-            action_logs::tenant_id.eq(tenant),
-            action_logs::organization_id.eq(entry.organization_id.or(actor.organization_id)),
+            action_logs::tenant_id.eq(row.tenant_id),
+            action_logs::organization_id.eq(row.organization_id),
             action_logs::actor_user_id.eq(actor.user_id),
-            action_logs::command_id.eq(command_id),
-            action_logs::action_label.eq(&entry.action_label),
-            action_logs::action_type.eq(diff::action_type(command_id)),
-            action_logs::resource_kind.eq(&entry.resource_kind),
-            action_logs::resource_id.eq(&entry.resource_id),
-            action_logs::parent_resource_kind.eq(&entry.parent_resource_kind),
-            action_logs::parent_resource_id.eq(&entry.parent_resource_id),
-            action_logs::undo_token.eq(&undo_token),
-            action_logs::command_payload.eq(&payload),
-            action_logs::snapshot_before.eq(&snapshot_before),
-            action_logs::snapshot_after.eq(&snapshot_after),
-            action_logs::changes_json.eq(Value::Object(changes)),
-            action_logs::primary_changed_field.eq(<[String]>::first(&changed_fields)),
-            action_logs::changed_fields.eq(&changed_fields),
-            action_logs::context_json.eq(&context),
-            action_logs::other_tenant_ids.eq(&other_tenants),
+            action_logs::command_id.eq(&row.command_id),
+            action_logs::action_label.eq(&row.action_label),
+            action_logs::action_type.eq(row.action_type),
+            action_logs::resource_kind.eq(&row.resource_kind),
+            action_logs::resource_id.eq(&row.resource_id),
+            action_logs::parent_resource_kind.eq(&row.parent_resource_kind),
+            action_logs::parent_resource_id.eq(&row.parent_resource_id),
+            action_logs::undo_token.eq(&row.undo_token),
+            action_logs::command_payload.eq(&row.command_payload),
+            action_logs::snapshot_before.eq(&row.snapshot_before),
+            action_logs::snapshot_after.eq(&row.snapshot_after),
+            action_logs::changes_json.eq(&row.changes_json),
+            action_logs::primary_changed_field.eq(<[String]>::first(&row.changed_fields)),
+            action_logs::changed_fields.eq(&row.changed_fields),
+            action_logs::context_json.eq(&row.context_json),
+            action_logs::other_tenant_ids.eq(&row.other_tenant_ids),
             action_logs::actor_is_super_admin.eq(actor.is_super_admin()),
-            action_logs::source_key.eq(if actor.source.is_empty() {
-                "api"
-            } else {
-                actor.source
-            }),
+            action_logs::source_key.eq(source_key(actor)),
         ))
         .returning((action_logs::id, action_logs::created_at))
         .get_result(conn)
         .await?;
-    for event in entry.events {
-        outbox::enqueue(conn, &event, tenant).await?;
+    for event in std::mem::take(&mut row.events) {
+        outbox::enqueue(conn, &event, row.tenant_id).await?;
     }
-    Ok(Operation {
-        id,
-        undo_token,
-        command_id: command_id.to_string(),
-        action_label: entry.action_label,
-        resource_kind: entry.resource_kind,
-        resource_id: entry.resource_id,
-        executed_at: created_at,
-    })
+    Ok(row.operation(id, created_at))
 }
 
 /// One action-log row, as undo and redo handlers receive it.

@@ -36,6 +36,36 @@ pub async fn enqueue(
         .map(|_| ())
 }
 
+/// Writes `events` (each with its tenant) to the outbox on `conn` with one
+/// statement, in order (ids follow the slice).
+pub async fn enqueue_many(
+    conn: &mut AsyncPgConnection,
+    events: &[(Event, Option<Uuid>)],
+) -> Result<(), diesel::result::Error> {
+    use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
+    if events.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = events.iter().map(|(e, _)| e.name.as_str()).collect();
+    let payloads: Vec<&Value> = events.iter().map(|(e, _)| &e.payload).collect();
+    let tenants: Vec<Option<Uuid>> = events.iter().map(|(_, t)| *t).collect();
+    Cached(
+        diesel::sql_query(
+            "INSERT INTO event_outbox (name, payload, tenant_id) \
+             SELECT e.name, e.payload, e.tenant_id \
+             FROM unnest($1::text[], $2::jsonb[], $3::uuid[]) WITH ORDINALITY \
+                 AS e(name, payload, tenant_id, n) \
+             ORDER BY e.n",
+        )
+        .bind::<Array<Text>, _>(names)
+        .bind::<Array<Jsonb>, _>(payloads)
+        .bind::<Array<Nullable<SqlUuid>>, _>(tenants),
+    )
+    .execute(conn)
+    .await
+    .map(|_| ())
+}
+
 /// An event as subscribers receive it.
 #[derive(Clone, Debug, Queryable)]
 pub struct Delivered {

@@ -1,6 +1,8 @@
 //! Undo and redo, as the reference defines them, but atomic: the caller passes
 //! a connection inside a transaction, the target row is locked, and the handler's
-//! reversal, the state change and the trace entry commit together.
+//! reversal, the state change and the trace entry commit together. The actor's
+//! write guards see the reversal (or the redone entry) after the handler wrote
+//! it and before it is recorded; a refusal (422) rolls all of it back.
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -8,7 +10,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::schema::action_logs;
-use super::{ActionLog, Actor, CommandRegistry, LogEntry, Operation, record};
+use super::{ActionLog, Actor, CommandRegistry, LogEntry, Operation, Phase, check_guards, record};
 use crate::error::AppError;
 
 pub struct UndoOutcome {
@@ -161,6 +163,8 @@ impl CommandRegistry {
             other_tenants: target.other_tenant_ids.clone(),
             ..Default::default()
         };
+        // Undo is a write too: the guards see the reversal before it is kept.
+        check_guards(conn, actor, &target.command_id, Phase::Undo, &trace).await?;
         let context = json!({
             "historyAction": "undo",
             "notRestored": report.not_restored,
@@ -220,6 +224,7 @@ impl CommandRegistry {
         })?;
         entry.tenant_id = entry.tenant_id.or(target.tenant_id);
         entry.organization_id = entry.organization_id.or(target.organization_id);
+        check_guards(conn, actor, &target.command_id, Phase::Redo, &entry).await?;
         let context = json!({
             "historyAction": "redo",
             "sourceLogId": target.id,

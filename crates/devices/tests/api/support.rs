@@ -60,6 +60,7 @@ impl Authenticator for TestKeys {
                 tenant_id: Some(tenant),
                 actor_tenant_id: Some(tenant),
                 home_organization_id: None,
+                guards: Default::default(),
                 acl: Arc::new(ResolvedAcl {
                     features: vec!["devices.*".into()],
                     ..Default::default()

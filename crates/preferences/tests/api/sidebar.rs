@@ -80,6 +80,7 @@ impl Authenticator for UserlessKey {
                 tenant_id: self.0.get().copied(),
                 actor_tenant_id: self.0.get().copied(),
                 home_organization_id: None,
+                guards: Default::default(),
                 acl: Arc::new(ResolvedAcl {
                     features: vec!["auth.*".into()],
                     ..Default::default()
