@@ -214,20 +214,18 @@ async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::K
     }
 }
 
-/// Starts `config.count` queue workers on the current runtime.
+/// Starts the queue's workers on the current runtime: one loop keeping up to
+/// `config.count` jobs in flight and enqueuing due recurring jobs.
 fn start_workers(db: &Db, config: stoa_progress::WorkerConfig) {
     let count = config.count;
     if count == 0 {
         return;
     }
-    let workers = std::sync::Arc::new(stoa_progress::Workers::new(
-        db.clone(),
-        crate::job_handlers(),
-        config,
-    ));
-    for _ in 0..count {
-        actix_web::rt::spawn(workers.clone().run());
-    }
+    let workers = std::sync::Arc::new(
+        stoa_progress::Workers::new(db.clone(), crate::job_handlers(), config)
+            .with_schedules(crate::job_schedules()),
+    );
+    actix_web::rt::spawn(workers.run());
     tracing::info!(count, "job workers started");
 }
 
@@ -252,6 +250,108 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
         _ = term.recv() => {}
     }
     tracing::info!("stoa worker stopping");
+    Ok(())
+}
+
+/// `bench.units` `{units}`: empty units of one item each, so a run measures
+/// what the queue itself costs per unit (its `job_units` row, the progress
+/// counter, the transaction).
+struct BenchUnits;
+
+impl stoa_progress::JobHandler for BenchUnits {
+    fn kind(&self) -> &'static str {
+        "bench.units"
+    }
+    fn run<'a>(
+        &'a self,
+        ctx: &'a stoa_progress::JobContext,
+    ) -> stoa_progress::BoxFuture<'a, Result<stoa_progress::Outcome, stoa_progress::JobError>> {
+        Box::pin(async move {
+            let units = ctx.payload()["units"].as_u64().unwrap_or(0);
+            for unit in 0..units {
+                ctx.unit(
+                    &unit.to_string(),
+                    1,
+                    Box::new(|_| Box::pin(async { Ok(stoa_progress::UnitReport::ok()) })),
+                )
+                .await?;
+            }
+            Ok(stoa_progress::Outcome::Completed(None))
+        })
+    }
+}
+
+/// `stoa bench-jobs` (hidden, for `cargo xtask bench`): runs one job of each
+/// size in `units` through a worker and prints the cost per unit in µs as one
+/// JSON line. Flat figures mean progress costs O(1) per unit.
+pub async fn bench_jobs(config: &Config, units: &[u32]) -> Result<(), CommandError> {
+    let other = |e: String| CommandError::Other(e);
+    let db = Db::connect(&config.db)?;
+    let workers = stoa_progress::Workers::new(
+        db.clone(),
+        vec![std::sync::Arc::new(BenchUnits)],
+        stoa_progress::WorkerConfig::default(),
+    );
+    let tenant = {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct Tenant {
+            #[diesel(sql_type = diesel::sql_types::Uuid)]
+            id: uuid::Uuid,
+        }
+        let mut conn = db.conn().await?;
+        let row: Tenant = diesel::sql_query("SELECT id FROM tenants ORDER BY created_at LIMIT 1")
+            .get_result(&mut *conn)
+            .await
+            .map_err(|e| other(format!("run `stoa init --demo` first: {e}")))?;
+        row.id
+    };
+    let mut per_unit = serde_json::Map::new();
+    for &count in units {
+        let mut conn = db.conn().await?;
+        let progress = stoa_progress::service::create(
+            &mut conn,
+            &stoa_progress::service::NewJob {
+                job_type: "bench.units".into(),
+                name: format!("bench {count} units"),
+                total_count: i32::try_from(count).ok(),
+                tenant_id: tenant,
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| other(e.to_string()))?;
+        stoa_progress::enqueue(
+            &mut conn,
+            "bench.units",
+            &serde_json::json!({ "units": count }),
+            Some(progress),
+            1,
+        )
+        .await
+        .map_err(|e| other(e.to_string()))?;
+        drop(conn);
+        let started = std::time::Instant::now();
+        if !workers.run_one().await? {
+            return Err(other("the bench job was not claimed".into()));
+        }
+        let micros = started.elapsed().as_secs_f64() * 1e6 / f64::from(count.max(1));
+        let mut conn = db.conn().await?;
+        let done = stoa_progress::service::get(&mut conn, progress)
+            .await
+            .map_err(|e| other(e.to_string()))?
+            .filter(|job| job.status == "completed" && job.processed_count == count as i32);
+        if done.is_none() {
+            return Err(other(format!(
+                "the {count}-unit bench job did not complete"
+            )));
+        }
+        per_unit.insert(
+            count.to_string(),
+            serde_json::json!((micros * 10.0).round() / 10.0),
+        );
+    }
+    println!("{}", serde_json::json!({ "perUnitUs": per_unit }));
     Ok(())
 }
 

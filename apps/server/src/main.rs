@@ -65,6 +65,13 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
+    /// Time the job queue's cost per unit for jobs of each size (used by
+    /// `cargo xtask bench`). Prints `{"perUnitUs": {"<units>": µs, ...}}`.
+    #[command(hide = true)]
+    BenchJobs {
+        #[arg(long, value_delimiter = ',', default_values_t = [1_000u32, 10_000, 100_000])]
+        units: Vec<u32>,
+    },
     /// Add users to the demo tenant (used by `cargo xtask bench`).
     #[command(hide = true)]
     BenchUsers {
@@ -150,6 +157,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::BenchAudit { count, mutations } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::bench_audit(&config, count, mutations.max(1)))
+        }
+        Command::BenchJobs { units } => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(commands::bench_jobs(&config, &units))
         }
         Command::BenchUsers { count } => {
             let config = load_config()?;

@@ -2,8 +2,10 @@
 //! HTTP tests of stoa-progress and the job queue.
 
 mod api {
+    pub mod bulk;
     pub mod collection;
     pub mod endpoints;
     pub mod queue;
+    pub mod schedules;
     pub mod support;
 }

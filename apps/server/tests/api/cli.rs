@@ -343,7 +343,7 @@ async fn a_worker_killed_mid_job_is_replaced_and_no_unit_runs_twice() {
     let mut second = worker(&url);
     wait_for(
         &url,
-        "SELECT count(*) AS n FROM job_queue WHERE status = 'done'",
+        "SELECT count(*) AS n FROM job_queue WHERE status = 'done' AND kind = 'system.sleep_units'",
         1,
         Duration::from_secs(60),
     )
@@ -359,7 +359,11 @@ async fn a_worker_killed_mid_job_is_replaced_and_no_unit_runs_twice() {
         20
     );
     assert_eq!(
-        scalar(&url, "SELECT attempts::bigint AS n FROM job_queue").await,
+        scalar(
+            &url,
+            "SELECT attempts::bigint AS n FROM job_queue WHERE kind = 'system.sleep_units'"
+        )
+        .await,
         2
     );
     assert_eq!(
