@@ -403,7 +403,8 @@ async fn two_worker_processes_run_a_recurring_job_once_per_period() {
     .await
     .unwrap();
     let mut workers = [worker(&url), worker(&url)];
-    let runs = "SELECT count(*) AS n FROM job_queue WHERE schedule = 'test.sleep' AND status = 'done'";
+    let runs =
+        "SELECT count(*) AS n FROM job_queue WHERE schedule = 'test.sleep' AND status = 'done'";
     wait_for(&url, runs, 3, Duration::from_secs(30)).await;
     for worker in &mut workers {
         Command::new("kill")
