@@ -21,6 +21,7 @@ fn usage() -> ExitCode {
          dev            start Postgres (private cluster unless DATABASE_URL is set), migrate, serve\n  \
          test [args]    run every test against a real Postgres (args go to nextest / cargo test)\n  \
          bench          benchmark the release server and update docs/benchmarks.md\n  \
+         bench jobs     only the job queue's cost per unit (printed)\n  \
          pg-stop        stop the private Postgres cluster"
     );
     ExitCode::from(2)

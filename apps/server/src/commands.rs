@@ -214,20 +214,18 @@ async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::K
     }
 }
 
-/// Starts `config.count` queue workers on the current runtime.
+/// Starts the queue's workers on the current runtime: one loop keeping up to
+/// `config.count` jobs in flight and enqueuing due recurring jobs.
 fn start_workers(db: &Db, config: stoa_progress::WorkerConfig) {
     let count = config.count;
     if count == 0 {
         return;
     }
-    let workers = std::sync::Arc::new(stoa_progress::Workers::new(
-        db.clone(),
-        crate::job_handlers(),
-        config,
-    ));
-    for _ in 0..count {
-        actix_web::rt::spawn(workers.clone().run());
-    }
+    let workers = std::sync::Arc::new(
+        stoa_progress::Workers::new(db.clone(), crate::job_handlers(), config)
+            .with_schedules(crate::job_schedules()),
+    );
+    actix_web::rt::spawn(workers.run());
     tracing::info!(count, "job workers started");
 }
 
@@ -264,6 +262,18 @@ fn seed_error(e: stoa_core::AppError) -> CommandError {
     } else {
         CommandError::Other(e.message().to_string())
     }
+}
+
+/// `stoa bench-jobs` (hidden, for `cargo xtask bench`): the job queue's cost
+/// per unit for one job of each size in `units`
+/// (`stoa_progress::bench::per_unit_costs`). Prints one JSON line.
+pub async fn bench_jobs(config: &Config, units: &[u32]) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let per_unit = stoa_progress::bench::per_unit_costs(&db, units)
+        .await
+        .map_err(CommandError::Other)?;
+    println!("{}", serde_json::json!({ "perUnitUs": per_unit }));
+    Ok(())
 }
 
 /// `stoa seed action-logs` (and the hidden `bench-audit`, for `cargo xtask

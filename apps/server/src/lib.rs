@@ -127,3 +127,9 @@ pub fn subscribers() -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
 pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
     stoa_progress::handlers()
 }
+
+/// Every recurring job (modules append theirs); each runs once per period
+/// across all processes.
+pub fn job_schedules() -> Vec<stoa_progress::Schedule> {
+    stoa_progress::schedules()
+}

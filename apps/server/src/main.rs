@@ -72,6 +72,13 @@ enum Command {
         #[arg(long, default_value_t = 10_000)]
         count: usize,
     },
+    /// Time the job queue's cost per unit for jobs of each size (used by
+    /// `cargo xtask bench`). Prints `{"perUnitUs": {"<units>": µs, ...}}`.
+    #[command(hide = true)]
+    BenchJobs {
+        #[arg(long, value_delimiter = ',', default_values_t = [1_000u32, 10_000, 100_000])]
+        units: Vec<u32>,
+    },
     /// Old name of `seed users`.
     #[command(hide = true)]
     BenchUsers {
@@ -186,6 +193,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::BenchRecord { count } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::bench_record(&config, count.max(1)))
+        }
+        Command::BenchJobs { units } => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(commands::bench_jobs(&config, &units))
         }
         Command::Seed(Seed::Users { count }) | Command::BenchUsers { count } => {
             let config = load_config()?;

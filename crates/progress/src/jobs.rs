@@ -1,54 +1,42 @@
 //! The Postgres job queue and its workers.
 //!
-//! A module enqueues a job in its own transaction ([`enqueue`]); a worker
-//! claims it with `FOR UPDATE SKIP LOCKED` and a lease (`locked_until`, the
-//! visibility timeout) that a heartbeat extends while the handler runs. A worker
-//! that dies (even `kill -9`) stops extending the lease; once it lapses another
-//! worker claims the job again. Handlers split their work into units
-//! ([`JobContext::unit`]): a unit's effects and its `job_units` row commit in one
-//! transaction, so a retry skips exactly the finished units and never applies one
-//! twice. Failures are retried with exponential back-off up to `max_attempts`,
-//! then the job is `dead` and its progress record `failed`.
+//! A module enqueues a job in its own transaction ([`crate::enqueue_job`]); a
+//! worker claims it with `FOR UPDATE SKIP LOCKED` and a lease (`locked_until`,
+//! the visibility timeout) that a heartbeat extends while the handler runs. A
+//! worker that dies (even `kill -9`) stops extending the lease; once it lapses
+//! another worker claims the job again. Handlers split their work into units
+//! ([`crate::JobContext::unit`], see `units.rs`). A [`JobError::Retry`] is
+//! retried with exponential back-off up to `max_attempts`; a
+//! [`JobError::Final`] (or the last attempt) leaves the job `dead` and its
+//! progress record `failed`.
+//!
+//! One [`Workers`] per process runs up to `STOA_WORKERS` jobs at once
+//! ([`Workers::run`]): a single loop claims while a slot is free, so an idle
+//! process costs one claim per poll however many slots it has. The same loop
+//! enqueues due recurring jobs (`schedules.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use diesel::dsl::now;
 use diesel::pg::data_types::PgInterval;
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
-use stoa_core::AppError;
 use stoa_core::db::{Db, DbError};
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::schema::{job_queue, job_units};
+use crate::enqueue::JobScope;
+use crate::schedules::{self, Schedule};
+use crate::schema::job_queue;
 use crate::service;
-
-/// Adds a job to the queue on `conn` (the caller's transaction).
-pub async fn enqueue(
-    conn: &mut AsyncPgConnection,
-    kind: &str,
-    payload: &Value,
-    progress_job: Option<Uuid>,
-    max_attempts: i32,
-) -> QueryResult<Uuid> {
-    diesel::insert_into(job_queue::table)
-        .values((
-            job_queue::kind.eq(kind),
-            job_queue::payload.eq(payload),
-            job_queue::progress_job_id.eq(progress_job),
-            job_queue::max_attempts.eq(max_attempts.max(1)),
-        ))
-        .returning(job_queue::id)
-        .get_result(conn)
-        .await
-}
+use crate::units::{self, JobContext, JobError};
 
 /// `now() + <lease>`: the end of a lease, on the database clock like the
 /// comparisons against it (diesel's `now` is typed `timestamp` and has no
@@ -99,75 +87,32 @@ pub struct Job {
     pub attempts: i32,
     #[diesel(sql_type = Integer)]
     pub max_attempts: i32,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub tenant_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub organization_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub created_by_user_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub created_by_api_key_id: Option<Uuid>,
 }
 
-/// What a handler gets: the job and helpers for units, progress and cancellation.
-pub struct JobContext {
-    pub db: Db,
-    pub job: Job,
-}
-
-type UnitFn<'c> = Box<
-    dyn for<'r> FnOnce(&'r mut AsyncPgConnection) -> BoxFuture<'r, Result<(), AppError>>
-        + Send
-        + 'c,
->;
-
-impl JobContext {
-    pub fn payload(&self) -> &Value {
-        &self.job.payload
-    }
-
-    /// Runs unit `key` unless an earlier attempt finished it. Its effects, its
-    /// `job_units` row and the progress count commit together. Returns whether
-    /// the unit ran now.
-    pub async fn unit<'c>(&self, key: &str, f: UnitFn<'c>) -> Result<bool, AppError> {
-        let job = self.job.id;
-        let progress = self.job.progress_job_id;
-        let key = key.to_string();
-        let mut conn = self.db.conn().await?;
-        let conn: &mut AsyncPgConnection = &mut conn;
-        conn.transaction::<_, AppError, _>(async move |conn| {
-            let fresh = diesel::insert_into(job_units::table)
-                .values((job_units::job_id.eq(job), job_units::unit.eq(&key)))
-                .on_conflict_do_nothing()
-                .execute(conn)
-                .await?;
-            if fresh == 0 {
-                return Ok(false);
-            }
-            f(conn).await?;
-            if let Some(progress) = progress {
-                let done: i64 = job_units::table
-                    .filter(job_units::job_id.eq(job))
-                    .count()
-                    .get_result(conn)
-                    .await?;
-                service::set_processed(conn, progress, i32::try_from(done).unwrap_or(i32::MAX))
-                    .await?;
-            }
-            Ok(true)
+impl Job {
+    /// The scope the job was enqueued in (`None`: a system job).
+    pub fn scope(&self) -> Option<JobScope> {
+        self.tenant_id.map(|tenant_id| JobScope {
+            tenant_id,
+            organization_id: self.organization_id,
+            user_id: self.created_by_user_id,
+            api_key_id: self.created_by_api_key_id,
         })
-        .await
-    }
-
-    /// Whether someone asked to cancel the job's progress record.
-    pub async fn cancel_requested(&self) -> bool {
-        let Some(progress) = self.job.progress_job_id else {
-            return false;
-        };
-        match self.db.conn().await {
-            Ok(mut conn) => service::cancel_requested(&mut conn, progress)
-                .await
-                .unwrap_or(false),
-            Err(_) => false,
-        }
     }
 }
 
 /// How a handler's run ended.
 pub enum Outcome {
-    /// Done; the summary goes to the progress record.
+    /// Done; the summary goes to the progress record (with `failedCount` and
+    /// `failedItems` added when it is an object or `None`).
     Completed(Option<Value>),
     /// Stopped because cancellation was requested.
     Cancelled,
@@ -176,23 +121,28 @@ pub enum Outcome {
 /// Runs jobs of one kind.
 pub trait JobHandler: Send + Sync {
     fn kind(&self) -> &'static str;
-    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, String>>;
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>>;
 }
 
-/// Worker settings (`STOA_WORKERS`, `STOA_JOB_VISIBILITY_SECS`, `STOA_JOB_POLL_MS`).
+/// Worker settings (`STOA_WORKERS`, `STOA_JOB_VISIBILITY_SECS`,
+/// `STOA_JOB_POLL_MS`, `STOA_JOB_SCHEDULE_MS`).
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
+    /// Jobs in flight at once in this process.
     pub count: usize,
     pub visibility: Duration,
     pub poll: Duration,
+    /// How often the process looks for due recurring jobs.
+    pub schedule_tick: Duration,
 }
 
 impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
-            count: 1,
+            count: 2,
             visibility: Duration::from_secs(30),
             poll: Duration::from_millis(500),
+            schedule_tick: Duration::from_secs(1),
         }
     }
 }
@@ -204,18 +154,21 @@ impl WorkerConfig {
         let d = Self::default();
         let visibility: u64 = env.parse_or("STOA_JOB_VISIBILITY_SECS", d.visibility.as_secs())?;
         let poll: u64 = env.parse_or("STOA_JOB_POLL_MS", 500u64)?;
+        let tick: u64 = env.parse_or("STOA_JOB_SCHEDULE_MS", 1000u64)?;
         Ok(Self {
             count: env.parse_or("STOA_WORKERS", d.count)?,
             visibility: Duration::from_secs(visibility.max(1)),
             poll: Duration::from_millis(poll.max(10)),
+            schedule_tick: Duration::from_millis(tick.max(10)),
         })
     }
 }
 
-/// The queue's consumers.
+/// The queue's consumers in one process.
 pub struct Workers {
     db: Db,
     handlers: HashMap<&'static str, Arc<dyn JobHandler>>,
+    schedules: Vec<Schedule>,
     config: WorkerConfig,
     name: String,
 }
@@ -230,9 +183,20 @@ impl Workers {
         Self {
             db,
             handlers: handlers.into_iter().map(|h| (h.kind(), h)).collect(),
+            schedules: Vec::new(),
             config,
             name: format!("{}-{}", std::process::id(), Uuid::new_v4().simple()),
         }
+    }
+
+    /// Recurring jobs this process registers and enqueues when due.
+    pub fn with_schedules(mut self, schedules: Vec<Schedule>) -> Self {
+        self.schedules = schedules;
+        self
+    }
+
+    pub fn config(&self) -> &WorkerConfig {
+        &self.config
     }
 
     /// Claims the next due job (queued, or running with a lapsed lease). Every
@@ -278,6 +242,10 @@ impl Workers {
                 job_queue::progress_job_id,
                 job_queue::attempts,
                 job_queue::max_attempts,
+                job_queue::tenant_id,
+                job_queue::organization_id,
+                job_queue::created_by_user_id,
+                job_queue::created_by_api_key_id,
             ));
         let job = Cached(claim)
             .get_result::<Job>(&mut *conn)
@@ -297,12 +265,19 @@ impl Workers {
         let Some(job) = self.claim().await? else {
             return Ok(false);
         };
+        self.run_job(job).await?;
+        Ok(true)
+    }
+
+    /// Runs a claimed job to its end: completed, cancelled, retried later or dead.
+    async fn run_job(&self, job: Job) -> Result<(), DbError> {
         let Some(handler) = self.handlers.get(job.kind.as_str()).cloned() else {
-            return Ok(true);
+            return Ok(());
         };
         if job.attempts > job.max_attempts {
-            self.finish_failed(&job, "too many attempts", true).await?;
-            return Ok(true);
+            return self
+                .finish_failed(&job, &JobError::fatal("too many attempts"))
+                .await;
         }
         if let Some(progress) = job.progress_job_id {
             let mut conn = self.db.conn().await?;
@@ -312,16 +287,22 @@ impl Workers {
             db: self.db.clone(),
             job: job.clone(),
         };
+        // The heartbeat is polled beside the handler, never instead of it: a
+        // heartbeat waiting for a pooled connection must not stop the handler
+        // from finishing a unit and returning its own.
         let outcome = {
-            let run = handler.run(&ctx);
-            tokio::pin!(run);
-            let mut beat = tokio::time::interval(self.config.visibility / 3);
-            beat.tick().await;
-            loop {
-                tokio::select! {
-                    outcome = &mut run => break outcome,
-                    _ = beat.tick() => self.heartbeat(&job).await,
+            let beat = async {
+                let mut every = tokio::time::interval(self.config.visibility / 3);
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    self.heartbeat(&job).await;
                 }
+            };
+            tokio::select! {
+                outcome = handler.run(&ctx) => outcome,
+                // The heartbeat loops forever; this arm only satisfies the types.
+                () = beat => Err(JobError::retry("heartbeat stopped")),
             }
         };
         let mut conn = self.db.conn().await?;
@@ -329,6 +310,8 @@ impl Workers {
             Ok(Outcome::Completed(summary)) => {
                 self.release(&mut conn, &job, "done", None, None).await?;
                 if let Some(progress) = job.progress_job_id {
+                    let (failed, count) = units::failed_items(&mut conn, job.id).await?;
+                    let summary = units::with_failures(summary, &failed, count);
                     service::complete(&mut conn, progress, summary).await?;
                 }
             }
@@ -340,11 +323,10 @@ impl Workers {
             }
             Err(error) => {
                 drop(conn);
-                let last = job.attempts >= job.max_attempts;
-                self.finish_failed(&job, &error, last).await?;
+                self.finish_failed(&job, &error).await?;
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     async fn heartbeat(&self, job: &Job) {
@@ -360,7 +342,7 @@ impl Workers {
         .set(job_queue::locked_until.eq(self.lease().nullable()));
         let extended = Cached(extend).execute(&mut *conn).await;
         if let Err(err) = extended {
-            tracing::warn!(job = %job.id, error = %err, "job heartbeat failed");
+            tracing::warn!(job.id = %job.id, error = %err, "job heartbeat failed");
         }
         if let Some(progress) = job.progress_job_id {
             let _ = service::heartbeat(&mut conn, progress).await;
@@ -388,73 +370,103 @@ impl Workers {
         Ok(())
     }
 
-    async fn finish_failed(&self, job: &Job, error: &str, last: bool) -> Result<(), DbError> {
+    /// A failed attempt: retried after [`backoff`], or dead when the error is
+    /// final or no attempt is left.
+    async fn finish_failed(&self, job: &Job, error: &JobError) -> Result<(), DbError> {
         let mut conn = self.db.conn().await?;
-        tracing::warn!(job = %job.id, kind = %job.kind, attempts = job.attempts, last, error, "job failed");
+        let last = error.is_final() || job.attempts >= job.max_attempts;
+        let message = error.message();
+        tracing::warn!(
+            job.id = %job.id,
+            job.kind = %job.kind,
+            job.attempts = job.attempts,
+            job.last = last,
+            error = message,
+            "job failed"
+        );
         if last {
-            self.release(&mut conn, job, "dead", None, Some(error))
+            self.release(&mut conn, job, "dead", None, Some(message))
                 .await?;
             if let Some(progress) = job.progress_job_id {
-                service::fail(&mut conn, progress, error).await?;
+                let (failed, count) = units::failed_items(&mut conn, job.id).await?;
+                let summary = (count > 0).then(|| units::with_failures(None, &failed, count));
+                service::fail_with(&mut conn, progress, message, summary.flatten()).await?;
             }
         } else {
             let at = OffsetDateTime::now_utc() + backoff(job.attempts);
-            self.release(&mut conn, job, "queued", Some(at), Some(error))
+            self.release(&mut conn, job, "queued", Some(at), Some(message))
                 .await?;
         }
         Ok(())
     }
 
-    /// Runs forever: works while jobs are due, then polls.
-    pub async fn run(self: Arc<Self>) {
-        loop {
-            match self.run_one().await {
-                Ok(true) => continue,
-                Ok(false) => {}
-                Err(err) => tracing::warn!(error = %err, "job queue unavailable"),
-            }
-            tokio::time::sleep(self.config.poll).await;
+    /// Enqueues the recurring jobs that are due; see [`schedules::enqueue_due`].
+    pub async fn enqueue_due(&self) -> Result<usize, DbError> {
+        let mut conn = self.db.conn().await?;
+        Ok(schedules::enqueue_due(&mut conn).await?)
+    }
+
+    /// Registers this process's schedules (keeps their next run).
+    pub async fn register_schedules(&self) -> Result<(), DbError> {
+        if self.schedules.is_empty() {
+            return Ok(());
         }
+        let mut conn = self.db.conn().await?;
+        schedules::register(&mut conn, &self.schedules).await?;
+        Ok(())
     }
-}
 
-/// A diagnostic job: `{units: n, unitMillis: ms}` runs n units of ms each. Used
-/// by the tests (a worker killed mid-job) and to check a deployment's workers.
-pub struct SleepUnits;
-
-impl JobHandler for SleepUnits {
-    fn kind(&self) -> &'static str {
-        "system.sleep_units"
-    }
-    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, String>> {
-        Box::pin(async move {
-            let units = ctx.payload()["units"].as_u64().unwrap_or(1).min(100_000);
-            let millis = ctx.payload()["unitMillis"]
-                .as_u64()
-                .unwrap_or(0)
-                .min(60_000);
-            let mut ran = 0u64;
-            for i in 0..units {
-                if ctx.cancel_requested().await {
-                    return Ok(Outcome::Cancelled);
+    /// Runs forever: keeps up to `count` jobs in flight, claims while a slot
+    /// is free, polls when nothing is due, and enqueues due recurring jobs
+    /// every `schedule_tick`.
+    pub async fn run(self: Arc<Self>) {
+        let slots = self.config.count.max(1);
+        let mut registered = false;
+        let mut next_tick = Instant::now();
+        let mut running: FuturesUnordered<BoxFuture<'_, ()>> = FuturesUnordered::new();
+        loop {
+            if Instant::now() >= next_tick {
+                next_tick = Instant::now() + self.config.schedule_tick;
+                if !registered {
+                    match self.register_schedules().await {
+                        Ok(()) => registered = true,
+                        Err(err) => tracing::warn!(error = %err, "job schedules unavailable"),
+                    }
                 }
-                let did = ctx
-                    .unit(
-                        &i.to_string(),
-                        Box::new(move |_conn| {
-                            Box::pin(async move {
-                                tokio::time::sleep(Duration::from_millis(millis)).await;
-                                Ok(())
-                            })
-                        }),
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?;
-                ran += u64::from(did);
+                if let Err(err) = self.enqueue_due().await {
+                    tracing::warn!(error = %err, "job schedules unavailable");
+                }
             }
-            Ok(Outcome::Completed(Some(
-                serde_json::json!({"units": units, "ranThisAttempt": ran}),
-            )))
-        })
+            while running.len() < slots {
+                match self.claim().await {
+                    Ok(Some(job)) => {
+                        let this: &Workers = &self;
+                        running.push(Box::pin(async move {
+                            let id = job.id;
+                            if let Err(err) = this.run_job(job).await {
+                                tracing::warn!(job.id = %id, error = %err, "job queue unavailable");
+                            }
+                        }));
+                    }
+                    Ok(None) => break,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "job queue unavailable");
+                        break;
+                    }
+                }
+            }
+            let wait = self
+                .config
+                .poll
+                .min(next_tick.saturating_duration_since(Instant::now()));
+            if running.is_empty() {
+                tokio::time::sleep(wait).await;
+            } else {
+                tokio::select! {
+                    _ = running.next() => {}
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
     }
 }

@@ -3,17 +3,30 @@
 //! processes). See README.md.
 #![doc = include_str!("../README.md")]
 
+pub mod bench;
 pub mod collection_routes;
+pub mod enqueue;
 pub mod jobs;
 pub mod operations;
 pub mod routes;
+pub mod schedules;
 pub mod schema;
 pub mod service;
+pub mod system_jobs;
+pub mod units;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use utoipa_actix_web::service_config::ServiceConfig;
 
-pub use jobs::{JobContext, JobHandler, Outcome, WorkerConfig, Workers, enqueue};
+/// The future a [`JobHandler`] returns.
+pub use futures_util::future::BoxFuture;
+
+pub use enqueue::{
+    JobScope, JobSpec, Queued, enqueue, enqueue_job, enqueue_job_with, enqueue_scoped,
+};
+pub use jobs::{Job, JobHandler, Outcome, WorkerConfig, Workers};
+pub use schedules::Schedule;
+pub use units::{FailedItem, JobContext, JobError, UnitError, UnitReport, UnitRun};
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "progress",
@@ -85,5 +98,14 @@ pub fn configure(cfg: &mut ServiceConfig) {
 
 /// The job handlers every process runs (modules append theirs in the server).
 pub fn handlers() -> Vec<std::sync::Arc<dyn JobHandler>> {
-    vec![std::sync::Arc::new(jobs::SleepUnits)]
+    vec![
+        std::sync::Arc::new(system_jobs::SleepUnits),
+        std::sync::Arc::new(system_jobs::SweepStale),
+        std::sync::Arc::new(system_jobs::PruneQueue),
+    ]
+}
+
+/// The module's recurring jobs (modules append theirs in the server).
+pub fn schedules() -> Vec<Schedule> {
+    system_jobs::schedules()
 }

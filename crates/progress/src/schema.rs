@@ -46,6 +46,12 @@ diesel::table! {
         last_error -> Nullable<Text>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        tenant_id -> Nullable<Uuid>,
+        organization_id -> Nullable<Uuid>,
+        created_by_user_id -> Nullable<Uuid>,
+        created_by_api_key_id -> Nullable<Uuid>,
+        schedule -> Nullable<Text>,
+        items_failed -> Int4,
     }
 }
 
@@ -54,5 +60,20 @@ diesel::table! {
         job_id -> Uuid,
         unit -> Text,
         done_at -> Timestamptz,
+        items -> Int4,
+        failed_items -> Nullable<Jsonb>,
+    }
+}
+
+diesel::table! {
+    job_schedules (name) {
+        name -> Text,
+        kind -> Text,
+        payload -> Jsonb,
+        period -> Interval,
+        next_run_at -> Timestamptz,
+        last_run_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
     }
 }

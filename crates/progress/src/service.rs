@@ -5,6 +5,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::Value;
+use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -150,6 +151,38 @@ pub async fn set_processed(
         .await
 }
 
+/// Adds `items` to the processed count of a pending or running job and
+/// derives percent and ETA on the row itself: one statement whatever the
+/// count, run in the unit's transaction by the job queue.
+pub async fn add_processed(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    items: i32,
+) -> QueryResult<usize> {
+    // The text never varies, so the statement stays prepared per connection.
+    Cached(
+        diesel::sql_query(
+            "UPDATE progress_jobs SET \
+                 processed_count = processed_count + $2, \
+                 progress_percent = CASE WHEN total_count > 0 \
+                     THEN LEAST(100, GREATEST(0, round((processed_count + $2) * 100.0 / total_count)))::smallint \
+                     ELSE progress_percent END, \
+                 eta_seconds = CASE \
+                     WHEN total_count IS NOT NULL AND processed_count + $2 >= total_count THEN 0 \
+                     WHEN total_count IS NOT NULL AND started_at IS NOT NULL AND processed_count + $2 > 0 \
+                     THEN LEAST(2147483647, round(GREATEST(extract(epoch FROM now() - started_at), 0.001) \
+                         / (processed_count + $2) * (total_count - processed_count - $2)))::integer \
+                     ELSE eta_seconds END, \
+                 heartbeat_at = now() \
+             WHERE id = $1 AND status IN ('pending', 'running')",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(id)
+        .bind::<diesel::sql_types::Integer, _>(items),
+    )
+    .execute(conn)
+    .await
+}
+
 /// `min(100, round(processed / total · 100))` when a total is known.
 pub fn percent(processed: i32, total: Option<i32>) -> Option<i16> {
     total.filter(|t| *t > 0).map(|t| {
@@ -193,6 +226,16 @@ pub async fn complete(
 
 /// pending|running → failed.
 pub async fn fail(conn: &mut AsyncPgConnection, id: Uuid, error: &str) -> QueryResult<usize> {
+    fail_with(conn, id, error, None).await
+}
+
+/// pending|running → failed, with a result (the items that failed so far).
+pub async fn fail_with(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    error: &str,
+    summary: Option<Value>,
+) -> QueryResult<usize> {
     let error: String = error.chars().take(2000).collect();
     diesel::update(
         progress_jobs::table
@@ -203,6 +246,7 @@ pub async fn fail(conn: &mut AsyncPgConnection, id: Uuid, error: &str) -> QueryR
         progress_jobs::status.eq("failed"),
         progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
         progress_jobs::error_message.eq(error),
+        progress_jobs::result_summary.eq(summary),
     ))
     .execute(conn)
     .await
@@ -283,9 +327,9 @@ pub async fn mark_cancelled(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResu
 
 /// Running jobs without a heartbeat for 60 s, and pending jobs never started
 /// within 900 s, are failed (run before answering `GET /progress/active`).
-pub async fn sweep_stale(conn: &mut AsyncPgConnection, tenant: Uuid) -> QueryResult<()> {
+pub async fn sweep_stale(conn: &mut AsyncPgConnection, tenant: Uuid) -> QueryResult<usize> {
     let now = OffsetDateTime::now_utc();
-    diesel::update(
+    let silent = diesel::update(
         progress_jobs::table
             .filter(progress_jobs::tenant_id.eq(tenant))
             .filter(progress_jobs::status.eq("running"))
@@ -304,7 +348,7 @@ pub async fn sweep_stale(conn: &mut AsyncPgConnection, tenant: Uuid) -> QueryRes
     ))
     .execute(conn)
     .await?;
-    diesel::update(
+    let unstarted = diesel::update(
         progress_jobs::table
             .filter(progress_jobs::tenant_id.eq(tenant))
             .filter(progress_jobs::status.eq("pending"))
@@ -317,5 +361,21 @@ pub async fn sweep_stale(conn: &mut AsyncPgConnection, tenant: Uuid) -> QueryRes
     ))
     .execute(conn)
     .await?;
-    Ok(())
+    Ok(silent + unstarted)
+}
+
+/// [`sweep_stale`] for every tenant with pending or running records (the
+/// recurring `progress.sweep_stale` job); returns how many it failed.
+pub async fn sweep_stale_everywhere(conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+    let tenants: Vec<Uuid> = progress_jobs::table
+        .filter(progress_jobs::status.eq_any(["pending", "running"]))
+        .select(progress_jobs::tenant_id)
+        .distinct()
+        .load(conn)
+        .await?;
+    let mut failed = 0;
+    for tenant in tenants {
+        failed += sweep_stale(conn, tenant).await?;
+    }
+    Ok(failed)
 }

@@ -5,10 +5,14 @@
 
 mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod bulk;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod collection;
     pub mod endpoints;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod queue;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod schedules;
     #[expect(
         clippy::unwrap_used,
         reason = "shared helpers fail the calling test by panicking"

@@ -3,7 +3,11 @@
 //! requests/s, p50/p99 latency and server memory to docs/benchmarks.md.
 //!
 //! Environment: `STOA_BENCH_SECONDS` (default 10 per scenario),
-//! `STOA_BENCH_CONNECTIONS` (default 32).
+//! `STOA_BENCH_CONNECTIONS` (default 32), `STOA_BENCH_JOB_UNITS` (job sizes
+//! for the queue's cost per unit, default `1000,10000,100000`).
+//!
+//! `cargo xtask bench jobs` runs only the job-queue measurement and prints it
+//! (docs/benchmarks.md is left alone).
 
 mod load;
 mod report;
@@ -383,6 +387,38 @@ fn create_key(addr: SocketAddr, token: &str) -> Result<String> {
     }
 }
 
+/// Runs `stoa bench-jobs`: one job of each size in `STOA_BENCH_JOB_UNITS`
+/// through a worker; returns the note with the cost per unit at each size.
+fn jobs_cost(stoa: &std::path::Path, url: &str) -> Result<String> {
+    let sizes =
+        std::env::var("STOA_BENCH_JOB_UNITS").unwrap_or_else(|_| "1000,10000,100000".into());
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args(["bench-jobs", "--units", &sizes])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
+        .map_err(|e| format!("bench-jobs printed `{out}`: {e}"))?;
+    match (ok, json["perUnitUs"].as_object()) {
+        (true, Some(per_unit)) if !per_unit.is_empty() => {
+            let figures: Vec<String> = sizes
+                .split(',')
+                .filter_map(|n| {
+                    let units = n.trim();
+                    let us = per_unit.get(units)?.as_f64()?;
+                    Some(format!("{us:.0} µs/unit at {units} units"))
+                })
+                .collect();
+            Ok(format!(
+                "{} (one empty unit per item: its job_units row, the progress counter, one transaction)",
+                figures.join(", ")
+            ))
+        }
+        _ => Err(format!("bench-jobs failed: {out}")),
+    }
+}
+
 /// Adds `STOA_BENCH_USERS` (default 100,000) users to the demo tenant; returns a note.
 fn users_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
     let count = env_number("STOA_BENCH_USERS", 100_000);
@@ -411,17 +447,37 @@ fn hash_cost(stoa: &std::path::Path) -> Result<(f64, f64)> {
     }
 }
 
-pub fn run(_args: &[String]) -> Result<u8> {
+pub fn run(args: &[String]) -> Result<u8> {
     let seconds = env_number("STOA_BENCH_SECONDS", 10);
     let connections = env_number("STOA_BENCH_CONNECTIONS", 32) as usize;
     println!("xtask: building the release server");
     let stoa = cmd::build_stoa(true)?;
     let db = Database::discover()?;
+    if args.first().map(String::as_str) == Some("jobs") {
+        let result = jobs_only(&stoa, &db);
+        db.finish();
+        println!("xtask: job queue cost per unit: {}", result?);
+        return Ok(0);
+    }
     let result = bench(&stoa, &db, seconds, connections);
     db.finish();
     let rows = result?;
     report::write(&rows, seconds, connections)?;
     Ok(0)
+}
+
+/// `cargo xtask bench jobs`: the job-queue measurement alone.
+fn jobs_only(stoa: &std::path::Path, db: &Database) -> Result<String> {
+    let url = db.fresh_database("stoa_bench")?;
+    cmd::run(
+        Command::new(stoa)
+            .args(["init", "--demo"])
+            .env("DATABASE_URL", &url)
+            .env("STOA_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )?;
+    jobs_cost(stoa, &url)
 }
 
 fn bench(
@@ -446,6 +502,8 @@ fn bench(
     println!("xtask: {record}");
     let users = users_seed(stoa, &url)?;
     println!("xtask: {users}");
+    let jobs = jobs_cost(stoa, &url)?;
+    println!("xtask: job queue: {jobs}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
     let (idle_rss, _) = server.memory_mib();
@@ -461,6 +519,7 @@ fn bench(
         Row::note_only("command bus cost per mutation (organization update)", audit),
         Row::note_only("batch recording of action-log rows (record_batch)", record),
         Row::note_only("user-list data set", users),
+        Row::note_only("job queue cost per unit (1k / 10k / 100k units)", jobs),
         Row::note_only(
             "argon2id password hash (m=19 MiB, t=2, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),

@@ -287,6 +287,7 @@ fn worker(url: &str) -> std::process::Child {
         .env("STOA_WORKERS", "1")
         .env("STOA_JOB_VISIBILITY_SECS", "1")
         .env("STOA_JOB_POLL_MS", "50")
+        .env("STOA_JOB_SCHEDULE_MS", "50")
         .stdout(Stdio::null())
         .spawn()
         .unwrap()
@@ -343,7 +344,7 @@ async fn a_worker_killed_mid_job_is_replaced_and_no_unit_runs_twice() {
     let mut second = worker(&url);
     wait_for(
         &url,
-        "SELECT count(*) AS n FROM job_queue WHERE status = 'done'",
+        "SELECT count(*) AS n FROM job_queue WHERE status = 'done' AND kind = 'system.sleep_units'",
         1,
         Duration::from_secs(60),
     )
@@ -359,7 +360,11 @@ async fn a_worker_killed_mid_job_is_replaced_and_no_unit_runs_twice() {
         20
     );
     assert_eq!(
-        scalar(&url, "SELECT attempts::bigint AS n FROM job_queue").await,
+        scalar(
+            &url,
+            "SELECT attempts::bigint AS n FROM job_queue WHERE kind = 'system.sleep_units'"
+        )
+        .await,
         2
     );
     assert_eq!(
@@ -467,5 +472,57 @@ async fn seed_commands_fill_the_demo_tenant() {
         count(&mut conn, sql).await,
         3,
         "the timed commands are logged"
+    );
+}
+
+#[derive(diesel::QueryableByName)]
+struct Gap {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Double>)]
+    ms: Option<f64>,
+}
+
+#[tokio::test]
+async fn two_worker_processes_run_a_recurring_job_once_per_period() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    let db = TestDb::new().await;
+    let url = db.url().to_string();
+    let mut conn = AsyncPgConnection::establish(&url).await.unwrap();
+    diesel::sql_query(
+        "INSERT INTO job_schedules (name, kind, payload, period) \
+         VALUES ('test.sleep', 'system.sleep_units', '{\"units\": 1}', interval '1 second')",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let mut workers = [worker(&url), worker(&url)];
+    let runs =
+        "SELECT count(*) AS n FROM job_queue WHERE schedule = 'test.sleep' AND status = 'done'";
+    wait_for(&url, runs, 3, Duration::from_secs(30)).await;
+    for worker in &mut workers {
+        Command::new("kill")
+            .args(["-TERM", &worker.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(worker.wait().unwrap().success());
+    }
+    // Both processes looked every 50 ms; each period was enqueued once.
+    let gap: Gap = diesel::sql_query(
+        "SELECT min(ms) AS ms FROM (SELECT extract(epoch FROM created_at - lag(created_at) \
+         OVER (ORDER BY created_at))::float8 * 1000 AS ms FROM job_queue \
+         WHERE schedule = 'test.sleep') g",
+    )
+    .get_result(&mut conn)
+    .await
+    .unwrap();
+    let ms = gap.ms.unwrap();
+    assert!(ms >= 950.0, "two runs {ms} ms apart");
+    // The progress module's own recurring jobs ran once each as well.
+    assert_eq!(
+        scalar(
+            &url,
+            "SELECT count(*) AS n FROM job_queue WHERE schedule = 'progress.sweep_stale'"
+        )
+        .await,
+        1
     );
 }

@@ -8,7 +8,9 @@ use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use stoa_progress::service::{self, NewJob};
-use stoa_progress::{JobContext, JobHandler, Outcome, WorkerConfig, Workers, enqueue};
+use stoa_progress::{
+    JobContext, JobError, JobHandler, Outcome, UnitReport, WorkerConfig, Workers, enqueue,
+};
 
 use super::support::*;
 
@@ -27,11 +29,12 @@ diesel::table! {
     }
 }
 
-fn config(visibility_ms: u64) -> WorkerConfig {
+pub fn config(visibility_ms: u64) -> WorkerConfig {
     WorkerConfig {
         count: 1,
         visibility: Duration::from_millis(visibility_ms.max(1000)),
         poll: Duration::from_millis(20),
+        schedule_tick: Duration::from_millis(20),
     }
 }
 
@@ -86,7 +89,7 @@ async fn a_worker_runs_a_job_and_progress_reaches_completed() {
     assert_eq!(job["progressPercent"], 100);
     assert_eq!(
         job["resultSummary"],
-        json!({"units": 5, "ranThisAttempt": 5})
+        json!({"units": 5, "ranThisAttempt": 5, "failedCount": 0, "failedItems": []})
     );
     let recent = app.send(get("/api/progress/active", &admin)).await.json();
     assert_eq!(recent["recentlyCompleted"][0]["id"], progress.to_string());
@@ -107,9 +110,14 @@ async fn an_abandoned_job_is_retried_after_the_visibility_timeout_without_redoin
     };
     for unit in ["0", "1"] {
         assert!(
-            ctx.unit(unit, Box::new(|_| Box::pin(async { Ok(()) })))
-                .await
-                .unwrap()
+            ctx.unit(
+                unit,
+                1,
+                Box::new(|_| Box::pin(async { Ok(UnitReport::ok()) }))
+            )
+            .await
+            .unwrap()
+            .ran
         );
     }
     // While its lease holds, nobody else takes the job.
@@ -134,7 +142,7 @@ async fn an_abandoned_job_is_retried_after_the_visibility_timeout_without_redoin
     assert_eq!(job.status, "completed");
     assert_eq!(
         job.result_summary,
-        Some(json!({"units": 6, "ranThisAttempt": 4}))
+        Some(json!({"units": 6, "ranThisAttempt": 4, "failedCount": 0, "failedItems": []}))
     );
 }
 
@@ -144,8 +152,8 @@ impl JobHandler for AlwaysFails {
     fn kind(&self) -> &'static str {
         "test.fails"
     }
-    fn run<'a>(&'a self, _: &'a JobContext) -> BoxFuture<'a, Result<Outcome, String>> {
-        Box::pin(async { Err("boom".to_string()) })
+    fn run<'a>(&'a self, _: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async { Err(JobError::retry("boom")) })
     }
 }
 

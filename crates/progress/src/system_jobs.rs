@@ -1,0 +1,143 @@
+//! The progress module's own jobs: a diagnostic job, and the recurring
+//! sweeps ([`schedules`]) that keep progress records and the queue tidy.
+
+use std::time::Duration;
+
+use diesel_async::RunQueryDsl;
+use futures_util::future::BoxFuture;
+use serde_json::json;
+
+use crate::jobs::{JobHandler, Outcome};
+use crate::schedules::Schedule;
+use crate::service;
+use crate::units::{JobContext, JobError, UnitReport};
+
+/// A diagnostic job: `{units: n, unitMillis: ms, unitItems: k}` runs n units
+/// of k items (default 1) taking ms each. Used by the tests (a worker killed
+/// mid-job) and to check a deployment's workers.
+pub struct SleepUnits;
+
+impl JobHandler for SleepUnits {
+    fn kind(&self) -> &'static str {
+        "system.sleep_units"
+    }
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async move {
+            let units = ctx.payload()["units"].as_u64().unwrap_or(1).min(100_000);
+            let millis = ctx.payload()["unitMillis"]
+                .as_u64()
+                .unwrap_or(0)
+                .min(60_000);
+            let items = ctx.payload()["unitItems"]
+                .as_u64()
+                .unwrap_or(1)
+                .clamp(1, 10_000);
+            let items = usize::try_from(items).unwrap_or(1);
+            let mut ran = 0u64;
+            for i in 0..units {
+                if ctx.cancel_requested().await {
+                    return Ok(Outcome::Cancelled);
+                }
+                let did = ctx
+                    .unit(
+                        &i.to_string(),
+                        items,
+                        Box::new(move |_conn| {
+                            Box::pin(async move {
+                                if millis > 0 {
+                                    tokio::time::sleep(Duration::from_millis(millis)).await;
+                                }
+                                Ok(UnitReport::ok())
+                            })
+                        }),
+                    )
+                    .await?;
+                ran += u64::from(did.ran);
+            }
+            Ok(Outcome::Completed(Some(
+                json!({"units": units, "ranThisAttempt": ran}),
+            )))
+        })
+    }
+}
+
+/// `progress.sweep_stale`: fails progress records of every tenant whose worker
+/// went silent (see [`service::sweep_stale`]), so they stop looking alive
+/// even when nobody opens `GET /progress/active`.
+pub struct SweepStale;
+
+impl JobHandler for SweepStale {
+    fn kind(&self) -> &'static str {
+        "progress.sweep_stale"
+    }
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async move {
+            let mut conn = ctx.db.conn().await?;
+            let failed = service::sweep_stale_everywhere(&mut conn).await?;
+            Ok(Outcome::Completed(Some(json!({"failed": failed}))))
+        })
+    }
+}
+
+/// `progress.prune_queue` `{retentionDays}` (default 7): deletes finished
+/// queue rows (`done`, `dead`) older than that, with their units, in batches.
+/// Progress records stay: clients may still read them.
+pub struct PruneQueue;
+
+/// Rows one prune statement deletes at most (short transactions).
+const PRUNE_BATCH: i64 = 5_000;
+
+impl JobHandler for PruneQueue {
+    fn kind(&self) -> &'static str {
+        "progress.prune_queue"
+    }
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async move {
+            let days = ctx.payload()["retentionDays"]
+                .as_i64()
+                .unwrap_or(7)
+                .clamp(0, 3650);
+            let mut conn = ctx.db.conn().await?;
+            let mut deleted = 0usize;
+            loop {
+                let batch = diesel::sql_query(
+                    "DELETE FROM job_queue WHERE id IN ( \
+                         SELECT id FROM job_queue \
+                         WHERE status IN ('done', 'dead') \
+                           AND updated_at < now() - make_interval(days => $1) \
+                         LIMIT $2)",
+                )
+                .bind::<diesel::sql_types::Integer, _>(i32::try_from(days).unwrap_or(7))
+                .bind::<diesel::sql_types::BigInt, _>(PRUNE_BATCH)
+                .execute(&mut *conn)
+                .await?;
+                deleted += batch;
+                if i64::try_from(batch).unwrap_or(0) < PRUNE_BATCH {
+                    break;
+                }
+            }
+            Ok(Outcome::Completed(Some(json!({"deleted": deleted}))))
+        })
+    }
+}
+
+/// How often the progress module's recurring jobs run.
+pub const SWEEP_STALE_EVERY: Duration = Duration::from_secs(60);
+pub const PRUNE_QUEUE_EVERY: Duration = Duration::from_secs(3600);
+
+/// The progress module's recurring jobs.
+pub fn schedules() -> Vec<Schedule> {
+    vec![
+        Schedule::new(
+            "progress.sweep_stale",
+            "progress.sweep_stale",
+            SWEEP_STALE_EVERY,
+        ),
+        Schedule::new(
+            "progress.prune_queue",
+            "progress.prune_queue",
+            PRUNE_QUEUE_EVERY,
+        )
+        .payload(json!({"retentionDays": 7})),
+    ]
+}
