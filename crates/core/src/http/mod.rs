@@ -1,12 +1,14 @@
 //! HTTP plumbing shared by the `stoa` server and the test harness: the app
 //! builder, request context (request id, tracing, access log, panic guard),
 //! metrics, CORS, security headers, JSON bodies for every error, and the
-//! access policy run before every handler ([`access`]).
+//! access policy run before every handler ([`access`]) and optimistic
+//! locking of writes ([`lock`]).
 
 pub mod access;
 mod app;
 mod client_ip;
 mod errors;
+pub mod lock;
 mod metrics;
 mod origin;
 mod request_context;
