@@ -79,13 +79,18 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
     // of depending on stoa-auth.
     let accounts = Arc::new(stoa_auth::PgAccounts);
     let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone(), accounts.clone());
+    let preferences = stoa_preferences::PreferencesState::new(
+        db.clone(),
+        auth.jwt_secret.expose(),
+        accounts.clone(),
+    );
     let auth = AuthState::new(db.clone(), auth, registry.clone()).map_err(|e| e.to_string())?;
     let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
     let access = Arc::new(AccessMatrix::new(registry.operations(), auth.clone()));
     Ok(Modules {
         configurators: vec![
             Arc::new(stoa_auth::configure(auth)),
-            Arc::new(stoa_preferences::configure),
+            Arc::new(stoa_preferences::configure(preferences)),
             Arc::new(stoa_directory::configure),
             Arc::new(stoa_audit_logs::configure(
                 Arc::new(commands()),

@@ -12,7 +12,8 @@
 //! declarations before every handler and writes them into the OpenAPI document.
 //! Modules reach users, roles and ACL resolution through the narrow traits of
 //! [`accounts`] (implemented by stoa-auth, handed over by the server) and check
-//! what a caller may hand out with [`grants`].
+//! what a caller may hand out with [`grants`]. Reads of users' personal data
+//! are logged with [`read_log`].
 #![doc = include_str!("../README.md")]
 
 pub mod accounts;
@@ -22,6 +23,7 @@ mod matching;
 mod matrix;
 mod optional;
 pub mod provision;
+pub mod read_log;
 mod registry;
 mod scope;
 

@@ -1,6 +1,10 @@
-//! Locales: the ones the API serves and the best match of an
-//! `Accept-Language` header among them. Shared by every module that stores or
-//! answers in a locale (auth's preferences, devices' default locale).
+//! Locales: the ones the API serves, the best match of an `Accept-Language`
+//! header among them and the locale a request is served in
+//! ([`request_locale`]). Shared by every module that stores or answers in a
+//! locale (sidebar preferences, devices' default locale).
+
+use actix_web::HttpRequest;
+use actix_web::http::header;
 
 /// The locales the API serves.
 pub const LOCALES: [&str; 5] = ["en", "pl", "es", "de", "ko"];
@@ -38,9 +42,42 @@ pub fn from_accept_language(value: &str) -> Option<&'static str> {
     ranges.into_iter().find_map(|(_, _, tag)| supported(tag))
 }
 
+/// The locale `req` is served in: the `locale` cookie when it names a
+/// supported locale, else the best supported match of `Accept-Language`,
+/// else [`DEFAULT_LOCALE`].
+pub fn request_locale(req: &HttpRequest) -> &'static str {
+    if let Some(locale) = req
+        .cookie("locale")
+        .and_then(|c| LOCALES.iter().find(|l| **l == c.value().trim()).copied())
+    {
+        return locale;
+    }
+    req.headers()
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(from_accept_language)
+        .unwrap_or(DEFAULT_LOCALE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cookie_wins_over_header() {
+        let req = actix_web::test::TestRequest::default()
+            .cookie(actix_web::cookie::Cookie::new("locale", "de"))
+            .insert_header(("accept-language", "pl"))
+            .to_http_request();
+        assert_eq!(request_locale(&req), "de");
+        let req = actix_web::test::TestRequest::default()
+            .cookie(actix_web::cookie::Cookie::new("locale", "xx"))
+            .insert_header(("accept-language", "pl"))
+            .to_http_request();
+        assert_eq!(request_locale(&req), "pl");
+        let req = actix_web::test::TestRequest::default().to_http_request();
+        assert_eq!(request_locale(&req), "en");
+    }
 
     #[test]
     fn accept_language_best_match() {

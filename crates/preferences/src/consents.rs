@@ -17,8 +17,6 @@ use time::OffsetDateTime;
 use time::macros::format_description;
 use uuid::Uuid;
 
-use stoa_auth::AuthConfig;
-
 pub mod schema {
     //! The consents table (owned by stoa-preferences).
     diesel::table! {
@@ -65,11 +63,6 @@ impl ConsentKey {
             key.copy_from_slice(&mac.finalize().into_bytes());
         }
         Self(key)
-    }
-
-    /// The key for the configured JWT secret.
-    pub fn from_config(config: &AuthConfig) -> Self {
-        Self::derive(config.jwt_secret.expose())
     }
 
     fn mac(&self) -> Option<Hmac<Sha256>> {

@@ -6,10 +6,11 @@
 //! navigation (`GET /auth/admin/nav`) from the pages every module declares.
 //! Its routes keep the `/auth/...` paths and its feature
 //! (`auth.sidebar.manage`) belongs to the `auth` module of the feature
-//! catalog, as clients of the reference API expect. It runs on stoa-auth's
-//! state (database, configuration, authenticator, registry), which
-//! [`stoa_auth::configure`] registers as app data, so mount it after
-//! stoa-auth. See README.md for the endpoint table.
+//! catalog, as clients of the reference API expect. It does not depend on
+//! stoa-auth: it has its own state ([`state::PreferencesState`]: database,
+//! consent key, the user directory of `stoa_acl::accounts`) and uses the
+//! authenticator and registry every module shares as app data. See README.md
+//! for the endpoint table.
 #![doc = include_str!("../README.md")]
 
 pub mod consents;
@@ -17,25 +18,39 @@ pub mod nav;
 pub mod operations;
 pub mod routes;
 pub mod sidebar;
-#[doc(hidden)]
-pub mod testing;
+pub mod state;
 
-use stoa_acl::{Feature, NavEntry, NavPlacement, Registry, RegistryError};
+use std::sync::Arc;
+
+use actix_web::web;
+use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use utoipa_actix_web::service_config::ServiceConfig;
 
-/// The features this crate checks. They belong to the `auth` module
-/// ([`stoa_auth::MODULE`]): the catalog and the clients know them there.
+pub use state::PreferencesState;
+
+/// The id of the module this crate's features and pages belong to: stoa-auth's
+/// `auth` (the catalog and the clients know them there).
+pub const AUTH_MODULE_ID: &str = "auth";
+
+/// The `auth` module as the catalog shows it: the same id and title as
+/// stoa-auth registers (whichever registers last sets the title).
+pub const AUTH_MODULE: ModuleInfo = ModuleInfo {
+    id: AUTH_MODULE_ID,
+    title: "Authentication & Accounts",
+};
+
+/// The features this crate checks, in the `auth` module ([`AUTH_MODULE`]).
 pub const FEATURES: &[Feature] = &[Feature {
     id: sidebar::MANAGE,
     title: "Manage sidebar preferences",
-    module: "auth",
+    module: AUTH_MODULE_ID,
 }];
 
 /// The sidebar settings pages in the admin navigation.
 pub const NAV: &[NavEntry] = &[
     NavEntry {
         id: "auth.sidebar",
-        module: "auth",
+        module: AUTH_MODULE_ID,
         placement: NavPlacement::Settings,
         group_id: "auth",
         group_label: "Users & access",
@@ -47,7 +62,7 @@ pub const NAV: &[NavEntry] = &[
     },
     NavEntry {
         id: "auth.profile.sidebar",
-        module: "auth",
+        module: AUTH_MODULE_ID,
         placement: NavPlacement::Profile,
         group_id: "account",
         group_label: "Account",
@@ -62,32 +77,39 @@ pub const NAV: &[NavEntry] = &[
 /// Registers the sidebar feature under the `auth` module and the sidebar
 /// pages. Default grants come with stoa-auth's (`admin`: `auth.*`).
 pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
-    registry.register(stoa_auth::MODULE, FEATURES)?;
+    registry.register(AUTH_MODULE, FEATURES)?;
     registry.register_nav(NAV);
     Ok(())
 }
 
-/// A registry with the features of stoa-auth's [`stoa_auth::base_registry`]
-/// (auth and directory) and this crate's, for tests and tools that mount only
-/// these.
-pub fn base_registry() -> Result<Registry, RegistryError> {
-    let mut registry = stoa_auth::base_registry()?;
-    register(&mut registry)?;
-    Ok(registry)
+/// Mounts the navigation, sidebar and consent routes (under `/api`) and
+/// registers `state` as app data. The authenticator and the feature registry
+/// come from the module providing authentication (stoa-auth), registered as
+/// app data for every module.
+pub fn configure(state: PreferencesState) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    let state = web::Data::from(Arc::new(state));
+    move |cfg: &mut ServiceConfig| {
+        cfg.app_data(state.clone())
+            .service(routes::nav::admin_nav)
+            .service(routes::sidebar::get_preferences)
+            .service(routes::sidebar::update_preferences)
+            .service(routes::sidebar::delete_role_preference)
+            .service(routes::variants::list_variants)
+            .service(routes::variants::create_variant)
+            .service(routes::variants::get_variant)
+            .service(routes::variants::update_variant)
+            .service(routes::variants_collection::update_variant_by_body)
+            .service(routes::variants::delete_variant)
+            .service(routes::variants_collection::delete_variant_by_query)
+            .service(routes::consents::list_consents);
+    }
 }
 
-/// Mounts the navigation, sidebar and consent routes.
-pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(routes::nav::admin_nav)
-        .service(routes::sidebar::get_preferences)
-        .service(routes::sidebar::update_preferences)
-        .service(routes::sidebar::delete_role_preference)
-        .service(routes::variants::list_variants)
-        .service(routes::variants::create_variant)
-        .service(routes::variants::get_variant)
-        .service(routes::variants::update_variant)
-        .service(routes::variants_collection::update_variant_by_body)
-        .service(routes::variants::delete_variant)
-        .service(routes::variants_collection::delete_variant_by_query)
-        .service(routes::consents::list_consents);
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_auth_module_is_stoa_auths() {
+        assert_eq!(super::AUTH_MODULE.id, stoa_auth::MODULE.id);
+        assert_eq!(super::AUTH_MODULE.title, stoa_auth::MODULE.title);
+    }
 }

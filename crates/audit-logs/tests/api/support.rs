@@ -52,7 +52,15 @@ pub async fn start() -> TestApp<
 > {
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
-        .module(stoa_preferences::configure)
+        .module_with(|db| {
+            Arc::new(stoa_preferences::configure(
+                stoa_preferences::PreferencesState::new(
+                    db.clone(),
+                    stoa_auth::AuthConfig::for_tests().jwt_secret.expose(),
+                    Arc::new(stoa_auth::PgAccounts),
+                ),
+            ))
+        })
         .module(stoa_directory::configure)
         .module(stoa_audit_logs::configure(
             Arc::new(registry()),

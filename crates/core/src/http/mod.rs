@@ -2,8 +2,9 @@
 //! builder, request context (request id, tracing, access log, panic guard),
 //! metrics, CORS ([`headers`] names every header the API reads), security
 //! headers, JSON bodies for every error, the access policy run before every
-//! handler ([`access`]), and the responses modules stream: server-sent events
-//! ([`sse`]) and file downloads ([`download`]), both sent uncompressed.
+//! handler ([`access`]), optimistic locking of writes ([`lock`]), and the
+//! responses modules stream: server-sent events ([`sse`]) and file downloads
+//! ([`download`]), both sent uncompressed.
 
 pub mod access;
 mod app;
@@ -12,6 +13,7 @@ mod compression;
 pub mod download;
 mod errors;
 pub mod headers;
+pub mod lock;
 mod metrics;
 mod origin;
 mod request_context;

@@ -107,8 +107,10 @@ pub async fn list_consents(
         ctx.acl.visible_organization_ids.clone()
     };
     let mut conn = state.db.conn().await?;
-    // The user is stoa-auth's: looked up through its service.
-    let home: Option<Option<Uuid>> = stoa_auth::service::user_by_id(&mut conn, user_id)
+    // The user is stoa-auth's: looked up through the user directory.
+    let home: Option<Option<Uuid>> = state
+        .users
+        .user(&mut conn, user_id)
         .await?
         .filter(|u| u.tenant_id == Some(tenant))
         .map(|u| u.organization_id);
@@ -120,19 +122,19 @@ pub async fn list_consents(
         _ => {}
     }
     let rows = consents::list(&mut conn, user_id, tenant, visible.as_deref()).await?;
-    let key = ConsentKey::from_config(&state.config);
+    let key = &state.consent_key;
     let items: Vec<ConsentItem> = rows
         .into_iter()
-        .map(|row| ConsentItem::new(row, &key))
+        .map(|row| ConsentItem::new(row, key))
         .collect();
     // Consent records (with IP addresses) are the user's personal data: the
     // read is logged against the user, with the consent fields returned.
-    stoa_auth::routes::read_log::record_user_reads(
+    stoa_acl::read_log::record_user_reads(
         &mut conn,
         &ctx,
         &[user_id],
         true,
-        &stoa_auth::routes::read_log::fields_of(&items),
+        &stoa_acl::read_log::fields_of(&items),
         "/api/auth/users/consents",
     )
     .await?;

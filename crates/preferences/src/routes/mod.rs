@@ -1,6 +1,7 @@
 //! Thin handlers: sidebar preferences and variants, the admin navigation and
-//! the consents list. They share stoa-auth's state (database, configuration,
-//! authenticator, registry), which stoa-auth registers as app data.
+//! the consents list. They share the module's state
+//! ([`crate::state::PreferencesState`]), which [`crate::configure`] registers
+//! as app data.
 
 pub mod consents;
 pub mod nav;
@@ -8,4 +9,5 @@ pub mod sidebar;
 pub mod variants;
 pub mod variants_collection;
 
-pub use stoa_auth::routes::State;
+/// The preferences state registered as app data.
+pub type State = actix_web::web::Data<crate::state::PreferencesState>;

@@ -2,7 +2,7 @@
 
 use actix_web::{HttpRequest, get, web};
 use serde::Deserialize;
-use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, Authenticator, Credentials};
+use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, AuthenticatorData, Credentials, Registry};
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Query};
 use stoa_directory::{DirectoryService, PgDirectory};
@@ -13,7 +13,7 @@ use validator::Validate;
 use super::State;
 use crate::nav::{NavInput, NavPayload, OrganizationInfo, build};
 use crate::sidebar::{preference_organization, queries};
-use stoa_auth::i18n::request_locale;
+use stoa_core::i18n::request_locale;
 
 #[derive(Debug, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -32,7 +32,11 @@ fn present(raw: &Option<String>) -> Option<&str> {
 
 /// Authenticates the request with the query's scope in place of the
 /// selection cookies and headers.
-async fn caller(req: &HttpRequest, state: &State, q: &NavQuery) -> AppResult<AuthContext> {
+async fn caller(
+    req: &HttpRequest,
+    authenticator: &AuthenticatorData,
+    q: &NavQuery,
+) -> AppResult<AuthContext> {
     let mut credentials = Credentials::from_request(req);
     if credentials.is_empty() {
         return Err(AppError::unauthorized());
@@ -55,12 +59,12 @@ async fn caller(req: &HttpRequest, state: &State, q: &NavQuery) -> AppResult<Aut
     if let Some(tenant) = tenant {
         credentials.selected_tenant = Some(tenant.to_string());
     }
-    let ctx = state.authenticate(&credentials).await?;
+    let ctx = authenticator.authenticate(&credentials).await?;
     if let Some(tenant) = tenant
         && !ctx.is_super_admin()
         && ctx.tenant_id != Some(tenant)
     {
-        return Err(stoa_auth::accounts::foreign_tenant());
+        return Err(stoa_acl::foreign_tenant());
     }
     Ok(ctx)
 }
@@ -85,9 +89,11 @@ async fn caller(req: &HttpRequest, state: &State, q: &NavQuery) -> AppResult<Aut
 pub async fn admin_nav(
     req: HttpRequest,
     state: State,
+    authenticator: AuthenticatorData,
+    registry: web::Data<Registry>,
     q: Query<NavQuery>,
 ) -> AppResult<web::Json<NavPayload>> {
-    let ctx = caller(&req, &state, &q).await?;
+    let ctx = caller(&req, &authenticator, &q).await?;
     let locale = request_locale(&req);
     let mut conn = state.db.conn().await?;
     let (role_pref, user_pref) = queries::nav_preferences(
@@ -114,7 +120,7 @@ pub async fn admin_nav(
     Ok(web::Json(build(
         &ctx,
         NavInput {
-            registry: &state.registry,
+            registry: &registry,
             role_preference: role_pref.as_ref(),
             user_preference: user_pref.as_ref(),
             organization,

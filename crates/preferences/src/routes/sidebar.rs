@@ -16,7 +16,7 @@ use crate::sidebar::dto::*;
 use crate::sidebar::queries::{self, StoredPreference};
 use crate::sidebar::schema::auth_mirror::roles;
 use crate::sidebar::{MANAGE, SidebarSettings, UserScope, expected_updated_at, no_user};
-use stoa_auth::i18n::request_locale;
+use stoa_core::i18n::request_locale;
 
 fn role_not_found() -> AppError {
     AppError::not_found("Role not found")

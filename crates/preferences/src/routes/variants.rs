@@ -14,7 +14,7 @@ use crate::sidebar::dto::*;
 use crate::sidebar::settings::MAX_LABEL_CHARS;
 use crate::sidebar::variants;
 use crate::sidebar::{MANAGE, SidebarSettings, UserScope, no_user};
-use stoa_auth::i18n::request_locale;
+use stoa_core::i18n::request_locale;
 
 fn scope_of(req: &HttpRequest, ctx: &AuthContext) -> AppResult<UserScope> {
     UserScope::of(ctx, request_locale(req)).ok_or_else(|| no_user("No user context"))

@@ -92,7 +92,7 @@ pub fn duplicate_name() -> AppError {
         .with_code("duplicate_name")
 }
 
-pub use stoa_auth::lock::{OPTIMISTIC_LOCK_HEADER, check_lock, expected_updated_at};
+pub use stoa_core::http::lock::{OPTIMISTIC_LOCK_HEADER, check_lock, expected_updated_at};
 
 #[cfg(test)]
 mod tests {

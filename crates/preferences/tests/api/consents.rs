@@ -17,7 +17,7 @@ fn url(user: Uuid) -> String {
 }
 
 async fn give(db: &Db, user: Uuid, tenant: Uuid, kind: &str, granted: bool, source: &str) {
-    let key = ConsentKey::from_config(&AuthConfig::for_tests());
+    let key = ConsentKey::derive(AuthConfig::for_tests().jwt_secret.expose());
     let mut conn = db.conn().await.unwrap();
     consents::record(
         &mut conn,

@@ -161,7 +161,7 @@ async fn pages_follow_the_callers_features() {
     let res = app.send(get(NAV, &root)).await;
     let root_body = res.json();
     assert!(item_count(&root_body) > item_count(&body));
-    let catalog = stoa_preferences::base_registry().unwrap();
+    let catalog = registry();
     let all: Vec<String> = catalog.features().map(|f| f.id.to_string()).collect();
     assert_eq!(strings(&root_body["grantedFeatures"]), all);
 }

@@ -96,15 +96,15 @@ pub async fn start_with_userless_keys(
 ) -> stoa_testkit::TestApp<impl stoa_testkit::AppService> {
     stoa_testkit::app()
         .module_with(move |db| {
-            let registry = Arc::new(stoa_preferences::base_registry().unwrap());
-            let state = AuthState::new(db.clone(), AuthConfig::for_tests(), registry)
+            let state = AuthState::new(db.clone(), AuthConfig::for_tests(), Arc::new(registry()))
                 .unwrap()
                 .with_api_keys(Arc::new(UserlessKey(tenant)));
             let auth = stoa_auth::configure(Arc::new(state));
+            let preferences = stoa_preferences::configure(super::support::state(db));
             Arc::new(
                 move |cfg: &mut utoipa_actix_web::service_config::ServiceConfig| {
                     auth(cfg);
-                    stoa_preferences::configure(cfg);
+                    preferences(cfg);
                 },
             )
         })
