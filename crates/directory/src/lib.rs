@@ -8,10 +8,12 @@
 #![doc = include_str!("../README.md")]
 
 pub mod commands;
+pub mod dto;
 pub mod error;
 pub mod model;
 pub mod operations;
 pub mod provision;
+pub mod queries;
 pub mod routes;
 pub mod schema;
 pub mod seed;
@@ -21,7 +23,8 @@ use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryEr
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use error::DirectoryError;
-pub use service::{DirectoryService, PgDirectory, slugify};
+pub use queries::slugify;
+pub use service::{DirectoryService, PgDirectory};
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "directory",
@@ -96,15 +99,15 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 
 /// Mounts the directory's routes (under `/api`).
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(routes::tenants::list_tenants)
-        .service(routes::tenants::create_tenant)
-        .service(routes::tenants::update_tenant)
-        .service(routes::tenants::delete_tenant)
-        .service(routes::lookup::lookup_tenant)
-        .service(routes::lookup::lookup_organization)
-        .service(routes::organizations::list_organizations)
-        .service(routes::organizations::create_organization)
-        .service(routes::organizations::update_organization)
-        .service(routes::organizations::delete_organization)
+    cfg.service(routes::tenants::list::list_tenants)
+        .service(routes::tenants::create::create_tenant)
+        .service(routes::tenants::update::update_tenant)
+        .service(routes::tenants::delete::delete_tenant)
+        .service(routes::lookup::tenant::lookup_tenant)
+        .service(routes::lookup::organization::lookup_organization)
+        .service(routes::organizations::list::list_organizations)
+        .service(routes::organizations::create::create_organization)
+        .service(routes::organizations::update::update_organization)
+        .service(routes::organizations::delete::delete_organization)
         .service(routes::switcher::organization_switcher);
 }

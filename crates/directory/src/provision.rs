@@ -10,7 +10,7 @@ use diesel_async::AsyncPgConnection;
 use stoa_acl::{FirstUser, NewTenant, Registry};
 use stoa_core::AppError;
 
-use crate::model::{CreateOrganization, CreateTenant};
+use crate::dto::{CreateOrganization, CreateTenant};
 use crate::service::{DirectoryService, PgDirectory};
 
 /// What to provision.

@@ -12,7 +12,7 @@ use stoa_core::db::Db;
 use uuid::Uuid;
 
 use crate::commands::UpdateOrganizationCommand;
-use crate::model::UpdateOrganization;
+use crate::dto::UpdateOrganization;
 use crate::service::PgDirectory;
 
 #[derive(diesel::QueryableByName)]

@@ -121,7 +121,7 @@ pub async fn child_org(db: &Db, tenant: &Tenant, name: &str) -> Uuid {
         .create_organization(
             &mut conn,
             tenant.tenant_id,
-            stoa_directory::model::CreateOrganization {
+            stoa_directory::dto::CreateOrganization {
                 tenant_id: Some(tenant.tenant_id),
                 name: name.into(),
                 slug: None,

@@ -1,4 +1,6 @@
-//! Thin handlers: extract, authorize, call the service, respond.
+//! Thin handlers: extract, authorize, call the service, respond. One handler
+//! per file: `tenants/`, `organizations/` and `lookup/` hold one file per
+//! verb; `switcher.rs` is the organization switcher.
 
 pub mod lookup;
 pub mod organizations;

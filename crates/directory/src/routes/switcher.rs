@@ -9,60 +9,16 @@
 use std::collections::{HashMap, HashSet};
 
 use actix_web::{get, web};
-use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::Serialize;
 use stoa_acl::AuthContext;
 use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::dto::{OrganizationSwitcher, SwitcherNode};
 use crate::model::OrganizationRow;
-use crate::schema::tenants;
+use crate::queries::live_tenants;
 use crate::service::PgDirectory;
-
-/// One organization of the menu.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SwitcherNode {
-    pub id: Uuid,
-    pub name: String,
-    /// 0 for a root.
-    pub depth: i32,
-    /// `false` for an ancestor shown only to place an allowed organization.
-    pub selectable: bool,
-    #[schema(no_recursion)]
-    pub children: Vec<SwitcherNode>,
-}
-
-/// A tenant a super admin may switch to.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SwitcherTenant {
-    pub id: Uuid,
-    pub name: String,
-    pub is_active: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct OrganizationSwitcher {
-    /// Roots first; children by name.
-    pub items: Vec<SwitcherNode>,
-    /// The organization the caller works in (`null`: all of them).
-    pub selected_id: Option<Uuid>,
-    /// Holds `directory.organizations.manage`.
-    pub can_manage: bool,
-    /// Not restricted to some organizations.
-    pub can_view_all_organizations: bool,
-    pub tenant_id: Option<Uuid>,
-    /// Every live tenant, for super admins only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tenants: Option<Vec<SwitcherTenant>>,
-    pub is_super_admin: bool,
-}
 
 /// The caller's organization menu: allowed organizations (selectable) under
 /// their ancestors (not selectable), the current selection, and for super
@@ -123,23 +79,6 @@ pub async fn organization_switcher(
         tenants,
         is_super_admin: ctx.is_super_admin(),
     }))
-}
-
-async fn live_tenants(conn: &mut AsyncPgConnection) -> AppResult<Vec<SwitcherTenant>> {
-    let rows: Vec<(Uuid, String, bool)> = tenants::table
-        .filter(tenants::deleted_at.is_null())
-        .order((tenants::name.asc(), tenants::id.asc()))
-        .select((tenants::id, tenants::name, tenants::is_active))
-        .load(conn)
-        .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, name, is_active)| SwitcherTenant {
-            id,
-            name,
-            is_active,
-        })
-        .collect())
 }
 
 /// The menu tree: every allowed organization (`None` = all) plus its

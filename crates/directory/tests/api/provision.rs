@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_acl::{NewTenant, Registry, TenantSeeder};
 use stoa_core::AppError;
-use stoa_directory::model::CreateOrganization;
+use stoa_directory::dto::CreateOrganization;
 use stoa_directory::{DirectoryService, PgDirectory};
 
 use super::support::*;

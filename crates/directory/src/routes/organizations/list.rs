@@ -1,26 +1,19 @@
+//! `GET /directory/organizations`: the `options`, `tree` and `manage` views.
+
 use std::collections::HashMap;
 
-use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, delete, get, post, put, web};
+use actix_web::{HttpResponse, get, web};
 use stoa_acl::AuthContext;
-use stoa_core::collection::CollectionId;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::pagination::total_pages;
-use stoa_core::{AppError, AppResult, Json, PageQuery, Query};
+use stoa_core::{AppError, AppResult, PageQuery, Query};
 use uuid::Uuid;
 
-use super::with_operation;
-use crate::commands::{
-    CreateOrganizationCommand, DeleteOrganizationCommand, UpdateOrganizationCommand,
-};
-use crate::error::DirectoryError;
-use crate::model::*;
-use crate::service::{DirectoryService, PgDirectory};
-use stoa_core::command;
-
-const VIEW: &str = "directory.organizations.view";
-const MANAGE: &str = "directory.organizations.manage";
+use super::VIEW;
+use crate::dto::*;
+use crate::model::OrganizationRow;
+use crate::service::PgDirectory;
 
 /// The tenant a request names, checked against the caller: `Ok(None)` means
 /// "every tenant" (super admins only, `tenantId=all`).
@@ -280,148 +273,4 @@ pub async fn list_organizations(
         }
     };
     Ok(HttpResponse::Ok().json(body))
-}
-
-/// Restricted callers may only touch organizations inside their allowed set
-/// (the shared scope check, with the directory's own error).
-fn check_allowed(ctx: &AuthContext, org: Option<Uuid>) -> AppResult<()> {
-    if ctx.may_write_organization(org) {
-        Ok(())
-    } else {
-        Err(DirectoryError::OrganizationNotAllowed.into())
-    }
-}
-
-fn write_tenant(ctx: &AuthContext, requested: Option<Uuid>) -> AppResult<Uuid> {
-    ctx.requested_tenant(requested)?
-        .ok_or_else(|| DirectoryError::TenantScopeRequired.into())
-}
-
-/// Creates an organization (slug defaults to the name; collisions get `-1`, `-2`, ...).
-#[utoipa::path(
-    tag = "Directory",
-    request_body = CreateOrganization,
-    security(("bearerAuth" = [])),
-    responses(
-        (status = 201, body = Created),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
-    )
-)]
-#[post("/directory/organizations")]
-pub async fn create_organization(
-    ctx: AuthContext,
-    db: web::Data<Db>,
-    body: Json<CreateOrganization>,
-) -> AppResult<HttpResponse> {
-    ctx.require(MANAGE)?;
-    let body = body.into_inner();
-    let tenant = write_tenant(&ctx, body.tenant_id)?;
-    check_allowed(&ctx, body.parent_id)?;
-    let actor = ctx.actor();
-    let (id, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                if PgDirectory.tenant(conn, tenant).await?.is_none() {
-                    return Err(DirectoryError::TenantNotFound.into());
-                }
-                command::execute(
-                    conn,
-                    &actor,
-                    CreateOrganizationCommand {
-                        tenant,
-                        input: body,
-                    },
-                )
-                .await
-            })
-        })
-        .await?;
-    Ok(with_operation(HttpResponse::Created(), &op).json(Created { id }))
-}
-
-/// Updates an organization; omitted fields keep their stored values.
-#[utoipa::path(
-    tag = "Directory",
-    request_body = UpdateOrganization,
-    security(("bearerAuth" = [])),
-    responses(
-        (status = 200, body = Ok),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    )
-)]
-#[put("/directory/organizations")]
-pub async fn update_organization(
-    ctx: AuthContext,
-    db: web::Data<Db>,
-    body: Json<UpdateOrganization>,
-) -> AppResult<HttpResponse> {
-    ctx.require(MANAGE)?;
-    let body = body.into_inner();
-    body.check().map_err(AppError::bad_request)?;
-    let tenant = ctx.tenant()?;
-    if !ctx.can_see_organization(body.id) && !ctx.is_super_admin() {
-        return Err(AppError::new(StatusCode::NOT_FOUND, "Not found"));
-    }
-    if let Some(Some(parent)) = body.parent_id {
-        check_allowed(&ctx, Some(parent))?;
-    }
-    let actor = ctx.actor();
-    let (_, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                command::execute(
-                    conn,
-                    &actor,
-                    UpdateOrganizationCommand {
-                        tenant,
-                        input: body,
-                    },
-                )
-                .await
-            })
-        })
-        .await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
-}
-
-/// Soft-deletes an organization; its children move to its parent.
-#[utoipa::path(
-    tag = "Directory",
-    params(IdQuery),
-    request_body(content = Option<stoa_core::collection::IdBody>, description = "The id may come in a JSON body `{id}` instead of the query (as Open Mercato clients send it)"),
-    security(("bearerAuth" = [])),
-    responses(
-        (status = 200, body = Ok),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    )
-)]
-#[delete("/directory/organizations")]
-pub async fn delete_organization(
-    ctx: AuthContext,
-    db: web::Data<Db>,
-    id: CollectionId,
-) -> AppResult<HttpResponse> {
-    ctx.require(MANAGE)?;
-    let tenant = ctx.tenant()?;
-    let id = id.uuid()?;
-    if !ctx.can_see_organization(id) && !ctx.is_super_admin() {
-        return Err(AppError::new(StatusCode::NOT_FOUND, "Not found"));
-    }
-    let actor = ctx.actor();
-    let (_, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                command::execute(conn, &actor, DeleteOrganizationCommand { tenant, id }).await
-            })
-        })
-        .await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
 }
