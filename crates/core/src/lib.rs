@@ -16,6 +16,7 @@ pub mod db;
 pub mod error;
 pub mod extract;
 pub mod http;
+pub mod list;
 pub mod pagination;
 pub mod prepared;
 pub mod rate_limit;

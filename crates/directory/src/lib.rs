@@ -9,6 +9,7 @@
 pub mod commands;
 pub mod error;
 pub mod model;
+pub mod names;
 pub mod operations;
 pub mod provision;
 pub mod routes;
