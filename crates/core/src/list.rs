@@ -286,6 +286,13 @@ pub struct CountUpTo<Q> {
     limit: Option<i64>,
 }
 
+impl<Q> CountUpTo<Q> {
+    /// Counts the rows of `query`, looking at no more than `limit` (`None`: all).
+    pub fn new(query: Q, limit: Option<i64>) -> Self {
+        Self { query, limit }
+    }
+}
+
 impl<Q> Expression for CountUpTo<Q> {
     type SqlType = BigInt;
 }
