@@ -12,9 +12,9 @@ use serde_json::Value;
 use stoa_acl::AuthContext;
 use stoa_core::command::CommandRegistry;
 use stoa_core::command::schema::access_logs;
+use stoa_core::command::schema::action_logs;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::command::schema::action_logs;
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::pagination::total_pages;
 use stoa_core::{AppError, AppResult, Query};
@@ -94,10 +94,7 @@ pub async fn list_actions(
         TotalMode::Skip => Some(0),
         TotalMode::Capped => Some(offset.saturating_add(COUNT_AHEAD + 1)),
     };
-    let count = CountUpTo::new(
-        filtered(&q, &vis)?.select(action_logs::id),
-        count_limit,
-    );
+    let count = CountUpTo::new(filtered(&q, &vis)?.select(action_logs::id), count_limit);
     let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = ordered(
         filtered(&q, &vis)?,
         q.sort_field.unwrap_or_default(),

@@ -359,7 +359,11 @@ mod tests {
         assert!(held_bytes() >= 19 * MIB, "{}", held_bytes());
         let busy = rss_bytes();
         // Back to back, the buffer is reused: nothing is allocated again.
-        assert!(verify_password("Secret1!".into(), Some(hash.clone())).await.unwrap_or(false));
+        assert!(
+            verify_password("Secret1!".into(), Some(hash.clone()))
+                .await
+                .unwrap_or(false)
+        );
         assert!(held_bytes() < 2 * 20 * MIB);
         let mut waited = 0;
         while held_bytes() > 0 && waited < 50 {
@@ -376,6 +380,10 @@ mod tests {
             );
         }
         // And the next login allocates again and works.
-        assert!(verify_password("Secret1!".into(), Some(hash)).await.unwrap_or(false));
+        assert!(
+            verify_password("Secret1!".into(), Some(hash))
+                .await
+                .unwrap_or(false)
+        );
     }
 }

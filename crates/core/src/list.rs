@@ -237,7 +237,8 @@ impl<K: Serialize + DeserializeOwned> ListRequest<K> {
         let full = seen == self.page.page_size;
         // More rows follow when the count says so, or (not counted) when the
         // page is full.
-        let more = full && (self.total == TotalMode::Skip || total_capped || total > self.before + seen);
+        let more =
+            full && (self.total == TotalMode::Skip || total_capped || total > self.before + seen);
         let next_cursor = if more {
             items
                 .last()

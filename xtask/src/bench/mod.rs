@@ -251,7 +251,9 @@ fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) -> Vec<Scen
         },
         Scenario {
             name: "GET /api/auth/users?pageSize=50&page=1000 (offset 49,950), 4 connections",
-            requests: vec![as_admin(Request::get("/api/auth/users?pageSize=50&page=1000"))],
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&page=1000",
+            ))],
             connections: Some(4),
         },
         Scenario {
@@ -462,11 +464,7 @@ fn bench(
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
         ),
     ];
-    let deep_cursor = cursor_of(
-        server.addr,
-        "/api/auth/users?pageSize=50&page=999",
-        &admin,
-    )?;
+    let deep_cursor = cursor_of(server.addr, "/api/auth/users?pageSize=50&page=999", &admin)?;
     for scenario in scenarios(&token, &admin, &key, &deep_cursor) {
         let queries_before = server.db_queries();
         let outcome = load::drive(

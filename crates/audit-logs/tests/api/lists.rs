@@ -369,7 +369,11 @@ async fn the_default_count_looks_a_thousand_entries_ahead() {
     // one batched lookup of the actors' display names.
     let before = stoa_core::db::thread_queries();
     let body = app.send(get(ACTIONS, &admin)).await.json();
-    assert_eq!(stoa_core::db::thread_queries() - before, 3, "action list statements");
+    assert_eq!(
+        stoa_core::db::thread_queries() - before,
+        3,
+        "action list statements"
+    );
     assert_eq!(body["items"][0]["organizationName"], "Acme Corp");
     assert_eq!(body["items"][0]["tenantName"], "Acme Corp");
     assert_eq!(

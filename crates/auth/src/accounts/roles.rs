@@ -4,7 +4,6 @@
 //! their own tenant and never sees or touches super-admin roles (the
 //! `superadmin` role or any role whose ACL carries the flag).
 
-
 use actix_web::http::StatusCode;
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -202,14 +201,16 @@ pub async fn list(
     }
     let items = rows
         .into_iter()
-        .map(|(id, name, tenant, updated, users_count, tenant_name, _)| RoleItem {
-            users_count,
-            id,
-            name,
-            tenant_name,
-            tenant_id: Some(tenant),
-            updated_at: Some(updated),
-        })
+        .map(
+            |(id, name, tenant, updated, users_count, tenant_name, _)| RoleItem {
+                users_count,
+                id,
+                name,
+                tenant_name,
+                tenant_id: Some(tenant),
+                updated_at: Some(updated),
+            },
+        )
         .collect();
     let page = req.finish(items, counted, |r: &RoleItem| (r.name.clone(), r.id));
     Ok(RoleList {

@@ -363,7 +363,10 @@ pub async fn list(
     .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
     let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
     let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
-        return Ok(UserList::from_page(req.finish(Vec::new(), None, key_of), ctx));
+        return Ok(UserList::from_page(
+            req.finish(Vec::new(), None, key_of),
+            ctx,
+        ));
     };
     let filtered = || {
         let mut query = filter.query();

@@ -300,7 +300,11 @@ async fn list_is_two_round_trips_with_cursors() {
         let before = stoa_core::db::thread_queries();
         let res = app.send(get("/api/auth/roles?pageSize=2", token)).await;
         assert_eq!(res.status, 200, "{}", res.text());
-        assert_eq!(stoa_core::db::thread_queries() - before, 2, "roles list statements");
+        assert_eq!(
+            stoa_core::db::thread_queries() - before,
+            2,
+            "roles list statements"
+        );
         let body = res.json();
         assert_eq!(body["totalCapped"], false);
         assert_eq!(body["items"][0]["usersCount"], 1);
@@ -314,20 +318,31 @@ async fn list_is_two_round_trips_with_cursors() {
     let cursor = first["nextCursor"].as_str().unwrap().to_string();
     let before = stoa_core::db::thread_queries();
     let res = app
-        .send(get(&format!("/api/auth/roles?pageSize=2&cursor={cursor}"), &root))
+        .send(get(
+            &format!("/api/auth/roles?pageSize=2&cursor={cursor}"),
+            &root,
+        ))
         .await;
     assert_eq!(stoa_core::db::thread_queries() - before, 2);
     let second = res.json();
     assert_eq!(names(&second), ["superadmin"]);
-    assert_eq!((second["page"].clone(), second["total"].clone()), (2.into(), 3.into()));
+    assert_eq!(
+        (second["page"].clone(), second["total"].clone()),
+        (2.into(), 3.into())
+    );
     assert!(second.get("nextCursor").is_none());
     // A users cursor is not a roles cursor.
-    let users = app.send(get("/api/auth/users?pageSize=1", &root)).await.json();
+    let users = app
+        .send(get("/api/auth/users?pageSize=1", &root))
+        .await
+        .json();
     let foreign = users["nextCursor"].as_str().unwrap().to_string();
     let res = app
         .send(get(&format!("/api/auth/roles?cursor={foreign}"), &root))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
-    let res = app.send(get("/api/auth/roles?includeTotal=false", &root)).await;
+    let res = app
+        .send(get("/api/auth/roles?includeTotal=false", &root))
+        .await;
     assert_eq!(res.json()["total"], 3);
 }

@@ -745,16 +745,35 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     let (n, body) = statements(&app, "/api/auth/users?pageSize=50", &admin).await;
     assert_eq!(n, 2, "users list statements");
     assert_eq!(body["items"].as_array().unwrap().len(), 50);
-    assert_eq!((body["total"].clone(), body["totalCapped"].clone()), (json!(1000), json!(true)));
+    assert_eq!(
+        (body["total"].clone(), body["totalCapped"].clone()),
+        (json!(1000), json!(true))
+    );
     assert_eq!(body["items"][0]["roles"], json!(["admin"]));
     assert_eq!(body["items"][0]["organizationName"], "Acme Corp");
     assert!(body["nextCursor"].is_string());
     // Further pages count from their own start; exact when asked.
     let (_, body) = statements(&app, "/api/auth/users?pageSize=50&page=3", &admin).await;
-    assert_eq!((body["total"].clone(), body["totalCapped"].clone()), (json!(1007), json!(false)));
-    let (n, body) = statements(&app, "/api/auth/users?pageSize=50&includeTotal=true", &admin).await;
-    assert_eq!((n, body["total"].clone(), body["totalCapped"].clone()), (2, json!(1007), json!(false)));
-    let (n, body) = statements(&app, "/api/auth/users?pageSize=50&includeTotal=false", &admin).await;
+    assert_eq!(
+        (body["total"].clone(), body["totalCapped"].clone()),
+        (json!(1007), json!(false))
+    );
+    let (n, body) = statements(
+        &app,
+        "/api/auth/users?pageSize=50&includeTotal=true",
+        &admin,
+    )
+    .await;
+    assert_eq!(
+        (n, body["total"].clone(), body["totalCapped"].clone()),
+        (2, json!(1007), json!(false))
+    );
+    let (n, body) = statements(
+        &app,
+        "/api/auth/users?pageSize=50&includeTotal=false",
+        &admin,
+    )
+    .await;
     assert_eq!((n, body["total"].clone()), (2, json!(50)));
     // search resolves matching organizations and roles first (two lookups).
     let (n, body) = statements(&app, "/api/auth/users?search=employee", &admin).await;
@@ -769,14 +788,30 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     assert_eq!(tail.len(), 7);
     let (_, page10) = statements(&app, "/api/auth/users?pageSize=100&page=10", &admin).await;
     let mut cursor = page10["nextCursor"].as_str().unwrap().to_string();
-    let (n, next) = statements(&app, &format!("/api/auth/users?pageSize=5&cursor={cursor}"), &admin).await;
+    let (n, next) = statements(
+        &app,
+        &format!("/api/auth/users?pageSize=5&cursor={cursor}"),
+        &admin,
+    )
+    .await;
     assert_eq!(n, 2, "keyset page statements");
     assert_eq!(emails(&next), tail[..5]);
-    assert_eq!((next["page"].clone(), next["total"].clone()), (json!(201), json!(1007)));
+    assert_eq!(
+        (next["page"].clone(), next["total"].clone()),
+        (json!(201), json!(1007))
+    );
     cursor = next["nextCursor"].as_str().unwrap().to_string();
-    let (_, last) = statements(&app, &format!("/api/auth/users?pageSize=5&cursor={cursor}"), &admin).await;
+    let (_, last) = statements(
+        &app,
+        &format!("/api/auth/users?pageSize=5&cursor={cursor}"),
+        &admin,
+    )
+    .await;
     assert_eq!(emails(&last), tail[5..]);
-    assert!(last.get("nextCursor").is_none(), "the last page has no cursor");
+    assert!(
+        last.get("nextCursor").is_none(),
+        "the last page has no cursor"
+    );
 
     // A bad cursor is 400, never 500.
     let roles_cursor = "eyJ2IjoxLCJzIjoiYXV0aC5yb2xlczpuYW1lIiwibyI6MSwiayI6WyJhIiwiYiJdfQ";

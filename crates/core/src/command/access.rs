@@ -101,7 +101,6 @@ impl<Q: diesel::query_builder::Query> diesel::query_builder::Query for LoggedRea
     type SqlType = Q::SqlType;
 }
 
-
 impl<Q: diesel::query_builder::QueryFragment<diesel::pg::Pg>>
     diesel::query_builder::QueryFragment<diesel::pg::Pg> for LoggedRead<'_, Q>
 {
@@ -131,11 +130,11 @@ impl<Q: diesel::query_builder::QueryFragment<diesel::pg::Pg>>
              ELSE 'read' END, ",
         );
         out.push_bind_param::<Array<Text>, _>(&self.fields)?;
-        out.push_sql(", jsonb_build_object('resultCount', (SELECT count(*) FROM stoa_page), 'path', ");
-        out.push_bind_param::<Text, _>(&self.path)?;
         out.push_sql(
-            "::text) FROM stoa_page AS stoa_logged(stoa_id)) SELECT * FROM stoa_page",
+            ", jsonb_build_object('resultCount', (SELECT count(*) FROM stoa_page), 'path', ",
         );
+        out.push_bind_param::<Text, _>(&self.path)?;
+        out.push_sql("::text) FROM stoa_page AS stoa_logged(stoa_id)) SELECT * FROM stoa_page");
         Ok(())
     }
 
