@@ -191,7 +191,7 @@ pub async fn list(
         .offset(req.offset())
         .load(conn)
         .await?;
-    let mut counted = rows.iter().next().map(|r| r.6);
+    let mut counted = <[Row]>::first(&rows).map(|r| r.6);
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered()?.select(roles::id)))

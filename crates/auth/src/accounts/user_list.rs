@@ -414,7 +414,7 @@ pub async fn list(
     )
     .load(conn)
     .await?;
-    let mut counted = rows.iter().next().map(|r| r.12);
+    let mut counted = <[ListRow]>::first(&rows).map(|r| r.12);
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered().select(users::id)))
