@@ -176,7 +176,15 @@ pub async fn list(
         Ok(query)
     };
     type Row = (Uuid, String, Uuid, OffsetDateTime, i64, Option<String>, i64);
-    let rows: Vec<Row> = filtered()?
+    // The window is chosen by id in a subquery, so the per-row subqueries
+    // run for the page's rows only, not for every row an OFFSET skips.
+    let window = filtered()?
+        .select(roles::id)
+        .order((roles::name.asc(), roles::id.asc()))
+        .limit(req.limit())
+        .offset(req.offset());
+    let rows: Vec<Row> = roles::table
+        .filter(roles::id.eq_any(window))
         .select((
             roles::id,
             roles::name,
@@ -187,8 +195,6 @@ pub async fn list(
             req.count(filtered()?.select(roles::id)),
         ))
         .order((roles::name.asc(), roles::id.asc()))
-        .limit(req.limit())
-        .offset(req.offset())
         .load(conn)
         .await?;
     let mut counted = <[Row]>::first(&rows).map(|r| r.6);

@@ -382,7 +382,16 @@ pub async fn list(
         query
     };
     let single = q.id.is_some();
-    let page_query = filtered()
+    // The window is chosen by id in a subquery, so the per-row subqueries
+    // (roles, names) run for the page's rows only, not for every row an
+    // OFFSET skips (Postgres projects before it skips).
+    let window = filtered()
+        .select(users::id)
+        .order((users::email.asc(), users::id.asc()))
+        .limit(req.limit())
+        .offset(req.offset());
+    let page_query = users::table
+        .filter(users::id.eq_any(window))
         .select((
             users::id,
             users::email,
@@ -398,9 +407,7 @@ pub async fn list(
             tenant_name("users.tenant_id"),
             req.count(filtered().select(users::id)),
         ))
-        .order((users::email.asc(), users::id.asc()))
-        .limit(req.limit())
-        .offset(req.offset());
+        .order((users::email.asc(), users::id.asc()));
     // E-mail addresses and names are personal data: every read is logged, in
     // the same statement (a data-modifying CTE).
     let actor = ctx.actor();
