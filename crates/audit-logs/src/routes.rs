@@ -12,11 +12,14 @@ use serde_json::Value;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::command::CommandRegistry;
 use stoa_core::command::schema::access_logs;
+use stoa_core::command::schema::action_logs;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::pagination::total_pages;
 use stoa_core::{AppError, AppResult, Query};
 use stoa_directory::PgDirectory;
+use stoa_directory::names::{organization_name, tenant_name};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -82,62 +85,78 @@ pub async fn list_actions(
     let vis = visibility(&ctx, q.organization_id, &q.actor_user_id)?;
     let window = q.window()?;
     let mut conn = db.conn().await?;
-    let rows: Vec<ActionRow> = ordered(
+    // The page and its total in one statement (stoa_core::list): by default
+    // the count looks COUNT_AHEAD entries past the window's start and stops
+    // there (`totalCapped` says so); `includeTotal=true` counts exactly,
+    // `includeTotal=false` not at all.
+    let mode = TotalMode::parse(q.include_total.as_deref());
+    let offset = i64::try_from(window.offset).unwrap_or(i64::MAX);
+    let count_limit = match mode {
+        TotalMode::Exact => None,
+        TotalMode::Skip => Some(0),
+        TotalMode::Capped => Some(offset.saturating_add(COUNT_AHEAD + 1)),
+    };
+    let count = CountUpTo::new(filtered(&q, &vis)?.select(action_logs::id), count_limit);
+    let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = ordered(
         filtered(&q, &vis)?,
         q.sort_field.unwrap_or_default(),
         q.sort_dir.unwrap_or_default(),
     )
-    .select(ActionRow::as_select())
-    .offset(i64::try_from(window.offset).unwrap_or(i64::MAX))
+    .select((
+        ActionRow::as_select(),
+        tenant_name("action_logs.tenant_id"),
+        organization_name("action_logs.organization_id"),
+        count,
+    ))
+    .offset(offset)
     .limit(i64::try_from(window.size).unwrap_or(50))
     .load(&mut *conn)
     .await?;
-    // Counting every match of a big log costs more than the page itself, so by
-    // default the count looks COUNT_AHEAD entries past the window's start and
-    // stops there (`totalCapped` says so);
-    // `includeTotal=true` counts exactly, `includeTotal=false` not at all.
-    let (total, total_capped) = match q.include_total.as_ref().map(|_| flag(&q.include_total)) {
-        Some(false) => (window.offset + rows.len() as u64, false),
-        Some(true) => {
-            let n: i64 = filtered(&q, &vis)?.count().get_result(&mut *conn).await?;
-            (u64::try_from(n).unwrap_or(0), false)
-        }
-        None if (rows.len() as u64) < window.size && (window.offset == 0 || !rows.is_empty()) => {
-            (window.offset + rows.len() as u64, false)
-        }
-        None => {
-            let cap = i64::try_from(window.offset)
-                .unwrap_or(0)
-                .saturating_add(COUNT_AHEAD);
-            // One index-only probe past the cap, then an exact count only when
-            // the matches fit under it.
-            let beyond = filtered(&q, &vis)?
-                .select(diesel::dsl::sql::<diesel::sql_types::Integer>("1"))
-                .offset(cap);
-            let over: bool = diesel::select(diesel::dsl::exists(beyond))
-                .get_result(&mut *conn)
-                .await?;
-            if over {
-                (u64::try_from(cap).unwrap_or(0), true)
-            } else {
-                let n: i64 = filtered(&q, &vis)?.count().get_result(&mut *conn).await?;
-                (u64::try_from(n).unwrap_or(0), false)
-            }
-        }
+    let mut counted = counted_rows.iter().map(|r| r.3).next();
+    let mut place_names = Vec::with_capacity(counted_rows.len());
+    let rows: Vec<ActionRow> = counted_rows
+        .into_iter()
+        .map(|(row, tenant, organization, _)| {
+            place_names.push((tenant, organization));
+            row
+        })
+        .collect();
+    if rows.is_empty() && offset > 0 && mode != TotalMode::Skip {
+        // A page past the end carries no count: ask for it alone.
+        counted = Some(
+            diesel::select(CountUpTo::new(
+                filtered(&q, &vis)?.select(action_logs::id),
+                count_limit,
+            ))
+            .get_result(&mut *conn)
+            .await?,
+        );
+    }
+    let seen = rows.len() as u64;
+    let (total, total_capped) = match (mode, counted) {
+        (TotalMode::Skip, _) | (_, None) => (window.offset + seen, false),
+        (TotalMode::Exact, Some(n)) => (u64::try_from(n).unwrap_or(0), false),
+        (TotalMode::Capped, Some(n)) if n > offset.saturating_add(COUNT_AHEAD) => (
+            u64::try_from(offset.saturating_add(COUNT_AHEAD)).unwrap_or(0),
+            true,
+        ),
+        (TotalMode::Capped, Some(n)) => (u64::try_from(n).unwrap_or(0), false),
     };
+    // Tenant and organization names came with the rows; actors' display
+    // names are one batched lookup (stoa-auth owns them).
     let names = names(
         &mut conn,
         users.get_ref(),
-        rows.iter()
-            .map(|r| (r.actor_user_id, r.tenant_id, r.organization_id)),
+        rows.iter().map(|r| (r.actor_user_id, None, None)),
     )
     .await?;
     let items = rows
         .into_iter()
-        .map(|r| ActionItem {
+        .zip(place_names)
+        .map(|(r, (tenant_name, organization_name))| ActionItem {
             actor_user_name: name(&names.users, r.actor_user_id),
-            tenant_name: name(&names.tenants, r.tenant_id),
-            organization_name: name(&names.organizations, r.organization_id),
+            tenant_name,
+            organization_name,
             id: r.id,
             command_id: r.command_id,
             action_label: r.action_label,
@@ -168,9 +187,6 @@ pub async fn list_actions(
         total_capped,
     }))
 }
-
-/// How far past the window's start the default count looks (20 pages of 50).
-const COUNT_AHEAD: i64 = 1_000;
 
 const CSV_HEADER: &str = "When,User,Action,Field,Old Value,New Value,Source\n";
 

@@ -5,9 +5,19 @@
 //! buffer and reuses it, so memory stays bounded (cores × 19 MiB) however many
 //! logins arrive at once, and the async executor is never blocked. Requests
 //! beyond the pool's capacity wait in its queue.
+//!
+//! A worker that has had no job for [`idle_release`] (2 s by default) frees
+//! its buffer, so an idle server does not hold cores × 19 MiB; a burst of
+//! logins allocates once per worker and then reuses, so logins under load
+//! are not slower. The buffer is reserved with more capacity than glibc's
+//! largest dynamic mmap threshold (32 MiB; only the 19 MiB used are ever
+//! touched), so it is always its own mapping and freeing it returns the
+//! memory to the system at once instead of leaving it in a malloc arena.
 
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use argon2::password_hash::phc::{Output, ParamsString, PasswordHash, Salt};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
@@ -54,19 +64,76 @@ static POOL: LazyLock<Pool> = LazyLock::new(|| {
     }
 });
 
+/// How long a worker keeps its buffer without a job, in milliseconds.
+static IDLE_RELEASE_MS: AtomicU64 = AtomicU64::new(2_000);
+/// Bytes of argon2 buffers the workers hold right now.
+static HELD_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// How long an idle hashing worker keeps its 19 MiB buffer.
+pub fn idle_release() -> Duration {
+    Duration::from_millis(IDLE_RELEASE_MS.load(Ordering::Relaxed))
+}
+
+/// Changes [`idle_release`] (tests use a few milliseconds).
+pub fn set_idle_release(after: Duration) {
+    IDLE_RELEASE_MS.store(
+        u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
+        Ordering::Relaxed,
+    );
+}
+
+/// Bytes of argon2 memory the hashing workers use (0 when all are idle).
+pub fn held_bytes() -> usize {
+    HELD_BYTES.load(Ordering::Relaxed)
+}
+
+fn bytes(memory: &[Block]) -> usize {
+    std::mem::size_of_val(memory)
+}
+
+fn account(before: usize, after: usize) {
+    HELD_BYTES.fetch_sub(before, Ordering::Relaxed);
+    HELD_BYTES.fetch_add(after, Ordering::Relaxed);
+}
+
 fn worker(rx: &Mutex<Receiver<Job>>) {
     let mut memory: Vec<Block> = Vec::new();
+    let mut last_job = Instant::now();
     loop {
+        let idle = idle_release();
+        if !memory.is_empty() && last_job.elapsed() >= idle {
+            account(bytes(&memory), 0);
+            memory = Vec::new();
+        }
+        // Every worker waits with a timeout, even without a buffer: the
+        // receiver is shared under a lock, and a worker holding a buffer
+        // must get its turn to notice that it is idle.
+        let wait = if memory.is_empty() {
+            idle
+        } else {
+            idle.saturating_sub(last_job.elapsed())
+        }
+        .max(Duration::from_millis(1));
         let job = {
             let guard = rx.lock().unwrap_or_else(|e| e.into_inner());
-            guard.recv()
+            guard.recv_timeout(wait)
         };
         match job {
-            Ok(job) => job(&mut memory),
-            Err(_) => return,
+            Ok(job) => {
+                job(&mut memory);
+                last_job = Instant::now();
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
         }
     }
 }
+
+/// Capacity (in blocks) of a worker's buffer: above glibc's largest dynamic
+/// mmap threshold (32 MiB), so the buffer is always a separate mapping that
+/// `free` unmaps. Pages past the blocks in use are never touched, so they
+/// cost address space, not memory.
+const MAPPED_BLOCKS: usize = 33 * 1024;
 
 /// Runs `f` on the hashing pool with that worker's reusable memory.
 async fn on_pool<R: Send + 'static>(
@@ -74,7 +141,10 @@ async fn on_pool<R: Send + 'static>(
 ) -> Result<R, AppError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move |memory| {
-        let _ = tx.send(f(memory));
+        let held = bytes(memory);
+        let result = f(memory);
+        account(held, bytes(memory));
+        let _ = tx.send(result);
     });
     POOL.jobs
         .lock()
@@ -96,7 +166,10 @@ fn compute(
 ) -> Result<(), String> {
     let blocks = params.block_count();
     if memory.len() != blocks {
-        *memory = vec![Block::default(); blocks];
+        *memory = Vec::new();
+        let mut fresh = Vec::with_capacity(blocks.max(MAPPED_BLOCKS));
+        fresh.resize(blocks, Block::default());
+        *memory = fresh;
     }
     argon2_with(params)
         .hash_password_into_with_memory(password, salt, out, &mut memory[..])
@@ -265,5 +338,52 @@ mod tests {
             .unwrap_or_default();
         assert!(verify_with("Other#2", Some(&theirs), &mut memory));
         assert!(!verify_with("Other#3", Some(&theirs), &mut memory));
+    }
+
+    /// Resident memory of this process, from `/proc/self/statm`.
+    fn rss_bytes() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        let pages: usize = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        pages * 4096
+    }
+
+    #[tokio::test]
+    async fn idle_workers_give_their_buffers_back() {
+        const MIB: usize = 1024 * 1024;
+        set_idle_release(Duration::from_millis(100));
+        let hash = hash_password("Secret1!".into()).await.unwrap_or_default();
+        assert!(held_bytes() >= 19 * MIB, "{}", held_bytes());
+        let busy = rss_bytes();
+        // Back to back, the buffer is reused: nothing is allocated again.
+        assert!(
+            verify_password("Secret1!".into(), Some(hash.clone()))
+                .await
+                .unwrap_or(false)
+        );
+        assert!(held_bytes() < 2 * 20 * MIB);
+        let mut waited = 0;
+        while held_bytes() > 0 && waited < 50 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            waited += 1;
+        }
+        assert_eq!(held_bytes(), 0, "idle workers keep nothing");
+        if cfg!(target_os = "linux") && busy > 0 {
+            assert!(
+                rss_bytes() + 15 * MIB <= busy,
+                "the memory went back to the system: {} -> {} MiB",
+                busy / MIB,
+                rss_bytes() / MIB
+            );
+        }
+        // And the next login allocates again and works.
+        assert!(
+            verify_password("Secret1!".into(), Some(hash))
+                .await
+                .unwrap_or(false)
+        );
     }
 }

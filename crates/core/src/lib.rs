@@ -18,6 +18,7 @@ pub mod error;
 pub mod extract;
 pub mod http;
 pub mod i18n;
+pub mod list;
 pub mod pagination;
 pub mod prepared;
 pub mod rate_limit;

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod dto;
 pub mod error;
 pub mod model;
+pub mod names;
 pub mod operations;
 pub mod provision;
 pub mod queries;

@@ -129,7 +129,7 @@ fn with_bearer(mut r: Request, token: &str) -> Request {
     r
 }
 
-fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
+fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) -> Vec<Scenario> {
     let bearer = |r: Request| with_bearer(r, token);
     let as_admin = |r: Request| with_bearer(r, admin);
     let with_key = |mut r: Request| {
@@ -161,6 +161,21 @@ fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
         Scenario {
             name: "GET /api/auth/profile (cached ACL)",
             requests: vec![bearer(Request::get("/api/auth/profile"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50 (100k users, capped count, tenant admin)",
+            requests: vec![as_admin(Request::get("/api/auth/users?pageSize=50"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/roles (tenant admin)",
+            requests: vec![as_admin(Request::get("/api/auth/roles"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/roles (super admin, every tenant)",
+            requests: vec![bearer(Request::get("/api/auth/roles"))],
             connections: None,
         },
         Scenario {
@@ -251,6 +266,20 @@ fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
             connections: Some(4),
         },
         Scenario {
+            name: "GET /api/auth/users?pageSize=50&page=1000 (offset 49,950), 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&page=1000",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "same page by cursor (keyset), 4 connections",
+            requests: vec![as_admin(Request::get(&format!(
+                "/api/auth/users?pageSize=50&cursor={deep_cursor}"
+            )))],
+            connections: Some(4),
+        },
+        Scenario {
             name: "POST /api/auth/feature-check (20 features)",
             requests: vec![bearer(Request::post(
                 "/api/auth/feature-check",
@@ -295,6 +324,17 @@ fn scenarios(token: &str, admin: &str, key: &str) -> Vec<Scenario> {
             connections: None,
         },
     ]
+}
+
+/// `nextCursor` of a list page.
+fn cursor_of(addr: SocketAddr, path: &str, token: &str) -> Result<String> {
+    let (status, body) = load::once(addr, &with_bearer(Request::get(path), token))?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| format!("{path} is not JSON: {e}"))?;
+    match json["nextCursor"].as_str() {
+        Some(cursor) if status == 200 => Ok(cursor.to_string()),
+        _ => Err(format!("{path} answered {status} without a cursor: {json}")),
+    }
 }
 
 /// Signs in with a login form and returns the access token.
@@ -525,7 +565,8 @@ fn bench(
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
         ),
     ];
-    for scenario in scenarios(&token, &admin, &key) {
+    let deep_cursor = cursor_of(server.addr, "/api/auth/users?pageSize=50&page=999", &admin)?;
+    for scenario in scenarios(&token, &admin, &key, &deep_cursor) {
         let queries_before = server.db_queries();
         let outcome = load::drive(
             server.addr,

@@ -364,7 +364,18 @@ async fn the_default_count_looks_a_thousand_entries_ahead() {
     .execute(&mut *conn)
     .await
     .unwrap();
+    app.send(get(ACTIONS, &admin)).await;
+    // Cached caller: session check, page with its count and place names,
+    // one batched lookup of the actors' display names.
+    let before = stoa_core::db::thread_queries();
     let body = app.send(get(ACTIONS, &admin)).await.json();
+    assert_eq!(
+        stoa_core::db::thread_queries() - before,
+        3,
+        "action list statements"
+    );
+    assert_eq!(body["items"][0]["organizationName"], "Acme Corp");
+    assert_eq!(body["items"][0]["tenantName"], "Acme Corp");
     assert_eq!(
         (body["total"].clone(), body["totalCapped"].clone()),
         (json!(1000), json!(true))

@@ -4,18 +4,17 @@
 //! their own tenant and never sees or touches super-admin roles (the
 //! `superadmin` role or any role whose ACL carries the flag).
 
-use std::collections::HashMap;
-
 use actix_web::http::StatusCode;
-use diesel::dsl::count_star;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::command::{self, Operation};
+use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use stoa_core::{AppError, PageQuery};
+use stoa_directory::names::tenant_name;
 use stoa_directory::{DirectoryService, PgDirectory};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
@@ -25,7 +24,7 @@ use validator::Validate;
 use super::{foreign_tenant, target_tenant};
 use crate::commands::roles::ROLE_HAS_USERS;
 use crate::commands::{CreateRoleCommand, DeleteRoleCommand, RoleState, UpdateRoleCommand};
-use crate::schema::{role_acls, roles, user_roles, users};
+use crate::schema::{role_acls, roles};
 use crate::state::AuthState;
 
 pub const DEFAULT_PAGE_SIZE: u64 = 50;
@@ -72,6 +71,12 @@ pub struct RoleList {
     pub page: u64,
     pub page_size: u64,
     pub total_pages: u64,
+    /// True when more roles match than the default count looked at (1,000
+    /// past the page's start); `includeTotal=true` counts exactly.
+    pub total_capped: bool,
+    /// Send as `cursor` for the next page (absent on the last page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     pub is_super_admin: bool,
 }
 
@@ -131,55 +136,97 @@ fn listed(
     Ok(query)
 }
 
-/// `GET /auth/roles`.
+/// The sort tag of role-list cursors: ordered by name, then id.
+const CURSOR_TAG: &str = "auth.roles:name";
+
+/// Live users holding the listed role.
+fn users_count() -> diesel::expression::SqlLiteral<diesel::sql_types::BigInt> {
+    diesel::dsl::sql(
+        "(SELECT count(*) FROM user_roles stoa_ur JOIN users stoa_u \
+         ON stoa_u.id = stoa_ur.user_id WHERE stoa_ur.role_id = roles.id \
+         AND stoa_u.deleted_at IS NULL)",
+    )
+}
+
+/// `GET /auth/roles`: the page, its (capped) total, user counts and tenant
+/// names in one statement.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &RoleListQuery,
+    params: &ListParams,
 ) -> Result<RoleList, AppError> {
     let page = PageQuery {
         page: q.page,
         page_size: q.page_size,
     }
     .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
-    let total: i64 = listed(ctx, q)?.count().get_result(conn).await?;
-    let rows: Vec<(Uuid, String, Uuid, OffsetDateTime)> = listed(ctx, q)?
-        .select((roles::id, roles::name, roles::tenant_id, roles::updated_at))
+    let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
+    let filtered = || -> Result<_, AppError> {
+        let mut query = listed(ctx, q)?;
+        if let Some((name, id)) = &req.after {
+            query = query.filter(
+                diesel::dsl::sql::<diesel::sql_types::Bool>("(roles.name, roles.id) > (")
+                    .bind::<diesel::sql_types::Text, _>(name.clone())
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(*id)
+                    .sql(")"),
+            );
+        }
+        Ok(query)
+    };
+    type Row = (Uuid, String, Uuid, OffsetDateTime, i64, Option<String>, i64);
+    // The window is chosen by id in a subquery, so the per-row subqueries
+    // run for the page's rows only, not for every row an OFFSET skips.
+    let window = filtered()?
+        .select(roles::id)
         .order((roles::name.asc(), roles::id.asc()))
-        .limit(page.limit())
-        .offset(page.offset())
+        .limit(req.limit())
+        .offset(req.offset());
+    let rows: Vec<Row> = roles::table
+        .filter(roles::id.eq_any(window))
+        .select((
+            roles::id,
+            roles::name,
+            roles::tenant_id,
+            roles::updated_at,
+            users_count(),
+            tenant_name("roles.tenant_id"),
+            req.count(filtered()?.select(roles::id)),
+        ))
+        .order((roles::name.asc(), roles::id.asc()))
         .load(conn)
         .await?;
-    let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
-    let counts: HashMap<Uuid, i64> = user_roles::table
-        .inner_join(users::table)
-        .filter(user_roles::role_id.eq_any(&ids))
-        .filter(users::deleted_at.is_null())
-        .group_by(user_roles::role_id)
-        .select((user_roles::role_id, count_star()))
-        .load::<(Uuid, i64)>(conn)
-        .await?
+    let mut counted = <[Row]>::first(&rows).map(|r| r.6);
+    if req.needs_separate_count(rows.len()) {
+        counted = Some(
+            diesel::select(req.count(filtered()?.select(roles::id)))
+                .get_result(conn)
+                .await?,
+        );
+    }
+    let items = rows
         .into_iter()
-        .collect();
-    let tenant_ids: Vec<Uuid> = rows.iter().map(|r| r.2).collect();
-    let (tenant_names, _) = PgDirectory.names(conn, &tenant_ids, &[]).await?;
-    let total = u64::try_from(total).unwrap_or(0);
-    Ok(RoleList {
-        items: rows
-            .into_iter()
-            .map(|(id, name, tenant, updated)| RoleItem {
-                users_count: counts.get(&id).copied().unwrap_or(0),
+        .map(
+            |(id, name, tenant, updated, users_count, tenant_name, _)| RoleItem {
+                users_count,
                 id,
                 name,
-                tenant_name: tenant_names.get(&tenant).cloned(),
+                tenant_name,
                 tenant_id: Some(tenant),
                 updated_at: Some(updated),
-            })
-            .collect(),
-        total,
+            },
+        )
+        .collect();
+    let page = req.finish(items, counted, |r: &RoleItem| (r.name.clone(), r.id));
+    Ok(RoleList {
+        items: page.items,
+        total: page.total,
         page: page.page,
         page_size: page.page_size,
-        total_pages: stoa_core::pagination::total_pages(total, page.page_size),
+        total_pages: page.total_pages,
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
         is_super_admin: ctx.is_super_admin(),
     })
 }

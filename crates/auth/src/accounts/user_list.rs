@@ -5,23 +5,25 @@
 //! caller only those of its allowed organizations (the reference lists the
 //! whole tenant, but such a caller could not edit the others anyway).
 
-use std::collections::HashMap;
-
 use diesel::dsl::{exists, not};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Nullable};
+use diesel::sql_types::{Array, Bool, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
+use stoa_core::command::access::logged;
+use stoa_core::list::{ListPage, ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use stoa_core::{AppError, PageQuery};
 use stoa_directory::PgDirectory;
+use stoa_directory::names::{organization_name, tenant_name};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
+use crate::routes::read_log;
 use crate::schema::{role_acls, roles, user_acls, user_roles, users};
 
 /// Default and largest page of the user list.
@@ -85,6 +87,13 @@ pub struct UserList {
     pub page: u64,
     pub page_size: u64,
     pub total_pages: u64,
+    /// True when more users match than the default count looked at (1,000
+    /// past the page's start); `total` is then that bound (`includeTotal=true`
+    /// counts exactly).
+    pub total_capped: bool,
+    /// Send as `cursor` for the next page (absent on the last page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     pub is_super_admin: bool,
 }
 
@@ -114,8 +123,8 @@ fn parse_role_ids(raw: &[String]) -> Result<Vec<Uuid>, AppError> {
 struct ListFilter {
     /// `None` = every tenant (super admins).
     tenant: Option<Uuid>,
-    /// Hide super admins: those with an override, and holders of these roles.
-    hide_super_admins: Option<Vec<Uuid>>,
+    /// Hide super admins: those with an override, and holders of super-admin roles.
+    hide_super_admins: bool,
     allowed: Option<Vec<Uuid>>,
     id: Option<Uuid>,
     organization: Option<Uuid>,
@@ -152,17 +161,7 @@ impl ListFilter {
         };
         // The few super-admin roles are read first: with their ids as values the
         // planner sees how rare their holders are (a subquery hides that).
-        let hide_super_admins = if super_admin {
-            None
-        } else {
-            Some(
-                role_acls::table
-                    .filter(role_acls::is_super_admin.eq(true))
-                    .select(role_acls::role_id)
-                    .load::<Uuid>(conn)
-                    .await?,
-            )
-        };
+        let hide_super_admins = !super_admin;
         Ok(Some(Self {
             tenant,
             hide_super_admins,
@@ -192,20 +191,25 @@ impl ListFilter {
         if let Some(t) = self.tenant {
             q = q.filter(users::tenant_id.eq(t));
         }
-        if let Some(super_roles) = &self.hide_super_admins {
-            // Both sets are small: Postgres hashes each once.
+        if self.hide_super_admins {
+            // Both sets are small (a few super-admin roles and overrides):
+            // Postgres hashes each once per statement.
             q = q.filter(not(users::id.eq_any(
                 user_acls::table
                     .filter(user_acls::is_super_admin.eq(true))
                     .select(user_acls::user_id),
             )));
-            if !super_roles.is_empty() {
-                q = q.filter(not(users::id.eq_any(
-                    user_roles::table
-                        .filter(user_roles::role_id.eq_any(super_roles.clone()))
-                        .select(user_roles::user_id),
-                )));
-            }
+            q = q.filter(not(users::id.eq_any(
+                user_roles::table
+                    .filter(
+                        user_roles::role_id.eq_any(
+                            role_acls::table
+                                .filter(role_acls::is_super_admin.eq(true))
+                                .select(role_acls::role_id),
+                        ),
+                    )
+                    .select(user_roles::user_id),
+            )));
         }
         if let Some(allowed) = &self.allowed {
             q = q.filter(users::organization_id.eq_any(allowed.clone()));
@@ -284,32 +288,110 @@ type ListRow = (
     bool,
     bool,
     OffsetDateTime,
+    Vec<String>,
+    Vec<Uuid>,
+    Option<String>,
+    Option<String>,
+    i64,
 );
 
-/// `GET /auth/users`.
+/// The sort tag of user-list cursors: ordered by e-mail, then id.
+const CURSOR_TAG: &str = "auth.users:email";
+
+/// The fields every listed user carries, as serialized (the access log's
+/// `fields`); `hasPassword` is added for a lookup by `id`.
+const FIELDS: &[&str] = &[
+    "email",
+    "id",
+    "isConfirmed",
+    "name",
+    "organizationId",
+    "organizationName",
+    "roleIds",
+    "roles",
+    "tenantId",
+    "tenantName",
+    "updatedAt",
+];
+const FIELDS_BY_ID: &[&str] = &[
+    "email",
+    "hasPassword",
+    "id",
+    "isConfirmed",
+    "name",
+    "organizationId",
+    "organizationName",
+    "roleIds",
+    "roles",
+    "tenantId",
+    "tenantName",
+    "updatedAt",
+];
+
+/// The live roles of the listed user, by name (names and ids in the same order).
+fn role_names() -> diesel::expression::SqlLiteral<Array<Text>> {
+    diesel::dsl::sql(
+        "ARRAY(SELECT stoa_r.name FROM user_roles stoa_ur JOIN roles stoa_r \
+         ON stoa_r.id = stoa_ur.role_id WHERE stoa_ur.user_id = users.id \
+         AND stoa_r.deleted_at IS NULL ORDER BY stoa_r.name, stoa_r.id)",
+    )
+}
+
+fn role_ids() -> diesel::expression::SqlLiteral<Array<diesel::sql_types::Uuid>> {
+    diesel::dsl::sql(
+        "ARRAY(SELECT stoa_r.id FROM user_roles stoa_ur JOIN roles stoa_r \
+         ON stoa_r.id = stoa_ur.role_id WHERE stoa_ur.user_id = users.id \
+         AND stoa_r.deleted_at IS NULL ORDER BY stoa_r.name, stoa_r.id)",
+    )
+}
+
+/// `GET /auth/users`: the page, its (capped) total, roles, organization and
+/// tenant names, and the access-log entries of the read, in one statement.
+/// `search` first resolves matching organizations and roles (two small
+/// lookups), so the user query stays an OR of indexable conditions.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &UserListQuery,
+    params: &ListParams,
+    path: &str,
 ) -> Result<UserList, AppError> {
     let page = PageQuery {
         page: q.page,
         page_size: q.page_size,
     }
     .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
-    let empty = |page: stoa_core::pagination::Page| UserList {
-        items: Vec::new(),
-        total: 0,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: 1,
-        is_super_admin: ctx.is_super_admin(),
-    };
+    let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
     let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
-        return Ok(empty(page));
+        return Ok(UserList::from_page(
+            req.finish(Vec::new(), None, key_of),
+            ctx,
+        ));
     };
-    let rows: Vec<ListRow> = filter
-        .query()
+    let filtered = || {
+        let mut query = filter.query();
+        if let Some((email, id)) = &req.after {
+            query = query.filter(
+                diesel::dsl::sql::<Bool>("(users.email, users.id) > (")
+                    .bind::<Text, _>(email.clone())
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(*id)
+                    .sql(")"),
+            );
+        }
+        query
+    };
+    let single = q.id.is_some();
+    // The window is chosen by id in a subquery, so the per-row subqueries
+    // (roles, names) run for the page's rows only, not for every row an
+    // OFFSET skips (Postgres projects before it skips).
+    let window = filtered()
+        .select(users::id)
+        .order((users::email.asc(), users::id.asc()))
+        .limit(req.limit())
+        .offset(req.offset());
+    let page_query = users::table
+        .filter(users::id.eq_any(window))
         .select((
             users::id,
             users::email,
@@ -319,70 +401,110 @@ pub async fn list(
             users::is_confirmed,
             users::password_hash.is_not_null(),
             users::updated_at,
+            role_names(),
+            role_ids(),
+            organization_name("users.organization_id"),
+            tenant_name("users.tenant_id"),
+            req.count(filtered().select(users::id)),
         ))
-        .order((users::email.asc(), users::id.asc()))
-        .limit(page.limit())
-        .offset(page.offset())
-        .load(conn)
-        .await?;
-    // A page that is not full ends the list, so it tells the total exactly
-    // (the usual case for a search); only a full or empty page needs a count.
-    let seen = i64::try_from(rows.len()).unwrap_or(i64::MAX);
-    let total: i64 = if seen > 0 && seen < page.limit() {
-        page.offset() + seen
-    } else if seen == 0 && page.page == 1 {
-        0
-    } else {
-        filter.query().count().get_result(conn).await?
-    };
-    let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
-    let memberships: Vec<(Uuid, Uuid, String)> = user_roles::table
-        .inner_join(roles::table)
-        .filter(user_roles::user_id.eq_any(&ids))
-        .filter(roles::deleted_at.is_null())
-        .order(roles::name.asc())
-        .select((user_roles::user_id, roles::id, roles::name))
-        .load(conn)
-        .await?;
-    let mut roles_of: HashMap<Uuid, (Vec<String>, Vec<Uuid>)> = HashMap::new();
-    for (user, role, name) in memberships {
-        let entry = roles_of.entry(user).or_default();
-        entry.0.push(name);
-        entry.1.push(role);
+        .order((users::email.asc(), users::id.asc()));
+    // E-mail addresses and names are personal data: every read is logged, in
+    // the same statement (a data-modifying CTE).
+    let actor = ctx.actor();
+    let rows: Vec<ListRow> = logged(
+        page_query,
+        &actor,
+        read_log::USER,
+        single,
+        if single { FIELDS_BY_ID } else { FIELDS },
+        path,
+    )
+    .load(conn)
+    .await?;
+    let mut counted = <[ListRow]>::first(&rows).map(|r| r.12);
+    if req.needs_separate_count(rows.len()) {
+        counted = Some(
+            diesel::select(req.count(filtered().select(users::id)))
+                .get_result(conn)
+                .await?,
+        );
     }
-    let tenant_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.4).collect();
-    let org_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.3).collect();
-    let (tenant_names, org_names) = PgDirectory.names(conn, &tenant_ids, &org_ids).await?;
-    let single = q.id.is_some();
     let items = rows
         .into_iter()
         .map(
-            |(id, email, name, org, tenant, confirmed, has_password, updated)| {
-                let (roles, role_ids) = roles_of.remove(&id).unwrap_or_default();
-                UserListItem {
-                    id,
-                    email,
-                    name,
-                    organization_name: org.and_then(|o| org_names.get(&o).cloned()),
-                    organization_id: org,
-                    tenant_name: tenant.and_then(|t| tenant_names.get(&t).cloned()),
-                    tenant_id: tenant,
-                    roles,
-                    role_ids,
-                    is_confirmed: confirmed,
-                    has_password: single.then_some(has_password),
-                    updated_at: Some(updated),
-                }
+            |(
+                id,
+                email,
+                name,
+                org,
+                tenant,
+                confirmed,
+                has_password,
+                updated,
+                roles,
+                role_ids,
+                organization_name,
+                tenant_name,
+                _,
+            )| UserListItem {
+                id,
+                email,
+                name,
+                organization_name,
+                organization_id: org,
+                tenant_name,
+                tenant_id: tenant,
+                roles,
+                role_ids,
+                is_confirmed: confirmed,
+                has_password: single.then_some(has_password),
+                updated_at: Some(updated),
             },
         )
         .collect();
-    let total = u64::try_from(total).unwrap_or(0);
-    Ok(UserList {
-        items,
-        total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: stoa_core::pagination::total_pages(total, page.page_size),
-        is_super_admin: ctx.is_super_admin(),
-    })
+    Ok(UserList::from_page(req.finish(items, counted, key_of), ctx))
+}
+
+fn key_of(item: &UserListItem) -> (String, Uuid) {
+    (item.email.clone(), item.id)
+}
+
+impl UserList {
+    fn from_page(page: ListPage<UserListItem>, ctx: &AuthContext) -> Self {
+        Self {
+            items: page.items,
+            total: page.total,
+            page: page.page,
+            page_size: page.page_size,
+            total_pages: page.total_pages,
+            total_capped: page.total_capped,
+            next_cursor: page.next_cursor,
+            is_super_admin: ctx.is_super_admin(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logged_fields_are_the_serialized_keys() {
+        let item = |has_password| UserListItem {
+            id: Uuid::nil(),
+            email: String::new(),
+            name: None,
+            organization_id: None,
+            organization_name: None,
+            tenant_id: None,
+            tenant_name: None,
+            roles: Vec::new(),
+            role_ids: Vec::new(),
+            is_confirmed: true,
+            has_password,
+            updated_at: None,
+        };
+        assert_eq!(read_log::fields_of(&[item(None)]), FIELDS);
+        assert_eq!(read_log::fields_of(&[item(Some(true))]), FIELDS_BY_ID);
+    }
 }

@@ -4,6 +4,7 @@ use actix_web::{HttpResponse, delete, get, post, put};
 use serde::Serialize;
 use stoa_acl::AuthContext;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Query};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -20,7 +21,7 @@ pub struct RoleCreated {
 /// Lists roles with their user counts. Super admins see every tenant's roles.
 #[utoipa::path(
     tag = "Authentication & Accounts",
-    params(RoleListQuery),
+    params(RoleListQuery, ListParams),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RoleList),
@@ -34,11 +35,12 @@ pub async fn list_roles(
     ctx: AuthContext,
     state: State,
     q: Query<RoleListQuery>,
+    list: Query<ListParams>,
 ) -> AppResult<actix_web::web::Json<RoleList>> {
     ctx.require("auth.roles.list")?;
     let mut conn = state.db.conn().await?;
     Ok(actix_web::web::Json(
-        roles::list(&mut conn, &ctx, &q).await?,
+        roles::list(&mut conn, &ctx, &q, &list).await?,
     ))
 }
 

@@ -5,12 +5,13 @@ use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 pub use stoa_core::command::with_operation;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppError, AppResult, Json, Query};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
-use super::{State, read_log};
+use super::State;
 use crate::accounts::user_list::{self, UserList, UserListQuery};
 use crate::accounts::users::{self, CreateUser, Created, UpdateUser};
 
@@ -24,7 +25,7 @@ pub struct Ok {
 /// without super admins (and only their organizations when restricted).
 #[utoipa::path(
     tag = "Authentication & Accounts",
-    params(UserListQuery),
+    params(UserListQuery, ListParams),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UserList),
@@ -38,21 +39,12 @@ pub async fn list_users(
     ctx: AuthContext,
     state: State,
     q: Query<UserListQuery>,
+    list: Query<ListParams>,
 ) -> AppResult<actix_web::web::Json<UserList>> {
     ctx.require("auth.users.list")?;
     let mut conn = state.db.conn().await?;
-    let list = user_list::list(&mut conn, &ctx, &q).await?;
-    // E-mail addresses and names are personal data: every read is logged.
-    let ids: Vec<Uuid> = list.items.iter().map(|u| u.id).collect();
-    read_log::record_user_reads(
-        &mut conn,
-        &ctx,
-        &ids,
-        q.id.is_some(),
-        &read_log::fields_of(&list.items),
-        "/api/auth/users",
-    )
-    .await?;
+    // Every read is access-logged in the list's own statement.
+    let list = user_list::list(&mut conn, &ctx, &q, &list, "/api/auth/users").await?;
     Ok(actix_web::web::Json(list))
 }
 

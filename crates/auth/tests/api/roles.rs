@@ -288,3 +288,61 @@ async fn every_route_needs_its_feature() {
         .await;
     assert_eq!(res.status, 401);
 }
+
+#[actix_web::test]
+async fn list_is_two_round_trips_with_cursors() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let root = token_for(&app.db, acme.superadmin).await;
+    let admin = token_for(&app.db, acme.admin).await;
+    for token in [&root, &admin] {
+        app.send(get("/api/auth/profile", token)).await;
+        let before = stoa_core::db::thread_queries();
+        let res = app.send(get("/api/auth/roles?pageSize=2", token)).await;
+        assert_eq!(res.status, 200, "{}", res.text());
+        assert_eq!(
+            stoa_core::db::thread_queries() - before,
+            2,
+            "roles list statements"
+        );
+        let body = res.json();
+        assert_eq!(body["totalCapped"], false);
+        assert_eq!(body["items"][0]["usersCount"], 1);
+        assert_eq!(body["items"][0]["tenantName"], "Acme Corp");
+    }
+    // The super admin sees 3 roles: the cursor walks them 2 by 2.
+    let res = app.send(get("/api/auth/roles?pageSize=2", &root)).await;
+    let first = res.json();
+    assert_eq!(names(&first), ["admin", "employee"]);
+    assert_eq!(first["total"], 3);
+    let cursor = first["nextCursor"].as_str().unwrap().to_string();
+    let before = stoa_core::db::thread_queries();
+    let res = app
+        .send(get(
+            &format!("/api/auth/roles?pageSize=2&cursor={cursor}"),
+            &root,
+        ))
+        .await;
+    assert_eq!(stoa_core::db::thread_queries() - before, 2);
+    let second = res.json();
+    assert_eq!(names(&second), ["superadmin"]);
+    assert_eq!(
+        (second["page"].clone(), second["total"].clone()),
+        (2.into(), 3.into())
+    );
+    assert!(second.get("nextCursor").is_none());
+    // A users cursor is not a roles cursor.
+    let users = app
+        .send(get("/api/auth/users?pageSize=1", &root))
+        .await
+        .json();
+    let foreign = users["nextCursor"].as_str().unwrap().to_string();
+    let res = app
+        .send(get(&format!("/api/auth/roles?cursor={foreign}"), &root))
+        .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    let res = app
+        .send(get("/api/auth/roles?includeTotal=false", &root))
+        .await;
+    assert_eq!(res.json()["total"], 3);
+}

@@ -54,3 +54,91 @@ pub async fn record(
         .await
         .map(|_| ())
 }
+
+/// A read query that records its own access-log entries in the same
+/// statement: `WITH stoa_page AS (<query>), stoa_read_log AS (INSERT INTO
+/// access_logs ... SELECT ... FROM stoa_page) SELECT * FROM stoa_page`.
+///
+/// The first column `query` selects must be the record's id (a uuid); one
+/// entry is written per row, with the same `access_type` rule and context
+/// (`{resultCount, path}`) as [`record`]. Reading and logging are one round
+/// trip and one transaction: a read is never served without its entry, and no
+/// entry is lost to a crash between the two.
+pub struct LoggedRead<'a, Q> {
+    query: Q,
+    actor: &'a Actor,
+    resource_kind: &'a str,
+    by_id: bool,
+    fields: Vec<String>,
+    path: &'a str,
+}
+
+/// Wraps `query` so that it logs its rows as read by `actor` (see [`LoggedRead`]).
+pub fn logged<'a, Q>(
+    query: Q,
+    actor: &'a Actor,
+    resource_kind: &'a str,
+    by_id: bool,
+    fields: &[&str],
+    path: &'a str,
+) -> LoggedRead<'a, Q> {
+    LoggedRead {
+        query,
+        actor,
+        resource_kind,
+        by_id,
+        fields: fields.iter().map(|f| f.to_string()).collect(),
+        path,
+    }
+}
+
+impl<Q: diesel::query_builder::QueryId> diesel::query_builder::QueryId for LoggedRead<'_, Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q: diesel::query_builder::Query> diesel::query_builder::Query for LoggedRead<'_, Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q: diesel::query_builder::QueryFragment<diesel::pg::Pg>>
+    diesel::query_builder::QueryFragment<diesel::pg::Pg> for LoggedRead<'_, Q>
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> diesel::QueryResult<()> {
+        use diesel::sql_types::{Array, Bool, Nullable, Text, Uuid as SqlUuid};
+        out.push_sql("WITH stoa_page AS (");
+        self.query.walk_ast(out.reborrow())?;
+        out.push_sql(
+            "), stoa_read_log AS (INSERT INTO access_logs (tenant_id, organization_id, \
+             actor_user_id, resource_kind, resource_id, access_type, fields, context_json) \
+             SELECT ",
+        );
+        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.tenant_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.organization_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.user_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.resource_kind)?;
+        out.push_sql(", stoa_logged.stoa_id::text, CASE WHEN ");
+        out.push_bind_param::<Bool, _>(&self.by_id)?;
+        out.push_sql(
+            " THEN 'read:item' WHEN (SELECT count(*) FROM stoa_page) > 1 THEN 'read:list' \
+             ELSE 'read' END, ",
+        );
+        out.push_bind_param::<Array<Text>, _>(&self.fields)?;
+        out.push_sql(
+            ", jsonb_build_object('resultCount', (SELECT count(*) FROM stoa_page), 'path', ",
+        );
+        out.push_bind_param::<Text, _>(&self.path)?;
+        out.push_sql("::text) FROM stoa_page AS stoa_logged(stoa_id)) SELECT * FROM stoa_page");
+        Ok(())
+    }
+
+    fn is_safe_to_cache_prepared(&self, backend: &diesel::pg::Pg) -> diesel::QueryResult<bool> {
+        self.query.is_safe_to_cache_prepared(backend)
+    }
+}
