@@ -111,8 +111,10 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let encryption = std::sync::Arc::new(encryption);
     let modules = crate::modules(&db, auth, encryption.clone()).map_err(CommandError::Other)?;
     let api_keys = modules.api_keys;
-    let mut ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators)
-        .with_access(modules.access);
+    let mut configurators = modules.configurators;
+    configurators.push(io_data(&config)?);
+    let mut ctx =
+        AppContext::new(db.clone(), config.http.clone(), configurators).with_access(modules.access);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics = web::Data::new(
@@ -200,6 +202,25 @@ pub async fn hash_bench(count: u32) -> Result<(f64, f64), CommandError> {
 
 /// Encrypts the push tokens not yet under the current key (see
 /// `stoa_devices::secrets`); failures are logged and retried at the next start.
+/// Builds the outbound HTTP clients and the object store once (a bad
+/// setting or an unwritable `STOA_DATA_DIR` stops start-up) and shares them
+/// with every module as app data: handlers take `web::Data<Outbound>` /
+/// `web::Data<Storage>`.
+fn io_data(config: &Config) -> Result<stoa_core::http::ApiConfigurator, CommandError> {
+    let outbound = web::Data::new(
+        stoa_core::outbound::Outbound::new(&config.outbound)
+            .map_err(|e| CommandError::Other(e.to_string()))?,
+    );
+    let storage = web::Data::new(
+        stoa_core::storage::Storage::from_config(&config.storage, &config.outbound)
+            .map_err(|e| CommandError::Other(e.to_string()))?,
+    );
+    tracing::info!(storage.kind = storage.kind(), "object storage ready");
+    Ok(std::sync::Arc::new(move |cfg| {
+        cfg.app_data(outbound.clone()).app_data(storage.clone());
+    }))
+}
+
 async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::KeyRing>) {
     let result = match db.conn().await {
         Ok(mut conn) => stoa_devices::reencrypt_push_tokens(&mut conn, &keys, 500)

@@ -27,7 +27,9 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An exact amount that fits `numeric(18,4)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, AsExpression, FromSqlRow)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, AsExpression, FromSqlRow,
+)]
 #[diesel(sql_type = Numeric)]
 pub struct Money(Decimal);
 
@@ -36,9 +38,15 @@ pub struct Money(Decimal);
 pub enum MoneyError {
     #[error("must be a decimal number such as \"1250.50\"")]
     Syntax,
-    #[error("must have at most {} digits after the decimal point", Money::MAX_SCALE)]
+    #[error(
+        "must have at most {} digits after the decimal point",
+        Money::MAX_SCALE
+    )]
     Scale,
-    #[error("must have at most {} digits before the decimal point", Money::MAX_INTEGER_DIGITS)]
+    #[error(
+        "must have at most {} digits before the decimal point",
+        Money::MAX_INTEGER_DIGITS
+    )]
     TooLarge,
 }
 
@@ -55,7 +63,14 @@ impl Money {
         if value.scale() > Self::MAX_SCALE {
             return Err(MoneyError::Scale);
         }
-        if value.trunc().abs().to_string().trim_start_matches('0').len() > Self::MAX_INTEGER_DIGITS {
+        if value
+            .trunc()
+            .abs()
+            .to_string()
+            .trim_start_matches('0')
+            .len()
+            > Self::MAX_INTEGER_DIGITS
+        {
             return Err(MoneyError::TooLarge);
         }
         Ok(Self(value))
@@ -205,13 +220,20 @@ mod tests {
             ("0.0001", "0.0001"),
             ("007.10", "7.1"),
         ] {
-            assert_eq!(money(input).map(|m| m.to_string()), Ok(shown.to_string()), "{input}");
+            assert_eq!(
+                money(input).map(|m| m.to_string()),
+                Ok(shown.to_string()),
+                "{input}"
+            );
         }
     }
 
     #[test]
     fn refuses_bad_strings() {
-        for input in ["", "-", "abc", "1e5", "+1", " 1", "1 ", "1,5", "1.", ".5", "1_000", "NaN", "1.2.3", "--1"] {
+        for input in [
+            "", "-", "abc", "1e5", "+1", " 1", "1 ", "1,5", "1.", ".5", "1_000", "NaN", "1.2.3",
+            "--1",
+        ] {
             assert_eq!(money(input), Err(MoneyError::Syntax), "{input:?}");
         }
         assert_eq!(money("1.00001"), Err(MoneyError::Scale));

@@ -6,5 +6,9 @@ mod api {
     pub mod extractors;
     pub mod fixtures;
     pub mod middleware;
+    pub mod money;
+    pub mod outbound;
+    pub mod storage;
     pub mod system;
+    pub mod upload;
 }
