@@ -51,7 +51,14 @@ impl S3Server {
         let log = File::create(dir.join("moto.log")).map_err(|e| e.to_string())?;
         let err_log = log.try_clone().map_err(|e| e.to_string())?;
         let child = Command::new(&python)
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .args([
+                "-m",
+                "moto.server",
+                "-H",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+            ])
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err_log)
