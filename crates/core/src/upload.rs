@@ -223,7 +223,7 @@ async fn read_text(field: &mut Field, name: &str, max: usize) -> Result<String, 
         .map_err(|_| AppError::bad_request(format!("Form field `{name}` is not UTF-8 text")))?;
     if text
         .chars()
-        .any(|c| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{7f}')
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
     {
         return Err(AppError::bad_request(format!(
             "Form field `{name}` must not contain control characters"
