@@ -91,8 +91,10 @@ impl fmt::Display for Cidr {
 }
 
 /// Why an address was refused (found in a failed request's error chain).
+/// The message names the host but not the address it resolved to, so an API
+/// caller cannot map the internal network through it; log `addr` instead.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("address {addr} of `{host}` is not allowed for outbound requests")]
+#[error("`{host}` is not an allowed destination (private, loopback or other non-public address)")]
 pub struct BlockedAddress {
     pub host: String,
     pub addr: IpAddr,

@@ -117,8 +117,9 @@ pub enum OutboundError {
     /// More redirects than allowed.
     #[error("too many redirects")]
     TooManyRedirects,
-    /// Connection, TLS or protocol failure.
-    #[error("outbound request failed: {0}")]
+    /// Connection, TLS or protocol failure (the message stays generic: the
+    /// cause, kept as the source, is for logs).
+    #[error("the remote server could not be reached or did not answer properly")]
     Request(#[source] reqwest::Error),
     /// The client could not be built (bad TLS setup).
     #[error("outbound client setup failed: {0}")]
@@ -414,5 +415,59 @@ impl OutboundResponse {
 
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AppError;
+
+    #[test]
+    fn errors_map_to_statuses_and_codes_without_internal_detail() {
+        let blocked = OutboundError::Blocked(BlockedAddress {
+            host: "intranet.example".into(),
+            addr: std::net::IpAddr::from([10, 1, 2, 3]),
+        });
+        for (err, status, code) in [
+            (
+                OutboundError::InvalidUrl("x".into()),
+                400,
+                Some("outbound_invalid_url"),
+            ),
+            (blocked, 400, Some("outbound_address_blocked")),
+            (OutboundError::Timeout, 504, Some("outbound_timeout")),
+            (
+                OutboundError::TooLarge { limit: 5 },
+                502,
+                Some("outbound_response_too_large"),
+            ),
+            (
+                OutboundError::TooManyRedirects,
+                502,
+                Some("outbound_too_many_redirects"),
+            ),
+            (OutboundError::Setup("tls".into()), 500, None),
+        ] {
+            let app = AppError::from_api(err);
+            assert_eq!(app.status().as_u16(), status);
+            assert_eq!(app.code(), code);
+            assert!(!app.message().contains("10.1.2.3"), "{}", app.message());
+        }
+    }
+
+    #[test]
+    fn config_reads_the_allowlist_and_timeouts() {
+        let vars: std::collections::HashMap<String, String> = [
+            ("STOA_OUTBOUND_ALLOW", "10.0.0.0/8, ,fd00::/8"),
+            ("STOA_OUTBOUND_TIMEOUT_MS", "1500"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let cfg = OutboundConfig::from_env(&Env(&vars)).unwrap_or_default();
+        assert_eq!(cfg.allow.len(), 2);
+        assert_eq!(cfg.timeout, Duration::from_millis(1500));
+        assert_eq!(cfg.connect_timeout, Duration::from_secs(5));
     }
 }
