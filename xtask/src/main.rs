@@ -10,6 +10,7 @@ mod bench;
 mod cmd;
 mod dev;
 mod pg;
+mod s3;
 mod test;
 
 use std::process::ExitCode;

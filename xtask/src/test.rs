@@ -25,6 +25,17 @@ pub fn run(args: &[String]) -> Result<u8> {
         cmd.arg("--workspace");
     }
     cmd.args(args).env("DATABASE_URL", &db.server_url);
+    // stoa-core's storage tests use an S3-compatible server when one runs.
+    let wants_s3 = (!one_package || args.iter().any(|a| a.contains("stoa-core")))
+        && std::env::var_os("STOA_TEST_S3_ENDPOINT").is_none();
+    let s3 = if wants_s3 {
+        crate::s3::S3Server::start()
+    } else {
+        None
+    };
+    if let Some(s3) = &s3 {
+        cmd.env("STOA_TEST_S3_ENDPOINT", &s3.endpoint);
+    }
     println!(
         "xtask: running {} against {}",
         if nextest {
@@ -35,6 +46,7 @@ pub fn run(args: &[String]) -> Result<u8> {
         redact(&db.server_url)
     );
     let status = cmd.status().map_err(|e| format!("cannot run cargo: {e}"));
+    drop(s3);
     db.finish();
     let status = status?;
     Ok(if status.success() { 0 } else { 1 })

@@ -111,8 +111,10 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let encryption = std::sync::Arc::new(encryption);
     let modules = crate::modules(&db, auth, encryption.clone()).map_err(CommandError::Other)?;
     let api_keys = modules.api_keys;
-    let mut ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators)
-        .with_access(modules.access);
+    let mut configurators = modules.configurators;
+    configurators.push(io_data(&config)?);
+    let mut ctx =
+        AppContext::new(db.clone(), config.http.clone(), configurators).with_access(modules.access);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics = web::Data::new(
@@ -200,6 +202,106 @@ pub async fn hash_bench(count: u32) -> Result<(f64, f64), CommandError> {
 
 /// Encrypts the push tokens not yet under the current key (see
 /// `stoa_devices::secrets`); failures are logged and retried at the next start.
+/// Streams a `mib` MiB multipart upload through `stoa_core::upload::receive`
+/// into a local store in a temporary directory. Returns MiB/s, the growth of
+/// the process's peak RSS during the upload in MiB (it stays near the
+/// store's part buffer, whatever the file size) and microseconds per
+/// `Money` parse + format.
+pub async fn io_bench(mib: u64) -> Result<(f64, f64, f64), CommandError> {
+    use actix_web::web::Bytes;
+    use futures_util::StreamExt;
+    use stoa_core::upload::actix_multipart::Multipart;
+    use stoa_core::upload::{UploadPolicy, receive};
+    let other = |e: String| CommandError::Other(e);
+    let dir = std::env::temp_dir().join(format!("stoa-io-bench-{}", uuid::Uuid::new_v4()));
+    let storage = stoa_core::storage::Storage::local(&dir).map_err(|e| other(e.to_string()))?;
+    let boundary = "stoa-io-bench";
+    let head = Bytes::from(format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"bench.bin\"\r\n\
+         Content-Type: application/octet-stream\r\n\r\n"
+    ));
+    let tail = Bytes::from(format!("\r\n--{boundary}--\r\n"));
+    let chunk = Bytes::from(vec![0x5a_u8; 64 * 1024]);
+    let chunks = usize::try_from(mib * 16).map_err(|e| other(e.to_string()))?;
+    let length = head.len() + tail.len() + chunks * chunk.len();
+    let body = futures_util::stream::iter(
+        std::iter::once(head)
+            .chain(std::iter::repeat_n(chunk, chunks))
+            .chain(std::iter::once(tail)),
+    )
+    .map(Ok::<_, actix_web::error::PayloadError>);
+    let req = actix_web::test::TestRequest::post()
+        .insert_header((
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        ))
+        .insert_header(("content-length", length.to_string()))
+        .to_http_request();
+    let payload = Multipart::new(req.headers(), body);
+    let peak_before = peak_rss_mib();
+    let started = std::time::Instant::now();
+    let upload = receive(
+        &req,
+        payload,
+        &storage,
+        &UploadPolicy::single(mib * 1024 * 1024),
+        |_| stoa_core::storage::key(["bench", "upload.bin"]),
+    )
+    .await
+    .map_err(|e| other(e.to_string()));
+    let elapsed = started.elapsed().as_secs_f64();
+    let peak_growth = peak_rss_mib() - peak_before;
+    let _ = std::fs::remove_dir_all(&dir);
+    let upload = upload?;
+    if upload.files.first().map(|f| f.size) != Some(mib * 1024 * 1024) {
+        return Err(other("the upload did not store the whole file".into()));
+    }
+    let rounds = 200_000u32;
+    let started = std::time::Instant::now();
+    let mut total = 0usize;
+    for i in 0..rounds {
+        let text = format!("{}.{:04}", 12_345 + i, i % 10_000);
+        let money: stoa_core::money::Money = text.parse().map_err(|e| other(format!("{e}")))?;
+        total += money.to_string().len();
+    }
+    let per_money = started.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
+    std::hint::black_box(total);
+    Ok((mib as f64 / elapsed, peak_growth, per_money))
+}
+
+/// The process's peak resident set (VmHWM) in MiB; 0 where /proc is missing.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Builds the outbound HTTP clients and the object store once (a bad
+/// setting or an unwritable `STOA_DATA_DIR` stops start-up) and shares them
+/// with every module as app data: handlers take `web::Data<Outbound>` /
+/// `web::Data<Storage>`.
+fn io_data(config: &Config) -> Result<stoa_core::http::ApiConfigurator, CommandError> {
+    let outbound = web::Data::new(
+        stoa_core::outbound::Outbound::new(&config.outbound)
+            .map_err(|e| CommandError::Other(e.to_string()))?,
+    );
+    let storage = web::Data::new(
+        stoa_core::storage::Storage::from_config(&config.storage, &config.outbound)
+            .map_err(|e| CommandError::Other(e.to_string()))?,
+    );
+    tracing::info!(storage.kind = storage.kind(), "object storage ready");
+    Ok(std::sync::Arc::new(move |cfg| {
+        cfg.app_data(outbound.clone()).app_data(storage.clone());
+    }))
+}
+
 async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::KeyRing>) {
     let result = match db.conn().await {
         Ok(mut conn) => stoa_devices::reencrypt_push_tokens(&mut conn, &keys, 500)

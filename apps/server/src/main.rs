@@ -98,6 +98,13 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         count: u32,
     },
+    /// Time a streamed multipart upload into local storage and Money parsing
+    /// (used by `cargo xtask bench`). Prints `{"uploadMibPerSec","uploadPeakGrowthMib","usPerMoney"}`.
+    #[command(hide = true)]
+    IoBench {
+        #[arg(long, default_value_t = 256)]
+        mib: u64,
+    },
 }
 
 /// Benchmark data; the server only dispatches, every module seeds its own
@@ -150,6 +157,17 @@ fn run(cli: Cli) -> Result<(), CommandError> {
                 .map_err(|e| CommandError::Other(e.to_string()))?
                 .block_on(commands::hash_bench(count.max(1)))?;
             println!(r#"{{"msPerHash":{hash:.2},"msPerVerify":{verify:.2}}}"#);
+            Ok(())
+        }
+        Command::IoBench { mib } => {
+            let (rate, growth, money) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| CommandError::Other(e.to_string()))?
+                .block_on(commands::io_bench(mib.max(1)))?;
+            println!(
+                r#"{{"uploadMibPerSec":{rate:.1},"uploadPeakGrowthMib":{growth:.1},"usPerMoney":{money:.3}}}"#
+            );
             Ok(())
         }
         Command::Openapi => {

@@ -3,7 +3,7 @@
 //! Every variable is documented in `docs/operations.md`. A missing required value
 //! or a malformed one stops start-up with a message that names the variable.
 //! Each part of the system receives only its slice ([`DbConfig`], [`HttpConfig`],
-//! [`LogConfig`]).
+//! [`LogConfig`], [`crate::outbound::OutboundConfig`], [`crate::storage::StorageConfig`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -94,6 +94,10 @@ pub struct Config {
     pub db: DbConfig,
     pub http: HttpConfig,
     pub log: LogConfig,
+    /// `STOA_OUTBOUND_*`: outbound HTTP ([`crate::outbound`]).
+    pub outbound: crate::outbound::OutboundConfig,
+    /// `STOA_DATA_DIR`, `STOA_S3_*`: object storage ([`crate::storage`]).
+    pub storage: crate::storage::StorageConfig,
 }
 
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
@@ -194,7 +198,15 @@ impl Config {
                 }
             },
         };
-        Ok(Self { db, http, log })
+        let outbound = crate::outbound::OutboundConfig::from_env(&env)?;
+        let storage = crate::storage::StorageConfig::from_env(&env)?;
+        Ok(Self {
+            db,
+            http,
+            log,
+            outbound,
+            storage,
+        })
     }
 }
 
@@ -290,6 +302,11 @@ mod tests {
             ("APP_URL", "app.example.com"),
             ("STOA_SSE_KEEP_ALIVE_SECS", "0"),
             ("STOA_SSE_KEEP_ALIVE_SECS", "soon"),
+            ("STOA_OUTBOUND_ALLOW", "10.0.0.0/40"),
+            ("STOA_OUTBOUND_ALLOW", "intranet"),
+            ("STOA_OUTBOUND_TIMEOUT_MS", "0"),
+            ("STOA_OUTBOUND_MAX_RESPONSE_BYTES", "lots"),
+            ("STOA_S3_ENDPOINT", "minio:9000"),
         ] {
             let err = Config::from_vars(&vars(&[("DATABASE_URL", "postgres://x"), (var, value)]))
                 .err()
@@ -310,6 +327,47 @@ mod tests {
         assert_eq!(cfg.http.sse_keep_alive, Duration::from_secs(15));
         assert!(cfg.http.metrics_bind.is_none());
         assert!(!format!("{cfg:?}").contains("pw"));
+        assert!(cfg.outbound.allow.is_empty());
+        assert!(matches!(
+            &cfg.storage,
+            crate::storage::StorageConfig::Local { dir } if dir.as_os_str() == "data"
+        ));
+    }
+
+    #[test]
+    fn s3_settings_select_s3_and_hide_the_secret() {
+        let cfg = Config::from_vars(&vars(&[
+            ("DATABASE_URL", "postgres://x"),
+            ("STOA_S3_BUCKET", "files"),
+            ("STOA_S3_ENDPOINT", "http://127.0.0.1:9000"),
+            ("STOA_S3_ACCESS_KEY_ID", "id"),
+            ("STOA_S3_SECRET_ACCESS_KEY", "very-secret"),
+            ("STOA_OUTBOUND_ALLOW", "10.0.0.0/8, 127.0.0.1"),
+        ]));
+        let cfg = match cfg {
+            Ok(cfg) => cfg,
+            Err(err) => panic!("{err}"),
+        };
+        assert_eq!(cfg.outbound.allow.len(), 2);
+        match &cfg.storage {
+            crate::storage::StorageConfig::S3(s3) => {
+                assert_eq!(s3.bucket, "files");
+                assert_eq!(s3.region, "us-east-1");
+            }
+            other => panic!("expected S3, got {other:?}"),
+        }
+        assert!(!format!("{cfg:?}").contains("very-secret"));
+        let half = Config::from_vars(&vars(&[
+            ("DATABASE_URL", "postgres://x"),
+            ("STOA_S3_BUCKET", "files"),
+            ("STOA_S3_ACCESS_KEY_ID", "id"),
+        ]));
+        assert_eq!(half.err().map(|e| e.var), Some("STOA_S3_SECRET_ACCESS_KEY"));
+        let no_bucket = Config::from_vars(&vars(&[
+            ("DATABASE_URL", "postgres://x"),
+            ("STOA_S3_REGION", "eu-west-1"),
+        ]));
+        assert_eq!(no_bucket.err().map(|e| e.var), Some("STOA_S3_BUCKET"));
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //! HTTP plumbing shared by the server and the test harness ([`http`]), logging
 //! ([`telemetry`]) and the system endpoints `/version`, `/health` and `/docs`
 //! ([`system`]). It knows nothing about tenants, users or any domain module.
+//!
+//! Input/output shared by modules: outbound HTTP with an address guard
+//! ([`outbound`]), object storage ([`storage`]), streamed multipart uploads
+//! ([`upload`]) and exact money amounts ([`money`]).
 #![doc = include_str!("../README.md")]
 
 pub mod collection;
@@ -19,13 +23,17 @@ pub mod extract;
 pub mod http;
 pub mod i18n;
 pub mod list;
+pub mod money;
+pub mod outbound;
 pub mod pagination;
 pub mod prepared;
 pub mod rate_limit;
 pub mod search;
 pub mod serde_util;
+pub mod storage;
 pub mod system;
 pub mod telemetry;
+pub mod upload;
 
 pub use config::Config;
 pub use error::{ApiError, AppError, AppResult};

@@ -12,7 +12,13 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod headers;
     pub mod middleware;
+    pub mod money;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod outbound;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod storage;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod streaming;
     pub mod system;
+    pub mod upload;
 }

@@ -487,6 +487,26 @@ fn hash_cost(stoa: &std::path::Path) -> Result<(f64, f64)> {
     }
 }
 
+/// A 256 MiB multipart upload streamed into local storage and Money parsing,
+/// measured in-process by the release binary; returns the row's note.
+fn io_cost(stoa: &std::path::Path) -> Result<String> {
+    let (ok, out) = cmd::output(Command::new(stoa).args(["io-bench", "--mib", "256"]))?;
+    let json: serde_json::Value =
+        serde_json::from_str(out.trim()).map_err(|e| format!("io-bench printed `{out}`: {e}"))?;
+    match (
+        ok,
+        json["uploadMibPerSec"].as_f64(),
+        json["uploadPeakGrowthMib"].as_f64(),
+        json["usPerMoney"].as_f64(),
+    ) {
+        (true, Some(rate), Some(growth), Some(money)) => Ok(format!(
+            "{rate:.0} MiB/s, peak RSS +{growth:.1} MiB for a 256 MiB file; \
+             Money parse + format {money:.2} µs"
+        )),
+        _ => Err(format!("io-bench failed: {out}")),
+    }
+}
+
 pub fn run(args: &[String]) -> Result<u8> {
     let seconds = env_number("STOA_BENCH_SECONDS", 10);
     let connections = env_number("STOA_BENCH_CONNECTIONS", 32) as usize;
@@ -536,6 +556,8 @@ fn bench(
             .stderr(Stdio::null()),
     )?;
     let (per_hash, per_verify) = hash_cost(stoa)?;
+    let io = io_cost(stoa)?;
+    println!("xtask: streamed upload {io}");
     let audit = audit_seed(stoa, &url)?;
     println!("xtask: {audit}");
     let record = record_bench(stoa, &url)?;
@@ -563,6 +585,10 @@ fn bench(
         Row::note_only(
             "argon2id password hash (m=19 MiB, t=2, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
+        ),
+        Row::note_only(
+            "multipart upload streamed to local storage (stoa_core::upload, in-process)",
+            io,
         ),
     ];
     let deep_cursor = cursor_of(server.addr, "/api/auth/users?pageSize=50&page=999", &admin)?;
