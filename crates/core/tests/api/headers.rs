@@ -184,10 +184,10 @@ fn every_header_read_is_allowed() {
     let read = headers_read(&sources);
     // The scan finds the reads it must find (else it is not scanning at all).
     for (expected, file) in [
-        ("accept-language", "crates/auth/src/i18n.rs"),
+        ("accept-language", "crates/core/src/i18n.rs"),
         (
             "x-om-ext-optimistic-lock-expected-updated-at",
-            "crates/auth/src/lock.rs",
+            "crates/core/src/http/lock.rs",
         ),
         ("x-request-id", "crates/core/src/http/request_context.rs"),
     ] {
