@@ -137,6 +137,13 @@ pub trait RoleDirectory: Send + Sync + 'static {
         tenant: Uuid,
         references: &'a [String],
     ) -> BoxFuture<'a, Result<Result<Vec<RoleGrant>, RoleLookupError>, AppError>>;
+
+    /// The SQL expression (type `text[]`) of the names of the live roles whose ids the uuid
+    /// array `ids_column` holds (SQL, e.g. `api_keys.role_ids`), in the
+    /// array's order, NULL for a missing or deleted role. Other modules'
+    /// list queries select it in their own statement (no lookup after the
+    /// page).
+    fn role_names_sql(&self, ids_column: &str) -> String;
 }
 
 /// Every account interface: what the owner of accounts implements.

@@ -4,6 +4,7 @@ use actix_web::{HttpResponse, delete, get, post, web};
 use stoa_acl::{AuthContext, RoleDirectory};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppError, AppResult, Json, PageQuery, Query};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -21,11 +22,11 @@ pub const DELETE: &str = "api_keys.delete";
 /// first. Never returns a secret or hash.
 #[utoipa::path(
     tag = "API Keys",
-    params(ApiKeyListQuery),
+    params(ApiKeyListQuery, ListParams),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ApiKeyList),
-        (status = 400, body = ErrorBody, description = "Bad paging or no tenant context"),
+        (status = 400, body = ErrorBody, description = "Bad paging or cursor, or no tenant context"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
@@ -36,6 +37,7 @@ pub async fn list_keys(
     db: web::Data<Db>,
     roles: web::Data<dyn RoleDirectory>,
     q: Query<ApiKeyListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<ApiKeyList>> {
     ctx.require(VIEW)?;
     let tenant_id = ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?;
@@ -44,6 +46,7 @@ pub async fn list_keys(
         page_size: q.page_size,
     }
     .resolve(20, 200)?;
+    let req = service::list_request(page, &params)?;
     let scope = ListScope {
         tenant_id,
         organizations: ctx.acl.visible_organization_ids.as_deref(),
@@ -54,7 +57,7 @@ pub async fn list_keys(
         roles.get_ref(),
         &scope,
         q.search.as_deref(),
-        page,
+        &req,
     )
     .await?;
     Ok(web::Json(list))

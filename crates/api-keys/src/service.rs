@@ -2,16 +2,18 @@
 //! delete. Every function takes the caller's connection (its transaction).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use diesel::prelude::*;
+use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use stoa_acl::grants::{self, RoleGrant, RoleLookupError};
 use stoa_acl::{AuthContext, RoleDirectory};
 use stoa_core::error::Issue;
+use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use stoa_core::{AppError, Page};
+use stoa_directory::names::organization_name;
 use stoa_directory::{DirectoryService, PgDirectory};
 use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, format_description};
 use uuid::Uuid;
@@ -42,20 +44,54 @@ type ListRow = (
     Option<OffsetDateTime>,
     Option<OffsetDateTime>,
     Vec<Uuid>,
+    Vec<Option<String>>,
+    Option<String>,
+    i64,
 );
 
-/// One page of live keys in scope, newest first.
+/// The sort tag of key-list cursors: newest first, then id.
+const CURSOR_TAG: &str = "api_keys.keys:createdAt:desc";
+
+/// The sort key of a key-list cursor: `createdAt` in unix microseconds
+/// (Postgres' precision) and the id.
+pub type KeyListKey = (i64, Uuid);
+
+fn key_of(item: &ApiKeyItem) -> KeyListKey {
+    let micros = item.created_at.unix_timestamp_nanos() / 1_000;
+    (i64::try_from(micros).unwrap_or(i64::MAX), item.id)
+}
+
+/// The list request of `GET /api_keys/keys` (paging, cursor, total mode).
+pub fn list_request(page: Page, params: &ListParams) -> Result<ListRequest<KeyListKey>, AppError> {
+    ListRequest::new(page, params, CURSOR_TAG)
+}
+
+/// One page of live keys in scope, newest first: the rows, their (capped)
+/// total, role names and organization names in one statement.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     roles: &dyn RoleDirectory,
     scope: &ListScope<'_>,
     search: Option<&str>,
-    page: Page,
+    req: &ListRequest<KeyListKey>,
 ) -> Result<ApiKeyList, AppError> {
     let pattern = search
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| format!("%{}%", escape_like(s)));
+    let after = match &req.after {
+        Some((micros, id)) => Some((
+            OffsetDateTime::from_unix_timestamp_nanos(i128::from(*micros) * 1_000).map_err(
+                |_| {
+                    AppError::bad_request(
+                        "Invalid query parameters: cursor: not a cursor of this list",
+                    )
+                },
+            )?,
+            *id,
+        )),
+        None => None,
+    };
     let filtered = || {
         let mut query = api_keys::table
             .filter(api_keys::tenant_id.eq(scope.tenant_id))
@@ -71,13 +107,21 @@ pub async fn list(
                     .or(api_keys::key_prefix.ilike(pattern.clone())),
             );
         }
+        if let Some((at, id)) = after {
+            query = query.filter(
+                diesel::dsl::sql::<Bool>("(api_keys.created_at, api_keys.id) < (")
+                    .bind::<Timestamptz, _>(at)
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(id)
+                    .sql(")"),
+            );
+        }
         query
     };
-    let total: i64 = filtered().count().get_result(conn).await?;
     let rows: Vec<ListRow> = filtered()
         .order((api_keys::created_at.desc(), api_keys::id.desc()))
-        .limit(page.limit())
-        .offset(page.offset())
+        .limit(req.limit())
+        .offset(req.offset())
         .select((
             api_keys::id,
             api_keys::name,
@@ -88,50 +132,53 @@ pub async fn list(
             api_keys::last_used_at,
             api_keys::expires_at,
             api_keys::role_ids,
+            diesel::dsl::sql::<Array<Nullable<Text>>>(&roles.role_names_sql("api_keys.role_ids")),
+            organization_name("api_keys.organization_id"),
+            req.count(filtered().select(api_keys::id)),
         ))
         .load(conn)
         .await?;
-    let mut role_ids: Vec<Uuid> = rows.iter().flat_map(|r| r.8.iter().copied()).collect();
-    role_ids.sort_unstable();
-    role_ids.dedup();
-    let roles: HashMap<Uuid, String> = roles
-        .role_grants(conn, &role_ids)
-        .await?
+    let mut counted = <[ListRow]>::first(&rows).map(|r| r.11);
+    if req.needs_separate_count(rows.len()) {
+        counted = Some(
+            diesel::select(req.count(filtered().select(api_keys::id)))
+                .get_result(conn)
+                .await?,
+        );
+    }
+    let items = rows
         .into_iter()
-        .map(|r| (r.id, r.name))
+        .map(|r| ApiKeyItem {
+            id: r.0,
+            name: r.1,
+            description: r.2,
+            key_prefix: r.3,
+            organization_id: r.4,
+            organization_name: r.10,
+            created_at: r.5,
+            last_used_at: r.6,
+            expires_at: r.7,
+            roles: r
+                .8
+                .iter()
+                .enumerate()
+                .map(|(i, id)| ApiKeyRole {
+                    id: *id,
+                    name: r.9.get(i).cloned().flatten(),
+                })
+                .collect(),
+        })
         .collect();
-    let mut org_ids: Vec<Uuid> = rows.iter().filter_map(|r| r.4).collect();
-    org_ids.sort_unstable();
-    org_ids.dedup();
-    let (_, organizations) = PgDirectory.names(conn, &[], &org_ids).await?;
-    let total = u64::try_from(total).unwrap_or(0);
+    let page = req.finish(items, counted, key_of);
     Ok(ApiKeyList {
-        items: rows
-            .into_iter()
-            .map(|r| ApiKeyItem {
-                id: r.0,
-                name: r.1,
-                description: r.2,
-                key_prefix: r.3,
-                organization_id: r.4,
-                organization_name: r.4.and_then(|o| organizations.get(&o).cloned()),
-                created_at: r.5,
-                last_used_at: r.6,
-                expires_at: r.7,
-                roles: r
-                    .8
-                    .iter()
-                    .map(|id| ApiKeyRole {
-                        id: *id,
-                        name: roles.get(id).cloned(),
-                    })
-                    .collect(),
-            })
-            .collect(),
-        total,
+        items: page.items,
+        total: page.total,
         page: page.page,
         page_size: page.page_size,
-        total_pages: total.div_ceil(page.page_size.max(1)),
+        // The reference reports 0 pages for an empty list.
+        total_pages: page.total.div_ceil(page.page_size.max(1)),
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
     })
 }
 

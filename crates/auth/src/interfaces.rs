@@ -67,6 +67,14 @@ impl AclResolver for PgAccounts {
 }
 
 impl RoleDirectory for PgAccounts {
+    fn role_names_sql(&self, ids_column: &str) -> String {
+        format!(
+            "ARRAY(SELECT stoa_r.name FROM unnest({ids_column}) WITH ORDINALITY \
+             AS stoa_k(id, n) LEFT JOIN roles stoa_r ON stoa_r.id = stoa_k.id \
+             AND stoa_r.deleted_at IS NULL ORDER BY stoa_k.n)"
+        )
+    }
+
     fn role_grants<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,

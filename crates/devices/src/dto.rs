@@ -345,6 +345,14 @@ pub struct DeviceList {
     pub page: u64,
     pub page_size: u64,
     pub total_pages: u64,
+    /// True when more devices match than the default count looked at (1,000
+    /// past the page's start); `total` is then that bound (`includeTotal=true`
+    /// counts exactly).
+    pub total_capped: bool,
+    /// Send as `cursor` (with the same `sortField`/`sortDir`) for the next
+    /// page (absent on the last page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// One device (admin detail).

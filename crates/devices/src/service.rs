@@ -7,9 +7,11 @@
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::{AuthContext, UserDirectory};
-use stoa_core::{AppError, Page};
+use stoa_core::AppError;
+use stoa_core::list::ListRequest;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -63,15 +65,81 @@ fn filtered(scope: &Scope, filter: &ListFilter) -> Boxed {
     q
 }
 
-/// One page of live devices in `scope` matching `filter`, and their total.
+/// The sort key of a device-list cursor: the sorted timestamp in unix
+/// microseconds (Postgres' precision) and the id.
+pub type DeviceKey = (i64, Uuid);
+
+/// The cursor tag of a device list in `sort`/`dir` order (a cursor of one
+/// order is 400 in another).
+pub fn cursor_tag(sort: SortField, dir: SortDir) -> &'static str {
+    match (sort, dir) {
+        (SortField::LastSeenAt, SortDir::Asc) => "devices:lastSeenAt:asc",
+        (SortField::LastSeenAt, SortDir::Desc) => "devices:lastSeenAt:desc",
+        (SortField::CreatedAt, SortDir::Asc) => "devices:createdAt:asc",
+        (SortField::CreatedAt, SortDir::Desc) => "devices:createdAt:desc",
+        (SortField::UpdatedAt, SortDir::Asc) => "devices:updatedAt:asc",
+        (SortField::UpdatedAt, SortDir::Desc) => "devices:updatedAt:desc",
+    }
+}
+
+/// The sort key of `row` in `sort` order.
+pub fn key_of(row: &DeviceRow, sort: SortField) -> DeviceKey {
+    let at = match sort {
+        SortField::LastSeenAt => row.last_seen_at,
+        SortField::CreatedAt => row.created_at,
+        SortField::UpdatedAt => row.updated_at,
+    };
+    let micros = at.unix_timestamp_nanos() / 1_000;
+    (i64::try_from(micros).unwrap_or(i64::MAX), row.id)
+}
+
+/// The list's filter plus, in keyset mode, "after the cursor's row" in the
+/// list's order (`(col, id) < (..)` descending, `>` ascending).
+fn windowed(
+    scope: &Scope,
+    filter: &ListFilter,
+    after: Option<&DeviceKey>,
+) -> Result<Boxed, AppError> {
+    let mut q = filtered(scope, filter);
+    if let Some((micros, id)) = after {
+        let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(*micros) * 1_000).map_err(
+            |_| {
+                AppError::bad_request("Invalid query parameters: cursor: not a cursor of this list")
+            },
+        )?;
+        let column = match filter.sort {
+            SortField::LastSeenAt => "(user_devices.last_seen_at, user_devices.id) ",
+            SortField::CreatedAt => "(user_devices.created_at, user_devices.id) ",
+            SortField::UpdatedAt => "(user_devices.updated_at, user_devices.id) ",
+        };
+        let op = match filter.dir {
+            SortDir::Asc => "> (",
+            SortDir::Desc => "< (",
+        };
+        q = q.filter(
+            diesel::dsl::sql::<Bool>(column)
+                .sql(op)
+                .bind::<Timestamptz, _>(at)
+                .sql(", ")
+                .bind::<diesel::sql_types::Uuid, _>(*id)
+                .sql(")"),
+        );
+    }
+    Ok(q)
+}
+
+/// One page of live devices in `scope` matching `filter`, with the (capped)
+/// count of `req` in the same statement: `(rows, counted)`. `counted` is
+/// `None` when the page is empty and there was nothing to count it with
+/// (a second statement counts then, for pages past the end only).
 pub async fn list(
     conn: &mut AsyncPgConnection,
     scope: &Scope,
     filter: &ListFilter,
-    page: Page,
-) -> QueryResult<(Vec<DeviceRow>, u64)> {
-    let total: i64 = filtered(scope, filter).count().get_result(conn).await?;
-    let q = filtered(scope, filter);
+    req: &ListRequest<DeviceKey>,
+) -> Result<(Vec<DeviceRow>, Option<i64>), AppError> {
+    let after = req.after.as_ref();
+    let q = windowed(scope, filter, after)?;
     // Ties go to the id, in the same direction, so pages never overlap.
     let q = match (filter.sort, filter.dir) {
         (SortField::LastSeenAt, SortDir::Asc) => q.order((d::last_seen_at.asc(), d::id.asc())),
@@ -81,13 +149,19 @@ pub async fn list(
         (SortField::UpdatedAt, SortDir::Asc) => q.order((d::updated_at.asc(), d::id.asc())),
         (SortField::UpdatedAt, SortDir::Desc) => q.order((d::updated_at.desc(), d::id.desc())),
     };
-    let rows = q
-        .select(DeviceRow::as_select())
-        .offset(page.offset())
-        .limit(page.limit())
+    let counted_query = windowed(scope, filter, after)?.select(d::id);
+    let rows: Vec<(DeviceRow, i64)> = q
+        .select((DeviceRow::as_select(), req.count(counted_query)))
+        .offset(req.offset())
+        .limit(req.limit())
         .load(conn)
         .await?;
-    Ok((rows, u64::try_from(total).unwrap_or(0)))
+    let mut counted = <[(DeviceRow, i64)]>::first(&rows).map(|(_, n)| *n);
+    if req.needs_separate_count(rows.len()) {
+        let again = windowed(scope, filter, after)?.select(d::id);
+        counted = Some(diesel::select(req.count(again)).get_result(conn).await?);
+    }
+    Ok((rows.into_iter().map(|(row, _)| row).collect(), counted))
 }
 
 /// A live device of the tenant.

@@ -20,6 +20,8 @@ pub enum DirectoryError {
     TenantScopeRequired,
     #[error("Organization is outside your allowed organizations")]
     OrganizationNotAllowed,
+    #[error("Invalid query parameters: cursor: not a cursor of this list")]
+    BadCursor,
     #[error(transparent)]
     Db(#[from] stoa_core::db::DbError),
 }
@@ -38,7 +40,8 @@ impl ApiError for DirectoryError {
             | Self::ParentNotFound
             | Self::InvalidChild
             | Self::Cycle
-            | Self::TenantScopeRequired => StatusCode::BAD_REQUEST,
+            | Self::TenantScopeRequired
+            | Self::BadCursor => StatusCode::BAD_REQUEST,
             Self::OrganizationNotAllowed => StatusCode::FORBIDDEN,
             Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

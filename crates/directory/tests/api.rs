@@ -5,6 +5,8 @@
 
 mod api {
     pub mod collection;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod lists;
     pub mod lookup;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod organizations;

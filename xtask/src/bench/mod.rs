@@ -174,6 +174,23 @@ fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) -> Vec<Scen
             connections: None,
         },
         Scenario {
+            name: "GET /api/devices/admin/devices?pageSize=50 (one statement, tenant admin)",
+            requests: vec![as_admin(Request::get(
+                "/api/devices/admin/devices?pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/api_keys/keys (one statement with role names, tenant admin)",
+            requests: vec![as_admin(Request::get("/api/api_keys/keys"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/directory/tenants (one statement with access log, super admin)",
+            requests: vec![bearer(Request::get("/api/directory/tenants"))],
+            connections: None,
+        },
+        Scenario {
             name: "GET /api/auth/roles (super admin, every tenant)",
             requests: vec![bearer(Request::get("/api/auth/roles"))],
             connections: None,

@@ -245,5 +245,8 @@ fn api_key_endpoints_are_documented_without_a_secret_in_listings() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(params, ["page", "pageSize", "search"]);
+    assert_eq!(
+        params,
+        ["page", "pageSize", "search", "cursor", "includeTotal"]
+    );
 }

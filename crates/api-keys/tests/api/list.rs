@@ -94,7 +94,7 @@ async fn pages_and_bounds() {
     let empty = app.send(get(KEYS, &admin)).await.json();
     assert_eq!(
         empty,
-        json!({"items": [], "total": 0, "page": 1, "pageSize": 20, "totalPages": 0})
+        json!({"items": [], "total": 0, "page": 1, "pageSize": 20, "totalPages": 0, "totalCapped": false})
     );
     for n in 0..5 {
         create_key(&app, &admin, json!({"name": format!("key {n}")})).await;
@@ -293,4 +293,100 @@ async fn organization_scope_narrows_the_list() {
     );
     // The super admin sees everything by default.
     assert_eq!(app.send(get(KEYS, &superadmin)).await.json()["total"], 5);
+}
+
+/// Statements one request runs on this thread (the session check included).
+async fn statements<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    path: &str,
+    token: &str,
+) -> (u64, Value) {
+    let before = stoa_core::db::thread_queries();
+    let res = app.send(get(path, token)).await;
+    let n = stoa_core::db::thread_queries() - before;
+    assert_eq!(res.status, 200, "{path}: {}", res.text());
+    (n, res.json())
+}
+
+#[actix_web::test]
+async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
+    let (app, _) = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let reader = role(&app.db, acme.tenant_id, "Reader", &["api_keys.view"], None).await;
+    let gone = role(&app.db, acme.tenant_id, "Gone", &["api_keys.view"], None).await;
+    // 1,005 keys a second apart, each with a live and a deleted role.
+    sql(
+        &app.db,
+        &format!(
+            "INSERT INTO api_keys (name, tenant_id, organization_id, key_prefix, key_hash, \
+             role_ids, created_by, creator_user_id, created_at) \
+             SELECT 'bulk' || lpad(g::text, 4, '0'), '{t}', '{o}', \
+             'omk_' || lpad(to_hex(g), 8, '0'), repeat('0', 64), \
+             ARRAY['{reader}', '{gone}']::uuid[], '{u}', '{u}', \
+             timestamptz '2026-01-01 00:00:00.654321+00' + g * interval '1 second' \
+             FROM generate_series(1, 1005) g",
+            t = acme.tenant_id,
+            o = acme.organization_id,
+            u = acme.admin,
+        ),
+    )
+    .await;
+    sql(
+        &app.db,
+        &format!("UPDATE roles SET deleted_at = now() WHERE id = '{gone}'"),
+    )
+    .await;
+    // Warm the ACL cache: a list is then the session check and one statement
+    // (page, total, role and organization names).
+    app.send(get(&format!("{KEYS}?pageSize=1"), &admin)).await;
+    let (n, body) = statements(&app, &format!("{KEYS}?pageSize=50"), &admin).await;
+    assert_eq!(n, 2, "key list statements");
+    assert_eq!(body["items"].as_array().unwrap().len(), 50);
+    assert_eq!(
+        (&body["total"], &body["totalCapped"]),
+        (&json!(1000), &json!(true))
+    );
+    assert_eq!(body["items"][0]["name"], "bulk1005");
+    assert_eq!(body["items"][0]["organizationName"], "Acme Corp");
+    assert_eq!(
+        body["items"][0]["roles"],
+        json!([{"id": reader, "name": "Reader"}, {"id": gone, "name": null}])
+    );
+    assert!(body["nextCursor"].is_string());
+    let (n, body) = statements(&app, &format!("{KEYS}?includeTotal=true"), &admin).await;
+    assert_eq!(
+        (n, &body["total"], &body["totalCapped"]),
+        (2, &json!(1005), &json!(false))
+    );
+
+    // Cursors continue exactly where page paging would, to the end.
+    let (_, first) = statements(&app, &format!("{KEYS}?pageSize=200"), &admin).await;
+    let (_, second) = statements(&app, &format!("{KEYS}?pageSize=200&page=2"), &admin).await;
+    let cursor = first["nextCursor"].as_str().unwrap().to_string();
+    let (n, next) = statements(
+        &app,
+        &format!("{KEYS}?pageSize=200&cursor={cursor}"),
+        &admin,
+    )
+    .await;
+    assert_eq!(n, 2);
+    assert_eq!(names(&next), names(&second));
+    assert_eq!((&next["page"], &next["total"]), (&json!(2), &json!(1005)));
+    let mut seen = 400;
+    let mut cursor = next["nextCursor"].as_str().map(String::from);
+    while let Some(c) = cursor {
+        let (_, page) = statements(&app, &format!("{KEYS}?pageSize=200&cursor={c}"), &admin).await;
+        seen += names(&page).len();
+        cursor = page["nextCursor"].as_str().map(String::from);
+    }
+    assert_eq!(seen, 1005, "every key once");
+    // Past the end: the total still comes (a second statement counts it).
+    let (n, past) = statements(&app, &format!("{KEYS}?page=999"), &admin).await;
+    assert_eq!((n, &past["total"]), (3, &json!(1005)));
+    // A damaged or foreign cursor is 400.
+    for bad in ["%25%25", "eyJ2IjoxfQ"] {
+        let res = app.send(get(&format!("{KEYS}?cursor={bad}"), &admin)).await;
+        assert_eq!(res.status, 400, "{bad}: {}", res.text());
+    }
 }

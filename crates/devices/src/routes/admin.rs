@@ -7,11 +7,12 @@ use stoa_core::collection::{CollectionId, WithId};
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Path, Query};
 
 use super::{
     Access, authorize, device_actor, execute_deactivate, execute_register, execute_update,
-    list_filter, page_of, parse_id, registration, run_list, write_target,
+    list_filter, list_request, parse_id, registration, run_list, write_target,
 };
 use crate::ADMIN;
 use crate::dto::{
@@ -25,11 +26,11 @@ use crate::service::{self, Scope};
 /// `userId` narrows to one user.
 #[utoipa::path(
     tag = "Devices",
-    params(DeviceListQuery),
+    params(DeviceListQuery, ListParams),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceList),
-        (status = 400, body = ErrorBody),
+        (status = 400, body = ErrorBody, description = "Invalid paging, filter, cursor or `ids`"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `devices.admin`, or no tenant"),
     )
@@ -39,13 +40,14 @@ pub async fn list_admin_devices(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<DeviceListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<DeviceList>> {
     ctx.require(ADMIN)?;
     let scope = Scope::of(&ctx)?;
-    let page = page_of(&q)?;
+    let req = list_request(&q, &params)?;
     let mut filter = list_filter(&q)?;
     filter.user_id = q.user_id;
-    Ok(web::Json(run_list(&db, &scope, &filter, page).await?))
+    Ok(web::Json(run_list(&db, &scope, &filter, &req).await?))
 }
 
 /// Registers a device for a user of the tenant. The device goes to the

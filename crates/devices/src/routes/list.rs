@@ -4,9 +4,10 @@ use actix_web::{get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Query};
 
-use super::{device_actor, list_filter, list_page, page_of, run_list};
+use super::{device_actor, list_filter, list_page, list_request, run_list};
 use crate::dto::{DeviceList, DeviceListQuery};
 use crate::service::Scope;
 use crate::{ADMIN, VIEW};
@@ -16,11 +17,11 @@ use crate::{ADMIN, VIEW};
 /// it cannot widen the list (another user's id matches nothing).
 #[utoipa::path(
     tag = "Devices",
-    params(DeviceListQuery),
+    params(DeviceListQuery, ListParams),
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceList),
-        (status = 400, body = ErrorBody, description = "Invalid paging, filter or `ids` (more than 200, or not uuids)"),
+        (status = 400, body = ErrorBody, description = "Invalid paging, filter, cursor or `ids` (more than 200, or not uuids)"),
         (status = 401, body = ErrorBody, description = "Not signed in, or an API key (keys own no devices)"),
         (status = 403, body = ErrorBody, description = "Missing `devices.view`, or no tenant"),
     )
@@ -30,18 +31,19 @@ pub async fn list_devices(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<DeviceListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<DeviceList>> {
     let user = device_actor(&ctx)?;
     ctx.require(VIEW)?;
     let scope = Scope::of(&ctx)?;
-    let page = page_of(&q)?;
+    let req = list_request(&q, &params)?;
     let mut filter = list_filter(&q)?;
     filter.user_id = match q.user_id {
         Some(other) if other != user && !ctx.has(ADMIN) => {
-            return Ok(web::Json(list_page(Vec::new(), 0, page)));
+            return Ok(web::Json(list_page(&req, Vec::new(), None, filter.sort)));
         }
         Some(other) => Some(other),
         None => Some(user),
     };
-    Ok(web::Json(run_list(&db, &scope, &filter, page).await?))
+    Ok(web::Json(run_list(&db, &scope, &filter, &req).await?))
 }

@@ -13,18 +13,19 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use stoa_acl::{AuthContext, CredentialKind, UserDirectory};
 use stoa_core::command::{self, Actor};
 use stoa_core::db::Db;
-use stoa_core::pagination::total_pages;
+use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppError, AppResult, Page, PageQuery};
 use uuid::Uuid;
 
 use crate::commands::{DeactivateDeviceCommand, RegisterDeviceCommand, UpdateDeviceCommand};
 use crate::dto::{
-    DeviceDeactivated, DeviceList, DeviceListQuery, DeviceRegistered, RegisterDevice, UpdateDevice,
+    DeviceDeactivated, DeviceList, DeviceListQuery, DeviceRegistered, RegisterDevice, SortField,
+    UpdateDevice,
 };
 use crate::error::{DevicesError, MAX_IDS};
 use crate::model::DeviceRow;
 use crate::secrets;
-use crate::service::{self, ListFilter, Registration, Scope};
+use crate::service::{self, DeviceKey, ListFilter, Registration, Scope};
 use stoa_core::crypto::KeyRing;
 
 /// The caller as a device owner: a signed-in user. API keys (and any other
@@ -84,25 +85,48 @@ pub(crate) fn list_filter(q: &DeviceListQuery) -> Result<ListFilter, AppError> {
     })
 }
 
-/// Runs a list query and shapes the page.
+/// The list request of a device list: paging, cursor (tagged with the
+/// list's sort) and total mode.
+pub(crate) fn list_request(
+    q: &DeviceListQuery,
+    params: &ListParams,
+) -> AppResult<ListRequest<DeviceKey>> {
+    let page = page_of(q)?;
+    let tag = service::cursor_tag(
+        q.sort_field.unwrap_or_default(),
+        q.sort_dir.unwrap_or_default(),
+    );
+    ListRequest::new(page, params, tag)
+}
+
+/// Runs a list query and shapes the page: one statement for the rows and
+/// their (capped) total.
 pub(crate) async fn run_list(
     db: &Db,
     scope: &Scope,
     filter: &ListFilter,
-    page: Page,
+    req: &ListRequest<DeviceKey>,
 ) -> AppResult<DeviceList> {
     let mut conn = db.conn().await?;
-    let (rows, total) = service::list(&mut conn, scope, filter, page).await?;
-    Ok(list_page(rows, total, page))
+    let (rows, counted) = service::list(&mut conn, scope, filter, req).await?;
+    Ok(list_page(req, rows, counted, filter.sort))
 }
 
-pub(crate) fn list_page(rows: Vec<DeviceRow>, total: u64, page: Page) -> DeviceList {
+pub(crate) fn list_page(
+    req: &ListRequest<DeviceKey>,
+    rows: Vec<DeviceRow>,
+    counted: Option<i64>,
+    sort: SortField,
+) -> DeviceList {
+    let page = req.finish(rows, counted, |row| service::key_of(row, sort));
     DeviceList {
-        items: rows.into_iter().map(Into::into).collect(),
-        total,
+        items: page.items.into_iter().map(Into::into).collect(),
+        total: page.total,
         page: page.page,
         page_size: page.page_size,
-        total_pages: total_pages(total, page.page_size),
+        total_pages: page.total_pages,
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
     }
 }
 

@@ -73,6 +73,38 @@ pub struct TenantList {
     pub page: u64,
     pub page_size: u64,
     pub total_pages: u64,
+    /// True when more tenants match than the default count looked at (1,000
+    /// past the page's start); `total` is then that bound (`includeTotal=true`
+    /// counts exactly).
+    pub total_capped: bool,
+    /// Send as `cursor` (with the same `sortField`/`sortDir`) for the next
+    /// page (absent on the last page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The sort key of a tenant-list cursor: the sorted value (the name, or a
+/// timestamp in unix microseconds) and the id.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TenantKey {
+    Name(String, Uuid),
+    At(i64, Uuid),
+}
+
+impl TenantSortField {
+    /// The cursor tag of the tenant list in this order (a cursor of one
+    /// order is 400 in another).
+    pub fn cursor_tag(self, dir: SortDir) -> &'static str {
+        match (self, dir) {
+            (Self::Name, SortDir::Asc) => "directory.tenants:name:asc",
+            (Self::Name, SortDir::Desc) => "directory.tenants:name:desc",
+            (Self::CreatedAt, SortDir::Asc) => "directory.tenants:createdAt:asc",
+            (Self::CreatedAt, SortDir::Desc) => "directory.tenants:createdAt:desc",
+            (Self::UpdatedAt, SortDir::Asc) => "directory.tenants:updatedAt:asc",
+            (Self::UpdatedAt, SortDir::Desc) => "directory.tenants:updatedAt:desc",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]

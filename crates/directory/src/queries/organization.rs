@@ -35,6 +35,31 @@ impl PgDirectory {
         Ok(query.load(conn).await?)
     }
 
+    /// [`Self::organizations`] with each one's tenant name, selected in the
+    /// same statement (the super admin's `manage` view).
+    pub async fn organizations_with_tenant_names(
+        &self,
+        conn: &mut AsyncPgConnection,
+        tenant: Option<Uuid>,
+    ) -> Result<Vec<(OrganizationRow, Option<String>)>> {
+        let mut query = organizations::table
+            .filter(organizations::deleted_at.is_null())
+            .select((
+                OrganizationRow::as_select(),
+                // Live tenants only, as the names the view always showed.
+                diesel::dsl::sql::<diesel::sql_types::Nullable<diesel::sql_types::Text>>(
+                    "(SELECT stoa_t.name FROM tenants stoa_t WHERE stoa_t.id = \
+                     organizations.tenant_id AND stoa_t.deleted_at IS NULL)",
+                ),
+            ))
+            .order((organizations::name.asc(), organizations::id.asc()))
+            .into_boxed();
+        if let Some(tenant) = tenant {
+            query = query.filter(organizations::tenant_id.eq(tenant));
+        }
+        Ok(query.load(conn).await?)
+    }
+
     pub async fn update_organization(
         &self,
         conn: &mut AsyncPgConnection,

@@ -1,31 +1,62 @@
 //! Tenant queries: the super admin's list and writes, names, the public
 //! lookup and the switcher's tenant list.
 
-use std::collections::HashMap;
-
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{Bool, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_core::command::Actor;
+use stoa_core::command::access::logged;
+use stoa_core::list::ListRequest;
 use stoa_core::search::escape_like;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::Result;
 use crate::dto::{
-    CreateTenant, SortDir, SwitcherTenant, TenantListQuery, TenantSortField, UpdateTenant,
+    CreateTenant, SortDir, SwitcherTenant, TenantKey, TenantListQuery, TenantSortField,
+    UpdateTenant,
 };
 use crate::error::DirectoryError;
 use crate::model::TenantRow;
 use crate::schema::tenants;
 use crate::service::{DirectoryService, PgDirectory};
 
+/// A resolved tenant-list cursor position.
+enum After {
+    Name(String, Uuid),
+    At(OffsetDateTime, Uuid),
+}
+
 impl PgDirectory {
-    /// Tenants for a super admin, filtered, sorted and paged.
+    /// Tenants for a super admin, filtered, sorted and paged, with the
+    /// (capped) total and the access-log entries of the read in the same
+    /// statement: `(rows, counted)` (`counted` is `None` for an empty page
+    /// that had nothing to carry it, see [`ListRequest::needs_separate_count`]).
     pub async fn list_tenants_as_superadmin(
         &self,
         conn: &mut AsyncPgConnection,
         q: &TenantListQuery,
-        page: stoa_core::Page,
-    ) -> Result<(Vec<TenantRow>, i64)> {
+        req: &ListRequest<TenantKey>,
+        read: (&Actor, &[&str], &str),
+    ) -> Result<(Vec<TenantRow>, Option<i64>)> {
+        let sort = q.sort_field.unwrap_or_default();
+        let desc = q.sort_dir == Some(SortDir::Desc);
+        let after = match (&req.after, sort) {
+            (None, _) => None,
+            (Some(TenantKey::Name(name, id)), TenantSortField::Name) => {
+                Some(After::Name(name.clone(), *id))
+            }
+            (
+                Some(TenantKey::At(micros, id)),
+                TenantSortField::CreatedAt | TenantSortField::UpdatedAt,
+            ) => {
+                let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(*micros) * 1_000)
+                    .map_err(|_| DirectoryError::BadCursor)?;
+                Some(After::At(at, *id))
+            }
+            (Some(_), _) => return Err(DirectoryError::BadCursor),
+        };
         let filtered = || {
             let mut query = tenants::table
                 .filter(tenants::deleted_at.is_null())
@@ -39,12 +70,46 @@ impl PgDirectory {
             if let Some(active) = q.is_active {
                 query = query.filter(tenants::is_active.eq(active));
             }
+            // Keyset: after the cursor's row in the list's order (the sorted
+            // column in `sortDir`, ties by id ascending).
+            let column = match sort {
+                TenantSortField::Name => "tenants.name",
+                TenantSortField::CreatedAt => "tenants.created_at",
+                TenantSortField::UpdatedAt => "tenants.updated_at",
+            };
+            let op = if desc { "<" } else { ">" };
+            match &after {
+                None => {}
+                Some(After::Name(name, id)) => {
+                    query = query.filter(
+                        sql::<Bool>(&format!("({column} {op} "))
+                            .bind::<Text, _>(name.clone())
+                            .sql(&format!(" OR ({column} = "))
+                            .bind::<Text, _>(name.clone())
+                            .sql(" AND tenants.id > ")
+                            .bind::<diesel::sql_types::Uuid, _>(*id)
+                            .sql("))"),
+                    );
+                }
+                Some(After::At(at, id)) => {
+                    query = query.filter(
+                        sql::<Bool>(&format!("({column} {op} "))
+                            .bind::<Timestamptz, _>(*at)
+                            .sql(&format!(" OR ({column} = "))
+                            .bind::<Timestamptz, _>(*at)
+                            .sql(" AND tenants.id > ")
+                            .bind::<diesel::sql_types::Uuid, _>(*id)
+                            .sql("))"),
+                    );
+                }
+            }
             query
         };
-        let total: i64 = filtered().count().get_result(conn).await?;
-        let desc = q.sort_dir == Some(SortDir::Desc);
-        let mut query = filtered().select(TenantRow::as_select());
-        query = match (q.sort_field.unwrap_or_default(), desc) {
+        let query = filtered().select((
+            TenantRow::as_select(),
+            req.count(filtered().select(tenants::id)),
+        ));
+        let query = match (sort, desc) {
             (TenantSortField::Name, false) => query.order((tenants::name.asc(), tenants::id.asc())),
             (TenantSortField::Name, true) => query.order((tenants::name.desc(), tenants::id.asc())),
             (TenantSortField::CreatedAt, false) => {
@@ -60,12 +125,27 @@ impl PgDirectory {
                 query.order((tenants::updated_at.desc(), tenants::id.asc()))
             }
         };
-        let rows = query
-            .limit(page.limit())
-            .offset(page.offset())
-            .load(conn)
-            .await?;
-        Ok((rows, total))
+        let (actor, fields, path) = read;
+        // Reads of tenants are access-logged, in the same statement.
+        let rows: Vec<(TenantRow, i64)> = logged(
+            query.limit(req.limit()).offset(req.offset()),
+            actor,
+            "directory.tenant",
+            q.id.is_some(),
+            fields,
+            path,
+        )
+        .load(conn)
+        .await?;
+        let mut counted = <[(TenantRow, i64)]>::first(&rows).map(|(_, n)| *n);
+        if req.needs_separate_count(rows.len()) {
+            counted = Some(
+                diesel::select(req.count(filtered().select(tenants::id)))
+                    .get_result(conn)
+                    .await?,
+            );
+        }
+        Ok((rows.into_iter().map(|(row, _)| row).collect(), counted))
     }
 
     pub async fn create_tenant_with(
@@ -120,20 +200,6 @@ impl PgDirectory {
             return Err(DirectoryError::TenantNotFound);
         }
         Ok(())
-    }
-
-    /// Tenant names by id, for the super admin's manage view.
-    pub async fn tenant_names(
-        &self,
-        conn: &mut AsyncPgConnection,
-    ) -> Result<HashMap<Uuid, String>> {
-        Ok(tenants::table
-            .filter(tenants::deleted_at.is_null())
-            .select((tenants::id, tenants::name))
-            .load::<(Uuid, String)>(conn)
-            .await?
-            .into_iter()
-            .collect())
     }
 
     /// Public lookup: a live tenant by id (inactive tenants still resolve).

@@ -153,7 +153,25 @@ pub async fn list_organizations(
         ),
     };
     let mut conn = db.conn().await?;
-    let mut rows = PgDirectory.organizations(&mut conn, tenant).await?;
+    // The super admin's `manage` view names each organization's tenant, in
+    // the same statement.
+    let with_tenant_names = view == OrganizationView::Manage && ctx.is_super_admin();
+    let (mut rows, tenant_names): (Vec<OrganizationRow>, HashMap<Uuid, String>) =
+        if with_tenant_names {
+            let named = PgDirectory
+                .organizations_with_tenant_names(&mut conn, tenant)
+                .await?;
+            let names = named
+                .iter()
+                .filter_map(|(row, name)| name.clone().map(|n| (row.tenant_id, n)))
+                .collect();
+            (named.into_iter().map(|(row, _)| row).collect(), names)
+        } else {
+            (
+                PgDirectory.organizations(&mut conn, tenant).await?,
+                HashMap::new(),
+            )
+        };
     // Organization-restricted callers see only their allowed subtrees.
     if !ctx.is_super_admin()
         && let Some(allowed) = &ctx.acl.allowed_organization_ids
@@ -198,11 +216,6 @@ pub async fn list_organizations(
                 page_size: q.page_size,
             }
             .resolve(50, 100)?;
-            let tenant_names = if ctx.is_super_admin() {
-                PgDirectory.tenant_names(&mut conn).await?
-            } else {
-                HashMap::new()
-            };
             let search = q
                 .search
                 .as_deref()
