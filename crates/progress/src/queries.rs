@@ -177,3 +177,60 @@ pub async fn report(conn: &mut AsyncPgConnection, id: Uuid, report: Report) -> Q
         .execute(conn)
         .await
 }
+
+/// The sort key of a job-list cursor: the sort column's value, then the id.
+pub type JobKey = (Option<OffsetDateTime>, Uuid);
+
+/// The sort key of `job` under `sort`.
+pub fn job_key(job: &ProgressJob, sort: JobSort) -> JobKey {
+    let value = match sort {
+        JobSort::CreatedAt => Some(job.created_at),
+        JobSort::StartedAt => job.started_at,
+        JobSort::FinishedAt => job.finished_at,
+    };
+    (value, job.id)
+}
+
+/// Keeps the rows after `key` in the order of [`ordered`] (keyset paging).
+/// Postgres sorts NULLs last ascending and first descending; ties go by id
+/// ascending.
+pub fn after(query: Boxed, sort: JobSort, asc: bool, key: &JobKey) -> Boxed {
+    use diesel::dsl::sql;
+    use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
+    let col = match sort {
+        JobSort::CreatedAt => "progress_jobs.created_at",
+        JobSort::StartedAt => "progress_jobs.started_at",
+        JobSort::FinishedAt => "progress_jobs.finished_at",
+    };
+    let (value, id) = *key;
+    match (value, asc) {
+        (Some(v), true) => query.filter(
+            sql::<Bool>(&format!("({col} > "))
+                .bind::<Timestamptz, _>(v)
+                .sql(&format!(" OR ({col} = "))
+                .bind::<Timestamptz, _>(v)
+                .sql(" AND progress_jobs.id > ")
+                .bind::<SqlUuid, _>(id)
+                .sql(&format!(") OR {col} IS NULL)")),
+        ),
+        (Some(v), false) => query.filter(
+            sql::<Bool>(&format!("({col} < "))
+                .bind::<Timestamptz, _>(v)
+                .sql(&format!(" OR ({col} = "))
+                .bind::<Timestamptz, _>(v)
+                .sql(" AND progress_jobs.id > ")
+                .bind::<SqlUuid, _>(id)
+                .sql("))"),
+        ),
+        (None, true) => query.filter(
+            sql::<Bool>(&format!("({col} IS NULL AND progress_jobs.id > "))
+                .bind::<SqlUuid, _>(id)
+                .sql(")"),
+        ),
+        (None, false) => query.filter(
+            sql::<Bool>(&format!("({col} IS NOT NULL OR progress_jobs.id > "))
+                .bind::<SqlUuid, _>(id)
+                .sql(")"),
+        ),
+    }
+}

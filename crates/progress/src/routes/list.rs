@@ -6,14 +6,15 @@ use diesel_async::RunQueryDsl;
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::pagination::total_pages;
+use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppResult, Query};
 use time::OffsetDateTime;
 
 use super::scope;
-use crate::dto::{JobList, JobListQuery};
+use crate::dto::{JobList, JobListQuery, JobSort};
 use crate::error::ProgressError;
-use crate::queries::{self, JobFilter};
+use crate::queries::{self, JobFilter, JobKey};
+use crate::schema::progress_jobs;
 use crate::service::ProgressJob;
 
 const STATUSES: [&str; 5] = ["pending", "running", "completed", "failed", "cancelled"];
@@ -21,7 +22,7 @@ const STATUSES: [&str; 5] = ["pending", "running", "completed", "failed", "cance
 /// Lists the scope's jobs.
 #[utoipa::path(
     tag = "Progress",
-    params(JobListQuery),
+    params(JobListQuery, ListParams),
     security(("bearerAuth" = [])),
     responses((status = 200, body = JobList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
 )]
@@ -30,6 +31,7 @@ pub async fn list(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<JobListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<JobList>> {
     ctx.require("progress.view")?;
     let (tenant, org) = scope(&ctx)?;
@@ -66,28 +68,57 @@ pub async fn list(
         search: q.search.clone(),
     };
     let asc = q.sort_dir.as_deref() == Some("asc");
-    let ordered = queries::ordered(
-        queries::filtered(tenant, org, &filter),
-        q.sort_field.unwrap_or_default(),
-        asc,
-    );
+    let sort = q.sort_field.unwrap_or_default();
+    let req = ListRequest::<JobKey>::new(page, &params, cursor_tag(sort, asc))?;
+    // The keyset condition (after a cursor) belongs to both the page and
+    // its count: the count starts where the page does.
+    let filtered = || {
+        let query = queries::filtered(tenant, org, &filter);
+        match &req.after {
+            Some(key) => queries::after(query, sort, asc, key),
+            None => query,
+        }
+    };
     let mut conn = db.conn().await?;
-    let items: Vec<ProgressJob> = ordered
-        .select(ProgressJob::as_select())
-        .offset(page.offset())
-        .limit(page.limit())
+    // The page and its (capped) total in one statement.
+    let rows: Vec<(ProgressJob, i64)> = queries::ordered(filtered(), sort, asc)
+        .select((
+            ProgressJob::as_select(),
+            req.count(filtered().select(progress_jobs::id)),
+        ))
+        .offset(req.offset())
+        .limit(req.limit())
         .load(&mut *conn)
         .await?;
-    let total: i64 = queries::filtered(tenant, org, &filter)
-        .count()
-        .get_result(&mut *conn)
-        .await?;
-    let total = u64::try_from(total).unwrap_or(0);
+    let mut counted = <[(ProgressJob, i64)]>::first(&rows).map(|r| r.1);
+    if req.needs_separate_count(rows.len()) {
+        counted = Some(
+            diesel::select(req.count(filtered().select(progress_jobs::id)))
+                .get_result(&mut *conn)
+                .await?,
+        );
+    }
+    let items: Vec<ProgressJob> = rows.into_iter().map(|(job, _)| job).collect();
+    let page = req.finish(items, counted, |job| queries::job_key(job, sort));
     Ok(web::Json(JobList {
-        items,
-        total,
+        items: page.items,
+        total: page.total,
         page: page.page,
         page_size: page.page_size,
-        total_pages: total_pages(total, page.page_size),
+        total_pages: page.total_pages,
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
     }))
+}
+
+/// The cursor tag of each order (a cursor only continues the order it came from).
+fn cursor_tag(sort: JobSort, asc: bool) -> &'static str {
+    match (sort, asc) {
+        (JobSort::CreatedAt, true) => "progress.jobs:createdAt:asc",
+        (JobSort::CreatedAt, false) => "progress.jobs:createdAt:desc",
+        (JobSort::StartedAt, true) => "progress.jobs:startedAt:asc",
+        (JobSort::StartedAt, false) => "progress.jobs:startedAt:desc",
+        (JobSort::FinishedAt, true) => "progress.jobs:finishedAt:asc",
+        (JobSort::FinishedAt, false) => "progress.jobs:finishedAt:desc",
+    }
 }
