@@ -209,6 +209,12 @@ pub struct AccessList {
     pub page_size: u64,
     pub total: u64,
     pub total_pages: u64,
+    /// True when more entries match than the default count looked at (1,000
+    /// past the page's start); `includeTotal=true` counts exactly.
+    pub total_capped: bool,
+    /// Send as `cursor` for the next page (absent on the last page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -10,7 +10,6 @@ use serde_json::Value;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::command::schema::{access_logs, action_logs};
 use stoa_core::{AppError, AppResult};
-use stoa_directory::PgDirectory;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
@@ -226,35 +225,18 @@ pub struct AccessRow {
     pub created_at: OffsetDateTime,
 }
 
-/// Actor, tenant and organization names for a page of entries.
-pub struct Names {
-    pub users: HashMap<Uuid, String>,
-    pub tenants: HashMap<Uuid, String>,
-    pub organizations: HashMap<Uuid, String>,
-}
-
-pub async fn names(
+/// The actors' display names for a page of entries: one batched lookup
+/// (stoa-auth owns them). Tenant and organization names are selected with
+/// the rows instead (`stoa_directory::names`).
+pub async fn actor_names(
     conn: &mut AsyncPgConnection,
     directory: &dyn UserDirectory,
-    rows: impl Iterator<Item = (Option<Uuid>, Option<Uuid>, Option<Uuid>)>,
-) -> AppResult<Names> {
-    let (mut users, mut tenants, mut orgs) = (Vec::new(), Vec::new(), Vec::new());
-    for (u, t, o) in rows {
-        users.extend(u);
-        tenants.extend(t);
-        orgs.extend(o);
-    }
-    for list in [&mut users, &mut tenants, &mut orgs] {
-        list.sort();
-        list.dedup();
-    }
-    let users = directory.display_names(conn, &users).await?;
-    let (tenants, organizations) = PgDirectory.names(conn, &tenants, &orgs).await?;
-    Ok(Names {
-        users,
-        tenants,
-        organizations,
-    })
+    actors: impl Iterator<Item = Option<Uuid>>,
+) -> AppResult<HashMap<Uuid, String>> {
+    let mut users: Vec<Uuid> = actors.flatten().collect();
+    users.sort();
+    users.dedup();
+    directory.display_names(conn, &users).await
 }
 
 pub fn name(map: &HashMap<Uuid, String>, id: Option<Uuid>) -> Option<String> {
@@ -294,4 +276,20 @@ pub fn access_filtered(
         query = query.filter(access_logs::created_at.gt(a));
     }
     query
+}
+
+/// Keeps the access-log entries after `key` in the list's order (newest
+/// first, then id descending): keyset paging.
+pub fn access_after(
+    query: access_logs::BoxedQuery<'static, Pg>,
+    (created_at, id): (OffsetDateTime, Uuid),
+) -> access_logs::BoxedQuery<'static, Pg> {
+    use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
+    query.filter(
+        diesel::dsl::sql::<Bool>("(access_logs.created_at, access_logs.id) < (")
+            .bind::<Timestamptz, _>(created_at)
+            .sql(", ")
+            .bind::<SqlUuid, _>(id)
+            .sql(")"),
+    )
 }

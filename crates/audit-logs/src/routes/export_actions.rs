@@ -14,7 +14,7 @@ use super::VIEW;
 use crate::csv::{CSV_HEADER, csv_rows};
 use crate::dto::ActionQuery;
 use crate::error::AuditLogError;
-use crate::queries::{ActionRow, filtered, names, ordered, visibility};
+use crate::queries::{ActionRow, actor_names, filtered, ordered, visibility};
 
 /// Most entries one export holds (`limit` above it is capped).
 const EXPORT_MAX: u64 = 1000;
@@ -57,16 +57,15 @@ pub async fn export_actions(
     .limit(i64::try_from(limit).unwrap_or(1000))
     .load(&mut *conn)
     .await?;
-    let names = names(
+    let actors = actor_names(
         &mut conn,
         users.get_ref(),
-        rows.iter().map(|r| (r.actor_user_id, None, None)),
+        rows.iter().map(|r| r.actor_user_id),
     )
     .await?;
     drop(conn);
     // Rows are rendered as the body streams, in chunks of 100 entries.
     let chunks: Vec<Vec<ActionRow>> = rows.chunks(100).map(<[ActionRow]>::to_vec).collect();
-    let users = names.users;
     let body = futures_util::stream::iter(
         std::iter::once(Ok::<_, actix_web::Error>(Bytes::from_static(
             CSV_HEADER.as_bytes(),
@@ -74,7 +73,7 @@ pub async fn export_actions(
         .chain(chunks.into_iter().map(move |chunk| {
             let text: String = chunk
                 .iter()
-                .map(|r| csv_rows(r, r.actor_user_id.and_then(|u| users.get(&u))))
+                .map(|r| csv_rows(r, r.actor_user_id.and_then(|u| actors.get(&u))))
                 .collect();
             Ok(Bytes::from(text))
         })),

@@ -14,7 +14,7 @@ use stoa_directory::names::{organization_name, tenant_name};
 
 use super::VIEW;
 use crate::dto::{ActionItem, ActionList, ActionQuery};
-use crate::queries::{ActionRow, filtered, name, names, ordered, visibility};
+use crate::queries::{ActionRow, actor_names, filtered, name, ordered, visibility};
 
 /// Lists action-log entries (own entries, or the tenant's with `audit_logs.view_tenant`).
 #[utoipa::path(
@@ -98,17 +98,17 @@ pub async fn list_actions(
     };
     // Tenant and organization names came with the rows; actors' display
     // names are one batched lookup (stoa-auth owns them).
-    let names = names(
+    let actors = actor_names(
         &mut conn,
         users.get_ref(),
-        rows.iter().map(|r| (r.actor_user_id, None, None)),
+        rows.iter().map(|r| r.actor_user_id),
     )
     .await?;
     let items = rows
         .into_iter()
         .zip(place_names)
         .map(|(r, (tenant_name, organization_name))| ActionItem {
-            actor_user_name: name(&names.users, r.actor_user_id),
+            actor_user_name: name(&actors, r.actor_user_id),
             tenant_name,
             organization_name,
             id: r.id,
