@@ -3,8 +3,11 @@
 //! [`CommandRegistry`](stoa_core::command::CommandRegistry). See README.md.
 #![doc = include_str!("../README.md")]
 
+pub mod csv;
+pub mod dto;
+pub mod error;
 pub mod operations;
-pub mod query;
+pub mod queries;
 pub mod routes;
 pub mod seed;
 
@@ -16,6 +19,8 @@ use stoa_acl::{
 };
 use stoa_core::command::CommandRegistry;
 use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use error::AuditLogError;
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "audit_logs",
@@ -92,10 +97,10 @@ pub fn configure(
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(commands.clone()))
             .app_data(web::Data::from(users.clone()))
-            .service(routes::list_actions)
-            .service(routes::export_actions)
-            .service(routes::undo)
-            .service(routes::redo)
-            .service(routes::list_access);
+            .service(routes::list_actions::list_actions)
+            .service(routes::export_actions::export_actions)
+            .service(routes::undo::undo)
+            .service(routes::redo::redo)
+            .service(routes::list_access::list_access);
     }
 }

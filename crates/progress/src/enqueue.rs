@@ -15,6 +15,7 @@ use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use uuid::Uuid;
 
+use crate::error::ProgressError;
 use crate::schema::job_queue;
 use crate::service::{self, NewJob};
 
@@ -163,8 +164,7 @@ pub async fn enqueue_scoped(
     scope: &JobScope,
     spec: JobSpec,
 ) -> Result<Queued, AppError> {
-    let total = i32::try_from(spec.items_total)
-        .map_err(|_| AppError::bad_request("Too many items for one job"))?;
+    let total = i32::try_from(spec.items_total).map_err(|_| ProgressError::TooManyItems)?;
     let progress_job_id = service::create(
         conn,
         &NewJob {

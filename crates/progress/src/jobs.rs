@@ -14,6 +14,9 @@
 //! ([`Workers::run`]): a single loop claims while a slot is free, so an idle
 //! process costs one claim per poll however many slots it has. The same loop
 //! enqueues due recurring jobs (`schedules.rs`).
+//!
+//! Over 400 lines on purpose: claim, lease, heartbeat, retry and the worker
+//! loop are one protocol, read together.
 
 use std::collections::HashMap;
 use std::sync::Arc;

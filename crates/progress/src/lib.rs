@@ -4,10 +4,12 @@
 #![doc = include_str!("../README.md")]
 
 pub mod bench;
-pub mod collection_routes;
+pub mod dto;
 pub mod enqueue;
+pub mod error;
 pub mod jobs;
 pub mod operations;
+pub mod queries;
 pub mod routes;
 pub mod schedules;
 pub mod schema;
@@ -24,6 +26,7 @@ pub use futures_util::future::BoxFuture;
 pub use enqueue::{
     JobScope, JobSpec, Queued, enqueue, enqueue_job, enqueue_job_with, enqueue_scoped,
 };
+pub use error::ProgressError;
 pub use jobs::{Job, JobHandler, Outcome, WorkerConfig, Workers};
 pub use schedules::Schedule;
 pub use units::{FailedItem, JobContext, JobError, UnitError, UnitReport, UnitRun};
@@ -86,14 +89,14 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 
 /// Mounts the routes (under `/api`).
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(routes::active)
-        .service(routes::list)
-        .service(routes::create)
-        .service(routes::detail)
-        .service(routes::update)
-        .service(collection_routes::update_by_body)
-        .service(routes::cancel)
-        .service(collection_routes::cancel_by_query);
+    cfg.service(routes::active::active)
+        .service(routes::list::list)
+        .service(routes::create::create)
+        .service(routes::detail::detail)
+        .service(routes::update::update)
+        .service(routes::update_by_body::update_by_body)
+        .service(routes::cancel::cancel)
+        .service(routes::cancel_by_query::cancel_by_query);
 }
 
 /// The job handlers every process runs (modules append theirs in the server).

@@ -9,6 +9,9 @@
 //! whether it is the first or the hundred-thousandth. Items that fail for good
 //! are stored with the unit and listed in the job's result
 //! ([`failed_items`]).
+//!
+//! Slightly over 400 lines on purpose: the unit transaction, its report and
+//! its errors are one topic.
 
 use std::fmt;
 

@@ -10,6 +10,8 @@ mod api {
     pub mod collection;
     pub mod endpoints;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod lists;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod queue;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod schedules;

@@ -297,6 +297,21 @@ fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) -> Vec<Scen
             connections: Some(4),
         },
         Scenario {
+            // The user-list scenarios above logged the admin's reads.
+            name: "GET access logs, the admin's own reads (page, capped count, names in one statement)",
+            requests: vec![as_admin(Request::get(
+                "/api/audit_logs/audit-logs/access?pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/progress/jobs?includeCompleted=true (page and capped count in one statement)",
+            requests: vec![as_admin(Request::get(
+                "/api/progress/jobs?includeCompleted=true&pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
             name: "POST /api/auth/feature-check (20 features)",
             requests: vec![bearer(Request::post(
                 "/api/auth/feature-check",

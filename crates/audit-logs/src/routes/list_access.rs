@@ -1,0 +1,139 @@
+//! `GET /audit_logs/audit-logs/access`.
+
+use actix_web::{get, web};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use stoa_acl::{AuthContext, UserDirectory};
+use stoa_core::command::schema::access_logs;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::list::{ListParams, ListRequest};
+use stoa_core::pagination::Page;
+use stoa_core::{AppResult, Query};
+use stoa_directory::names::{organization_name, tenant_name};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::VIEW;
+use crate::dto::{AccessItem, AccessList, AccessQuery};
+use crate::error::AuditLogError;
+use crate::queries::{
+    AccessRow, access_after, access_filtered, actor_names, instant, name, visibility,
+};
+
+/// The sort tag of access-list cursors: newest first, then id.
+const CURSOR_TAG: &str = "audit_logs.access:createdAt:desc";
+
+/// Lists access-log entries (the caller's own, or another user's with `audit_logs.view_tenant`).
+#[utoipa::path(
+    tag = "Audit Logs",
+    params(AccessQuery, ListParams),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = AccessList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/audit_logs/audit-logs/access")]
+pub async fn list_access(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    users: web::Data<dyn UserDirectory>,
+    q: Query<AccessQuery>,
+    params: Query<ListParams>,
+) -> AppResult<web::Json<AccessList>> {
+    ctx.require(VIEW)?;
+    let vis = visibility(&ctx, q.organization_id, &None)?;
+    let size = q.page_size.or(q.limit).unwrap_or(50);
+    let page = q.page.unwrap_or(1);
+    if !(1..=200).contains(&size) || !(1..=1_000_000).contains(&page) {
+        return Err(AuditLogError::InvalidQuery(
+            "page must be ≥ 1 and pageSize between 1 and 200".into(),
+        )
+        .into());
+    }
+    let actor = match q.actor_user_id {
+        Some(other) if vis.can_view_tenant => Some(other),
+        _ => ctx.actor_id(),
+    };
+    let before = instant("before", &q.before)?;
+    let after = instant("after", &q.after)?;
+    let req = ListRequest::<(OffsetDateTime, Uuid)>::new(
+        Page {
+            page,
+            page_size: size,
+        },
+        &params,
+        CURSOR_TAG,
+    )?;
+    // The keyset condition (after a cursor) belongs to both the page and its
+    // count: the count starts where the page does.
+    let filtered = || {
+        let query = access_filtered(&q, &vis, actor, before, after);
+        match req.after {
+            Some(key) => access_after(query, key),
+            None => query,
+        }
+    };
+    let mut conn = db.conn().await?;
+    // The page, its (capped) total and the place names in one statement.
+    type Row = (AccessRow, Option<String>, Option<String>, i64);
+    let rows: Vec<Row> = filtered()
+        .order((access_logs::created_at.desc(), access_logs::id.desc()))
+        .select((
+            AccessRow::as_select(),
+            tenant_name("access_logs.tenant_id"),
+            organization_name("access_logs.organization_id"),
+            req.count(filtered().select(access_logs::id)),
+        ))
+        .offset(req.offset())
+        .limit(req.limit())
+        .load(&mut *conn)
+        .await?;
+    let mut counted = <[Row]>::first(&rows).map(|r| r.3);
+    if req.needs_separate_count(rows.len()) {
+        counted = Some(
+            diesel::select(req.count(filtered().select(access_logs::id)))
+                .get_result(&mut *conn)
+                .await?,
+        );
+    }
+    // Actors' display names are one batched lookup (stoa-auth owns them).
+    let actors = actor_names(
+        &mut conn,
+        users.get_ref(),
+        rows.iter().map(|r| r.0.actor_user_id),
+    )
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|(r, tenant_name, organization_name, _)| AccessItem {
+            actor_user_name: name(&actors, r.actor_user_id),
+            tenant_name,
+            organization_name,
+            id: r.id,
+            resource_kind: r.resource_kind,
+            resource_id: r.resource_id,
+            access_type: r.access_type,
+            actor_user_id: r.actor_user_id,
+            tenant_id: r.tenant_id,
+            organization_id: r.organization_id,
+            fields: r.fields,
+            context: r.context_json,
+            created_at: r.created_at,
+        })
+        .collect();
+    let page = req.finish(items, counted, |i: &AccessItem| (i.created_at, i.id));
+    Ok(web::Json(AccessList {
+        items: page.items,
+        can_view_tenant: vis.can_view_tenant,
+        page: page.page,
+        page_size: page.page_size,
+        total: page.total,
+        total_pages: page.total_pages,
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
+    }))
+}

@@ -1,0 +1,56 @@
+//! `POST /audit_logs/audit-logs/actions/undo`.
+
+use actix_web::{post, web};
+use stoa_acl::AuthContext;
+use stoa_core::command::CommandRegistry;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult};
+
+use super::parse_body;
+use crate::dto::{UndoRequest, UndoResponse};
+use crate::error::AuditLogError;
+
+/// Undoes the caller's latest undoable action (`undoToken` from `x-om-operation`
+/// or the action log).
+#[utoipa::path(
+    tag = "Audit Logs",
+    request_body = UndoRequest,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = UndoResponse),
+        (status = 400, body = ErrorBody, description = "Invalid or unavailable token"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The caller may not write the restored state now (features, grant boundary, organization scope, tenant)"),
+        (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),
+        (status = 422, body = ErrorBody, description = "A write guard refused the undo (`guard_refused`, naming the guard), or an interceptor did (it may choose another status and body)"),
+    )
+)]
+#[post("/audit_logs/audit-logs/actions/undo")]
+pub async fn undo(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    registry: web::Data<CommandRegistry>,
+    body: web::Bytes,
+) -> AppResult<web::Json<UndoResponse>> {
+    ctx.require("audit_logs.undo_self")?;
+    let req: UndoRequest = parse_body(&body, || AuditLogError::InvalidUndoToken)?;
+    let token = req
+        .undo_token
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .ok_or(AuditLogError::InvalidUndoToken)?;
+    let tenant_wide = ctx.has("audit_logs.undo_tenant");
+    let actor = ctx.actor();
+    let registry = registry.into_inner();
+    let outcome = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { registry.undo(conn, &actor, &token, tenant_wide).await })
+        })
+        .await?;
+    Ok(web::Json(UndoResponse {
+        ok: true,
+        log_id: outcome.log_id,
+        not_restored: outcome.not_restored,
+    }))
+}
