@@ -84,8 +84,8 @@ pub fn configure(
 ) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(roles.clone()))
-            .service(routes::list_keys)
-            .service(routes::create_key)
-            .service(routes::delete_key);
+            .service(routes::list::list_keys)
+            .service(routes::create::create_key)
+            .service(routes::delete::delete_key);
     }
 }

@@ -1,0 +1,52 @@
+//! `POST /api_keys/keys`: a new key, its secret shown once.
+
+use actix_web::{HttpResponse, post, web};
+use stoa_acl::{AuthContext, RoleDirectory};
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult, Json};
+use time::OffsetDateTime;
+
+use crate::commands::CreateKeyCommand;
+use crate::model::*;
+use crate::service::{self};
+
+use super::*;
+
+/// Creates a key; the response carries its secret, shown this once. The key
+/// can never carry more than its creator holds.
+#[utoipa::path(
+    tag = "API Keys",
+    request_body = CreateApiKey,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 201, body = CreatedApiKey),
+        (status = 400, body = ErrorBody, description = "Invalid input, unknown role, past expiry, no tenant context"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Missing feature, foreign tenant, organization out of scope, or a role granting more than the caller holds"),
+    )
+)]
+#[post("/api_keys/keys")]
+pub async fn create_key(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    roles: web::Data<dyn RoleDirectory>,
+    body: Json<CreateApiKey>,
+) -> AppResult<HttpResponse> {
+    ctx.require(CREATE)?;
+    let actor = ctx.actor();
+    let input = body.into_inner();
+    let (created, _) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                let now = OffsetDateTime::now_utc();
+                let key = service::prepare(conn, roles.get_ref(), &ctx, input, now).await?;
+                stoa_core::command::execute(conn, &actor, CreateKeyCommand(key)).await
+            })
+        })
+        .await?;
+    // The secret is in the body: no browser or proxy may keep a copy.
+    Ok(HttpResponse::Created()
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
+        .json(created))
+}

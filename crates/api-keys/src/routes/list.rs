@@ -1,0 +1,59 @@
+//! `GET /api_keys/keys`: the caller's live keys.
+
+use actix_web::{get, web};
+use stoa_acl::{AuthContext, RoleDirectory};
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
+use stoa_core::{AppResult, PageQuery, Query};
+
+use crate::error::ApiKeysError;
+use crate::model::*;
+use crate::service::{self, ListScope};
+
+use super::*;
+
+/// Lists the live keys of the caller's tenant and organization scope, newest
+/// first. Never returns a secret or hash.
+#[utoipa::path(
+    tag = "API Keys",
+    params(ApiKeyListQuery, ListParams),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = ApiKeyList),
+        (status = 400, body = ErrorBody, description = "Bad paging or cursor, or no tenant context"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/api_keys/keys")]
+pub async fn list_keys(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    roles: web::Data<dyn RoleDirectory>,
+    q: Query<ApiKeyListQuery>,
+    params: Query<ListParams>,
+) -> AppResult<web::Json<ApiKeyList>> {
+    ctx.require(VIEW)?;
+    let tenant_id = ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?;
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(20, 200)?;
+    let req = service::list_request(page, &params)?;
+    let scope = ListScope {
+        tenant_id,
+        organizations: ctx.acl.visible_organization_ids.as_deref(),
+    };
+    let mut conn = db.conn().await?;
+    let list = service::list(
+        &mut conn,
+        roles.get_ref(),
+        &scope,
+        q.search.as_deref(),
+        &req,
+    )
+    .await?;
+    Ok(web::Json(list))
+}
