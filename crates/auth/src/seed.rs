@@ -68,7 +68,9 @@ pub async fn bench_users(
     .bind::<SqlUuid, _>(tenant)
     .execute(conn)
     .await?;
-    for table in ["users", "user_roles"] {
+    // The small ACL tables too: never analyzed, the planner guesses them at
+    // thousands of rows and hashes every membership to find super admins.
+    for table in ["users", "user_roles", "roles", "role_acls", "user_acls"] {
         diesel::sql_query(format!("VACUUM ANALYZE {table}"))
             .execute(conn)
             .await?;

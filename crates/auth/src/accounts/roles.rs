@@ -139,12 +139,13 @@ fn listed(
 /// The sort tag of role-list cursors: ordered by name, then id.
 const CURSOR_TAG: &str = "auth.roles:name";
 
-/// Live users holding the listed role.
+/// Live users holding the listed role: the trigger-maintained counter
+/// (migration `auth_role_user_counts`), so a page costs O(page), not a count
+/// of every membership.
 fn users_count() -> diesel::expression::SqlLiteral<diesel::sql_types::BigInt> {
     diesel::dsl::sql(
-        "(SELECT count(*) FROM user_roles stoa_ur JOIN users stoa_u \
-         ON stoa_u.id = stoa_ur.user_id WHERE stoa_ur.role_id = roles.id \
-         AND stoa_u.deleted_at IS NULL)",
+        "COALESCE((SELECT stoa_c.users_count FROM role_user_counts stoa_c \
+         WHERE stoa_c.role_id = roles.id), 0)",
     )
 }
 

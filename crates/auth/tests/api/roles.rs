@@ -346,3 +346,51 @@ async fn list_is_two_round_trips_with_cursors() {
         .await;
     assert_eq!(res.json()["total"], 3);
 }
+
+/// `usersCount` comes from a trigger-maintained counter: it must follow
+/// memberships added and removed, and users soft-deleted, restored and
+/// hard-deleted, in statements the handlers do not make.
+#[actix_web::test]
+async fn users_count_follows_memberships_and_user_deletes() {
+    use diesel_async::RunQueryDsl;
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let employee_count = || async {
+        let res = app
+            .send(get("/api/auth/roles?search=employee", &admin))
+            .await;
+        assert_eq!(res.status, 200, "{}", res.text());
+        res.json()["items"][0]["usersCount"].as_i64().unwrap()
+    };
+    let run = |sql: String| async {
+        let mut conn = app.db.conn().await.unwrap();
+        diesel::sql_query(sql).execute(&mut *conn).await.unwrap();
+    };
+    assert_eq!(employee_count().await, 1);
+    let (employee, admin_id) = (acme.employee, acme.admin);
+    run(format!(
+        "UPDATE users SET deleted_at = now() WHERE id = '{employee}'"
+    ))
+    .await;
+    assert_eq!(employee_count().await, 0);
+    run(format!(
+        "UPDATE users SET deleted_at = NULL WHERE id = '{employee}'"
+    ))
+    .await;
+    assert_eq!(employee_count().await, 1);
+    run(format!(
+        "INSERT INTO user_roles (user_id, role_id) SELECT '{admin_id}', id FROM roles \
+         WHERE name = 'employee' AND tenant_id = (SELECT tenant_id FROM users WHERE id = '{admin_id}')"
+    ))
+    .await;
+    assert_eq!(employee_count().await, 2);
+    run(format!("DELETE FROM users WHERE id = '{employee}'")).await;
+    assert_eq!(employee_count().await, 1);
+    run(format!(
+        "DELETE FROM user_roles WHERE user_id = '{admin_id}' AND role_id IN \
+         (SELECT id FROM roles WHERE name = 'employee')"
+    ))
+    .await;
+    assert_eq!(employee_count().await, 0);
+}

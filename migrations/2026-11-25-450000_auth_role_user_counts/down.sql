@@ -1,0 +1,14 @@
+DROP TRIGGER users_role_counts_delete ON users;
+DROP TRIGGER users_role_counts_update ON users;
+DROP TRIGGER user_roles_counts_update ON user_roles;
+DROP TRIGGER user_roles_counts_delete ON user_roles;
+DROP TRIGGER user_roles_counts_insert ON user_roles;
+DROP TRIGGER roles_user_counts ON roles;
+DROP FUNCTION stoa_role_user_counts_user_gone();
+DROP FUNCTION stoa_role_user_counts_users();
+DROP FUNCTION stoa_role_user_counts_moved();
+DROP FUNCTION stoa_role_user_counts_removed();
+DROP FUNCTION stoa_role_user_counts_added();
+DROP FUNCTION stoa_role_user_counts_roles();
+DROP FUNCTION stoa_role_user_counts_add(uuid[], bigint[]);
+DROP TABLE role_user_counts;
