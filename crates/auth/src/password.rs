@@ -102,8 +102,11 @@ fn worker(rx: &Mutex<Receiver<Job>>) {
     loop {
         let idle = idle_release();
         if !memory.is_empty() && last_job.elapsed() >= idle {
-            account(bytes(&memory), 0);
+            // Unmap first, then account: whoever reads 0 held bytes sees
+            // the memory already given back.
+            let held = bytes(&memory);
             memory = Vec::new();
+            account(held, 0);
         }
         // Every worker waits with a timeout, even without a buffer: the
         // receiver is shared under a lock, and a worker holding a buffer
@@ -355,6 +358,7 @@ mod tests {
     async fn idle_workers_give_their_buffers_back() {
         const MIB: usize = 1024 * 1024;
         set_idle_release(Duration::from_millis(100));
+        let before = rss_bytes();
         let hash = hash_password("Secret1!".into()).await.unwrap_or_default();
         assert!(held_bytes() >= 19 * MIB, "{}", held_bytes());
         let busy = rss_bytes();
@@ -371,10 +375,14 @@ mod tests {
             waited += 1;
         }
         assert_eq!(held_bytes(), 0, "idle workers keep nothing");
-        if cfg!(target_os = "linux") && busy > 0 {
+        // What hashing touched went back to the system: the process is
+        // back near where it started (how much of the 19 MiB a hash touches
+        // depends on the parameters, so compare with the start, not a size).
+        if cfg!(target_os = "linux") && busy > before {
             assert!(
-                rss_bytes() + 15 * MIB <= busy,
-                "the memory went back to the system: {} -> {} MiB",
+                rss_bytes() <= before + 2 * MIB,
+                "the memory went back to the system: {} -> {} -> {} MiB",
+                before / MIB,
                 busy / MIB,
                 rss_bytes() / MIB
             );
