@@ -208,6 +208,17 @@ where
     S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
+    /// `GET path` with a bearer `token`, expecting 200: the statements the
+    /// request ran on this thread (authentication included) and its JSON body.
+    /// Lists assert their round trips with it.
+    pub async fn statements(&self, path: &str, token: &str) -> (u64, Value) {
+        let before = stoa_core::db::thread_queries();
+        let res = self.send(crate::requests::get(path, token)).await;
+        let n = stoa_core::db::thread_queries() - before;
+        assert_eq!(res.status, 200, "{path}: {}", res.text());
+        (n, res.json())
+    }
+
     /// Sends any request. An error that escapes the middleware stack is rendered
     /// the way actix's HTTP dispatcher renders it for a real client.
     pub async fn send(&self, req: TestRequest) -> TestResponse {

@@ -295,19 +295,6 @@ async fn organization_scope_narrows_the_list() {
     assert_eq!(app.send(get(KEYS, &superadmin)).await.json()["total"], 5);
 }
 
-/// Statements one request runs on this thread (the session check included).
-async fn statements<S: stoa_testkit::AppService>(
-    app: &stoa_testkit::TestApp<S>,
-    path: &str,
-    token: &str,
-) -> (u64, Value) {
-    let before = stoa_core::db::thread_queries();
-    let res = app.send(get(path, token)).await;
-    let n = stoa_core::db::thread_queries() - before;
-    assert_eq!(res.status, 200, "{path}: {}", res.text());
-    (n, res.json())
-}
-
 #[actix_web::test]
 async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     let (app, _) = start().await;
@@ -340,7 +327,7 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     // Warm the ACL cache: a list is then the session check and one statement
     // (page, total, role and organization names).
     app.send(get(&format!("{KEYS}?pageSize=1"), &admin)).await;
-    let (n, body) = statements(&app, &format!("{KEYS}?pageSize=50"), &admin).await;
+    let (n, body) = app.statements(&format!("{KEYS}?pageSize=50"), &admin).await;
     assert_eq!(n, 2, "key list statements");
     assert_eq!(body["items"].as_array().unwrap().len(), 50);
     assert_eq!(
@@ -354,35 +341,40 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
         json!([{"id": reader, "name": "Reader"}, {"id": gone, "name": null}])
     );
     assert!(body["nextCursor"].is_string());
-    let (n, body) = statements(&app, &format!("{KEYS}?includeTotal=true"), &admin).await;
+    let (n, body) = app
+        .statements(&format!("{KEYS}?includeTotal=true"), &admin)
+        .await;
     assert_eq!(
         (n, &body["total"], &body["totalCapped"]),
         (2, &json!(1005), &json!(false))
     );
 
     // Cursors continue exactly where page paging would, to the end.
-    let (_, first) = statements(&app, &format!("{KEYS}?pageSize=200"), &admin).await;
-    let (_, second) = statements(&app, &format!("{KEYS}?pageSize=200&page=2"), &admin).await;
+    let (_, first) = app
+        .statements(&format!("{KEYS}?pageSize=200"), &admin)
+        .await;
+    let (_, second) = app
+        .statements(&format!("{KEYS}?pageSize=200&page=2"), &admin)
+        .await;
     let cursor = first["nextCursor"].as_str().unwrap().to_string();
-    let (n, next) = statements(
-        &app,
-        &format!("{KEYS}?pageSize=200&cursor={cursor}"),
-        &admin,
-    )
-    .await;
+    let (n, next) = app
+        .statements(&format!("{KEYS}?pageSize=200&cursor={cursor}"), &admin)
+        .await;
     assert_eq!(n, 2);
     assert_eq!(names(&next), names(&second));
     assert_eq!((&next["page"], &next["total"]), (&json!(2), &json!(1005)));
     let mut seen = 400;
     let mut cursor = next["nextCursor"].as_str().map(String::from);
     while let Some(c) = cursor {
-        let (_, page) = statements(&app, &format!("{KEYS}?pageSize=200&cursor={c}"), &admin).await;
+        let (_, page) = app
+            .statements(&format!("{KEYS}?pageSize=200&cursor={c}"), &admin)
+            .await;
         seen += names(&page).len();
         cursor = page["nextCursor"].as_str().map(String::from);
     }
     assert_eq!(seen, 1005, "every key once");
     // Past the end: the total still comes (a second statement counts it).
-    let (n, past) = statements(&app, &format!("{KEYS}?page=999"), &admin).await;
+    let (n, past) = app.statements(&format!("{KEYS}?page=999"), &admin).await;
     assert_eq!((n, &past["total"]), (3, &json!(1005)));
     // A damaged or foreign cursor is 400.
     for bad in ["%25%25", "eyJ2IjoxfQ"] {

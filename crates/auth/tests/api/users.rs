@@ -707,19 +707,6 @@ async fn every_route_needs_its_feature() {
     }
 }
 
-/// Statements one request sends (authentication included).
-async fn statements<S: stoa_testkit::AppService>(
-    app: &stoa_testkit::TestApp<S>,
-    path: &str,
-    token: &str,
-) -> (usize, Value) {
-    let before = stoa_core::db::thread_queries();
-    let res = app.send(get(path, token)).await;
-    let n = stoa_core::db::thread_queries() - before;
-    assert_eq!(res.status, 200, "{path}: {}", res.text());
-    (usize::try_from(n).unwrap(), res.json())
-}
-
 #[actix_web::test]
 async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     use diesel_async::RunQueryDsl;
@@ -742,7 +729,7 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     // Warm the ACL cache: a cached caller's list is two round trips, the
     // session check and one statement (page, total, names, access log).
     app.send(get("/api/auth/profile", &admin)).await;
-    let (n, body) = statements(&app, "/api/auth/users?pageSize=50", &admin).await;
+    let (n, body) = app.statements("/api/auth/users?pageSize=50", &admin).await;
     assert_eq!(n, 2, "users list statements");
     assert_eq!(body["items"].as_array().unwrap().len(), 50);
     assert_eq!(
@@ -753,47 +740,51 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     assert_eq!(body["items"][0]["organizationName"], "Acme Corp");
     assert!(body["nextCursor"].is_string());
     // Further pages count from their own start; exact when asked.
-    let (_, body) = statements(&app, "/api/auth/users?pageSize=50&page=3", &admin).await;
+    let (_, body) = app
+        .statements("/api/auth/users?pageSize=50&page=3", &admin)
+        .await;
     assert_eq!(
         (body["total"].clone(), body["totalCapped"].clone()),
         (json!(1007), json!(false))
     );
-    let (n, body) = statements(
-        &app,
-        "/api/auth/users?pageSize=50&includeTotal=true",
-        &admin,
-    )
-    .await;
+    let (n, body) = app
+        .statements("/api/auth/users?pageSize=50&includeTotal=true", &admin)
+        .await;
     assert_eq!(
         (n, body["total"].clone(), body["totalCapped"].clone()),
         (2, json!(1007), json!(false))
     );
-    let (n, body) = statements(
-        &app,
-        "/api/auth/users?pageSize=50&includeTotal=false",
-        &admin,
-    )
-    .await;
+    let (n, body) = app
+        .statements("/api/auth/users?pageSize=50&includeTotal=false", &admin)
+        .await;
     assert_eq!((n, body["total"].clone()), (2, json!(50)));
     // search resolves matching organizations and roles first (two lookups).
-    let (n, body) = statements(&app, "/api/auth/users?search=employee", &admin).await;
+    let (n, body) = app
+        .statements("/api/auth/users?search=employee", &admin)
+        .await;
     assert_eq!((n, body["total"].clone()), (4, json!(1)));
     // A page past the end still reports the total (one extra count).
-    let (n, body) = statements(&app, "/api/auth/users?pageSize=50&page=40", &admin).await;
+    let (n, body) = app
+        .statements("/api/auth/users?pageSize=50&page=40", &admin)
+        .await;
     assert_eq!((n, body["total"].clone()), (3, json!(1007)));
 
     // Keyset paging walks the same order as page/pageSize, 2 statements each.
-    let (_, all) = statements(&app, "/api/auth/users?pageSize=100&page=11", &admin).await;
+    let (_, all) = app
+        .statements("/api/auth/users?pageSize=100&page=11", &admin)
+        .await;
     let tail: Vec<String> = emails(&all);
     assert_eq!(tail.len(), 7);
-    let (_, page10) = statements(&app, "/api/auth/users?pageSize=100&page=10", &admin).await;
+    let (_, page10) = app
+        .statements("/api/auth/users?pageSize=100&page=10", &admin)
+        .await;
     let mut cursor = page10["nextCursor"].as_str().unwrap().to_string();
-    let (n, next) = statements(
-        &app,
-        &format!("/api/auth/users?pageSize=5&cursor={cursor}"),
-        &admin,
-    )
-    .await;
+    let (n, next) = app
+        .statements(
+            &format!("/api/auth/users?pageSize=5&cursor={cursor}"),
+            &admin,
+        )
+        .await;
     assert_eq!(n, 2, "keyset page statements");
     assert_eq!(emails(&next), tail[..5]);
     assert_eq!(
@@ -801,12 +792,12 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
         (json!(201), json!(1007))
     );
     cursor = next["nextCursor"].as_str().unwrap().to_string();
-    let (_, last) = statements(
-        &app,
-        &format!("/api/auth/users?pageSize=5&cursor={cursor}"),
-        &admin,
-    )
-    .await;
+    let (_, last) = app
+        .statements(
+            &format!("/api/auth/users?pageSize=5&cursor={cursor}"),
+            &admin,
+        )
+        .await;
     assert_eq!(emails(&last), tail[5..]);
     assert!(
         last.get("nextCursor").is_none(),

@@ -3,8 +3,6 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use stoa_testkit::{AppService, TestApp};
-
 use super::support::*;
 
 fn ids(res: &Value) -> Vec<String> {
@@ -226,15 +224,6 @@ async fn user_id_cannot_widen_the_own_list() {
     assert_eq!(ids(&res), ["e"]);
 }
 
-/// Statements one request runs on this thread (the session check included).
-async fn statements<S: AppService>(app: &TestApp<S>, path: &str, token: &str) -> (u64, Value) {
-    let before = stoa_core::db::thread_queries();
-    let res = app.send(get(path, token)).await;
-    let n = stoa_core::db::thread_queries() - before;
-    assert_eq!(res.status, 200, "{path}: {}", res.text());
-    (n, res.json())
-}
-
 #[actix_web::test]
 async fn lists_are_two_round_trips_with_capped_totals_and_cursors() {
     use diesel_async::RunQueryDsl;
@@ -267,7 +256,7 @@ async fn lists_are_two_round_trips_with_capped_totals_and_cursors() {
         ("/api/devices?pageSize=50", &employee),
         ("/api/devices/admin/devices?pageSize=50", &admin),
     ] {
-        let (n, body) = statements(&app, path, token).await;
+        let (n, body) = app.statements(path, token).await;
         assert_eq!(n, 2, "{path} statements");
         assert_eq!(body["items"].as_array().unwrap().len(), 50);
         assert_eq!(
@@ -279,13 +268,17 @@ async fn lists_are_two_round_trips_with_capped_totals_and_cursors() {
         assert!(body["nextCursor"].is_string());
     }
     // Exact when asked; not counted when declined.
-    let (n, body) = statements(&app, "/api/devices?includeTotal=true", &employee).await;
+    let (n, body) = app
+        .statements("/api/devices?includeTotal=true", &employee)
+        .await;
     assert_eq!(
         (n, &body["total"], &body["totalCapped"]),
         (2, &json!(1005), &json!(false))
     );
     assert_eq!(body["totalPages"], 21);
-    let (_, body) = statements(&app, "/api/devices?includeTotal=false&page=2", &employee).await;
+    let (_, body) = app
+        .statements("/api/devices?includeTotal=false&page=2", &employee)
+        .await;
     assert_eq!(
         (&body["total"], &body["totalCapped"]),
         (&json!(100), &json!(false))
@@ -297,44 +290,41 @@ async fn lists_are_two_round_trips_with_capped_totals_and_cursors() {
 
     // Cursor paging walks the same order as page paging, to the end.
     let by_page = |page: u64| format!("/api/devices?sortDir=asc&pageSize=100&page={page}");
-    let (_, first) = statements(&app, &by_page(1), &employee).await;
-    let (_, second) = statements(&app, &by_page(2), &employee).await;
+    let (_, first) = app.statements(&by_page(1), &employee).await;
+    let (_, second) = app.statements(&by_page(2), &employee).await;
     let cursor = first["nextCursor"].as_str().unwrap().to_string();
-    let (n, next) = statements(
-        &app,
-        &format!("/api/devices?sortDir=asc&pageSize=100&cursor={cursor}"),
-        &employee,
-    )
-    .await;
+    let (n, next) = app
+        .statements(
+            &format!("/api/devices?sortDir=asc&pageSize=100&cursor={cursor}"),
+            &employee,
+        )
+        .await;
     assert_eq!(n, 2, "a cursor page is one statement too");
     assert_eq!(ids(&next), ids(&second));
     assert_eq!((&next["page"], &next["total"]), (&json!(2), &json!(1005)));
     let mut seen = ids(&first).len() + ids(&next).len();
     let mut cursor = next["nextCursor"].as_str().map(String::from);
     while let Some(c) = cursor {
-        let (_, page) = statements(
-            &app,
-            &format!("/api/devices?sortDir=asc&pageSize=100&cursor={c}"),
-            &employee,
-        )
-        .await;
+        let (_, page) = app
+            .statements(
+                &format!("/api/devices?sortDir=asc&pageSize=100&cursor={c}"),
+                &employee,
+            )
+            .await;
         seen += ids(&page).len();
         cursor = page["nextCursor"].as_str().map(String::from);
     }
     assert_eq!(seen, 1005, "every device once, none twice");
-    let (_, last) = statements(
-        &app,
-        "/api/devices?sortDir=asc&pageSize=100&page=11",
-        &employee,
-    )
-    .await;
+    let (_, last) = app
+        .statements("/api/devices?sortDir=asc&pageSize=100&page=11", &employee)
+        .await;
     assert_eq!(ids(&last).len(), 5);
     assert!(
         last.get("nextCursor").is_none(),
         "no cursor on the last page"
     );
     // Past the end: still the total (a second statement counts it).
-    let (n, past) = statements(&app, "/api/devices?page=99", &employee).await;
+    let (n, past) = app.statements("/api/devices?page=99", &employee).await;
     assert_eq!((n, &past["total"], ids(&past).len()), (3, &json!(1005), 0));
 
     // A cursor of another sort, or damaged, is 400.

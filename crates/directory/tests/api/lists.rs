@@ -2,18 +2,8 @@
 //! totals and cursors.
 
 use serde_json::{Value, json};
-use stoa_testkit::{AppService, TestApp};
 
 use super::support::*;
-
-/// Statements one request runs on this thread (the session check included).
-async fn statements<S: AppService>(app: &TestApp<S>, path: &str, token: &str) -> (u64, Value) {
-    let before = stoa_core::db::thread_queries();
-    let res = app.send(get(path, token)).await;
-    let n = stoa_core::db::thread_queries() - before;
-    assert_eq!(res.status, 200, "{path}: {}", res.text());
-    (n, res.json())
-}
 
 fn names(body: &Value) -> Vec<String> {
     body["items"]
@@ -64,7 +54,9 @@ async fn tenant_list_is_two_round_trips_with_capped_totals_and_cursors() {
     app.send(get("/api/directory/tenants?pageSize=1", &root))
         .await;
     let logs = access_logs(&app.db).await;
-    let (n, body) = statements(&app, "/api/directory/tenants?pageSize=50", &root).await;
+    let (n, body) = app
+        .statements("/api/directory/tenants?pageSize=50", &root)
+        .await;
     assert_eq!(n, 2, "tenant list statements");
     assert_eq!(
         (&body["total"], &body["totalCapped"]),
@@ -72,7 +64,9 @@ async fn tenant_list_is_two_round_trips_with_capped_totals_and_cursors() {
     );
     assert_eq!(names(&body)[0], "Acme Corp");
     assert_eq!(access_logs(&app.db).await - logs, 50, "each read is logged");
-    let (n, body) = statements(&app, "/api/directory/tenants?includeTotal=true", &root).await;
+    let (n, body) = app
+        .statements("/api/directory/tenants?includeTotal=true", &root)
+        .await;
     assert_eq!(
         (n, &body["total"], &body["totalCapped"]),
         (2, &json!(1007), &json!(false))
@@ -86,24 +80,28 @@ async fn tenant_list_is_two_round_trips_with_capped_totals_and_cursors() {
         "sortField=updatedAt",
     ] {
         let base = format!("/api/directory/tenants?{order}&pageSize=100");
-        let (_, first) = statements(&app, &base, &root).await;
-        let (_, second) = statements(&app, &format!("{base}&page=2"), &root).await;
+        let (_, first) = app.statements(&base, &root).await;
+        let (_, second) = app.statements(&format!("{base}&page=2"), &root).await;
         let cursor = first["nextCursor"].as_str().unwrap();
-        let (n, next) = statements(&app, &format!("{base}&cursor={cursor}"), &root).await;
+        let (n, next) = app
+            .statements(&format!("{base}&cursor={cursor}"), &root)
+            .await;
         assert_eq!(n, 2, "{order}");
         assert_eq!(names(&next), names(&second), "{order}");
         assert_eq!(next["page"], 2);
         let mut seen = 200;
         let mut cursor = next["nextCursor"].as_str().map(String::from);
         while let Some(c) = cursor {
-            let (_, page) = statements(&app, &format!("{base}&cursor={c}"), &root).await;
+            let (_, page) = app.statements(&format!("{base}&cursor={c}"), &root).await;
             seen += names(&page).len();
             cursor = page["nextCursor"].as_str().map(String::from);
         }
         assert_eq!(seen, 1007, "{order}: every tenant once");
     }
     // A cursor of another order, or a damaged one, is 400.
-    let (_, first) = statements(&app, "/api/directory/tenants?pageSize=10", &root).await;
+    let (_, first) = app
+        .statements("/api/directory/tenants?pageSize=10", &root)
+        .await;
     let by_name = first["nextCursor"].as_str().unwrap();
     for bad in [
         format!("/api/directory/tenants?sortField=createdAt&cursor={by_name}"),
@@ -113,7 +111,9 @@ async fn tenant_list_is_two_round_trips_with_capped_totals_and_cursors() {
         assert_eq!(res.status, 400, "{bad}: {}", res.text());
     }
     // Past the end: the total still comes, from a second statement.
-    let (n, past) = statements(&app, "/api/directory/tenants?page=99", &root).await;
+    let (n, past) = app
+        .statements("/api/directory/tenants?page=99", &root)
+        .await;
     assert_eq!(
         (n, &past["total"], &past["items"]),
         (3, &json!(1007), &json!([]))
@@ -139,7 +139,7 @@ async fn organization_views_are_two_round_trips() {
             2,
         ),
     ] {
-        let (n, body) = statements(&app, path, token).await;
+        let (n, body) = app.statements(path, token).await;
         assert_eq!(n, expected, "{path}");
         assert!(!body["items"].as_array().unwrap().is_empty(), "{path}");
     }
