@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::queries::ActionRow;
+use crate::queries::ExportRow;
 
 pub const CSV_HEADER: &str = "When,User,Action,Field,Old Value,New Value,Source\n";
 
-pub fn csv_rows(r: &ActionRow, user: Option<&String>) -> String {
+pub fn csv_rows(r: &ExportRow, user: Option<&String>) -> String {
     let when = r
         .created_at
         .format(&time::format_description::well_known::Rfc3339)
@@ -25,8 +25,8 @@ pub fn csv_rows(r: &ActionRow, user: Option<&String>) -> String {
         _ => r.action_label.clone().unwrap_or_else(|| "System".into()),
     };
     let source = r.source_key.to_uppercase();
-    let changes: BTreeMap<String, Value> = match &r.changes_json {
-        Some(Value::Object(map)) => map.clone().into_iter().collect(),
+    let changes: BTreeMap<&String, &Value> = match &r.changes_json {
+        Some(Value::Object(map)) => map.iter().collect(),
         _ => BTreeMap::new(),
     };
     let line = |field: &str, from: String, to: String| {

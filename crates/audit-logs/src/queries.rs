@@ -210,6 +210,20 @@ pub struct ActionRow {
     pub updated_at: OffsetDateTime,
 }
 
+/// The columns the CSV export renders: an export of 1,000 entries then holds
+/// their changes only, not their snapshots, payloads and contexts (which
+/// made four concurrent exports grow the server by tens of MiB).
+#[derive(Clone, Debug, Queryable, Selectable)]
+#[diesel(table_name = action_logs)]
+pub struct ExportRow {
+    pub actor_user_id: Option<Uuid>,
+    pub action_label: Option<String>,
+    pub action_type: String,
+    pub changes_json: Option<Value>,
+    pub source_key: String,
+    pub created_at: OffsetDateTime,
+}
+
 #[derive(Clone, Debug, Queryable, Selectable)]
 #[diesel(table_name = access_logs)]
 pub struct AccessRow {

@@ -14,7 +14,7 @@ use super::VIEW;
 use crate::csv::{CSV_HEADER, csv_rows};
 use crate::dto::ActionQuery;
 use crate::error::AuditLogError;
-use crate::queries::{ActionRow, actor_names, filtered, ordered, visibility};
+use crate::queries::{ExportRow, actor_names, filtered, ordered, visibility};
 
 /// Most entries one export holds (`limit` above it is capped).
 const EXPORT_MAX: u64 = 1000;
@@ -48,12 +48,12 @@ pub async fn export_actions(
         return Err(AuditLogError::InvalidQuery("limit: must be at least 1".into()).into());
     }
     let mut conn = db.conn().await?;
-    let rows: Vec<ActionRow> = ordered(
+    let rows: Vec<ExportRow> = ordered(
         filtered(&q, &vis)?,
         q.sort_field.unwrap_or_default(),
         q.sort_dir.unwrap_or_default(),
     )
-    .select(ActionRow::as_select())
+    .select(ExportRow::as_select())
     .limit(i64::try_from(limit).unwrap_or(1000))
     .load(&mut *conn)
     .await?;
@@ -64,19 +64,19 @@ pub async fn export_actions(
     )
     .await?;
     drop(conn);
-    // Rows are rendered as the body streams, in chunks of 100 entries.
-    let chunks: Vec<Vec<ActionRow>> = rows.chunks(100).map(<[ActionRow]>::to_vec).collect();
+    // Rows are rendered as the body streams, 100 entries per chunk; each
+    // chunk's rows are dropped once rendered.
+    let mut rows = rows.into_iter();
+    let chunks = std::iter::from_fn(move || {
+        let text: String = rows
+            .by_ref()
+            .take(100)
+            .map(|r| csv_rows(&r, r.actor_user_id.and_then(|u| actors.get(&u))))
+            .collect();
+        (!text.is_empty()).then(|| Ok::<_, actix_web::Error>(Bytes::from(text)))
+    });
     let body = futures_util::stream::iter(
-        std::iter::once(Ok::<_, actix_web::Error>(Bytes::from_static(
-            CSV_HEADER.as_bytes(),
-        )))
-        .chain(chunks.into_iter().map(move |chunk| {
-            let text: String = chunk
-                .iter()
-                .map(|r| csv_rows(r, r.actor_user_id.and_then(|u| actors.get(&u))))
-                .collect();
-            Ok(Bytes::from(text))
-        })),
+        std::iter::once(Ok(Bytes::from_static(CSV_HEADER.as_bytes()))).chain(chunks),
     );
     let mut response = HttpResponse::Ok();
     response
