@@ -342,10 +342,7 @@ mod tests {
         use argon2::password_hash::{PasswordHasher, PasswordVerifier};
         let mut memory = Vec::new();
         let hash = hash_with("Secret1!", &mut memory).unwrap_or_default();
-        assert!(
-            hash.starts_with("$argon2id$v=19$m=7168,t=5,p=1$"),
-            "{hash}"
-        );
+        assert!(hash.starts_with("$argon2id$v=19$m=7168,t=5,p=1$"), "{hash}");
         assert!(is_current(&hash));
         assert!(verify_with("Secret1!", Some(&hash), &mut memory));
         assert!(!verify_with("secret1!", Some(&hash), &mut memory));

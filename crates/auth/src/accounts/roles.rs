@@ -184,20 +184,22 @@ pub async fn list(
         .order((roles::name.asc(), roles::id.asc()))
         .limit(req.limit())
         .offset(req.offset());
-    let rows: Vec<Row> = roles::table
-        .filter(roles::id.eq_any(window))
-        .select((
-            roles::id,
-            roles::name,
-            roles::tenant_id,
-            roles::updated_at,
-            users_count(),
-            tenant_name("roles.tenant_id"),
-            req.count(filtered()?.select(roles::id)),
-        ))
-        .order((roles::name.asc(), roles::id.asc()))
-        .load(conn)
-        .await?;
+    let rows: Vec<Row> = stoa_core::prepared::Cached(
+        roles::table
+            .filter(stoa_core::window::in_page(roles::id, window))
+            .select((
+                roles::id,
+                roles::name,
+                roles::tenant_id,
+                roles::updated_at,
+                users_count(),
+                tenant_name("roles.tenant_id"),
+                req.count(filtered()?.select(roles::id)),
+            ))
+            .order((roles::name.asc(), roles::id.asc())),
+    )
+    .load(conn)
+    .await?;
     let mut counted = <[Row]>::first(&rows).map(|r| r.6);
     if req.needs_separate_count(rows.len()) {
         counted = Some(

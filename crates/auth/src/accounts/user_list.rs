@@ -388,7 +388,7 @@ pub async fn list(
         .limit(req.limit())
         .offset(req.offset());
     let page_query = users::table
-        .filter(users::id.eq_any(window))
+        .filter(stoa_core::window::in_page(users::id, window))
         .select((
             users::id,
             users::email,
