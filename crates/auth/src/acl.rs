@@ -15,32 +15,26 @@
 
 use std::collections::BTreeSet;
 
-use actix_web::http::StatusCode;
-use actix_web::http::header;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::{ALL_ORGANIZATIONS, ResolvedAcl, SELECTED_ORG_COOKIE, feature_granted};
+use stoa_acl::{ALL_ORGANIZATIONS, ResolvedAcl, feature_granted};
 use stoa_core::AppError;
 use stoa_directory::{DirectoryService, PgDirectory};
 use uuid::Uuid;
 
+use crate::error::AuthError;
 use crate::schema::{role_acls, roles, user_acls, user_roles};
 
-/// The code of a refused selection, as the reference names it.
-pub const SELECTION_INVALID: &str = "organization_selection_invalid";
+pub use crate::error::SELECTION_INVALID;
 
 pub use stoa_acl::accounts::{KeySubject, Resolved, Selection, Subject};
 
 fn selection_invalid(message: &'static str, from_cookie: bool) -> AppError {
-    let mut err =
-        AppError::new(StatusCode::UNPROCESSABLE_ENTITY, message).with_code(SELECTION_INVALID);
-    if from_cookie {
-        err = err.with_header(
-            header::SET_COOKIE,
-            format!("{SELECTED_ORG_COOKIE}=; Path=/; Max-Age=0; SameSite=Lax"),
-        );
+    AuthError::SelectionInvalid {
+        message,
+        from_cookie,
     }
-    err
+    .into()
 }
 
 /// Whether the user is a super admin anywhere (user ACL or role ACL flag).

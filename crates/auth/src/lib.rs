@@ -15,6 +15,7 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod error;
 pub mod grant_sync;
 pub mod grants;
 pub mod i18n;
@@ -43,6 +44,7 @@ use stoa_core::rate_limit::RateLimiter;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use config::AuthConfig;
+pub use error::AuthError;
 pub use interfaces::PgAccounts;
 pub use state::AuthState;
 

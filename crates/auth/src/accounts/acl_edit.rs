@@ -7,7 +7,6 @@
 //! triggers bump `acl_version`, which every authentication reads.
 
 use actix_web::HttpRequest;
-use actix_web::http::StatusCode;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
@@ -24,6 +23,7 @@ use super::roles::manageable_role;
 use super::target_tenant;
 use super::users::manageable_user;
 use crate::commands::{AclState, UpdateRoleAclCommand, UpdateUserAclCommand};
+use crate::error::AuthError;
 use crate::schema::{role_acls, user_acls};
 use crate::state::AuthState;
 use crate::{grants, lock};
@@ -114,9 +114,7 @@ fn sanitize(
     strip: impl Fn(&str) -> bool,
 ) -> Result<(Vec<String>, bool), AppError> {
     if raw.len() > MAX_FEATURES {
-        return Err(AppError::bad_request(format!(
-            "Invalid input: features: at most {MAX_FEATURES} entries"
-        )));
+        return Err(AuthError::TooManyFeatures { max: MAX_FEATURES }.into());
     }
     let mut out: Vec<String> = Vec::with_capacity(raw.len());
     let mut dropped = false;
@@ -126,9 +124,10 @@ fn sanitize(
             continue;
         }
         if grant.len() > MAX_FEATURE_LEN {
-            return Err(AppError::bad_request(format!(
-                "Invalid input: features: entries are at most {MAX_FEATURE_LEN} characters"
-            )));
+            return Err(AuthError::FeatureTooLong {
+                max: MAX_FEATURE_LEN,
+            }
+            .into());
         }
         if !registry.is_known_grant(grant) || strip(grant) {
             dropped = true;
@@ -149,17 +148,16 @@ async fn clean_organizations(
         return Ok(None);
     };
     if list.len() > MAX_ORGANIZATIONS {
-        return Err(AppError::bad_request(format!(
-            "Invalid input: organizations: at most {MAX_ORGANIZATIONS} entries"
-        )));
+        return Err(AuthError::TooManyOrganizations {
+            max: MAX_ORGANIZATIONS,
+        }
+        .into());
     }
     list.sort();
     list.dedup();
     for org in &list {
         if PgDirectory.organization_tenant(conn, *org).await? != Some(tenant) {
-            return Err(AppError::bad_request(format!(
-                "Invalid input: organizations: {org} is not an organization of this tenant"
-            )));
+            return Err(AuthError::ForeignAclOrganization(*org).into());
         }
     }
     Ok(Some(list))
@@ -206,7 +204,7 @@ async fn role_in_scope(
     };
     let role = manageable_role(conn, ctx, role).await?;
     if tenant.is_some_and(|t| t != role.tenant_id) {
-        return Err(AppError::not_found("Role not found"));
+        return Err(AuthError::RoleNotFound.into());
     }
     Ok(role)
 }
@@ -290,9 +288,7 @@ async fn user_in_scope(
     user: Uuid,
 ) -> Result<(crate::commands::UserState, Uuid), AppError> {
     let user = manageable_user(conn, ctx, user).await?;
-    let tenant = user
-        .tenant_id
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+    let tenant = user.tenant_id.ok_or(AuthError::UserNotFound)?;
     Ok((user, tenant))
 }
 
@@ -368,11 +364,7 @@ pub async fn update_user_acl(
     // A restricted caller's ACLs stay inside its organizations (`None` = its set).
     let organizations = ctx.grantable_organizations(organizations)?;
     if features.is_empty() && !is_super_admin && organizations.is_some() {
-        return Err(AppError::new(
-            StatusCode::BAD_REQUEST,
-            "An organization-scoped access override needs at least one feature",
-        )
-        .with_code("acl_features_required"));
+        return Err(AuthError::AclFeaturesRequired.into());
     }
     drop(conn);
     let acl = (!features.is_empty() || is_super_admin).then_some(AclState {

@@ -4,7 +4,6 @@
 //! their own tenant and never sees or touches super-admin roles (the
 //! `superadmin` role or any role whose ACL carries the flag).
 
-use actix_web::http::StatusCode;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -22,8 +21,8 @@ use uuid::Uuid;
 use validator::Validate;
 
 use super::{foreign_tenant, target_tenant};
-use crate::commands::roles::ROLE_HAS_USERS;
 use crate::commands::{CreateRoleCommand, DeleteRoleCommand, RoleState, UpdateRoleCommand};
+use crate::error::AuthError;
 use crate::schema::{role_acls, roles};
 use crate::state::AuthState;
 
@@ -235,12 +234,10 @@ pub async fn list(
 fn clean_name(raw: &str) -> Result<String, AppError> {
     let name = raw.trim();
     if name.chars().count() < 2 {
-        return Err(AppError::bad_request(
-            "Invalid input: name: must be 2 to 100 characters",
-        ));
+        return Err(AuthError::RoleNameLength.into());
     }
     if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name)) {
-        return Err(AppError::bad_request("Role name is reserved"));
+        return Err(AuthError::RoleNameReserved.into());
     }
     Ok(name.to_string())
 }
@@ -263,7 +260,7 @@ async fn name_taken(
 }
 
 fn duplicate() -> AppError {
-    AppError::conflict("A role with this name already exists").with_code("role_name_taken")
+    AuthError::RoleNameTaken.into()
 }
 
 /// A role the caller may see and change: 404 when invisible (unknown, deleted
@@ -277,13 +274,10 @@ pub async fn manageable_role(
         .await?
         .filter(|r| !r.deleted)
         .filter(|r| ctx.is_super_admin() || ctx.tenant_id == Some(r.tenant_id))
-        .ok_or_else(|| AppError::not_found("Role not found"))?;
+        .ok_or(AuthError::RoleNotFound)?;
     let super_role = role.name == SUPERADMIN || role.acl.as_ref().is_some_and(|a| a.is_super_admin);
     if super_role && !ctx.is_super_admin() {
-        return Err(AppError::new(
-            StatusCode::FORBIDDEN,
-            "Only super administrators can manage super administrator roles.",
-        ));
+        return Err(AuthError::SuperAdminRole.into());
     }
     Ok(role)
 }
@@ -313,9 +307,7 @@ pub async fn create(
 ) -> Result<(Uuid, Operation), AppError> {
     let tenant = match input.tenant_id {
         Some(None) => {
-            return Err(AppError::bad_request(
-                "Invalid input: tenantId: global roles are not supported",
-            ));
+            return Err(AuthError::GlobalRole.into());
         }
         Some(Some(t)) => target_tenant(ctx, Some(t))?,
         None => ctx.tenant()?,
@@ -323,9 +315,7 @@ pub async fn create(
     let name = clean_name(&input.name)?;
     let mut conn = state.db.conn().await?;
     if PgDirectory.tenant(&mut conn, tenant).await?.is_none() {
-        return Err(AppError::bad_request(
-            "Invalid input: tenantId: tenant not found",
-        ));
+        return Err(AuthError::TenantNotFound.into());
     }
     if name_taken(&mut conn, tenant, &name, Uuid::nil()).await? {
         return Err(duplicate());
@@ -366,12 +356,10 @@ pub async fn update(
                 return Err(foreign_tenant());
             }
             if PgDirectory.tenant(&mut conn, t).await?.is_none() {
-                return Err(AppError::bad_request(
-                    "Invalid input: tenantId: tenant not found",
-                ));
+                return Err(AuthError::TenantNotFound.into());
             }
             if crate::commands::state::role_user_count(&mut conn, role.id).await? > 0 {
-                return Err(AppError::bad_request(ROLE_HAS_USERS));
+                return Err(AuthError::RoleHasUsers.into());
             }
             Some(t)
         }

@@ -23,6 +23,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
+use crate::error::AuthError;
 use crate::routes::read_log;
 use crate::schema::{roles, user_acls, user_roles, users};
 
@@ -106,14 +107,13 @@ fn parse_role_ids(raw: &[String]) -> Result<Vec<Uuid>, AppError> {
         if part.is_empty() {
             continue;
         }
-        ids.push(part.parse::<Uuid>().map_err(|_| {
-            AppError::bad_request("Invalid query parameters: roleIds: must be uuids")
-        })?);
+        ids.push(
+            part.parse::<Uuid>()
+                .map_err(|_| AuthError::InvalidRoleIds)?,
+        );
     }
     if ids.len() > MAX_ROLES {
-        return Err(AppError::bad_request(format!(
-            "Invalid query parameters: roleIds: at most {MAX_ROLES} ids"
-        )));
+        return Err(AuthError::TooManyRoleIds { max: MAX_ROLES }.into());
     }
     Ok(ids)
 }

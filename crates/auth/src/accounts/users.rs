@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
-use stoa_core::error::Issue;
 use stoa_directory::PgDirectory;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -14,6 +13,7 @@ use validator::Validate;
 
 use crate::commands::users::UserChanges;
 use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
+use crate::error::AuthError;
 use crate::grants::{self, RoleGrant, RoleLookupError};
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
 use crate::service::{self, normalize_email, valid_email};
@@ -64,12 +64,12 @@ pub struct UpdateUser {
     pub roles: Option<Vec<String>>,
 }
 
-fn invalid(message: impl Into<String>, path: &str, detail: &str) -> AppError {
-    AppError::bad_request(message.into()).with_issues(vec![Issue {
-        path: vec![path.into()],
-        message: detail.to_string(),
-        code: "invalid".into(),
-    }])
+fn invalid(
+    message: impl Into<std::borrow::Cow<'static, str>>,
+    path: &'static str,
+    detail: &str,
+) -> AppError {
+    AuthError::invalid(message, path, detail).into()
 }
 
 fn clean_name(name: Option<String>) -> Option<String> {
@@ -77,10 +77,7 @@ fn clean_name(name: Option<String>) -> Option<String> {
 }
 
 fn email_in_use() -> AppError {
-    AppError::bad_request("Email already in use").with_field(
-        "fieldErrors",
-        serde_json::json!({"email": "Email already in use"}),
-    )
+    AuthError::EmailInUse.into()
 }
 
 async fn checked_password(state: &AuthState, password: String) -> Result<String, AppError> {
@@ -119,13 +116,10 @@ async fn organization_for(
     // Another tenant's organization is out of scope: 404 with the unknown
     // organization's message (the reference's answer), so nothing about it leaks.
     if !ctx.is_super_admin() && ctx.tenant_id != Some(tenant) {
-        return Err(AppError::not_found("Organization not found"));
+        return Err(AuthError::ForeignOrganization.into());
     }
     if !ctx.may_write_organization(Some(organization)) {
-        return Err(AppError::new(
-            actix_web::http::StatusCode::FORBIDDEN,
-            "Organization out of scope",
-        ));
+        return Err(AuthError::OrganizationOutOfScope.into());
     }
     Ok(tenant)
 }
@@ -178,19 +172,13 @@ pub async fn manageable_user(
         .await?
         .filter(|u| !u.deleted)
         .filter(|u| ctx.is_super_admin() || (u.tenant_id.is_some() && u.tenant_id == ctx.tenant_id))
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+        .ok_or(AuthError::UserNotFound)?;
     if !ctx.is_super_admin() {
         if crate::acl::is_super_admin(conn, id, &user.role_ids).await? {
-            return Err(AppError::new(
-                actix_web::http::StatusCode::FORBIDDEN,
-                "Only super administrators can manage super administrator accounts.",
-            ));
+            return Err(AuthError::SuperAdminAccount.into());
         }
         if !ctx.may_write_organization(user.organization_id) {
-            return Err(AppError::new(
-                actix_web::http::StatusCode::FORBIDDEN,
-                "User is outside your organizations",
-            ));
+            return Err(AuthError::UserOutsideOrganizations.into());
         }
     }
     Ok(user)
@@ -340,7 +328,7 @@ pub async fn update(
 /// `DELETE /auth/users`.
 pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
     if ctx.user_id == Some(id) {
-        return Err(AppError::bad_request("You cannot delete your own account"));
+        return Err(AuthError::CannotDeleteSelf.into());
     }
     let mut conn = state.db.conn().await?;
     manageable_user(&mut conn, ctx, id).await?;
