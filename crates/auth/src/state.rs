@@ -70,12 +70,12 @@ impl AuthState {
     /// A signed access token for `user` in session `sid`.
     pub fn access_token(
         &self,
-        user: &crate::service::UserRow,
+        user: &crate::queries::UserRow,
         sid: Uuid,
         roles: Vec<String>,
     ) -> Result<String, AppError> {
         self.keys
-            .sign(&crate::service::claims_for(
+            .sign(&crate::queries::claims_for(
                 user,
                 sid,
                 roles,

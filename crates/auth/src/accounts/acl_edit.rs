@@ -9,20 +9,20 @@
 use actix_web::HttpRequest;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::{Deserialize, Serialize};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
 use stoa_directory::PgDirectory;
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-use validator::Validate;
 
 use super::roles::manageable_role;
 use super::target_tenant;
 use super::users::manageable_user;
 use crate::commands::{AclState, UpdateRoleAclCommand, UpdateUserAclCommand};
+use crate::dto::{
+    RoleAclQuery, RoleAclUpdate, RoleAclView, UserAclQuery, UserAclUpdate, UserAclView,
+};
 use crate::error::AuthError;
 use crate::schema::{role_acls, user_acls};
 use crate::state::AuthState;
@@ -32,79 +32,6 @@ use crate::{grants, lock};
 const MAX_FEATURES: usize = 500;
 const MAX_FEATURE_LEN: usize = 128;
 const MAX_ORGANIZATIONS: usize = 500;
-
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct RoleAclQuery {
-    pub role_id: Uuid,
-    /// The tenant the role must belong to (another tenant: super admins only).
-    pub tenant_id: Option<Uuid>,
-}
-
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct UserAclQuery {
-    pub user_id: Uuid,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RoleAclView {
-    pub is_super_admin: bool,
-    pub features: Vec<String>,
-    /// `null` = every organization.
-    pub organizations: Option<Vec<Uuid>>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UserAclView {
-    /// Whether an override replaces the user's role ACLs.
-    pub has_custom_acl: bool,
-    pub is_super_admin: bool,
-    pub features: Vec<String>,
-    pub organizations: Option<Vec<Uuid>>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RoleAclUpdate {
-    pub role_id: Uuid,
-    pub is_super_admin: Option<bool>,
-    /// Replaces the granted features (ids or `module.*` wildcards).
-    pub features: Option<Vec<String>>,
-    /// `null` = every organization; omitted = unchanged.
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<Vec<Uuid>>)]
-    pub organizations: Option<Option<Vec<Uuid>>>,
-    pub tenant_id: Option<Uuid>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UserAclUpdate {
-    pub user_id: Uuid,
-    pub is_super_admin: Option<bool>,
-    pub features: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<Vec<Uuid>>)]
-    pub organizations: Option<Option<Vec<Uuid>>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AclSaved {
-    pub ok: bool,
-    /// Something in the request was dropped (unknown or not grantable here).
-    pub sanitized: bool,
-}
 
 /// Trimmed, de-duplicated grants without the ones `drop` rejects; the flag
 /// says whether anything was dropped. Over-long lists and grants are 400.

@@ -10,7 +10,6 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bool, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::command::access::logged;
 use stoa_core::list::{ListPage, ListParams, ListRequest};
@@ -19,10 +18,9 @@ use stoa_core::{AppError, PageQuery};
 use stoa_directory::PgDirectory;
 use stoa_directory::names::{organization_name, tenant_name};
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-use validator::Validate;
 
+use crate::dto::{UserList, UserListItem, UserListQuery};
 use crate::error::AuthError;
 use crate::routes::read_log;
 use crate::schema::{roles, user_acls, user_roles, users};
@@ -32,71 +30,6 @@ pub const DEFAULT_PAGE_SIZE: u64 = 50;
 pub const MAX_PAGE_SIZE: u64 = 100;
 /// Most role references a single request may name.
 const MAX_ROLES: usize = 50;
-
-#[derive(Debug, Default, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct UserListQuery {
-    /// One user by id (the item then carries `hasPassword`).
-    pub id: Option<Uuid>,
-    pub page: Option<u64>,
-    /// 1–100, default 50.
-    pub page_size: Option<u64>,
-    /// Matches e-mail, organization name or role name (case-insensitive substring).
-    #[validate(length(max = 200))]
-    pub search: Option<String>,
-    /// Matches the display name (case-insensitive substring).
-    #[validate(length(max = 200))]
-    pub name: Option<String>,
-    pub organization_id: Option<Uuid>,
-    /// Only users of the caller's active (selected) organization.
-    pub scope_to_active_organization: Option<bool>,
-    /// Users holding any of these roles; repeat the parameter or separate ids
-    /// with commas (`roleId` is accepted too).
-    #[serde(default, alias = "roleId")]
-    #[param(value_type = Vec<String>)]
-    pub role_ids: Vec<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UserListItem {
-    pub id: Uuid,
-    pub email: String,
-    pub name: Option<String>,
-    pub organization_id: Option<Uuid>,
-    pub organization_name: Option<String>,
-    pub tenant_id: Option<Uuid>,
-    pub tenant_name: Option<String>,
-    /// Role names.
-    pub roles: Vec<String>,
-    pub role_ids: Vec<Uuid>,
-    pub is_confirmed: bool,
-    /// Only when the list was asked for one `id`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub has_password: Option<bool>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UserList {
-    pub items: Vec<UserListItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more users match than the default count looked at (1,000
-    /// past the page's start); `total` is then that bound (`includeTotal=true`
-    /// counts exactly).
-    pub total_capped: bool,
-    /// Send as `cursor` for the next page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    pub is_super_admin: bool,
-}
 
 type Filter = Box<dyn BoxableExpression<users::table, Pg, SqlType = Nullable<Bool>>>;
 

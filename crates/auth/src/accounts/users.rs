@@ -2,67 +2,20 @@
 //! `user_list.rs`).
 
 use diesel_async::AsyncPgConnection;
-use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
 use stoa_directory::PgDirectory;
-use utoipa::ToSchema;
 use uuid::Uuid;
-use validator::Validate;
 
 use crate::commands::users::UserChanges;
 use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
+use crate::dto::{CreateUser, Created, UpdateUser};
 use crate::error::AuthError;
 use crate::grants::{self, RoleGrant, RoleLookupError};
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
-use crate::service::{self, normalize_email, valid_email};
+use crate::queries::{self, normalize_email, valid_email};
 use crate::state::AuthState;
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateUser {
-    #[validate(length(min = 3, max = 254))]
-    pub email: String,
-    /// Trimmed; blank = none.
-    #[validate(length(max = 120))]
-    pub name: Option<String>,
-    /// Must meet the password policy. Required unless `sendInviteEmail`.
-    pub password: Option<String>,
-    /// E-mails a 48-hour link to choose a password.
-    pub send_invite_email: Option<bool>,
-    /// The home organization; the user joins its tenant.
-    pub organization_id: Uuid,
-    /// Role ids or names (of that tenant).
-    #[validate(length(max = 50))]
-    pub roles: Option<Vec<String>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Created {
-    pub id: Uuid,
-    /// `invite_email_failed` when the invitation could not be sent.
-    #[serde(rename = "_warning", skip_serializing_if = "Option::is_none")]
-    pub warning: Option<&'static str>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateUser {
-    pub id: Uuid,
-    #[validate(length(min = 3, max = 254))]
-    pub email: Option<String>,
-    /// `null` or blank clears the name.
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<String>)]
-    pub name: Option<Option<String>>,
-    pub password: Option<String>,
-    /// Moves the user (to that organization's tenant, for super admins).
-    pub organization_id: Option<Uuid>,
-    /// Replaces the memberships: role ids or names.
-    #[validate(length(max = 50))]
-    pub roles: Option<Vec<String>>,
-}
 
 fn invalid(
     message: impl Into<std::borrow::Cow<'static, str>>,
@@ -210,7 +163,7 @@ pub async fn create(
     };
     let mut conn = state.db.conn().await?;
     let tenant = organization_for(&mut conn, ctx, input.organization_id).await?;
-    if service::email_taken(&mut conn, Some(tenant), &email, Uuid::nil()).await? {
+    if queries::email_taken(&mut conn, Some(tenant), &email, Uuid::nil()).await? {
         return Err(email_in_use());
     }
     let role_ids = grantable_roles(
@@ -238,7 +191,7 @@ pub async fn create(
                 let (id, op) = command::execute(conn, &actor, command).await?;
                 let token = if invite {
                     Some(
-                        service::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
+                        queries::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
                             .await?,
                     )
                 } else {
@@ -287,7 +240,7 @@ pub async fn update(
     let check_email = email.clone().or(moved.then(|| user.email.clone()));
     if let Some(email) = &check_email
         && (moved || *email != user.email)
-        && service::email_taken(&mut conn, tenant, email, user.id).await?
+        && queries::email_taken(&mut conn, tenant, email, user.id).await?
     {
         return Err(email_in_use());
     }

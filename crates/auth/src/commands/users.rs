@@ -14,8 +14,8 @@ use uuid::Uuid;
 use super::state::{self, UserState};
 use super::{Tracked, USER_KIND, authorize, entry, tracked};
 use crate::error::AuthError;
+use crate::queries;
 use crate::schema::{user_acls, users};
-use crate::service;
 
 pub const CREATE: &str = "auth.users.create";
 pub const UPDATE: &str = "auth.users.update";
@@ -214,7 +214,7 @@ async fn apply(
             .await?;
     }
     if c.password_hash.is_some() {
-        service::delete_user_sessions(conn, id, keep_session).await?;
+        queries::delete_user_sessions(conn, id, keep_session).await?;
     }
     Ok(())
 }

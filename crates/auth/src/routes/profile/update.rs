@@ -1,77 +1,24 @@
-use actix_web::{HttpResponse, get, put, web};
-use serde::{Deserialize, Serialize};
+//! `PUT /auth/profile`: the caller's e-mail and password.
+
+use actix_web::{HttpResponse, put, web};
 use stoa_acl::AuthContext;
-use stoa_core::error::{ErrorBody, Issue};
-use stoa_core::{AppError, AppResult};
-use utoipa::ToSchema;
-
+use stoa_core::error::ErrorBody;
 use stoa_core::rate_limit::Quota;
-use stoa_mail::Mail;
+use stoa_core::{AppError, AppResult};
 
-use super::{State, auth_cookie, no_store};
 use crate::commands::UpdateProfileCommand;
+use crate::dto::{ProfileUpdate, ProfileUpdated};
+use crate::error::AuthError;
 use crate::limits;
 use crate::password::{MAX_PASSWORD_LEN, hash_password, verify_password};
-use crate::service::{self, normalize_email};
+use crate::queries::{self, normalize_email};
+use crate::routes::{State, auth_cookie, no_store};
 use crate::state::AuthState;
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Profile {
-    pub email: String,
-    /// `null` when unset.
-    pub name: Option<String>,
-    pub roles: Vec<String>,
-}
-
-/// The caller's profile.
-#[utoipa::path(
-    tag = "Authentication & Accounts",
-    security(("bearerAuth" = [])),
-    responses(
-        (status = 200, body = Profile),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    )
-)]
-#[get("/auth/profile")]
-pub async fn get_profile(ctx: AuthContext) -> AppResult<web::Json<Profile>> {
-    // The session check already read the live user row: no further query.
-    let (Some(_), Some(email)) = (ctx.user_id, ctx.email.clone()) else {
-        return Err(AppError::not_found("User not found"));
-    };
-    Ok(web::Json(Profile {
-        email,
-        name: ctx
-            .name
-            .as_deref()
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(String::from),
-        roles: ctx.acl.roles.clone(),
-    }))
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ProfileUpdate {
-    pub email: Option<String>,
-    /// Required with `password`.
-    pub current_password: Option<String>,
-    pub password: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ProfileUpdated {
-    pub ok: bool,
-    pub email: String,
-}
+const INVALID: &str = "Invalid profile update.";
 
 fn invalid(message: &'static str, path: &'static str, detail: &str) -> AppError {
-    AppError::bad_request(message).with_issues(vec![Issue {
-        path: vec![path.into()],
-        message: detail.to_string(),
-        code: "invalid".into(),
-    }])
+    AuthError::invalid(message, path, detail).into()
 }
 
 /// Changes the caller's e-mail and/or password. Both need the current
@@ -100,21 +47,12 @@ pub async fn update_profile(
     Quota::attach(quota, result).map(no_store)
 }
 
-async fn update(
+/// The checks of the input alone: what is to change, and whether it may.
+fn checked(
     ctx: &AuthContext,
     state: &AuthState,
-    body: &[u8],
-    quota: &mut Option<Quota>,
-) -> AppResult<HttpResponse> {
-    const INVALID: &str = "Invalid profile update.";
-    stoa_core::extract::check_json_body(body)?;
-    let user_id = ctx
-        .user_id
-        .ok_or_else(|| AppError::not_found("User not found"))?;
-    let attempts = limits::current_password(state, user_id);
-    *quota = attempts.peek();
-    let update: ProfileUpdate =
-        serde_json::from_slice(body).map_err(|e| invalid(INVALID, "body", &e.to_string()))?;
+    update: ProfileUpdate,
+) -> AppResult<(Option<String>, Option<String>, Option<String>)> {
     let email = update
         .email
         .as_deref()
@@ -147,7 +85,7 @@ async fn update(
         ));
     }
     if let Some(email) = &email
-        && !service::valid_email(email)
+        && !queries::valid_email(email)
     {
         return Err(invalid(INVALID, "email", "Invalid e-mail address."));
     }
@@ -161,11 +99,27 @@ async fn update(
             .check(password)
             .map_err(|m| invalid("Password does not meet the requirements.", "password", &m))?;
     }
+    Ok((email, password, current_password))
+}
+
+async fn update(
+    ctx: &AuthContext,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
+    stoa_core::extract::check_json_body(body)?;
+    let user_id = ctx.user_id.ok_or(AuthError::UserNotFound)?;
+    let attempts = limits::current_password(state, user_id);
+    *quota = attempts.peek();
+    let update: ProfileUpdate =
+        serde_json::from_slice(body).map_err(|e| invalid(INVALID, "body", &e.to_string()))?;
+    let (email, password, current_password) = checked(ctx, state, update)?;
 
     let mut conn = state.db.conn().await?;
-    let user = service::user_by_id(&mut conn, user_id)
+    let user = queries::user_by_id(&mut conn, user_id)
         .await?
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+        .ok_or(AuthError::UserNotFound)?;
     if let Some(current) = current_password {
         if current.len() > MAX_PASSWORD_LEN {
             return Err(wrong_current_password());
@@ -191,7 +145,7 @@ async fn update(
     };
     if let Some(email) = &email
         && *email != user.email
-        && service::email_taken(&mut conn, user.tenant_id, email, user.id).await?
+        && queries::email_taken(&mut conn, user.tenant_id, email, user.id).await?
     {
         return Err(invalid(
             "Email already in use",
@@ -200,7 +154,6 @@ async fn update(
         ));
     }
     drop(conn);
-    let old_email = user.email.clone();
     let final_email = email.unwrap_or_else(|| user.email.clone());
     let session = ctx.session_id;
     let command = UpdateProfileCommand {
@@ -209,16 +162,7 @@ async fn update(
         password_hash: new_hash,
         keep_session: session,
     };
-    let actor = ctx.actor();
-    let (_, op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
-    if final_email != old_email {
-        notify_email_change(state, &old_email, &final_email).await;
-    }
+    let op = crate::service::profile::save(state, ctx, command, &user.email).await?;
     let mut user = user;
     user.email = final_email.clone();
     let token = state.access_token(&user, session.unwrap_or_default(), ctx.acl.roles.clone())?;
@@ -236,21 +180,4 @@ fn wrong_current_password() -> AppError {
         "currentPassword",
         "Current password is incorrect.",
     )
-}
-
-/// Tells the old address that the account's e-mail changed, so an owner whose
-/// session was misused learns of it. A failed delivery does not undo the change.
-async fn notify_email_change(state: &AuthState, old: &str, new: &str) {
-    let mail = Mail {
-        to: old.to_string(),
-        subject: "Your e-mail address was changed".into(),
-        body: format!(
-            "The e-mail address of your account was changed from {old} to {new}.\n\n\
-             If you did not do this, contact your administrator at once: password \
-             reset links now go to the new address."
-        ),
-    };
-    if let Err(err) = state.mailer.send(mail).await {
-        tracing::warn!(error = %err, "e-mail change notice not delivered");
-    }
 }
