@@ -7,10 +7,10 @@
 //! headers (cookies to clear): [`From<AuthError> for AppError`] adds those, so
 //! no handler builds an error body itself.
 //!
-//! Not here: the authenticator's 401 (`state::unauthorized`, the shared
-//! `stoa_core` shape every module's requests get), and internal failures of
-//! infrastructure (`stoa init`, seeding, the hashing pool), which stay
-//! `AppError::internal` and never reach a client as a message.
+//! Not here: internal failures of infrastructure (signing a token, `stoa
+//! init`, the hashing pool), which stay `AppError::internal` and never reach a
+//! client as a message, and the seeding commands' errors (`seed.rs`), which
+//! are command-line messages, not API errors.
 
 use std::borrow::Cow;
 
@@ -51,6 +51,10 @@ pub enum AuthError {
     // --- 401 -------------------------------------------------------------
     #[error("Unauthorized")]
     Unauthorized,
+    /// A session token from a cookie that no longer works: both auth
+    /// cookies are cleared.
+    #[error("Unauthorized")]
+    StaleSessionCookie,
     /// `{ok:false}`: no account opens with this password.
     #[error("Invalid email or password")]
     InvalidCredentials,
@@ -158,9 +162,10 @@ impl ApiError for AuthError {
             | Self::SuperAdminRole
             | Self::UserOutsideOrganizations
             | Self::NotAuthorizedForArea => StatusCode::FORBIDDEN,
-            Self::Unauthorized | Self::InvalidCredentials | Self::InvalidRefreshToken => {
-                StatusCode::UNAUTHORIZED
-            }
+            Self::Unauthorized
+            | Self::StaleSessionCookie
+            | Self::InvalidCredentials
+            | Self::InvalidRefreshToken => StatusCode::UNAUTHORIZED,
             Self::RoleNameTaken | Self::HasPassword | Self::TenantRequired { .. } => {
                 StatusCode::CONFLICT
             }
@@ -260,6 +265,15 @@ impl From<AuthError> for AppError {
             AuthError::InvalidRefreshToken => out
                 .with_header(header::SET_COOKIE, cleared(AUTH_COOKIE))
                 .with_header(header::SET_COOKIE, cleared(SESSION_COOKIE)),
+            AuthError::StaleSessionCookie => out
+                .with_header(
+                    header::SET_COOKIE,
+                    format!("{AUTH_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
+                )
+                .with_header(
+                    header::SET_COOKIE,
+                    format!("{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
+                ),
             AuthError::SelectionInvalid {
                 from_cookie: true, ..
             } => out.with_header(

@@ -1,5 +1,5 @@
 //! Users: create, update and delete, and who may change whom (the list is
-//! `user_list.rs`).
+//! `user_list/`).
 
 use diesel_async::AsyncPgConnection;
 use stoa_acl::AuthContext;

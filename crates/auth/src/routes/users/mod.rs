@@ -1,5 +1,5 @@
 //! `/auth/users`: one handler per file; the rules are in
-//! `accounts/users.rs` and `accounts/user_list.rs`. The `id` of a delete
+//! `accounts/users.rs` and `accounts/user_list/`. The `id` of a delete
 //! (query or body) is read here, for `/auth/roles` too.
 
 pub mod create;
