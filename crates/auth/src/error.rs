@@ -232,7 +232,8 @@ impl AuthError {
     }
 }
 
-/// A cookie header value that deletes `name` (as `routes::clear_cookie`).
+/// The `Set-Cookie` value that deletes `name`: the removal cookie the
+/// handlers send (`routes::clear_cookie`), so both clear it the same way.
 fn cleared(name: &'static str) -> String {
     crate::routes::clear_cookie(name).to_string()
 }

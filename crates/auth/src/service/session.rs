@@ -1,6 +1,8 @@
-//! Refresh-token rotation.
+//! Refresh-token rotation and sign-out.
 
+use diesel_async::AsyncPgConnection;
 use stoa_core::AppResult;
+use uuid::Uuid;
 
 use crate::queries::{self, Refresh};
 use crate::state::AuthState;
@@ -35,4 +37,22 @@ pub async fn rotate(state: &AuthState, raw: &str) -> AppResult<Option<(String, S
         }
         Refresh::Invalid => Ok(None),
     }
+}
+
+/// Signs out: deletes session `sid` of `user` and, when the caller also sent
+/// a refresh token, that session if it is the same user's (a token naming
+/// someone else's session is ignored). `false` when `sid` was already gone.
+pub async fn end(
+    conn: &mut AsyncPgConnection,
+    sid: Uuid,
+    user: Uuid,
+    refresh_token: Option<&str>,
+) -> AppResult<bool> {
+    if queries::delete_session(conn, sid, user).await? == 0 {
+        return Ok(false);
+    }
+    if let Some(raw) = refresh_token {
+        queries::delete_session_by_token(conn, raw, user).await?;
+    }
+    Ok(true)
 }

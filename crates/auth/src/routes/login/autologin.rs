@@ -6,8 +6,6 @@ use stoa_acl::AUTH_COOKIE;
 use stoa_core::AppResult;
 
 use crate::dto::RedirectQuery;
-use crate::password::verify_password;
-use crate::queries;
 use crate::routes::{State, auth_cookie, no_store, safe_redirect};
 
 /// Signs in with the demo credentials of the environment (`OM_AUTOLOGIN_*`);
@@ -44,22 +42,9 @@ pub async fn autologin(
             .insert_header((header::LOCATION, target))
             .finish());
     }
-    let mut conn = state.db.conn().await?;
-    let user = queries::user_for_login(&mut conn, &auto.email, auto.tenant)
-        .await?
-        .filter(|u| u.is_active);
-    let hash = user.as_ref().and_then(|u| u.password_hash.clone());
-    if !verify_password(auto.password.expose().to_string(), hash).await? {
-        tracing::warn!("autologin: OM_AUTOLOGIN_EMAIL/OM_AUTOLOGIN_PASSWORD do not match a user");
-        return Ok(to_login());
-    }
-    let Some(user) = user else {
+    let Some(token) = crate::service::login::autologin(&state, &auto).await? else {
         return Ok(to_login());
     };
-    let roles = queries::role_names(&mut conn, &user).await?;
-    let (sid, _, _) =
-        queries::create_session(&mut conn, user.id, false, state.config.session_ttl).await?;
-    let token = state.access_token(&user, sid, roles)?;
     Ok(no_store(
         HttpResponse::TemporaryRedirect()
             .insert_header((header::LOCATION, target))

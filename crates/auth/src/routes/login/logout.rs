@@ -7,8 +7,8 @@ use stoa_core::AppResult;
 use stoa_core::error::ErrorBody;
 
 use crate::error::AuthError;
-use crate::queries;
 use crate::routes::{State, clear_cookie};
+use crate::service::session;
 
 /// Signs out: revokes the session of the presented token (bearer or cookie) and
 /// the caller's own session named by the `session_token` cookie (a cookie naming
@@ -33,12 +33,11 @@ pub async fn logout(req: HttpRequest, state: State) -> AppResult<HttpResponse> {
         .and_then(|t| state.keys.verify(t))
         .ok_or(AuthError::Unauthorized)?;
     let mut conn = state.db.conn().await?;
+    let refresh = req.cookie(SESSION_COOKIE);
+    let refresh = refresh.as_ref().map(|c| c.value());
     // A token whose session is already gone is not a credential any more.
-    if queries::delete_session(&mut conn, claims.sid, claims.sub).await? == 0 {
+    if !session::end(&mut conn, claims.sid, claims.sub, refresh).await? {
         return Err(crate::state::unauthorized(credentials.bearer.is_none()));
-    }
-    if let Some(cookie) = req.cookie(SESSION_COOKIE) {
-        queries::delete_session_by_token(&mut conn, cookie.value(), claims.sub).await?;
     }
     let location = match &state.config.app_url {
         Some(app) => format!("{app}/login"),

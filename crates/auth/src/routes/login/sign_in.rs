@@ -14,7 +14,7 @@ use crate::queries::{self, normalize_email};
 use crate::routes::{
     State, auth_cookie, ip_of, no_store, parse_form, safe_redirect, session_cookie,
 };
-use crate::service::login::matching_accounts;
+use crate::service::login as service;
 use crate::state::AuthState;
 
 fn valid_email(email: &str) -> bool {
@@ -90,8 +90,8 @@ async fn sign_in(
     }
 
     let mut conn = state.db.conn().await?;
-    let candidates = queries::login_candidates(&mut conn, &email, tenant).await?;
-    let user = match matching_accounts(candidates, password).await?.as_slice() {
+    let opened = service::accounts_opened(&mut conn, &email, tenant, password).await?;
+    let user = match opened.as_slice() {
         [] => return Err(AuthError::InvalidCredentials.into()),
         [user] => user.clone(),
         several => {
@@ -125,9 +125,8 @@ async fn sign_in(
     } else {
         state.config.session_ttl
     };
-    queries::touch_login(&mut conn, user.id).await?;
-    let (sid, refresh, _) = queries::create_session(&mut conn, user.id, remember, ttl).await?;
-    let token = state.access_token(&user, sid, roles)?;
+    let (token, refresh) =
+        service::open_session(&mut conn, state, &user, roles, remember, ttl).await?;
     let redirect = safe_redirect(
         form.redirect.as_deref(),
         state.config.app_url.as_deref(),
