@@ -13,8 +13,8 @@ use stoa_directory::provision::{TenantRequest, provision_tenant};
 use uuid::Uuid;
 
 use crate::password::{PasswordPolicy, hash_password};
+use crate::queries::{normalize_email, valid_email};
 use crate::schema::{role_acls, roles, user_roles, users};
-use crate::service::{normalize_email, valid_email};
 
 /// The roles every tenant starts with.
 pub const DEFAULT_ROLES: [&str; 3] = ["superadmin", "admin", "employee"];

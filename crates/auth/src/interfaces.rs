@@ -14,7 +14,7 @@ use stoa_acl::grants::{RoleGrant, RoleLookupError};
 use stoa_core::AppError;
 use uuid::Uuid;
 
-use crate::{acl, grants, service};
+use crate::{acl, grants, queries};
 
 /// Accounts as stored by stoa-auth (stateless: every call uses the caller's
 /// connection).
@@ -28,7 +28,7 @@ impl UserDirectory for PgAccounts {
         id: Uuid,
     ) -> BoxFuture<'a, Result<Option<UserRef>, AppError>> {
         Box::pin(async move {
-            Ok(service::user_by_id(conn, id).await?.map(|u| UserRef {
+            Ok(queries::user_by_id(conn, id).await?.map(|u| UserRef {
                 id: u.id,
                 tenant_id: u.tenant_id,
                 organization_id: u.organization_id,
@@ -41,7 +41,7 @@ impl UserDirectory for PgAccounts {
         conn: &'a mut AsyncPgConnection,
         ids: &'a [Uuid],
     ) -> BoxFuture<'a, Result<HashMap<Uuid, String>, AppError>> {
-        Box::pin(async move { Ok(service::display_names(conn, ids).await?) })
+        Box::pin(async move { Ok(queries::display_names(conn, ids).await?) })
     }
 }
 

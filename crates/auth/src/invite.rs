@@ -13,8 +13,8 @@ use stoa_core::command::{Actor, Command, LogEntry};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::queries::{self, UserRow};
 use crate::schema::password_resets;
-use crate::service::{self, UserRow};
 
 /// The resource kind of users in the action log.
 const USER_KIND: &str = "auth.user";
@@ -54,7 +54,7 @@ impl Command for ResendInvite {
         Box::pin(async move {
             let user = self.user;
             let invalidated = invalidate_tokens(conn, user.id).await?;
-            let token = service::create_reset_token(conn, user.id, "invite", INVITE_TTL).await?;
+            let token = queries::create_reset_token(conn, user.id, "invite", INVITE_TTL).await?;
             let entry = LogEntry {
                 action_label: Some("Resend invitation".into()),
                 resource_kind: Some(USER_KIND.into()),

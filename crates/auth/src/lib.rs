@@ -15,6 +15,8 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod dto;
+pub mod error;
 pub mod grant_sync;
 pub mod grants;
 pub mod i18n;
@@ -25,6 +27,7 @@ pub mod lock;
 pub mod nav;
 pub mod operations;
 pub mod password;
+pub mod queries;
 pub mod routes;
 pub mod schema;
 pub mod seed;
@@ -43,6 +46,7 @@ use stoa_core::rate_limit::RateLimiter;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use config::AuthConfig;
+pub use error::AuthError;
 pub use interfaces::PgAccounts;
 pub use state::AuthState;
 
@@ -119,31 +123,31 @@ pub fn configure(state: Arc<AuthState>) -> impl Fn(&mut ServiceConfig) + Send + 
             .app_data(web::Data::new(TrustedProxyDepth(
                 state.config.rate_limits.trust_proxy_depth,
             )))
-            .service(routes::login::login)
-            .service(routes::login::logout)
-            .service(routes::login::autologin)
-            .service(routes::session::refresh)
-            .service(routes::session::refresh_redirect)
-            .service(routes::profile::get_profile)
-            .service(routes::profile::update_profile)
-            .service(routes::reset::request_reset)
-            .service(routes::reset::confirm_reset)
-            .service(routes::locale::get_locale)
-            .service(routes::locale::post_locale)
-            .service(routes::features::feature_check)
-            .service(routes::features::features)
-            .service(routes::users::list_users)
-            .service(routes::users::create_user)
-            .service(routes::users::update_user)
-            .service(routes::users::delete_user)
-            .service(routes::roles::list_roles)
-            .service(routes::roles::create_role)
-            .service(routes::roles::update_role)
-            .service(routes::roles::delete_role)
-            .service(routes::acls::get_role_acl)
-            .service(routes::acls::put_role_acl)
-            .service(routes::acls::get_user_acl)
-            .service(routes::acls::put_user_acl)
+            .service(routes::login::sign_in::login)
+            .service(routes::login::logout::logout)
+            .service(routes::login::autologin::autologin)
+            .service(routes::session::refresh::refresh)
+            .service(routes::session::refresh_redirect::refresh_redirect)
+            .service(routes::profile::get::get_profile)
+            .service(routes::profile::update::update_profile)
+            .service(routes::reset::request::request_reset)
+            .service(routes::reset::confirm::confirm_reset)
+            .service(routes::locale::get::get_locale)
+            .service(routes::locale::post::post_locale)
+            .service(routes::features::check::feature_check)
+            .service(routes::features::catalog::features)
+            .service(routes::users::list::list_users)
+            .service(routes::users::create::create_user)
+            .service(routes::users::update::update_user)
+            .service(routes::users::delete::delete_user)
+            .service(routes::roles::list::list_roles)
+            .service(routes::roles::create::create_role)
+            .service(routes::roles::update::update_role)
+            .service(routes::roles::delete::delete_role)
+            .service(routes::acls::get_role::get_role_acl)
+            .service(routes::acls::put_role::put_role_acl)
+            .service(routes::acls::get_user::get_user_acl)
+            .service(routes::acls::put_user::put_user_acl)
             .service(routes::invite::resend_invite);
     }
 }

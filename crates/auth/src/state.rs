@@ -2,13 +2,10 @@
 
 use std::sync::Arc;
 
-use actix_web::http::header;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
-use stoa_acl::{
-    AUTH_COOKIE, AuthContext, Authenticator, CredentialKind, Credentials, Registry, SESSION_COOKIE,
-};
+use stoa_acl::{AuthContext, Authenticator, CredentialKind, Credentials, Registry};
 use stoa_core::AppError;
 use stoa_core::db::Db;
 use stoa_core::rate_limit::{MemoryRateLimiter, RateLimiter};
@@ -19,6 +16,7 @@ use uuid::Uuid;
 use crate::acl::{self, Selection, Subject};
 use crate::cache::{AclCache, CacheKey};
 use crate::config::AuthConfig;
+use crate::error::AuthError;
 use crate::schema::{acl_version, sessions, users};
 use crate::tokens::TokenKeys;
 
@@ -70,12 +68,12 @@ impl AuthState {
     /// A signed access token for `user` in session `sid`.
     pub fn access_token(
         &self,
-        user: &crate::service::UserRow,
+        user: &crate::queries::UserRow,
         sid: Uuid,
         roles: Vec<String>,
     ) -> Result<String, AppError> {
         self.keys
-            .sign(&crate::service::claims_for(
+            .sign(&crate::queries::claims_for(
                 user,
                 sid,
                 roles,
@@ -87,18 +85,11 @@ impl AuthState {
 
 /// 401, clearing the auth cookies when the rejected token came from one.
 pub fn unauthorized(clear_cookies: bool) -> AppError {
-    let err = AppError::unauthorized();
-    if !clear_cookies {
-        return err;
+    if clear_cookies {
+        AuthError::StaleSessionCookie.into()
+    } else {
+        AuthError::Unauthorized.into()
     }
-    err.with_header(
-        header::SET_COOKIE,
-        format!("{AUTH_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
-    )
-    .with_header(
-        header::SET_COOKIE,
-        format!("{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax"),
-    )
 }
 
 /// What the per-request check reads about a session's user.
@@ -122,7 +113,7 @@ impl AuthState {
             .bearer
             .as_deref()
             .or(credentials.cookie_token.as_deref())
-            .ok_or_else(AppError::unauthorized)?;
+            .ok_or(AuthError::Unauthorized)?;
         let claims = self
             .keys
             .verify(token)
@@ -201,7 +192,7 @@ impl Authenticator for AuthState {
             let has_token = credentials.bearer.is_some() || credentials.cookie_token.is_some();
             let key = credentials.api_key.as_ref().and(self.api_keys.as_ref());
             let mut ctx = match (has_token, key) {
-                (false, None) => Err(AppError::unauthorized()),
+                (false, None) => Err(AuthError::Unauthorized.into()),
                 (false, Some(keys)) => keys.authenticate(credentials).await,
                 // A valid session token wins; an invalid one falls back to the key.
                 (true, None) => self.authenticate_session(credentials).await,

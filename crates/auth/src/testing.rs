@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::bootstrap::{InitRequest, create_default_roles, init};
 use crate::config::AuthConfig;
 use crate::password::PasswordPolicy;
+use crate::queries;
 use crate::schema::{role_acls, roles, user_acls, user_roles, users};
-use crate::service;
 use crate::state::AuthState;
 
 /// The password of every seeded account.
@@ -180,18 +180,18 @@ pub async fn default_roles(db: &Db, tenant: Uuid) -> Vec<Uuid> {
 /// A signed access token for `user` with a fresh session (no password hashing).
 pub async fn token_for(db: &Db, user: Uuid) -> String {
     let mut conn = db.conn().await.unwrap_or_else(|e| panic!("{e}"));
-    let row = service::user_by_id(&mut conn, user)
+    let row = queries::user_by_id(&mut conn, user)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("no user {user}"));
-    let roles = service::role_names(&mut conn, &row)
+    let roles = queries::role_names(&mut conn, &row)
         .await
         .unwrap_or_default();
     let config = AuthConfig::for_tests();
-    let (sid, _, _) = service::create_session(&mut conn, user, false, config.session_ttl)
+    let (sid, _, _) = queries::create_session(&mut conn, user, false, config.session_ttl)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     crate::tokens::TokenKeys::new(config.jwt_secret.expose())
-        .sign(&service::claims_for(&row, sid, roles, config.access_ttl))
+        .sign(&queries::claims_for(&row, sid, roles, config.access_ttl))
         .unwrap_or_else(|e| panic!("{e}"))
 }

@@ -19,6 +19,12 @@ use crate::queries::{ExportRow, actor_names, filtered, ordered, visibility};
 /// Most entries one export holds (`limit` above it is capped).
 const EXPORT_MAX: u64 = 1000;
 
+/// Exports loaded and rendering at once in this process; others wait their
+/// turn. An export holds up to 1,000 entries until its body is sent, so 32
+/// concurrent downloads grew the server past its 60 MB budget; two cores
+/// render four exports as fast as thirty-two.
+static EXPORTS_AT_ONCE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
+
 /// Exports matching entries as CSV, one row per changed field (at most 1000
 /// entries; a larger `limit` is capped).
 #[utoipa::path(
@@ -47,6 +53,11 @@ pub async fn export_actions(
     if limit == 0 {
         return Err(AuditLogError::InvalidQuery("limit: must be at least 1".into()).into());
     }
+    // Held until the body is sent or dropped (it moves into the stream).
+    let permit = EXPORTS_AT_ONCE
+        .acquire()
+        .await
+        .map_err(|_| stoa_core::AppError::service_unavailable("Exports are shutting down"))?;
     let mut conn = db.conn().await?;
     let rows: Vec<ExportRow> = ordered(
         filtered(&q, &vis)?,
@@ -68,6 +79,7 @@ pub async fn export_actions(
     // chunk's rows are dropped once rendered.
     let mut rows = rows.into_iter();
     let chunks = std::iter::from_fn(move || {
+        let _held = &permit;
         let text: String = rows
             .by_ref()
             .take(100)

@@ -7,23 +7,23 @@
 //! triggers bump `acl_version`, which every authentication reads.
 
 use actix_web::HttpRequest;
-use actix_web::http::StatusCode;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::{Deserialize, Serialize};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
 use stoa_directory::PgDirectory;
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-use validator::Validate;
 
 use super::roles::manageable_role;
 use super::target_tenant;
 use super::users::manageable_user;
 use crate::commands::{AclState, UpdateRoleAclCommand, UpdateUserAclCommand};
+use crate::dto::{
+    RoleAclQuery, RoleAclUpdate, RoleAclView, UserAclQuery, UserAclUpdate, UserAclView,
+};
+use crate::error::AuthError;
 use crate::schema::{role_acls, user_acls};
 use crate::state::AuthState;
 use crate::{grants, lock};
@@ -33,79 +33,6 @@ const MAX_FEATURES: usize = 500;
 const MAX_FEATURE_LEN: usize = 128;
 const MAX_ORGANIZATIONS: usize = 500;
 
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct RoleAclQuery {
-    pub role_id: Uuid,
-    /// The tenant the role must belong to (another tenant: super admins only).
-    pub tenant_id: Option<Uuid>,
-}
-
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct UserAclQuery {
-    pub user_id: Uuid,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RoleAclView {
-    pub is_super_admin: bool,
-    pub features: Vec<String>,
-    /// `null` = every organization.
-    pub organizations: Option<Vec<Uuid>>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UserAclView {
-    /// Whether an override replaces the user's role ACLs.
-    pub has_custom_acl: bool,
-    pub is_super_admin: bool,
-    pub features: Vec<String>,
-    pub organizations: Option<Vec<Uuid>>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RoleAclUpdate {
-    pub role_id: Uuid,
-    pub is_super_admin: Option<bool>,
-    /// Replaces the granted features (ids or `module.*` wildcards).
-    pub features: Option<Vec<String>>,
-    /// `null` = every organization; omitted = unchanged.
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<Vec<Uuid>>)]
-    pub organizations: Option<Option<Vec<Uuid>>>,
-    pub tenant_id: Option<Uuid>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UserAclUpdate {
-    pub user_id: Uuid,
-    pub is_super_admin: Option<bool>,
-    pub features: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<Vec<Uuid>>)]
-    pub organizations: Option<Option<Vec<Uuid>>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AclSaved {
-    pub ok: bool,
-    /// Something in the request was dropped (unknown or not grantable here).
-    pub sanitized: bool,
-}
-
 /// Trimmed, de-duplicated grants without the ones `drop` rejects; the flag
 /// says whether anything was dropped. Over-long lists and grants are 400.
 fn sanitize(
@@ -114,9 +41,7 @@ fn sanitize(
     strip: impl Fn(&str) -> bool,
 ) -> Result<(Vec<String>, bool), AppError> {
     if raw.len() > MAX_FEATURES {
-        return Err(AppError::bad_request(format!(
-            "Invalid input: features: at most {MAX_FEATURES} entries"
-        )));
+        return Err(AuthError::TooManyFeatures { max: MAX_FEATURES }.into());
     }
     let mut out: Vec<String> = Vec::with_capacity(raw.len());
     let mut dropped = false;
@@ -126,9 +51,10 @@ fn sanitize(
             continue;
         }
         if grant.len() > MAX_FEATURE_LEN {
-            return Err(AppError::bad_request(format!(
-                "Invalid input: features: entries are at most {MAX_FEATURE_LEN} characters"
-            )));
+            return Err(AuthError::FeatureTooLong {
+                max: MAX_FEATURE_LEN,
+            }
+            .into());
         }
         if !registry.is_known_grant(grant) || strip(grant) {
             dropped = true;
@@ -149,17 +75,16 @@ async fn clean_organizations(
         return Ok(None);
     };
     if list.len() > MAX_ORGANIZATIONS {
-        return Err(AppError::bad_request(format!(
-            "Invalid input: organizations: at most {MAX_ORGANIZATIONS} entries"
-        )));
+        return Err(AuthError::TooManyOrganizations {
+            max: MAX_ORGANIZATIONS,
+        }
+        .into());
     }
     list.sort();
     list.dedup();
     for org in &list {
         if PgDirectory.organization_tenant(conn, *org).await? != Some(tenant) {
-            return Err(AppError::bad_request(format!(
-                "Invalid input: organizations: {org} is not an organization of this tenant"
-            )));
+            return Err(AuthError::ForeignAclOrganization(*org).into());
         }
     }
     Ok(Some(list))
@@ -206,7 +131,7 @@ async fn role_in_scope(
     };
     let role = manageable_role(conn, ctx, role).await?;
     if tenant.is_some_and(|t| t != role.tenant_id) {
-        return Err(AppError::not_found("Role not found"));
+        return Err(AuthError::RoleNotFound.into());
     }
     Ok(role)
 }
@@ -290,9 +215,7 @@ async fn user_in_scope(
     user: Uuid,
 ) -> Result<(crate::commands::UserState, Uuid), AppError> {
     let user = manageable_user(conn, ctx, user).await?;
-    let tenant = user
-        .tenant_id
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+    let tenant = user.tenant_id.ok_or(AuthError::UserNotFound)?;
     Ok((user, tenant))
 }
 
@@ -368,11 +291,7 @@ pub async fn update_user_acl(
     // A restricted caller's ACLs stay inside its organizations (`None` = its set).
     let organizations = ctx.grantable_organizations(organizations)?;
     if features.is_empty() && !is_super_admin && organizations.is_some() {
-        return Err(AppError::new(
-            StatusCode::BAD_REQUEST,
-            "An organization-scoped access override needs at least one feature",
-        )
-        .with_code("acl_features_required"));
+        return Err(AuthError::AclFeaturesRequired.into());
     }
     drop(conn);
     let acl = (!features.is_empty() || is_super_admin).then_some(AclState {

@@ -1,6 +1,6 @@
 //! Account administration: users, roles and ACL editing. The rules live
 //! here (who may see and change which account, what may be granted); the
-//! handlers in `routes/{users,roles,acls}.rs` only extract, call and answer.
+//! handlers in `routes/{users,roles,acls}/` only extract, call and answer.
 //! Every write runs as a command (`crate::commands`).
 
 pub mod acl_edit;

@@ -4,11 +4,9 @@
 //! their own tenant and never sees or touches super-admin roles (the
 //! `superadmin` role or any role whose ACL carries the flag).
 
-use actix_web::http::StatusCode;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::command::{self, Operation};
 use stoa_core::list::{ListParams, ListRequest};
@@ -17,13 +15,12 @@ use stoa_core::{AppError, PageQuery};
 use stoa_directory::names::tenant_name;
 use stoa_directory::{DirectoryService, PgDirectory};
 use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-use validator::Validate;
 
 use super::{foreign_tenant, target_tenant};
-use crate::commands::roles::ROLE_HAS_USERS;
 use crate::commands::{CreateRoleCommand, DeleteRoleCommand, RoleState, UpdateRoleCommand};
+use crate::dto::{CreateRole, RoleItem, RoleList, RoleListQuery, UpdateRole};
+use crate::error::AuthError;
 use crate::schema::{role_acls, roles};
 use crate::state::AuthState;
 
@@ -33,73 +30,6 @@ pub const MAX_PAGE_SIZE: u64 = 100;
 const RESERVED: [&str; 2] = ["superadmin", "admin"];
 /// The default super-admin role's name.
 pub(crate) const SUPERADMIN: &str = "superadmin";
-
-#[derive(Debug, Default, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct RoleListQuery {
-    pub id: Option<Uuid>,
-    pub page: Option<u64>,
-    /// 1–100, default 50.
-    pub page_size: Option<u64>,
-    /// Case-insensitive substring of the name.
-    #[validate(length(max = 200))]
-    pub search: Option<String>,
-    /// Another tenant's roles (super admins only).
-    pub tenant_id: Option<Uuid>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RoleItem {
-    pub id: Uuid,
-    pub name: String,
-    /// Live users holding the role.
-    pub users_count: i64,
-    pub tenant_id: Option<Uuid>,
-    pub tenant_name: Option<String>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RoleList {
-    pub items: Vec<RoleItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more roles match than the default count looked at (1,000
-    /// past the page's start); `includeTotal=true` counts exactly.
-    pub total_capped: bool,
-    /// Send as `cursor` for the next page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    pub is_super_admin: bool,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateRole {
-    #[validate(length(min = 2, max = 100))]
-    pub name: String,
-    /// Defaults to the caller's tenant; `null` is refused (no global roles).
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<Uuid>)]
-    pub tenant_id: Option<Option<Uuid>>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateRole {
-    pub id: Uuid,
-    #[validate(length(min = 2, max = 100))]
-    pub name: Option<String>,
-    /// Moves the role to another tenant (super admins only; its ACL is reset).
-    pub tenant_id: Option<Uuid>,
-}
 
 /// Roles whose ACL carries the super-admin flag.
 fn super_admin_role_ids() -> role_acls::BoxedQuery<'static, Pg, diesel::sql_types::Uuid> {
@@ -237,12 +167,10 @@ pub async fn list(
 fn clean_name(raw: &str) -> Result<String, AppError> {
     let name = raw.trim();
     if name.chars().count() < 2 {
-        return Err(AppError::bad_request(
-            "Invalid input: name: must be 2 to 100 characters",
-        ));
+        return Err(AuthError::RoleNameLength.into());
     }
     if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name)) {
-        return Err(AppError::bad_request("Role name is reserved"));
+        return Err(AuthError::RoleNameReserved.into());
     }
     Ok(name.to_string())
 }
@@ -265,7 +193,7 @@ async fn name_taken(
 }
 
 fn duplicate() -> AppError {
-    AppError::conflict("A role with this name already exists").with_code("role_name_taken")
+    AuthError::RoleNameTaken.into()
 }
 
 /// A role the caller may see and change: 404 when invisible (unknown, deleted
@@ -279,13 +207,10 @@ pub async fn manageable_role(
         .await?
         .filter(|r| !r.deleted)
         .filter(|r| ctx.is_super_admin() || ctx.tenant_id == Some(r.tenant_id))
-        .ok_or_else(|| AppError::not_found("Role not found"))?;
+        .ok_or(AuthError::RoleNotFound)?;
     let super_role = role.name == SUPERADMIN || role.acl.as_ref().is_some_and(|a| a.is_super_admin);
     if super_role && !ctx.is_super_admin() {
-        return Err(AppError::new(
-            StatusCode::FORBIDDEN,
-            "Only super administrators can manage super administrator roles.",
-        ));
+        return Err(AuthError::SuperAdminRole.into());
     }
     Ok(role)
 }
@@ -315,9 +240,7 @@ pub async fn create(
 ) -> Result<(Uuid, Operation), AppError> {
     let tenant = match input.tenant_id {
         Some(None) => {
-            return Err(AppError::bad_request(
-                "Invalid input: tenantId: global roles are not supported",
-            ));
+            return Err(AuthError::GlobalRole.into());
         }
         Some(Some(t)) => target_tenant(ctx, Some(t))?,
         None => ctx.tenant()?,
@@ -325,9 +248,7 @@ pub async fn create(
     let name = clean_name(&input.name)?;
     let mut conn = state.db.conn().await?;
     if PgDirectory.tenant(&mut conn, tenant).await?.is_none() {
-        return Err(AppError::bad_request(
-            "Invalid input: tenantId: tenant not found",
-        ));
+        return Err(AuthError::TenantNotFound.into());
     }
     if name_taken(&mut conn, tenant, &name, Uuid::nil()).await? {
         return Err(duplicate());
@@ -368,12 +289,10 @@ pub async fn update(
                 return Err(foreign_tenant());
             }
             if PgDirectory.tenant(&mut conn, t).await?.is_none() {
-                return Err(AppError::bad_request(
-                    "Invalid input: tenantId: tenant not found",
-                ));
+                return Err(AuthError::TenantNotFound.into());
             }
             if crate::commands::state::role_user_count(&mut conn, role.id).await? > 0 {
-                return Err(AppError::bad_request(ROLE_HAS_USERS));
+                return Err(AuthError::RoleHasUsers.into());
             }
             Some(t)
         }

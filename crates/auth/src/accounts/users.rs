@@ -1,75 +1,28 @@
 //! Users: create, update and delete, and who may change whom (the list is
-//! `user_list.rs`).
+//! `user_list/`).
 
 use diesel_async::AsyncPgConnection;
-use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
-use stoa_core::error::Issue;
 use stoa_directory::PgDirectory;
-use utoipa::ToSchema;
 use uuid::Uuid;
-use validator::Validate;
 
 use crate::commands::users::UserChanges;
 use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
+use crate::dto::{CreateUser, Created, UpdateUser};
+use crate::error::AuthError;
 use crate::grants::{self, RoleGrant, RoleLookupError};
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
-use crate::service::{self, normalize_email, valid_email};
+use crate::queries::{self, normalize_email, valid_email};
 use crate::state::AuthState;
 
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateUser {
-    #[validate(length(min = 3, max = 254))]
-    pub email: String,
-    /// Trimmed; blank = none.
-    #[validate(length(max = 120))]
-    pub name: Option<String>,
-    /// Must meet the password policy. Required unless `sendInviteEmail`.
-    pub password: Option<String>,
-    /// E-mails a 48-hour link to choose a password.
-    pub send_invite_email: Option<bool>,
-    /// The home organization; the user joins its tenant.
-    pub organization_id: Uuid,
-    /// Role ids or names (of that tenant).
-    #[validate(length(max = 50))]
-    pub roles: Option<Vec<String>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Created {
-    pub id: Uuid,
-    /// `invite_email_failed` when the invitation could not be sent.
-    #[serde(rename = "_warning", skip_serializing_if = "Option::is_none")]
-    pub warning: Option<&'static str>,
-}
-
-#[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateUser {
-    pub id: Uuid,
-    #[validate(length(min = 3, max = 254))]
-    pub email: Option<String>,
-    /// `null` or blank clears the name.
-    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
-    #[schema(value_type = Option<String>)]
-    pub name: Option<Option<String>>,
-    pub password: Option<String>,
-    /// Moves the user (to that organization's tenant, for super admins).
-    pub organization_id: Option<Uuid>,
-    /// Replaces the memberships: role ids or names.
-    #[validate(length(max = 50))]
-    pub roles: Option<Vec<String>>,
-}
-
-fn invalid(message: impl Into<String>, path: &str, detail: &str) -> AppError {
-    AppError::bad_request(message.into()).with_issues(vec![Issue {
-        path: vec![path.into()],
-        message: detail.to_string(),
-        code: "invalid".into(),
-    }])
+fn invalid(
+    message: impl Into<std::borrow::Cow<'static, str>>,
+    path: &'static str,
+    detail: &str,
+) -> AppError {
+    AuthError::invalid(message, path, detail).into()
 }
 
 fn clean_name(name: Option<String>) -> Option<String> {
@@ -77,10 +30,7 @@ fn clean_name(name: Option<String>) -> Option<String> {
 }
 
 fn email_in_use() -> AppError {
-    AppError::bad_request("Email already in use").with_field(
-        "fieldErrors",
-        serde_json::json!({"email": "Email already in use"}),
-    )
+    AuthError::EmailInUse.into()
 }
 
 async fn checked_password(state: &AuthState, password: String) -> Result<String, AppError> {
@@ -119,13 +69,10 @@ async fn organization_for(
     // Another tenant's organization is out of scope: 404 with the unknown
     // organization's message (the reference's answer), so nothing about it leaks.
     if !ctx.is_super_admin() && ctx.tenant_id != Some(tenant) {
-        return Err(AppError::not_found("Organization not found"));
+        return Err(AuthError::ForeignOrganization.into());
     }
     if !ctx.may_write_organization(Some(organization)) {
-        return Err(AppError::new(
-            actix_web::http::StatusCode::FORBIDDEN,
-            "Organization out of scope",
-        ));
+        return Err(AuthError::OrganizationOutOfScope.into());
     }
     Ok(tenant)
 }
@@ -178,19 +125,13 @@ pub async fn manageable_user(
         .await?
         .filter(|u| !u.deleted)
         .filter(|u| ctx.is_super_admin() || (u.tenant_id.is_some() && u.tenant_id == ctx.tenant_id))
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+        .ok_or(AuthError::UserNotFound)?;
     if !ctx.is_super_admin() {
         if crate::acl::is_super_admin(conn, id, &user.role_ids).await? {
-            return Err(AppError::new(
-                actix_web::http::StatusCode::FORBIDDEN,
-                "Only super administrators can manage super administrator accounts.",
-            ));
+            return Err(AuthError::SuperAdminAccount.into());
         }
         if !ctx.may_write_organization(user.organization_id) {
-            return Err(AppError::new(
-                actix_web::http::StatusCode::FORBIDDEN,
-                "User is outside your organizations",
-            ));
+            return Err(AuthError::UserOutsideOrganizations.into());
         }
     }
     Ok(user)
@@ -222,7 +163,7 @@ pub async fn create(
     };
     let mut conn = state.db.conn().await?;
     let tenant = organization_for(&mut conn, ctx, input.organization_id).await?;
-    if service::email_taken(&mut conn, Some(tenant), &email, Uuid::nil()).await? {
+    if queries::email_taken(&mut conn, Some(tenant), &email, Uuid::nil()).await? {
         return Err(email_in_use());
     }
     let role_ids = grantable_roles(
@@ -250,7 +191,7 @@ pub async fn create(
                 let (id, op) = command::execute(conn, &actor, command).await?;
                 let token = if invite {
                     Some(
-                        service::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
+                        queries::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
                             .await?,
                     )
                 } else {
@@ -299,7 +240,7 @@ pub async fn update(
     let check_email = email.clone().or(moved.then(|| user.email.clone()));
     if let Some(email) = &check_email
         && (moved || *email != user.email)
-        && service::email_taken(&mut conn, tenant, email, user.id).await?
+        && queries::email_taken(&mut conn, tenant, email, user.id).await?
     {
         return Err(email_in_use());
     }
@@ -340,7 +281,7 @@ pub async fn update(
 /// `DELETE /auth/users`.
 pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
     if ctx.user_id == Some(id) {
-        return Err(AppError::bad_request("You cannot delete your own account"));
+        return Err(AuthError::CannotDeleteSelf.into());
     }
     let mut conn = state.db.conn().await?;
     manageable_user(&mut conn, ctx, id).await?;

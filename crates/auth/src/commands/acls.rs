@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::state::{self, AclState};
 use super::{ROLE_KIND, Tracked, USER_KIND, authorize, tracked};
+use crate::error::AuthError;
 use crate::schema::{role_acls, roles, user_acls, users};
 
 pub const ROLE_ACL_UPDATE: &str = "auth.roles.acl.update";
@@ -93,7 +94,7 @@ impl Tracked for RoleAclState {
     ) -> Result<(), AppError> {
         let ctx = AuthContext::of(actor)?;
         let role = current.or(target).map(|s| s.role_id);
-        let role = role.ok_or_else(|| AppError::not_found("Role not found"))?;
+        let role = role.ok_or(AuthError::RoleNotFound)?;
         let (current, target) = (
             current.and_then(|c| c.acl.as_ref()),
             target.and_then(|t| t.acl.as_ref()),
@@ -193,7 +194,7 @@ impl Tracked for UserAclState {
     ) -> Result<(), AppError> {
         let ctx = AuthContext::of(actor)?;
         let user = current.or(target).map(|s| s.user_id);
-        let user = user.ok_or_else(|| AppError::not_found("User not found"))?;
+        let user = user.ok_or(AuthError::UserNotFound)?;
         let (current, target) = (
             current.and_then(|c| c.acl.as_ref()),
             target.and_then(|t| t.acl.as_ref()),

@@ -6,7 +6,6 @@
 //! must neither reach a record the caller could not change today nor produce
 //! one it could not create today.
 
-use actix_web::http::StatusCode;
 use diesel_async::AsyncPgConnection;
 use stoa_acl::{AuthContext, out_of_scope};
 use stoa_core::AppError;
@@ -14,11 +13,8 @@ use uuid::Uuid;
 
 use super::state::{AclState, RoleState, UserState};
 use crate::accounts::foreign_tenant;
+use crate::error::AuthError;
 use crate::grants;
-
-fn refused(message: &'static str) -> AppError {
-    AppError::new(StatusCode::FORBIDDEN, message)
-}
 
 fn same_tenant(ctx: &AuthContext, tenant: Option<Uuid>) -> Result<(), AppError> {
     match tenant {
@@ -49,9 +45,7 @@ async fn user_in_reach(
 ) -> Result<(), AppError> {
     same_tenant(ctx, user.tenant_id)?;
     if !ctx.is_super_admin() && holds_super_admin(conn, user).await? {
-        return Err(refused(
-            "Only super administrators can manage super administrator accounts.",
-        ));
+        return Err(AuthError::SuperAdminAccount.into());
     }
     ctx.require_organizations([user.organization_id])
 }
@@ -65,9 +59,7 @@ fn role_in_reach(ctx: &AuthContext, role: &RoleState) -> Result<(), AppError> {
     let super_role =
         role.name == crate::accounts::roles::SUPERADMIN || acl.is_some_and(|a| a.is_super_admin);
     if super_role && !ctx.is_super_admin() {
-        return Err(refused(
-            "Only super administrators can manage super administrator roles.",
-        ));
+        return Err(AuthError::SuperAdminRole.into());
     }
     if let Some(acl) = acl
         && !acl.features.is_empty()
@@ -177,7 +169,7 @@ pub(super) async fn role_acl(
     let role = RoleState::load(conn, role_id)
         .await?
         .filter(|r| !r.deleted)
-        .ok_or_else(|| AppError::not_found("Role not found"))?;
+        .ok_or(AuthError::RoleNotFound)?;
     role_in_reach(ctx, &role)?;
     acl_change(ctx, current, target)
 }
@@ -194,7 +186,7 @@ pub(super) async fn user_acl(
     let user = UserState::load(conn, user_id)
         .await?
         .filter(|u| !u.deleted)
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+        .ok_or(AuthError::UserNotFound)?;
     user_in_reach(conn, ctx, &user).await?;
     acl_change(ctx, current, target)
 }

@@ -12,14 +12,12 @@ use uuid::Uuid;
 
 use super::state::{self, AclState, RoleState};
 use super::{ROLE_KIND, Tracked, authorize, entry, tracked};
+use crate::error::AuthError;
 use crate::schema::{role_acls, roles};
 
 pub const CREATE: &str = "auth.roles.create";
 pub const UPDATE: &str = "auth.roles.update";
 pub const DELETE: &str = "auth.roles.delete";
-
-/// The message of every refusal caused by users holding a role.
-pub const ROLE_HAS_USERS: &str = "Role has assigned users";
 
 impl Tracked for RoleState {
     const KIND: &'static str = ROLE_KIND;
@@ -30,7 +28,7 @@ impl Tracked for RoleState {
 
     async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
         if self.deleted && state::role_user_count(conn, self.id).await? > 0 {
-            return Err(AppError::bad_request(ROLE_HAS_USERS));
+            return Err(AuthError::RoleHasUsers.into());
         }
         RoleState::restore(self, conn).await
     }
@@ -38,7 +36,7 @@ impl Tracked for RoleState {
     /// Undoing a create removes the role, unless users were given it meanwhile.
     async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
         if state::role_user_count(conn, id).await? > 0 {
-            return Err(AppError::bad_request(ROLE_HAS_USERS));
+            return Err(AuthError::RoleHasUsers.into());
         }
         diesel::delete(roles::table.filter(roles::id.eq(id)))
             .execute(conn)
@@ -128,7 +126,7 @@ impl Command for UpdateRoleCommand {
                     let current = RoleState::load(conn, id)
                         .await?
                         .filter(|r| !r.deleted)
-                        .ok_or_else(|| AppError::not_found("Role not found"))?;
+                        .ok_or(AuthError::RoleNotFound)?;
                     let tenant = tenant.unwrap_or(current.tenant_id);
                     diesel::update(roles::table.filter(roles::id.eq(id)))
                         .set((
@@ -176,7 +174,7 @@ impl Command for DeleteRoleCommand {
             let entry = tracked::<RoleState, _>(conn, "Delete role", id, move |conn| {
                 Box::pin(async move {
                     if state::role_user_count(conn, id).await? > 0 {
-                        return Err(AppError::bad_request(ROLE_HAS_USERS));
+                        return Err(AuthError::RoleHasUsers.into());
                     }
                     let updated = diesel::update(
                         roles::table
@@ -187,7 +185,7 @@ impl Command for DeleteRoleCommand {
                     .execute(conn)
                     .await?;
                     if updated == 0 {
-                        return Err(AppError::not_found("Role not found"));
+                        return Err(AuthError::RoleNotFound.into());
                     }
                     Ok(())
                 })

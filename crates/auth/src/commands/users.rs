@@ -13,8 +13,9 @@ use uuid::Uuid;
 
 use super::state::{self, UserState};
 use super::{Tracked, USER_KIND, authorize, entry, tracked};
+use crate::error::AuthError;
+use crate::queries;
 use crate::schema::{user_acls, users};
-use crate::service;
 
 pub const CREATE: &str = "auth.users.create";
 pub const UPDATE: &str = "auth.users.update";
@@ -183,7 +184,7 @@ async fn apply(
     let current = UserState::load(conn, id)
         .await?
         .filter(|u| !u.deleted)
-        .ok_or_else(|| AppError::not_found("User not found"))?;
+        .ok_or(AuthError::UserNotFound)?;
     let email = c.email.unwrap_or(current.email.clone());
     let name = c.name.unwrap_or(current.name.clone());
     let hash = c.password_hash.clone().or(current.password_hash.clone());
@@ -213,7 +214,7 @@ async fn apply(
             .await?;
     }
     if c.password_hash.is_some() {
-        service::delete_user_sessions(conn, id, keep_session).await?;
+        queries::delete_user_sessions(conn, id, keep_session).await?;
     }
     Ok(())
 }
@@ -247,7 +248,7 @@ impl Command for DeleteUserCommand {
                     .execute(conn)
                     .await?;
                     if updated == 0 {
-                        return Err(AppError::not_found("User not found"));
+                        return Err(AuthError::UserNotFound.into());
                     }
                     state::set_user_roles(conn, id, &[]).await?;
                     diesel::delete(user_acls::table.filter(user_acls::user_id.eq(id)))

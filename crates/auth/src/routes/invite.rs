@@ -1,57 +1,35 @@
 //! `POST /auth/users/resend-invite`: a new invitation link for a user who has
-//! not chosen a password yet.
+//! not chosen a password yet (who may see whom, and the command, are in
+//! `service::invite`).
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult};
-use utoipa::ToSchema;
+use stoa_core::rate_limit::Quota;
 use uuid::Uuid;
 
-use stoa_core::rate_limit::Quota;
-
 use super::State;
-use crate::invite::ResendInvite;
+use crate::dto::{InviteResent, ResendInviteRequest};
+use crate::error::AuthError;
 use crate::limits;
-use crate::schema::{user_roles, users};
-use crate::service::UserRow;
+use crate::service::invite;
 use crate::state::AuthState;
-
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct ResendInviteRequest {
-    /// The user to invite again.
-    pub id: Uuid,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InviteResent {
-    pub ok: bool,
-    /// `invite_email_failed` when the token was issued but the e-mail could not be sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub warning: Option<String>,
-}
-
-/// 400 `{error:"Validation failed", fieldErrors:{id:[..]}}` (the reference's body; its status was 422).
-fn validation_failed(message: &str) -> AppError {
-    AppError::bad_request("Validation failed").with_field("fieldErrors", json!({"id": [message]}))
-}
 
 fn requested_id(body: &[u8]) -> AppResult<Uuid> {
     stoa_core::extract::check_json_body(body)?;
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    match value.get("id") {
-        None | Some(Value::Null) => Err(validation_failed("Required")),
+    let id = match value.get("id") {
+        None | Some(Value::Null) => Err(AuthError::InvalidInviteId("Required")),
         Some(Value::String(s)) => s
             .trim()
             .parse()
-            .map_err(|_| validation_failed("Invalid uuid")),
-        Some(_) => Err(validation_failed("Expected a uuid string")),
-    }
+            .map_err(|_| AuthError::InvalidInviteId("Invalid uuid")),
+        Some(_) => Err(AuthError::InvalidInviteId("Expected a uuid string")),
+    };
+    Ok(id?)
 }
 
 /// Invalidates the user's earlier tokens, issues an invitation valid 48 hours
@@ -98,39 +76,9 @@ async fn resend(
     let id = requested_id(body)?;
     let attempts = limits::resend_invite(state, Some(id));
     *quota = attempts.peek();
-
-    let not_found = || AppError::not_found("User not found");
-    let mut conn = state.db.conn().await?;
-    let mut query = users::table
-        .filter(users::id.eq(id))
-        .filter(users::deleted_at.is_null())
-        .select(UserRow::as_select())
-        .into_boxed();
-    if !ctx.is_super_admin() {
-        query = query.filter(users::tenant_id.eq(ctx.tenant_id.ok_or_else(not_found)?));
-    }
-    let user = query
-        .first(&mut *conn)
-        .await
-        .optional()?
-        .ok_or_else(not_found)?;
-    if !ctx.is_super_admin() {
-        // An organization-restricted caller reaches only users of its organizations.
-        if !ctx.may_write_organization(user.organization_id) {
-            return Err(not_found());
-        }
-        // Super administrators are hidden from everyone else: answering
-        // anything but 404 (e.g. 409 "has a password") would reveal them.
-        let role_ids: Vec<Uuid> = user_roles::table
-            .filter(user_roles::user_id.eq(user.id))
-            .select(user_roles::role_id)
-            .load(&mut *conn)
-            .await?;
-        if crate::acl::is_super_admin(&mut conn, user.id, &role_ids).await? {
-            return Err(not_found());
-        }
-    }
-    drop(conn);
+    // Visibility first: a hidden user answers 404 before the limit or the
+    // "has a password" check could tell it apart.
+    let user = invite::invitee(state, ctx, id).await?;
     match attempts.reserve() {
         Ok(reserved) => *quota = reserved,
         Err(limited) => {
@@ -139,13 +87,10 @@ async fn resend(
         }
     }
     if user.password_hash.is_some() {
-        return Err(AppError::conflict("User already has a password"));
+        return Err(AuthError::HasPassword.into());
     }
     let Some(app_url) = state.config.app_url.clone() else {
-        return Err(AppError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Invitation email origin is not configured",
-        ));
+        return Err(AuthError::InviteOriginMissing.into());
     };
     if let Some(origin) = req
         .headers()
@@ -153,19 +98,10 @@ async fn resend(
         .and_then(|v| v.to_str().ok())
         && !state.config.allowed_origins.iter().any(|o| o == origin)
     {
-        return Err(AppError::bad_request("Invalid request origin"));
+        return Err(AuthError::InvalidOrigin.into());
     }
-
     let email = user.email.clone();
-    let actor = ctx.actor();
-    let (token, _) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                stoa_core::command::execute(conn, &actor, ResendInvite { user }).await
-            })
-        })
-        .await?;
+    let token = invite::resend(state, ctx, user).await?;
     let warning = crate::invite::send_invitation(state, &app_url, &email, &token)
         .await
         .map(String::from);

@@ -1,4 +1,8 @@
-//! Thin handlers for the session and self-service endpoints.
+//! Thin handlers, one per file: extract, rate-limit, call the service,
+//! answer. Each area is a folder (`login/`, `session/`, `profile/`, `reset/`,
+//! `locale/`, `features/`, `users/`, `roles/`, `acls/`) with one file per
+//! handler; `invite.rs` is the one invitation endpoint. Shared here: cookies,
+//! redirects and form parsing.
 
 pub mod acls;
 pub mod features;
@@ -19,6 +23,7 @@ use stoa_acl::{AUTH_COOKIE, SESSION_COOKIE};
 use stoa_core::AppError;
 use stoa_core::http::{TrustedProxyDepth, client_ip};
 
+use crate::error::AuthError;
 use crate::state::AuthState;
 
 /// The auth state registered as app data.
@@ -108,12 +113,12 @@ pub fn ip_of(req: &HttpRequest, state: &AuthState) -> String {
 }
 
 /// Parses a form body (`application/x-www-form-urlencoded`); anything else,
-/// including JSON, is refused with the endpoint's `{ok:false,error}` message.
+/// including JSON, is refused with the endpoint's `{ok:false,error}` error.
 /// Control characters (but tab/LF/CR) are refused with a 400 naming the field.
 pub fn parse_form<T: DeserializeOwned>(
     req: &HttpRequest,
     body: &[u8],
-    error: &'static str,
+    error: AuthError,
 ) -> Result<T, AppError> {
     let content_type = req
         .headers()
@@ -121,10 +126,10 @@ pub fn parse_form<T: DeserializeOwned>(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if !content_type.starts_with("application/x-www-form-urlencoded") {
-        return Err(AppError::bad_request(error).ok_false());
+        return Err(error.into());
     }
-    stoa_core::extract::check_form_body(body).map_err(AppError::ok_false)?;
-    serde_html_form::from_bytes(body).map_err(|_| AppError::bad_request(error).ok_false())
+    stoa_core::extract::check_form_body(body).map_err(|e| e.ok_false())?;
+    serde_html_form::from_bytes(body).map_err(|_| error.into())
 }
 
 #[cfg(test)]

@@ -1,0 +1,260 @@
+//! The user list: paging, the page's statement and its access log (the
+//! filters are `filter.rs`).
+//!
+//! Visibility: a super admin sees every tenant's users; anyone else sees the
+//! live users of their tenant minus super admins, and an organization-restricted
+//! caller only those of its allowed organizations (the reference lists the
+//! whole tenant, but such a caller could not edit the others anyway).
+
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Bool, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_acl::AuthContext;
+use stoa_core::command::access::logged;
+use stoa_core::list::{ListPage, ListParams, ListRequest};
+use stoa_core::{AppError, PageQuery};
+use stoa_directory::names::{organization_name, tenant_name};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+mod filter;
+
+use filter::ListFilter;
+
+use crate::dto::{UserList, UserListItem, UserListQuery};
+use crate::routes::read_log;
+use crate::schema::users;
+
+/// Default and largest page of the user list.
+pub const DEFAULT_PAGE_SIZE: u64 = 50;
+pub const MAX_PAGE_SIZE: u64 = 100;
+
+type ListRow = (
+    Uuid,
+    String,
+    Option<String>,
+    Option<Uuid>,
+    Option<Uuid>,
+    bool,
+    bool,
+    OffsetDateTime,
+    Vec<String>,
+    Vec<Uuid>,
+    Option<String>,
+    Option<String>,
+    i64,
+);
+
+/// The sort tag of user-list cursors: ordered by e-mail, then id.
+const CURSOR_TAG: &str = "auth.users:email";
+
+/// The fields every listed user carries, as serialized (the access log's
+/// `fields`); `hasPassword` is added for a lookup by `id`.
+const FIELDS: &[&str] = &[
+    "email",
+    "id",
+    "isConfirmed",
+    "name",
+    "organizationId",
+    "organizationName",
+    "roleIds",
+    "roles",
+    "tenantId",
+    "tenantName",
+    "updatedAt",
+];
+const FIELDS_BY_ID: &[&str] = &[
+    "email",
+    "hasPassword",
+    "id",
+    "isConfirmed",
+    "name",
+    "organizationId",
+    "organizationName",
+    "roleIds",
+    "roles",
+    "tenantId",
+    "tenantName",
+    "updatedAt",
+];
+
+/// The live roles of the listed user, by name (names and ids in the same order).
+fn role_names() -> diesel::expression::SqlLiteral<Array<Text>> {
+    diesel::dsl::sql(
+        "ARRAY(SELECT stoa_r.name FROM user_roles stoa_ur JOIN roles stoa_r \
+         ON stoa_r.id = stoa_ur.role_id WHERE stoa_ur.user_id = users.id \
+         AND stoa_r.deleted_at IS NULL ORDER BY stoa_r.name, stoa_r.id)",
+    )
+}
+
+fn role_ids() -> diesel::expression::SqlLiteral<Array<diesel::sql_types::Uuid>> {
+    diesel::dsl::sql(
+        "ARRAY(SELECT stoa_r.id FROM user_roles stoa_ur JOIN roles stoa_r \
+         ON stoa_r.id = stoa_ur.role_id WHERE stoa_ur.user_id = users.id \
+         AND stoa_r.deleted_at IS NULL ORDER BY stoa_r.name, stoa_r.id)",
+    )
+}
+
+/// `GET /auth/users`: the page, its (capped) total, roles, organization and
+/// tenant names, and the access-log entries of the read, in one statement.
+/// `search` first resolves matching organizations and roles (two small
+/// lookups), so the user query stays an OR of indexable conditions.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &UserListQuery,
+    params: &ListParams,
+    path: &str,
+) -> Result<UserList, AppError> {
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
+    let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
+    let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
+        return Ok(UserList::from_page(
+            req.finish(Vec::new(), None, key_of),
+            ctx,
+        ));
+    };
+    let filtered = || {
+        let mut query = filter.query();
+        if let Some((email, id)) = &req.after {
+            query = query.filter(
+                diesel::dsl::sql::<Bool>("(users.email, users.id) > (")
+                    .bind::<Text, _>(email.clone())
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(*id)
+                    .sql(")"),
+            );
+        }
+        query
+    };
+    let single = q.id.is_some();
+    // The window is chosen by id in a subquery, so the per-row subqueries
+    // (roles, names) run for the page's rows only, not for every row an
+    // OFFSET skips (Postgres projects before it skips).
+    let window = filtered()
+        .select(users::id)
+        .order((users::email.asc(), users::id.asc()))
+        .limit(req.limit())
+        .offset(req.offset());
+    let page_query = users::table
+        .filter(stoa_core::window::in_page(users::id, window))
+        .select((
+            users::id,
+            users::email,
+            users::name,
+            users::organization_id,
+            users::tenant_id,
+            users::is_confirmed,
+            users::password_hash.is_not_null(),
+            users::updated_at,
+            role_names(),
+            role_ids(),
+            organization_name("users.organization_id"),
+            tenant_name("users.tenant_id"),
+            req.count(filtered().select(users::id)),
+        ))
+        .order((users::email.asc(), users::id.asc()));
+    // E-mail addresses and names are personal data: every read is logged, in
+    // the same statement (a data-modifying CTE).
+    let actor = ctx.actor();
+    let rows: Vec<ListRow> = logged(
+        page_query,
+        &actor,
+        read_log::USER,
+        single,
+        if single { FIELDS_BY_ID } else { FIELDS },
+        path,
+    )
+    .load(conn)
+    .await?;
+    let mut counted = <[ListRow]>::first(&rows).map(|r| r.12);
+    if req.needs_separate_count(rows.len()) {
+        counted = Some(
+            diesel::select(req.count(filtered().select(users::id)))
+                .get_result(conn)
+                .await?,
+        );
+    }
+    let items = rows
+        .into_iter()
+        .map(
+            |(
+                id,
+                email,
+                name,
+                org,
+                tenant,
+                confirmed,
+                has_password,
+                updated,
+                roles,
+                role_ids,
+                organization_name,
+                tenant_name,
+                _,
+            )| UserListItem {
+                id,
+                email,
+                name,
+                organization_name,
+                organization_id: org,
+                tenant_name,
+                tenant_id: tenant,
+                roles,
+                role_ids,
+                is_confirmed: confirmed,
+                has_password: single.then_some(has_password),
+                updated_at: Some(updated),
+            },
+        )
+        .collect();
+    Ok(UserList::from_page(req.finish(items, counted, key_of), ctx))
+}
+
+fn key_of(item: &UserListItem) -> (String, Uuid) {
+    (item.email.clone(), item.id)
+}
+
+impl UserList {
+    fn from_page(page: ListPage<UserListItem>, ctx: &AuthContext) -> Self {
+        Self {
+            items: page.items,
+            total: page.total,
+            page: page.page,
+            page_size: page.page_size,
+            total_pages: page.total_pages,
+            total_capped: page.total_capped,
+            next_cursor: page.next_cursor,
+            is_super_admin: ctx.is_super_admin(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logged_fields_are_the_serialized_keys() {
+        let item = |has_password| UserListItem {
+            id: Uuid::nil(),
+            email: String::new(),
+            name: None,
+            organization_id: None,
+            organization_name: None,
+            tenant_id: None,
+            tenant_name: None,
+            roles: Vec::new(),
+            role_ids: Vec::new(),
+            is_confirmed: true,
+            has_password,
+            updated_at: None,
+        };
+        assert_eq!(read_log::fields_of(&[item(None)]), FIELDS);
+        assert_eq!(read_log::fields_of(&[item(Some(true))]), FIELDS_BY_ID);
+    }
+}

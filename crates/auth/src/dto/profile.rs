@@ -1,0 +1,27 @@
+//! `GET`/`PUT /auth/profile` bodies.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Profile {
+    pub email: String,
+    /// `null` when unset.
+    pub name: Option<String>,
+    pub roles: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfileUpdate {
+    pub email: Option<String>,
+    /// Required with `password`.
+    pub current_password: Option<String>,
+    pub password: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProfileUpdated {
+    pub ok: bool,
+    pub email: String,
+}

@@ -1,0 +1,79 @@
+//! `/auth/roles` bodies, queries and answers.
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
+
+#[derive(Debug, Default, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct RoleListQuery {
+    pub id: Option<Uuid>,
+    pub page: Option<u64>,
+    /// 1–100, default 50.
+    pub page_size: Option<u64>,
+    /// Case-insensitive substring of the name.
+    #[validate(length(max = 200))]
+    pub search: Option<String>,
+    /// Another tenant's roles (super admins only).
+    pub tenant_id: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleItem {
+    pub id: Uuid,
+    pub name: String,
+    /// Live users holding the role.
+    pub users_count: i64,
+    pub tenant_id: Option<Uuid>,
+    pub tenant_name: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub updated_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleList {
+    pub items: Vec<RoleItem>,
+    pub total: u64,
+    pub page: u64,
+    pub page_size: u64,
+    pub total_pages: u64,
+    /// True when more roles match than the default count looked at (1,000
+    /// past the page's start); `includeTotal=true` counts exactly.
+    pub total_capped: bool,
+    /// Send as `cursor` for the next page (absent on the last page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    pub is_super_admin: bool,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateRole {
+    #[validate(length(min = 2, max = 100))]
+    pub name: String,
+    /// Defaults to the caller's tenant; `null` is refused (no global roles).
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<Uuid>)]
+    pub tenant_id: Option<Option<Uuid>>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateRole {
+    pub id: Uuid,
+    #[validate(length(min = 2, max = 100))]
+    pub name: Option<String>,
+    /// Moves the role to another tenant (super admins only; its ACL is reset).
+    pub tenant_id: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RoleCreated {
+    pub id: Uuid,
+}

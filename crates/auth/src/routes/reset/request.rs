@@ -1,0 +1,78 @@
+//! `POST /auth/reset`: asks for a reset link.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use stoa_core::AppResult;
+use stoa_core::error::ErrorBody;
+use stoa_core::rate_limit::{Layers, Quota};
+
+use crate::dto::{OkTrue, ResetForm};
+use crate::error::AuthError;
+use crate::queries::{self, normalize_email};
+use crate::routes::{State, ip_of, parse_form};
+use crate::state::AuthState;
+
+/// Requests a password reset link. Always answers `{ok:true}`, whether or not
+/// the account exists, after the same work: one statement stores the token and
+/// the message (in `mail_outbox`) when the account exists. With SMTP the
+/// message is sent after the answer, never while the client waits.
+#[utoipa::path(
+    tag = "Authentication & Accounts",
+    request_body(content = ResetForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, body = OkTrue),
+        (status = 400, body = ErrorBody, description = "Invalid e-mail or request origin"),
+        (status = 429, body = ErrorBody),
+        (status = 500, body = ErrorBody, description = "The reset e-mail origin (APP_URL) is not configured"),
+    )
+)]
+#[post("/auth/reset")]
+pub async fn request_reset(
+    req: HttpRequest,
+    state: State,
+    body: web::Bytes,
+) -> AppResult<HttpResponse> {
+    let mut quota = None;
+    let result = request(&req, &state, &body, &mut quota).await;
+    Quota::attach(quota, result)
+}
+
+async fn request(
+    req: &HttpRequest,
+    state: &AuthState,
+    body: &[u8],
+    quota: &mut Option<Quota>,
+) -> AppResult<HttpResponse> {
+    let limits = &state.config.rate_limits;
+    let ip = ip_of(req, state);
+    let by_ip = Layers::new(&*state.limiter).layer(format!("reset:ip:{ip}"), limits.reset_ip);
+    *quota = by_ip.reserve()?;
+    let form: ResetForm = parse_form(req, body, AuthError::InvalidEmail)?;
+    let email = normalize_email(form.email.as_deref().unwrap_or(""));
+    if !queries::valid_email(&email) {
+        return Err(AuthError::InvalidEmail.into());
+    }
+    let by_account =
+        Layers::new(&*state.limiter).layer(format!("reset:account:{email}"), limits.reset_account);
+    match by_account.reserve() {
+        Ok(Some(q)) => *quota = quota.map_or(Some(q), |p| Some(p.tighter(q))),
+        Ok(None) => {}
+        Err(limited) => {
+            *quota = None;
+            return Err(limited);
+        }
+    }
+    let Some(app_url) = state.config.app_url.clone() else {
+        return Err(AuthError::ResetOriginMissing.into());
+    };
+    if let Some(origin) = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        && !state.config.allowed_origins.iter().any(|o| o == origin)
+    {
+        return Err(AuthError::InvalidOrigin.into());
+    }
+    crate::service::reset::request(state, &app_url, &email).await?;
+    Ok(HttpResponse::Ok().json(OkTrue { ok: true }))
+}

@@ -1,0 +1,36 @@
+//! `GET /auth/roles`.
+
+use actix_web::{get, web};
+use stoa_acl::AuthContext;
+use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
+use stoa_core::{AppResult, Query};
+
+use super::LIST;
+use crate::accounts::roles;
+use crate::dto::{RoleList, RoleListQuery};
+use crate::routes::State;
+
+/// Lists roles with their user counts. Super admins see every tenant's roles.
+#[utoipa::path(
+    tag = "Authentication & Accounts",
+    params(RoleListQuery, ListParams),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, body = RoleList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/auth/roles")]
+pub async fn list_roles(
+    ctx: AuthContext,
+    state: State,
+    q: Query<RoleListQuery>,
+    list: Query<ListParams>,
+) -> AppResult<web::Json<RoleList>> {
+    ctx.require(LIST)?;
+    let mut conn = state.db.conn().await?;
+    Ok(web::Json(roles::list(&mut conn, &ctx, &q, &list).await?))
+}
