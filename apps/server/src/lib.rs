@@ -13,6 +13,7 @@ use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
 
+pub mod bench;
 pub mod commands;
 
 /// Every module's features (the catalog behind `GET /api/auth/features`).

@@ -19,6 +19,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod accounts;
+mod builder;
 mod context;
 pub mod grants;
 mod matching;
