@@ -13,6 +13,7 @@ use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
 
+pub mod bench;
 pub mod commands;
 
 /// Every module's features (the catalog behind `GET /api/auth/features`).
@@ -78,6 +79,9 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
     // The account interfaces (stoa_acl::accounts) other modules use instead
     // of depending on stoa-auth.
     let accounts = Arc::new(stoa_auth::PgAccounts);
+    // The tenant and organization interface (stoa_acl::organizations), so
+    // modules need not depend on stoa-directory.
+    let organizations = Arc::new(stoa_directory::PgDirectory);
     let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone(), accounts.clone());
     let preferences = stoa_preferences::PreferencesState::new(
         db.clone(),
@@ -98,7 +102,7 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
             )),
             Arc::new(stoa_progress::configure),
             Arc::new(stoa_devices::configure(encryption, accounts.clone())),
-            Arc::new(stoa_api_keys::configure(accounts)),
+            Arc::new(stoa_api_keys::configure(accounts, organizations)),
         ],
         api_keys,
         access,

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use stoa_auth::bootstrap::InitRequest;
 use stoa_core::Config;
+use stoa_server::bench;
 use stoa_server::commands::{self, CommandError};
 
 #[derive(Parser)]
@@ -151,25 +152,15 @@ fn one_thread_runtime() -> Result<tokio::runtime::Runtime, CommandError> {
 
 fn run(cli: Cli) -> Result<(), CommandError> {
     match cli.command {
-        Command::HashBench { count } => {
-            let (hash, verify) = tokio::runtime::Builder::new_current_thread()
-                .build()
-                .map_err(|e| CommandError::Other(e.to_string()))?
-                .block_on(commands::hash_bench(count.max(1)))?;
-            println!(r#"{{"msPerHash":{hash:.2},"msPerVerify":{verify:.2}}}"#);
-            Ok(())
-        }
-        Command::IoBench { mib } => {
-            let (rate, growth, money) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| CommandError::Other(e.to_string()))?
-                .block_on(commands::io_bench(mib.max(1)))?;
-            println!(
-                r#"{{"uploadMibPerSec":{rate:.1},"uploadPeakGrowthMib":{growth:.1},"usPerMoney":{money:.3}}}"#
-            );
-            Ok(())
-        }
+        Command::HashBench { count } => tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| CommandError::Other(e.to_string()))?
+            .block_on(bench::hash_bench(count.max(1))),
+        Command::IoBench { mib } => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CommandError::Other(e.to_string()))?
+            .block_on(bench::io_bench(mib.max(1))),
         Command::Openapi => {
             println!("{}", commands::openapi()?);
             Ok(())
@@ -206,19 +197,19 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::Seed(Seed::ActionLogs { count, mutations })
         | Command::BenchAudit { count, mutations } => {
             let config = load_config()?;
-            one_thread_runtime()?.block_on(commands::bench_audit(&config, count, mutations.max(1)))
+            one_thread_runtime()?.block_on(bench::bench_audit(&config, count, mutations.max(1)))
         }
         Command::BenchRecord { count } => {
             let config = load_config()?;
-            one_thread_runtime()?.block_on(commands::bench_record(&config, count.max(1)))
+            one_thread_runtime()?.block_on(bench::bench_record(&config, count.max(1)))
         }
         Command::BenchJobs { units } => {
             let config = load_config()?;
-            one_thread_runtime()?.block_on(commands::bench_jobs(&config, &units))
+            one_thread_runtime()?.block_on(bench::bench_jobs(&config, &units))
         }
         Command::Seed(Seed::Users { count }) | Command::BenchUsers { count } => {
             let config = load_config()?;
-            one_thread_runtime()?.block_on(commands::bench_users(&config, count.max(1)))
+            one_thread_runtime()?.block_on(bench::bench_users(&config, count.max(1)))
         }
         Command::Worker => {
             let config = load_config()?;

@@ -5,7 +5,7 @@
 //! (`stoa_auth::PgAccounts`); the server hands the implementation to each
 //! module that needs one when it mounts it (`stoa_devices::configure(..,
 //! users)`, `stoa_audit_logs::configure(.., users)`,
-//! `ApiKeyAuthenticator::new(db, acl)`, `stoa_api_keys::configure(roles)`).
+//! `ApiKeyAuthenticator::new(db, acl)`, `stoa_api_keys::configure(roles, ..)`).
 //! A module registers what it receives as app data
 //! (`web::Data<dyn UserDirectory>` ...) and its handlers extract it.
 //!

@@ -278,19 +278,7 @@ mod tests {
     use super::*;
 
     fn ctx(acl: ResolvedAcl) -> AuthContext {
-        AuthContext {
-            user_id: Some(Uuid::nil()),
-            session_id: None,
-            api_key_id: None,
-            kind: CredentialKind::Session,
-            email: None,
-            name: None,
-            tenant_id: Some(Uuid::nil()),
-            actor_tenant_id: Some(Uuid::nil()),
-            home_organization_id: None,
-            guards: Default::default(),
-            acl: Arc::new(acl),
-        }
+        AuthContext::for_user(Uuid::nil(), None, Uuid::nil()).with_acl(acl)
     }
 
     #[test]

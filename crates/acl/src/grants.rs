@@ -108,30 +108,16 @@ pub enum RoleLookupError {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use crate::{CredentialKind, ResolvedAcl};
+    use crate::ResolvedAcl;
 
     use super::*;
 
     fn caller(features: &[&str], orgs: Option<Vec<Uuid>>) -> AuthContext {
-        AuthContext {
-            user_id: Some(Uuid::nil()),
-            session_id: None,
-            api_key_id: None,
-            kind: CredentialKind::Session,
-            email: None,
-            name: None,
-            tenant_id: Some(Uuid::nil()),
-            actor_tenant_id: Some(Uuid::nil()),
-            home_organization_id: None,
-            guards: Default::default(),
-            acl: Arc::new(ResolvedAcl {
-                features: features.iter().map(|s| s.to_string()).collect(),
-                allowed_organization_ids: orgs,
-                ..Default::default()
-            }),
-        }
+        AuthContext::for_user(Uuid::nil(), None, Uuid::nil()).with_acl(ResolvedAcl {
+            features: features.iter().map(|s| s.to_string()).collect(),
+            allowed_organization_ids: orgs,
+            ..Default::default()
+        })
     }
 
     #[test]

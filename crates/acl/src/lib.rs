@@ -11,17 +11,21 @@
 //! ([`Registry::register_operations`]); the [`AccessMatrix`] enforces those
 //! declarations before every handler and writes them into the OpenAPI document.
 //! Modules reach users, roles and ACL resolution through the narrow traits of
-//! [`accounts`] (implemented by stoa-auth, handed over by the server) and check
+//! [`accounts`] (implemented by stoa-auth, handed over by the server), reach
+//! tenants and organizations through [`organizations`] (implemented by
+//! stoa-directory) and check
 //! what a caller may hand out with [`grants`]. Reads of users' personal data
 //! are logged with [`read_log`].
 #![doc = include_str!("../README.md")]
 
 pub mod accounts;
+mod builder;
 mod context;
 pub mod grants;
 mod matching;
 mod matrix;
 mod optional;
+pub mod organizations;
 pub mod provision;
 pub mod read_log;
 mod registry;
@@ -37,6 +41,7 @@ pub use context::{
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use optional::OptionalAuth;
+pub use organizations::OrganizationDirectory;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::{Scope, foreign_tenant, out_of_scope};

@@ -181,28 +181,16 @@ impl Principal for AuthContext {
 
 #[cfg(test)]
 mod tests {
-    use crate::context::{CredentialKind, ResolvedAcl};
+    use crate::context::ResolvedAcl;
 
     use super::*;
 
     fn caller(orgs: Option<Vec<Uuid>>, super_admin: bool) -> AuthContext {
-        AuthContext {
-            user_id: Some(Uuid::nil()),
-            session_id: None,
-            api_key_id: None,
-            kind: CredentialKind::Session,
-            email: None,
-            name: None,
-            tenant_id: Some(Uuid::nil()),
-            actor_tenant_id: Some(Uuid::nil()),
-            home_organization_id: None,
-            guards: Default::default(),
-            acl: Arc::new(ResolvedAcl {
-                is_super_admin: super_admin,
-                allowed_organization_ids: orgs,
-                ..Default::default()
-            }),
-        }
+        AuthContext::for_user(Uuid::nil(), None, Uuid::nil()).with_acl(ResolvedAcl {
+            is_super_admin: super_admin,
+            allowed_organization_ids: orgs,
+            ..Default::default()
+        })
     }
 
     #[test]

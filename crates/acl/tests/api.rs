@@ -53,7 +53,10 @@ async fn start() -> TestApp<impl AppService> {
                 };
             Arc::new(stoa_auth::configure(Arc::new(state)))
         })
-        .module(stoa_api_keys::configure(Arc::new(PgAccounts)))
+        .module(stoa_api_keys::configure(
+            Arc::new(PgAccounts),
+            Arc::new(stoa_directory::PgDirectory),
+        ))
         .module(routes)
         .start()
         .await

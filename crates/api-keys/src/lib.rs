@@ -23,7 +23,8 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stoa_acl::{
-    Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, RoleDirectory,
+    Feature, ModuleInfo, NavEntry, NavPlacement, OrganizationDirectory, Registry, RegistryError,
+    RoleDirectory,
 };
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -78,12 +79,16 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 }
 
 /// Mounts the API-key routes (under `/api`). `roles` looks up the roles a key
-/// is given (stoa-auth's, handed over by the server), for the grant boundary.
+/// is given (stoa-auth's, handed over by the server), for the grant boundary;
+/// `organizations` checks a key's tenant and organization and names them in
+/// lists (stoa-directory's, handed over by the server).
 pub fn configure(
     roles: Arc<dyn RoleDirectory>,
+    organizations: Arc<dyn OrganizationDirectory>,
 ) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(roles.clone()))
+            .app_data(web::Data::from(organizations.clone()))
             .service(routes::list::list_keys)
             .service(routes::create::create_key)
             .service(routes::delete::delete_key);

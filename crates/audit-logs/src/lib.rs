@@ -10,6 +10,7 @@ pub mod operations;
 pub mod queries;
 pub mod routes;
 pub mod seed;
+pub mod service;
 
 use std::sync::Arc;
 

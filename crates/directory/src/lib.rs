@@ -3,13 +3,16 @@
 //! Tenants are managed by super admins; organizations form a tree per tenant
 //! with a materialised ancestor path (`ancestor_ids`) so "an organization and
 //! its descendants" is one indexed query. Other modules use
-//! [`DirectoryService`] (implemented by [`PgDirectory`]); the public lookups
+//! [`DirectoryService`] (implemented by [`PgDirectory`]), or, to avoid depending
+//! on this crate, `stoa_acl::OrganizationDirectory` (also implemented by
+//! [`PgDirectory`], handed over by the server); the public lookups
 //! answer login pages without authentication. See README.md for the endpoints.
 #![doc = include_str!("../README.md")]
 
 pub mod commands;
 pub mod dto;
 pub mod error;
+mod interfaces;
 pub mod model;
 pub mod names;
 pub mod operations;

@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use stoa_core::http::{access_policy_data, enforce_access};
 
 use super::*;
-use crate::context::{CredentialKind, ResolvedAcl};
+use crate::context::ResolvedAcl;
 
 /// `Bearer viewer` holds `items.view`, `Bearer nobody` holds nothing,
 /// anything else is refused; counts how often it is asked.
@@ -27,22 +27,12 @@ impl Authenticator for Stub {
             Some("nobody") => Vec::new(),
             _ => return Box::pin(ready(Err(AppError::unauthorized()))),
         };
-        Box::pin(ready(Ok(AuthContext {
-            user_id: None,
-            session_id: None,
-            api_key_id: None,
-            kind: CredentialKind::Session,
-            email: None,
-            name: None,
-            tenant_id: None,
-            actor_tenant_id: None,
-            home_organization_id: None,
-            guards: Default::default(),
-            acl: Arc::new(ResolvedAcl {
+        Box::pin(ready(Ok(AuthContext::for_user(None, None, None).with_acl(
+            ResolvedAcl {
                 features,
                 ..Default::default()
-            }),
-        })))
+            },
+        ))))
     }
 }
 

@@ -1,15 +1,13 @@
 //! `POST /api_keys/keys`: a new key, its secret shown once.
 
 use actix_web::{HttpResponse, post, web};
-use stoa_acl::{AuthContext, RoleDirectory};
+use stoa_acl::{AuthContext, OrganizationDirectory, RoleDirectory};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Json};
-use time::OffsetDateTime;
+use stoa_core::{AppResult, Json};
 
-use crate::commands::CreateKeyCommand;
 use crate::model::*;
-use crate::service::{self};
+use crate::service;
 
 use super::*;
 
@@ -31,20 +29,18 @@ pub async fn create_key(
     ctx: AuthContext,
     db: web::Data<Db>,
     roles: web::Data<dyn RoleDirectory>,
+    organizations: web::Data<dyn OrganizationDirectory>,
     body: Json<CreateApiKey>,
 ) -> AppResult<HttpResponse> {
     ctx.require(CREATE)?;
-    let actor = ctx.actor();
-    let input = body.into_inner();
-    let (created, _) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let now = OffsetDateTime::now_utc();
-                let key = service::prepare(conn, roles.get_ref(), &ctx, input, now).await?;
-                stoa_core::command::execute(conn, &actor, CreateKeyCommand(key)).await
-            })
-        })
-        .await?;
+    let created = service::create(
+        &db,
+        roles.into_inner(),
+        organizations.into_inner(),
+        ctx,
+        body.into_inner(),
+    )
+    .await?;
     // The secret is in the body: no browser or proxy may keep a copy.
     Ok(HttpResponse::Created()
         .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))

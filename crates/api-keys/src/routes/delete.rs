@@ -4,12 +4,12 @@ use actix_web::{delete, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Query};
+use stoa_core::{AppResult, Query};
 use uuid::Uuid;
 
-use crate::commands::DeleteKeyCommand;
 use crate::error::ApiKeysError;
 use crate::model::*;
+use crate::service;
 
 use super::*;
 
@@ -39,20 +39,6 @@ pub async fn delete_key(
             .map(str::trim)
             .and_then(|s| s.parse().ok())
             .ok_or(ApiKeysError::IdRequired)?;
-    let tenant_id = ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?;
-    let command = DeleteKeyCommand {
-        tenant_id,
-        id,
-        organizations: if ctx.is_super_admin() {
-            None
-        } else {
-            ctx.acl.visible_organization_ids.clone()
-        },
-    };
-    let actor = ctx.actor();
-    db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-    })
-    .await?;
+    service::delete(&db, &ctx, id).await?;
     Ok(web::Json(ApiKeyDeleted { success: true }))
 }

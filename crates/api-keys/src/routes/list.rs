@@ -1,7 +1,7 @@
 //! `GET /api_keys/keys`: the caller's live keys.
 
 use actix_web::{get, web};
-use stoa_acl::{AuthContext, RoleDirectory};
+use stoa_acl::{AuthContext, OrganizationDirectory, RoleDirectory};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::list::ListParams;
@@ -31,6 +31,7 @@ pub async fn list_keys(
     ctx: AuthContext,
     db: web::Data<Db>,
     roles: web::Data<dyn RoleDirectory>,
+    organizations: web::Data<dyn OrganizationDirectory>,
     q: Query<ApiKeyListQuery>,
     params: Query<ListParams>,
 ) -> AppResult<web::Json<ApiKeyList>> {
@@ -50,6 +51,7 @@ pub async fn list_keys(
     let list = service::list(
         &mut conn,
         roles.get_ref(),
+        organizations.get_ref(),
         &scope,
         q.search.as_deref(),
         &req,

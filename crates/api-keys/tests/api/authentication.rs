@@ -481,7 +481,10 @@ async fn an_unreachable_database_is_503_for_keys_like_for_sessions() {
             let keys = ApiKeyAuthenticator::new(db.clone(), Arc::new(stoa_auth::PgAccounts));
             auth_module(db, keys)
         })
-        .module(stoa_api_keys::configure(Arc::new(stoa_auth::PgAccounts)))
+        .module(stoa_api_keys::configure(
+            Arc::new(stoa_auth::PgAccounts),
+            Arc::new(stoa_directory::PgDirectory),
+        ))
         .start()
         .await;
     let secret = format!("omk_0123abcd.{}", "a".repeat(48));

@@ -57,7 +57,10 @@ pub async fn start() -> (
             auth_module(db, keys)
         })
         .module(stoa_directory::configure)
-        .module(stoa_api_keys::configure(Arc::new(PgAccounts)))
+        .module(stoa_api_keys::configure(
+            Arc::new(PgAccounts),
+            Arc::new(stoa_directory::PgDirectory),
+        ))
         .start()
         .await;
     let keys = slot.get().cloned().expect("authenticator built");

@@ -2,15 +2,16 @@
 
 use actix_web::{HttpResponse, post, web};
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::command::CommandRegistry;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult};
 use uuid::Uuid;
 
 use super::parse_body;
 use crate::dto::{RedoRequest, RedoResponse};
 use crate::error::AuditLogError;
+use crate::service;
 
 /// Redoes the caller's most recently undone action.
 #[utoipa::path(
@@ -41,14 +42,7 @@ pub async fn redo(
         .map(str::trim)
         .and_then(|s| s.parse().ok())
         .ok_or(AuditLogError::InvalidLogId)?;
-    let tenant_wide = ctx.has("audit_logs.redo_tenant");
-    let actor = ctx.actor();
-    let registry = registry.into_inner();
-    let outcome = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { registry.redo(conn, &actor, log_id, tenant_wide).await })
-        })
-        .await?;
+    let outcome = service::redo(&db, registry.into_inner(), &ctx, log_id).await?;
     let op = outcome.operation;
     Ok(
         stoa_core::command::with_operation(HttpResponse::Ok(), &op).json(RedoResponse {

@@ -2,14 +2,15 @@
 
 use actix_web::{post, web};
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::command::CommandRegistry;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult};
 
 use super::parse_body;
 use crate::dto::{UndoRequest, UndoResponse};
 use crate::error::AuditLogError;
+use crate::service;
 
 /// Undoes the caller's latest undoable action (`undoToken` from `x-om-operation`
 /// or the action log).
@@ -40,14 +41,7 @@ pub async fn undo(
         .map(|t| t.trim().to_string())
         .filter(|t| !t.is_empty())
         .ok_or(AuditLogError::InvalidUndoToken)?;
-    let tenant_wide = ctx.has("audit_logs.undo_tenant");
-    let actor = ctx.actor();
-    let registry = registry.into_inner();
-    let outcome = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { registry.undo(conn, &actor, &token, tenant_wide).await })
-        })
-        .await?;
+    let outcome = service::undo(&db, registry.into_inner(), &ctx, token).await?;
     Ok(web::Json(UndoResponse {
         ok: true,
         log_id: outcome.log_id,

@@ -8,9 +8,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stoa_acl::{
-    AuthContext, Authenticator, CredentialKind, Credentials, ResolvedAcl, authenticator_data,
-};
+use stoa_acl::{AuthContext, Authenticator, Credentials, ResolvedAcl, authenticator_data};
 use stoa_auth::AuthState;
 use stoa_core::AppError;
 use stoa_core::command::CommandRegistry;
@@ -50,22 +48,12 @@ impl Authenticator for TestKeys {
                 Some(u) => Some(u.parse().map_err(|_| AppError::unauthorized())?),
                 None => None,
             };
-            Ok(AuthContext {
-                user_id: user,
-                session_id: None,
-                api_key_id: Some(Uuid::new_v4()),
-                kind: CredentialKind::ApiKey,
-                email: None,
-                name: None,
-                tenant_id: Some(tenant),
-                actor_tenant_id: Some(tenant),
-                home_organization_id: None,
-                guards: Default::default(),
-                acl: Arc::new(ResolvedAcl {
+            Ok(AuthContext::for_api_key(tenant, Uuid::new_v4())
+                .with_user(user)
+                .with_acl(ResolvedAcl {
                     features: vec!["devices.*".into()],
                     ..Default::default()
-                }),
-            })
+                }))
         })
     }
 }

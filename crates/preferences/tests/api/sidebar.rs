@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stoa_acl::{AuthContext, Authenticator, CredentialKind, Credentials, ResolvedAcl};
+use stoa_acl::{AuthContext, Authenticator, Credentials, ResolvedAcl};
 use stoa_auth::testing::{token_for, user_with_features};
 use stoa_auth::{AuthConfig, AuthState};
 use stoa_core::AppError;
@@ -70,22 +70,14 @@ impl Authenticator for UserlessKey {
         _: &'a Credentials,
     ) -> BoxFuture<'a, Result<AuthContext, AppError>> {
         Box::pin(async move {
-            Ok(AuthContext {
-                user_id: None,
-                session_id: None,
-                api_key_id: Some(Uuid::new_v4()),
-                kind: CredentialKind::ApiKey,
-                email: None,
-                name: None,
-                tenant_id: self.0.get().copied(),
-                actor_tenant_id: self.0.get().copied(),
-                home_organization_id: None,
-                guards: Default::default(),
-                acl: Arc::new(ResolvedAcl {
-                    features: vec!["auth.*".into()],
-                    ..Default::default()
-                }),
-            })
+            Ok(
+                AuthContext::for_api_key(self.0.get().copied(), Uuid::new_v4()).with_acl(
+                    ResolvedAcl {
+                        features: vec!["auth.*".into()],
+                        ..Default::default()
+                    },
+                ),
+            )
         })
     }
 }

@@ -9,7 +9,7 @@ use actix_web::http::StatusCode;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stoa_acl::{AuthContext, CredentialKind, ResolvedAcl};
+use stoa_acl::{AuthContext, ResolvedAcl};
 use stoa_core::AppError;
 use stoa_progress::service;
 use stoa_progress::{
@@ -22,23 +22,11 @@ use super::support::*;
 
 /// The caller a route would have: a user of `tenant` with `org` selected.
 fn caller(tenant: &Tenant, user: uuid::Uuid) -> AuthContext {
-    AuthContext {
-        user_id: Some(user),
-        session_id: None,
-        api_key_id: None,
-        kind: CredentialKind::Session,
-        email: None,
-        name: None,
-        tenant_id: Some(tenant.tenant_id),
-        actor_tenant_id: Some(tenant.tenant_id),
-        home_organization_id: Some(tenant.organization_id),
-        guards: Default::default(),
-        acl: Arc::new(ResolvedAcl {
-            features: vec!["*".into()],
-            selected_organization_id: Some(tenant.organization_id),
-            ..Default::default()
-        }),
-    }
+    AuthContext::for_user(tenant.tenant_id, tenant.organization_id, user).with_acl(ResolvedAcl {
+        features: vec!["*".into()],
+        selected_organization_id: Some(tenant.organization_id),
+        ..Default::default()
+    })
 }
 
 async fn sql(db: &stoa_core::db::Db, statement: &str) {

@@ -2,17 +2,14 @@
 
 use actix_web::{HttpResponse, post, web};
 use stoa_acl::AuthContext;
-use stoa_core::command;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Json};
+use stoa_core::{AppResult, Json};
 
-use super::{MANAGE, check_allowed, write_tenant};
-use crate::commands::CreateOrganizationCommand;
+use super::MANAGE;
 use crate::dto::*;
-use crate::error::DirectoryError;
 use crate::routes::with_operation;
-use crate::service::{DirectoryService, PgDirectory};
+use crate::service;
 
 /// Creates an organization (slug defaults to the name; collisions get `-1`, `-2`, ...).
 #[utoipa::path(
@@ -33,27 +30,6 @@ pub async fn create_organization(
     body: Json<CreateOrganization>,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
-    let body = body.into_inner();
-    let tenant = write_tenant(&ctx, body.tenant_id)?;
-    check_allowed(&ctx, body.parent_id)?;
-    let actor = ctx.actor();
-    let (id, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                if PgDirectory.tenant(conn, tenant).await?.is_none() {
-                    return Err(DirectoryError::TenantNotFound.into());
-                }
-                command::execute(
-                    conn,
-                    &actor,
-                    CreateOrganizationCommand {
-                        tenant,
-                        input: body,
-                    },
-                )
-                .await
-            })
-        })
-        .await?;
+    let (id, op) = service::organizations::create(&db, &ctx, body.into_inner()).await?;
     Ok(with_operation(HttpResponse::Created(), &op).json(Created { id }))
 }

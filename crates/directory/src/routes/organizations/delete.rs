@@ -1,19 +1,17 @@
 //! `DELETE /directory/organizations` (`?id=` or a JSON body `{id}`): a soft
 //! delete.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, web};
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::collection::CollectionId;
-use stoa_core::command;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult};
 
 use super::MANAGE;
-use crate::commands::DeleteOrganizationCommand;
 use crate::dto::*;
-use crate::routes::with_operation;
+use crate::routes::{delete_target, with_operation};
+use crate::service;
 
 /// Soft-deletes an organization; its children move to its parent.
 #[utoipa::path(
@@ -35,19 +33,10 @@ pub async fn delete_organization(
     db: web::Data<Db>,
     id: CollectionId,
 ) -> AppResult<HttpResponse> {
-    ctx.require(MANAGE)?;
-    let tenant = ctx.tenant()?;
-    let id = id.uuid()?;
-    if !ctx.can_see_organization(id) && !ctx.is_super_admin() {
-        return Err(AppError::new(StatusCode::NOT_FOUND, "Not found"));
-    }
-    let actor = ctx.actor();
-    let (_, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                command::execute(conn, &actor, DeleteOrganizationCommand { tenant, id }).await
-            })
-        })
-        .await?;
+    let (tenant, id) = delete_target(&ctx, &id, |ctx| {
+        ctx.require(MANAGE)?;
+        ctx.tenant()
+    })?;
+    let op = service::organizations::delete(&db, &ctx, tenant, id).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
 }

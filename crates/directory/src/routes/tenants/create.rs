@@ -6,10 +6,10 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Json};
 
-use super::{MANAGE, run};
-use crate::commands::TenantCommand;
+use super::MANAGE;
 use crate::dto::*;
 use crate::routes::require_super_admin;
+use crate::service;
 
 /// Creates a tenant, provisioned like `stoa init`: a root organization of the
 /// same name, the default roles with every module's default grants, and every
@@ -36,7 +36,6 @@ pub async fn create_tenant(
     // The registry (registered by stoa-auth) names every module's seeders;
     // without it the tenant gets its root organization only.
     let registry = registry.map(|r| r.into_inner()).unwrap_or_default();
-    let command = TenantCommand::Create(body.into_inner(), registry);
-    let id = run(&ctx, &db, command).await?;
+    let id = service::tenants::create(&db, &ctx, body.into_inner(), registry).await?;
     Ok(HttpResponse::Created().json(Created { id }))
 }

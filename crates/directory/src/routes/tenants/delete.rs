@@ -7,10 +7,10 @@ use stoa_core::collection::CollectionId;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 
-use super::{MANAGE, run};
-use crate::commands::TenantCommand;
+use super::MANAGE;
 use crate::dto::*;
-use crate::routes::require_super_admin;
+use crate::routes::{delete_target, require_super_admin};
+use crate::service;
 
 /// Soft-deletes a tenant.
 #[utoipa::path(
@@ -32,7 +32,7 @@ pub async fn delete_tenant(
     db: web::Data<Db>,
     id: CollectionId,
 ) -> AppResult<web::Json<Ok>> {
-    require_super_admin(&ctx, MANAGE)?;
-    run(&ctx, &db, TenantCommand::Delete(id.uuid()?)).await?;
+    let ((), id) = delete_target(&ctx, &id, |ctx| require_super_admin(ctx, MANAGE))?;
+    service::tenants::delete(&db, &ctx, id).await?;
     Ok(web::Json(Ok::yes()))
 }

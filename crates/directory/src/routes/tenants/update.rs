@@ -6,10 +6,10 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Json};
 
-use super::{MANAGE, run};
-use crate::commands::TenantCommand;
+use super::MANAGE;
 use crate::dto::*;
 use crate::routes::require_super_admin;
+use crate::service;
 
 /// Updates a tenant's name or active flag; omitted fields keep their values.
 #[utoipa::path(
@@ -31,6 +31,6 @@ pub async fn update_tenant(
     body: Json<UpdateTenant>,
 ) -> AppResult<web::Json<Ok>> {
     require_super_admin(&ctx, MANAGE)?;
-    run(&ctx, &db, TenantCommand::Update(body.into_inner())).await?;
+    service::tenants::update(&db, &ctx, body.into_inner()).await?;
     Ok(web::Json(Ok::yes()))
 }

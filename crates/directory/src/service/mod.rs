@@ -4,6 +4,14 @@
 //! init` creates a tenant, an organization and a user in one). The SQL, the
 //! trait's implementation and `PgDirectory`'s other queries are in
 //! `queries/`.
+//!
+//! The write path of the directory's own endpoints is here too: handlers
+//! call [`tenants`] and [`organizations`], which check the caller's scope,
+//! open the transaction and run the command (`commands/`), which runs the
+//! queries.
+
+pub mod organizations;
+pub mod tenants;
 
 use diesel_async::AsyncPgConnection;
 use uuid::Uuid;
