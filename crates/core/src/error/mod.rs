@@ -12,6 +12,9 @@
 //! once, inside the request's tracing span (which carries the request id); database
 //! text never reaches the client.
 
+mod body;
+mod db;
+
 use std::borrow::Cow;
 use std::fmt;
 
@@ -20,6 +23,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+pub use body::{ErrorBody, Issue, flatten};
 
 /// A domain error that knows its HTTP status and, optionally, its typed code.
 pub trait ApiError: std::error::Error {
@@ -36,32 +41,6 @@ pub enum BodyForm {
     Plain,
     /// `{"ok": false, "error": "..."}` (authentication endpoints)
     OkFalse,
-}
-
-/// One problem with an input field, as returned in `issues`.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
-pub struct Issue {
-    /// Where the problem is: field names joined by `.`, array indices as numbers.
-    pub path: Vec<Value>,
-    pub message: String,
-    /// A short machine-readable label such as `invalid_type` or `too_big`.
-    pub code: Cow<'static, str>,
-}
-
-/// The JSON body of every error response (the `ok`, `code` and extra fields are
-/// present only where documented).
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ErrorBody {
-    #[schema(example = "Invalid payload")]
-    pub error: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub issues: Option<Vec<Issue>>,
-    /// With `issues`: the same problems as `{formErrors: [..], fieldErrors: {field: [..]}}`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub details: Option<Value>,
 }
 
 /// The error every handler returns. Kept small (the rarely used parts are
@@ -218,32 +197,6 @@ impl AppError {
     }
 }
 
-/// `{formErrors: [message], fieldErrors: {field: [message]}}`: problems with the
-/// whole input go to `formErrors`, the others under their first path segment.
-pub fn flatten(issues: &[Issue]) -> Value {
-    let mut form_errors = Vec::new();
-    let mut field_errors = Map::new();
-    for issue in issues {
-        let message = Value::String(issue.message.clone());
-        match issue.path.first() {
-            None => form_errors.push(message),
-            Some(first) => {
-                let key = match first {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                if let Value::Array(list) = field_errors
-                    .entry(key)
-                    .or_insert_with(|| Value::Array(Vec::new()))
-                {
-                    list.push(message);
-                }
-            }
-        }
-    }
-    serde_json::json!({"formErrors": form_errors, "fieldErrors": field_errors})
-}
-
 impl fmt::Display for AppError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.status.as_u16(), self.message)
@@ -272,46 +225,12 @@ impl ResponseError for AppError {
     }
 }
 
-impl From<diesel::result::Error> for AppError {
-    fn from(err: diesel::result::Error) -> Self {
-        use diesel::result::{DatabaseErrorKind, Error};
-        match err {
-            Error::NotFound => Self::not_found("Not found"),
-            // Two requests racing for the same unique value: the loser gets a
-            // conflict, never a 500.
-            Error::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
-                Self::conflict("A record with these values already exists")
-            }
-            Error::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
-                Self::conflict("The record is referenced by, or refers to, a missing record")
-            }
-            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
-                Self::conflict("Concurrent update, please retry")
-            }
-            other => Self::internal(format!("database: {other}")),
-        }
-    }
-}
-
-impl From<crate::db::DbError> for AppError {
-    fn from(err: crate::db::DbError) -> Self {
-        match err {
-            crate::db::DbError::Unavailable(reason) => {
-                tracing::warn!(db.error = %reason, "database unavailable");
-                Self::service_unavailable("Database unavailable")
-            }
-            crate::db::DbError::Query(err) => err.into(),
-            crate::db::DbError::Migration(msg) => Self::internal(msg),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use actix_web::body::MessageBody;
 
-    fn render(err: &AppError) -> (u16, Value, Option<String>) {
+    pub(super) fn render(err: &AppError) -> (u16, Value, Option<String>) {
         let res = err.error_response();
         let status = res.status().as_u16();
         let retry = res
@@ -406,56 +325,6 @@ mod tests {
         assert_eq!(
             (s, b),
             (500, serde_json::json!({"error": "Internal server error"}))
-        );
-    }
-
-    #[test]
-    fn unique_and_foreign_key_violations_are_conflicts() {
-        use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error};
-        struct Info;
-        impl DatabaseErrorInformation for Info {
-            fn message(&self) -> &str {
-                "duplicate key value violates unique constraint \"secret_index\""
-            }
-            fn details(&self) -> Option<&str> {
-                None
-            }
-            fn hint(&self) -> Option<&str> {
-                None
-            }
-            fn table_name(&self) -> Option<&str> {
-                None
-            }
-            fn column_name(&self) -> Option<&str> {
-                None
-            }
-            fn constraint_name(&self) -> Option<&str> {
-                None
-            }
-            fn statement_position(&self) -> Option<i32> {
-                None
-            }
-        }
-        for kind in [
-            DatabaseErrorKind::UniqueViolation,
-            DatabaseErrorKind::ForeignKeyViolation,
-        ] {
-            let err = AppError::from(Error::DatabaseError(kind, Box::new(Info)));
-            let (status, body, _) = render(&err);
-            assert_eq!(status, 409);
-            assert!(!body.to_string().contains("secret_index"), "{body}");
-        }
-    }
-
-    #[test]
-    fn diesel_not_found_is_404_and_other_errors_are_500() {
-        assert_eq!(
-            AppError::from(diesel::result::Error::NotFound).status(),
-            StatusCode::NOT_FOUND
-        );
-        assert_eq!(
-            AppError::from(diesel::result::Error::BrokenTransactionManager).status(),
-            StatusCode::INTERNAL_SERVER_ERROR
         );
     }
 }
