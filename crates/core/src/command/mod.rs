@@ -19,17 +19,17 @@
 //! too.
 
 pub mod access;
+mod actor;
 mod batch;
 pub mod diff;
 pub mod guard;
+mod operation;
 pub mod outbox;
+mod record;
+mod registry;
 pub mod schema;
 pub mod tracked;
 mod undo;
-mod actor;
-mod operation;
-mod record;
-mod registry;
 
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
@@ -42,8 +42,8 @@ pub use actor::{Actor, Principal};
 pub use batch::{execute_batch, record_batch};
 pub use guard::{GuardInput, Phase, Verdict, WriteGuard, WriteGuards};
 pub use operation::{OPERATION_HEADER, Operation, with_operation};
-pub(crate) use record::{Row, check_guards, in_transaction, record, source_key};
 pub use record::execute;
+pub(crate) use record::{Row, check_guards, in_transaction, record, source_key};
 pub use registry::{ActionLog, CommandHandler, CommandRegistry, UndoInterceptor, UndoReport};
 pub use tracked::{StateHandler, Tracked, entry, tracked};
 pub use undo::{RedoOutcome, UndoOutcome};

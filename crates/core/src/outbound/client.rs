@@ -6,9 +6,7 @@ use std::sync::Arc;
 use reqwest::{Method, Url, redirect};
 
 use super::error::TooManyRedirects;
-use super::{
-    AddressGuard, GuardedResolver, OutboundConfig, OutboundError, OutboundRequest,
-};
+use super::{AddressGuard, GuardedResolver, OutboundConfig, OutboundError, OutboundRequest};
 
 /// Both outbound clients, built once at start-up and shared (cheap to clone).
 #[derive(Clone, Debug)]

@@ -23,13 +23,9 @@
 //! its key values are bound as parameters and every visibility filter still
 //! applies.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
-use diesel::pg::Pg;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::result::QueryResult;
-use diesel::sql_types::BigInt;
+mod count;
+mod cursor;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -38,11 +34,11 @@ use validator::Validate;
 use crate::error::AppError;
 use crate::pagination::{Page, total_pages};
 
+pub use count::CountUpTo;
+pub use cursor::{decode_cursor, encode_cursor};
+
 /// How far past the window's start the default count looks (20 pages of 50).
 pub const COUNT_AHEAD: i64 = 1_000;
-
-/// Longest cursor accepted (a sort key of a few short values fits easily).
-const MAX_CURSOR_LEN: usize = 2048;
 
 /// The query parameters every large list accepts besides `page`/`pageSize`.
 /// Handlers take them as a second `Query<ListParams>` extractor (both read
@@ -80,50 +76,6 @@ impl TotalMode {
             Some(_) => Self::Skip,
         }
     }
-}
-
-#[derive(Serialize, Deserialize)]
-struct Wire<K> {
-    /// Format version.
-    v: u8,
-    /// The list and sort this cursor belongs to.
-    s: String,
-    /// Rows before the page the cursor opens.
-    o: u64,
-    /// Sort key of the last row seen.
-    k: K,
-}
-
-fn bad_cursor() -> AppError {
-    AppError::bad_request("Invalid query parameters: cursor: not a cursor of this list")
-}
-
-/// Encodes a cursor for the list `tag` (e.g. `auth.users:email`).
-pub fn encode_cursor<K: Serialize>(tag: &str, offset: u64, key: &K) -> Option<String> {
-    let wire = Wire {
-        v: 1,
-        s: tag.to_string(),
-        o: offset,
-        k: key,
-    };
-    serde_json::to_vec(&wire)
-        .ok()
-        .map(|json| URL_SAFE_NO_PAD.encode(json))
-}
-
-/// Decodes a cursor of the list `tag`: `(rows before the page, last key)`.
-pub fn decode_cursor<K: DeserializeOwned>(tag: &str, raw: &str) -> Result<(u64, K), AppError> {
-    if raw.len() > MAX_CURSOR_LEN {
-        return Err(bad_cursor());
-    }
-    let json = URL_SAFE_NO_PAD
-        .decode(raw.trim())
-        .map_err(|_| bad_cursor())?;
-    let wire: Wire<K> = serde_json::from_slice(&json).map_err(|_| bad_cursor())?;
-    if wire.v != 1 || wire.s != tag || wire.o > (1 << 40) {
-        return Err(bad_cursor());
-    }
-    Ok((wire.o, wire.k))
 }
 
 /// A resolved list request: window, keyset position and total mode.
@@ -193,10 +145,7 @@ impl<K: Serialize + DeserializeOwned> ListRequest<K> {
     /// The count subquery over `filtered` (the page's filter, keyset
     /// condition included, without order or window).
     pub fn count<Q>(&self, filtered: Q) -> CountUpTo<Q> {
-        CountUpTo {
-            query: filtered,
-            limit: self.count_limit(),
-        }
+        CountUpTo::new(filtered, self.count_limit())
     }
 
     /// Whether the total must be counted by a second statement: the count
@@ -275,53 +224,6 @@ pub struct ListPage<T> {
     /// Send as `cursor` to read the next page by key (absent on the last page).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-}
-
-/// `(SELECT count(*) FROM (<query> LIMIT n) AS stoa_counted)`: the number of
-/// rows of `query`, looking at no more than `n` of them (`None`: all). An
-/// uncorrelated scalar subquery: Postgres runs it once per statement, so it
-/// can sit in the select list of the page query itself.
-#[derive(Debug, Clone)]
-pub struct CountUpTo<Q> {
-    query: Q,
-    limit: Option<i64>,
-}
-
-impl<Q> CountUpTo<Q> {
-    /// Counts the rows of `query`, looking at no more than `limit` (`None`: all).
-    pub fn new(query: Q, limit: Option<i64>) -> Self {
-        Self { query, limit }
-    }
-}
-
-impl<Q> Expression for CountUpTo<Q> {
-    type SqlType = BigInt;
-}
-
-impl<Q, GB> ValidGrouping<GB> for CountUpTo<Q> {
-    type IsAggregate = diesel::expression::is_aggregate::Never;
-}
-
-impl<Q, QS> AppearsOnTable<QS> for CountUpTo<Q> {}
-
-impl<Q, QS> SelectableExpression<QS> for CountUpTo<Q> {}
-
-impl<Q> QueryId for CountUpTo<Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for CountUpTo<Q> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("(SELECT count(*) FROM (");
-        self.query.walk_ast(out.reborrow())?;
-        if let Some(limit) = &self.limit {
-            out.push_sql(" LIMIT ");
-            out.push_bind_param::<BigInt, i64>(limit)?;
-        }
-        out.push_sql(") AS stoa_counted)");
-        Ok(())
-    }
 }
 
 #[cfg(test)]
