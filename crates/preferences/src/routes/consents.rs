@@ -13,6 +13,7 @@ use validator::Validate;
 
 use super::State;
 use crate::consents::{self, ConsentKey, ConsentRow};
+use crate::error::PreferencesError;
 
 #[derive(Debug, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -98,8 +99,8 @@ pub async fn list_consents(
         .as_deref()
         .map(str::trim)
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| AppError::bad_request("Invalid userId").ok_false())?;
-    let not_found = || AppError::not_found("User not found").ok_false();
+        .ok_or(PreferencesError::InvalidUserId)?;
+    let not_found = || AppError::from(PreferencesError::UserNotFound);
     let tenant = ctx.tenant_id.ok_or_else(not_found)?;
     let visible = if ctx.is_super_admin() {
         None

@@ -4,13 +4,14 @@ use actix_web::{HttpRequest, get, web};
 use serde::Deserialize;
 use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, AuthenticatorData, Credentials, Registry};
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Query};
+use stoa_core::{AppResult, Query};
 use stoa_directory::{DirectoryService, PgDirectory};
 use utoipa::IntoParams;
 use uuid::Uuid;
 use validator::Validate;
 
 use super::State;
+use crate::error::PreferencesError;
 use crate::nav::{NavInput, NavPayload, OrganizationInfo, build};
 use crate::sidebar::{preference_organization, queries};
 use stoa_core::i18n::request_locale;
@@ -39,21 +40,20 @@ async fn caller(
 ) -> AppResult<AuthContext> {
     let mut credentials = Credentials::from_request(req);
     if credentials.is_empty() {
-        return Err(AppError::unauthorized());
+        return Err(PreferencesError::Unauthenticated.into());
     }
     if let Some(org) = present(&q.org_id) {
         if org != ALL_ORGANIZATIONS && org.parse::<Uuid>().is_err() {
-            return Err(AppError::bad_request(
-                "Invalid query parameters: orgId: must be a uuid or __all__",
-            ));
+            return Err(PreferencesError::InvalidOrgId.into());
         }
         credentials.selected_org = Some(org.to_string());
         credentials.selected_org_from_cookie = false;
     }
     let tenant = match present(&q.tenant_id) {
-        Some(raw) => Some(raw.parse::<Uuid>().map_err(|_| {
-            AppError::bad_request("Invalid query parameters: tenantId: must be a uuid")
-        })?),
+        Some(raw) => Some(
+            raw.parse::<Uuid>()
+                .map_err(|_| PreferencesError::InvalidTenantId)?,
+        ),
         None => None,
     };
     if let Some(tenant) = tenant {
