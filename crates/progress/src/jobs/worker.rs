@@ -1,171 +1,28 @@
-//! The Postgres job queue and its workers.
-//!
-//! A module enqueues a job in its own transaction ([`crate::enqueue_job`]); a
-//! worker claims it with `FOR UPDATE SKIP LOCKED` and a lease (`locked_until`,
-//! the visibility timeout) that a heartbeat extends while the handler runs. A
-//! worker that dies (even `kill -9`) stops extending the lease; once it lapses
-//! another worker claims the job again. Handlers split their work into units
-//! ([`crate::JobContext::unit`], see `units.rs`). A [`JobError::Retry`] is
-//! retried with exponential back-off up to `max_attempts`; a
-//! [`JobError::Final`] (or the last attempt) leaves the job `dead` and its
-//! progress record `failed`.
-//!
-//! One [`Workers`] per process runs up to `STOA_WORKERS` jobs at once
-//! ([`Workers::run`]): a single loop claims while a slot is free, so an idle
-//! process costs one claim per poll however many slots it has. The same loop
-//! enqueues due recurring jobs (`schedules.rs`).
-//!
-//! Over 400 lines on purpose: claim, lease, heartbeat, retry and the worker
-//! loop are one protocol, read together.
+//! The workers of one process: claim (`FOR UPDATE SKIP LOCKED`), lease and
+//! heartbeat, run, retry or bury, and the loop that keeps `STOA_WORKERS` jobs
+//! in flight and enqueues due recurring jobs. One protocol, read together.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use diesel::dsl::now;
 use diesel::pg::data_types::PgInterval;
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use serde_json::Value;
 use stoa_core::db::{Db, DbError};
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::enqueue::JobScope;
+use super::lease::LeaseEnd;
+use super::{Job, JobHandler, Outcome, WorkerConfig, backoff};
 use crate::schedules::{self, Schedule};
 use crate::schema::job_queue;
 use crate::service;
 use crate::units::{self, JobContext, JobError};
-
-/// `now() + <lease>`: the end of a lease, on the database clock like the
-/// comparisons against it (diesel's `now` is typed `timestamp` and has no
-/// `timestamptz` arithmetic). The interval is bound, so the SQL text never
-/// changes and statements using it stay in the statement cache.
-#[derive(Debug, Clone, Copy)]
-struct LeaseEnd(PgInterval);
-
-impl diesel::query_builder::QueryId for LeaseEnd {
-    type QueryId = LeaseEnd;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl<GB> diesel::expression::ValidGrouping<GB> for LeaseEnd {
-    type IsAggregate = diesel::expression::is_aggregate::Never;
-}
-
-impl diesel::expression::Expression for LeaseEnd {
-    type SqlType = diesel::sql_types::Timestamptz;
-}
-
-impl<QS> diesel::expression::SelectableExpression<QS> for LeaseEnd {}
-
-impl<QS> diesel::expression::AppearsOnTable<QS> for LeaseEnd {}
-
-impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for LeaseEnd {
-    fn walk_ast<'b>(
-        &'b self,
-        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
-    ) -> QueryResult<()> {
-        out.push_sql("now() + ");
-        out.push_bind_param::<diesel::sql_types::Interval, _>(&self.0)
-    }
-}
-
-/// A claimed job.
-#[derive(Clone, Debug, Queryable, QueryableByName)]
-pub struct Job {
-    #[diesel(sql_type = SqlUuid)]
-    pub id: Uuid,
-    #[diesel(sql_type = Text)]
-    pub kind: String,
-    #[diesel(sql_type = Jsonb)]
-    pub payload: Value,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub progress_job_id: Option<Uuid>,
-    #[diesel(sql_type = Integer)]
-    pub attempts: i32,
-    #[diesel(sql_type = Integer)]
-    pub max_attempts: i32,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub tenant_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub organization_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub created_by_user_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    pub created_by_api_key_id: Option<Uuid>,
-}
-
-impl Job {
-    /// The scope the job was enqueued in (`None`: a system job).
-    pub fn scope(&self) -> Option<JobScope> {
-        self.tenant_id.map(|tenant_id| JobScope {
-            tenant_id,
-            organization_id: self.organization_id,
-            user_id: self.created_by_user_id,
-            api_key_id: self.created_by_api_key_id,
-        })
-    }
-}
-
-/// How a handler's run ended.
-pub enum Outcome {
-    /// Done; the summary goes to the progress record (with `failedCount` and
-    /// `failedItems` added when it is an object or `None`).
-    Completed(Option<Value>),
-    /// Stopped because cancellation was requested.
-    Cancelled,
-}
-
-/// Runs jobs of one kind.
-pub trait JobHandler: Send + Sync {
-    fn kind(&self) -> &'static str;
-    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>>;
-}
-
-/// Worker settings (`STOA_WORKERS`, `STOA_JOB_VISIBILITY_SECS`,
-/// `STOA_JOB_POLL_MS`, `STOA_JOB_SCHEDULE_MS`).
-#[derive(Clone, Debug)]
-pub struct WorkerConfig {
-    /// Jobs in flight at once in this process.
-    pub count: usize,
-    pub visibility: Duration,
-    pub poll: Duration,
-    /// How often the process looks for due recurring jobs.
-    pub schedule_tick: Duration,
-}
-
-impl Default for WorkerConfig {
-    fn default() -> Self {
-        Self {
-            count: 2,
-            visibility: Duration::from_secs(30),
-            poll: Duration::from_millis(500),
-            schedule_tick: Duration::from_secs(1),
-        }
-    }
-}
-
-impl WorkerConfig {
-    pub fn from_env() -> Result<Self, stoa_core::config::ConfigError> {
-        let vars = std::env::vars().collect();
-        let env = stoa_core::config::Env(&vars);
-        let d = Self::default();
-        let visibility: u64 = env.parse_or("STOA_JOB_VISIBILITY_SECS", d.visibility.as_secs())?;
-        let poll: u64 = env.parse_or("STOA_JOB_POLL_MS", 500u64)?;
-        let tick: u64 = env.parse_or("STOA_JOB_SCHEDULE_MS", 1000u64)?;
-        Ok(Self {
-            count: env.parse_or("STOA_WORKERS", d.count)?,
-            visibility: Duration::from_secs(visibility.max(1)),
-            poll: Duration::from_millis(poll.max(10)),
-            schedule_tick: Duration::from_millis(tick.max(10)),
-        })
-    }
-}
 
 /// The queue's consumers in one process.
 pub struct Workers {
@@ -174,11 +31,6 @@ pub struct Workers {
     schedules: Vec<Schedule>,
     config: WorkerConfig,
     name: String,
-}
-
-/// Delay before the next attempt: 2^attempts seconds, at most 10 minutes.
-pub fn backoff(attempts: i32) -> Duration {
-    Duration::from_secs(1u64 << attempts.clamp(0, 10)).min(Duration::from_secs(600))
 }
 
 impl Workers {
