@@ -5,7 +5,7 @@
 //! the visibility timeout) that a heartbeat extends while the handler runs. A
 //! worker that dies (even `kill -9`) stops extending the lease; once it lapses
 //! another worker claims the job again. Handlers split their work into units
-//! ([`crate::JobContext::unit`], see `units.rs`). A [`JobError::Retry`] is
+//! ([`crate::JobContext::unit`], see `units/`). A [`JobError::Retry`] is
 //! retried with exponential back-off up to `max_attempts`; a
 //! [`JobError::Final`] (or the last attempt) leaves the job `dead` and its
 //! progress record `failed`.
