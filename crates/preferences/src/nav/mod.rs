@@ -6,117 +6,18 @@
 //! Building the payload is pure ([`build`]); the route reads the two
 //! preferences in one query and the selected organization in another.
 
-use std::collections::HashMap;
+mod dto;
+mod preferences;
 
-use serde::Serialize;
 use stoa_acl::{AuthContext, NavEntry, NavPlacement, Registry};
-use utoipa::ToSchema;
-use uuid::Uuid;
 
-use crate::sidebar::SidebarSettings;
+use preferences::adopt_defaults;
 
-/// One sidebar link.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NavItem {
-    pub id: String,
-    pub href: String,
-    /// The label shown (after preferences).
-    pub title: String,
-    /// The label before the caller's own preference (role preferences included).
-    pub default_title: String,
-    pub enabled: bool,
-    /// `main`.
-    pub page_context: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub icon_name: Option<String>,
-}
-
-/// A sidebar group.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NavGroup {
-    pub id: String,
-    pub name: String,
-    pub default_name: String,
-    pub items: Vec<NavItem>,
-}
-
-/// A link of a settings or profile section.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-pub struct SectionItem {
-    pub id: String,
-    pub label: String,
-    pub href: String,
-    pub order: i32,
-    #[serde(rename = "iconName", skip_serializing_if = "Option::is_none")]
-    pub icon_name: Option<String>,
-}
-
-/// A settings or profile section.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-pub struct Section {
-    pub id: String,
-    pub label: String,
-    pub order: i32,
-    pub items: Vec<SectionItem>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct BrandLogo {
-    pub src: String,
-    pub alt: String,
-    pub preserve_aspect_ratio: bool,
-}
-
-/// The selected organization's branding (only when it has a logo).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-pub struct Brand {
-    pub name: String,
-    pub logo: BrandLogo,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-pub struct CurrentOrganization {
-    pub id: Uuid,
-    pub name: String,
-}
-
-/// `GET /auth/admin/nav`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NavPayload {
-    pub groups: Vec<NavGroup>,
-    pub settings_sections: Vec<Section>,
-    pub settings_path_prefixes: Vec<String>,
-    pub profile_sections: Vec<Section>,
-    pub profile_path_prefixes: Vec<String>,
-    /// Concrete feature ids the caller holds (wildcards expanded over the registry).
-    pub granted_features: Vec<String>,
-    pub roles: Vec<String>,
-    /// `null` unless a concrete organization is selected and has a logo.
-    pub brand: Option<Brand>,
-    /// `null` unless a concrete organization is selected.
-    pub current_organization: Option<CurrentOrganization>,
-}
-
-/// The selected organization as the navigation shows it.
-#[derive(Clone, Debug)]
-pub struct OrganizationInfo {
-    pub id: Uuid,
-    pub name: String,
-    pub logo_url: Option<String>,
-    pub logo_preserve_aspect_ratio: bool,
-}
-
-/// Everything [`build`] needs besides the caller.
-pub struct NavInput<'a> {
-    pub registry: &'a Registry,
-    pub role_preference: Option<&'a SidebarSettings>,
-    pub user_preference: Option<&'a SidebarSettings>,
-    pub organization: Option<OrganizationInfo>,
-}
+pub use dto::{
+    Brand, BrandLogo, CurrentOrganization, NavGroup, NavInput, NavItem, NavPayload,
+    OrganizationInfo, Section, SectionItem,
+};
+pub use preferences::apply;
 
 /// Whether the caller may navigate at all: an organization restriction that
 /// resolved to nothing leaves them no pages (and no features).
@@ -159,86 +60,6 @@ fn grouped<'r>(
         items.sort_by(|a, b| (a.order, a.title).cmp(&(b.order, b.title)));
     }
     groups
-}
-
-fn label<'s>(
-    map: &'s std::collections::BTreeMap<String, String>,
-    keys: &[&str],
-) -> Option<&'s str> {
-    keys.iter()
-        .find_map(|k| map.get(*k))
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-}
-
-/// Applies one preference: hidden items go, labels are overridden (else the
-/// defaults show), items follow `itemOrder` and groups `groupOrder` (unlisted
-/// ones keep their place after the listed ones). Items are named by href or id.
-pub fn apply(groups: Vec<NavGroup>, settings: &SidebarSettings) -> Vec<NavGroup> {
-    let group_rank: HashMap<&str, usize> = settings
-        .group_order
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
-    let hidden = |item: &NavItem| {
-        settings
-            .hidden_items
-            .iter()
-            .any(|h| *h == item.href || *h == item.id)
-    };
-    let mut out: Vec<NavGroup> = groups
-        .into_iter()
-        .filter_map(|group| {
-            let order = settings.item_order.get(&group.id);
-            let rank = |item: &NavItem| {
-                order
-                    .and_then(|list| list.iter().position(|k| *k == item.href || *k == item.id))
-                    .unwrap_or(usize::MAX)
-            };
-            let mut items: Vec<NavItem> = group
-                .items
-                .into_iter()
-                .filter(|item| !hidden(item))
-                .map(|item| NavItem {
-                    title: label(&settings.item_labels, &[&item.href, &item.id])
-                        .map(String::from)
-                        .unwrap_or_else(|| item.default_title.clone()),
-                    ..item
-                })
-                .collect();
-            items.sort_by_key(|item| rank(item));
-            (!items.is_empty()).then(|| NavGroup {
-                name: label(&settings.group_labels, &[&group.id])
-                    .map(String::from)
-                    .unwrap_or_else(|| group.default_name.clone()),
-                items,
-                ..group
-            })
-        })
-        .collect();
-    out.sort_by_key(|g| group_rank.get(g.id.as_str()).copied().unwrap_or(usize::MAX));
-    out
-}
-
-/// What the role preference made of the groups becomes the user's default.
-fn adopt_defaults(groups: Vec<NavGroup>) -> Vec<NavGroup> {
-    groups
-        .into_iter()
-        .map(|g| NavGroup {
-            default_name: g.name.clone(),
-            items: g
-                .items
-                .into_iter()
-                .map(|i| NavItem {
-                    default_title: i.title.clone(),
-                    ..i
-                })
-                .collect(),
-            ..g
-        })
-        .collect()
 }
 
 fn sections(registry: &Registry, ctx: &AuthContext, placement: NavPlacement) -> Vec<Section> {
@@ -361,8 +182,10 @@ mod tests {
     use std::sync::Arc;
 
     use stoa_acl::{CredentialKind, ResolvedAcl};
+    use uuid::Uuid;
 
     use super::*;
+    use crate::sidebar::SidebarSettings;
 
     fn ctx(features: &[&str], allowed: Option<Vec<Uuid>>) -> AuthContext {
         AuthContext {
