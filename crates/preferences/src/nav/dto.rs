@@ -1,9 +1,10 @@
 //! The shapes of the navigation payload, and what building it needs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stoa_acl::Registry;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
+use validator::Validate;
 
 use crate::sidebar::SidebarSettings;
 
@@ -108,4 +109,15 @@ pub struct NavInput<'a> {
     pub role_preference: Option<&'a SidebarSettings>,
     pub user_preference: Option<&'a SidebarSettings>,
     pub organization: Option<OrganizationInfo>,
+}
+
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct NavQuery {
+    /// Build the navigation for this organization (a uuid, or `__all__`)
+    /// instead of the selected one; it must be one the caller may act in.
+    pub org_id: Option<String>,
+    /// Super admins: build it for this tenant. Others may name only their own.
+    pub tenant_id: Option<String>,
 }

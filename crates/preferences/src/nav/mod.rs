@@ -14,7 +14,7 @@ use stoa_acl::{AuthContext, NavEntry, NavPlacement, Registry};
 use preferences::adopt_defaults;
 
 pub use dto::{
-    Brand, BrandLogo, CurrentOrganization, NavGroup, NavInput, NavItem, NavPayload,
+    Brand, BrandLogo, CurrentOrganization, NavGroup, NavInput, NavItem, NavPayload, NavQuery,
     OrganizationInfo, Section, SectionItem,
 };
 pub use preferences::apply;

@@ -1,31 +1,17 @@
 //! `GET /auth/admin/nav`: the admin navigation for the caller.
 
 use actix_web::{HttpRequest, get, web};
-use serde::Deserialize;
 use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, AuthenticatorData, Credentials, Registry};
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Query};
 use stoa_directory::{DirectoryService, PgDirectory};
-use utoipa::IntoParams;
 use uuid::Uuid;
-use validator::Validate;
 
 use super::State;
 use crate::error::PreferencesError;
-use crate::nav::{NavInput, NavPayload, OrganizationInfo, build};
+use crate::nav::{NavInput, NavPayload, NavQuery, OrganizationInfo, build};
 use crate::sidebar::{preference_organization, queries};
 use stoa_core::i18n::request_locale;
-
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct NavQuery {
-    /// Build the navigation for this organization (a uuid, or `__all__`)
-    /// instead of the selected one; it must be one the caller may act in.
-    pub org_id: Option<String>,
-    /// Super admins: build it for this tenant. Others may name only their own.
-    pub tenant_id: Option<String>,
-}
 
 fn present(raw: &Option<String>) -> Option<&str> {
     raw.as_deref().map(str::trim).filter(|s| !s.is_empty())

@@ -7,6 +7,8 @@
 //! key). Reads verify it, so a change made behind the API's back shows as
 //! `integrityValid:false`. Other modules record consents with [`record`].
 
+pub mod dto;
+
 use diesel::PgExpressionMethods;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
