@@ -26,8 +26,8 @@ use time::format_description::well_known::Rfc3339;
 use crate::dto::UpdateDevice;
 use crate::error::DevicesError;
 use crate::model::{DeviceRow, DeviceState};
+use crate::queries::{self, Registered, Registration};
 use crate::secrets::StoredToken;
-use crate::service::{self, Registered, Registration};
 use uuid::Uuid;
 
 /// The action log's resource kind of a device.
@@ -120,7 +120,7 @@ impl Command for RegisterDeviceCommand {
         _: &'a Actor,
     ) -> BoxFuture<'a, Result<(Registered, LogEntry), AppError>> {
         Box::pin(async move {
-            let done = service::register(conn, &self.0).await?;
+            let done = queries::register(conn, &self.0).await?;
             let mut log = device_entry("Register device", done.before.as_ref(), &done.after);
             log.events.push(event(
                 REGISTERED_EVENT,
@@ -152,7 +152,7 @@ impl Command for UpdateDeviceCommand {
     ) -> BoxFuture<'a, Result<(DeviceRow, LogEntry), AppError>> {
         Box::pin(async move {
             let push = self.push.as_ref().map(Option::as_ref);
-            let after = service::update(conn, &self.device, &self.body, push).await?;
+            let after = queries::update(conn, &self.device, &self.body, push).await?;
             let mut log = device_entry("Update device", Some(&self.device), &after);
             log.events.push(event(UPDATED_EVENT, &after, None));
             Ok((after, log))
@@ -174,7 +174,7 @@ impl Command for DeactivateDeviceCommand {
         _: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
-            let after = service::deactivate(conn, &self.0).await?;
+            let after = queries::deactivate(conn, &self.0).await?;
             let mut log = device_entry("Deactivate device", Some(&self.0), &after);
             log.events.push(event(DEACTIVATED_EVENT, &self.0, None));
             Ok(((), log))
@@ -206,24 +206,24 @@ impl Tracked for DeviceState {
     const KIND: &'static str = DEVICE_KIND;
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        Ok(service::lock_any(conn, id)
+        Ok(queries::lock_any(conn, id)
             .await?
             .as_ref()
             .map(DeviceState::from))
     }
 
     async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
-        service::restore(conn, self).await?;
+        queries::restore(conn, self).await?;
         Ok(())
     }
 
     /// Never reached (every entry records a state on both sides); a device
     /// is only ever deactivated.
     async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        if let Some(row) = service::lock_any(conn, id).await?
+        if let Some(row) = queries::lock_any(conn, id).await?
             && row.deleted_at.is_none()
         {
-            service::deactivate(conn, &row).await?;
+            queries::deactivate(conn, &row).await?;
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ pub mod dto;
 pub mod error;
 pub mod model;
 pub mod operations;
+pub mod queries;
 pub mod routes;
 pub mod schema;
 pub mod secrets;
@@ -101,18 +102,18 @@ pub fn configure(
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(keys.clone()))
             .app_data(web::Data::from(users.clone()))
-            .service(routes::admin::list_admin_devices)
-            .service(routes::admin::register_admin_device)
-            .service(routes::admin::get_admin_device)
-            .service(routes::admin::update_admin_device)
-            .service(routes::admin::update_admin_device_by_body)
-            .service(routes::admin::delete_admin_device)
-            .service(routes::admin::delete_admin_device_by_query)
+            .service(routes::admin::list::list_admin_devices)
+            .service(routes::admin::register::register_admin_device)
+            .service(routes::admin::get::get_admin_device)
+            .service(routes::admin::update::update_admin_device)
+            .service(routes::admin::update_by_body::update_admin_device_by_body)
+            .service(routes::admin::delete::delete_admin_device)
+            .service(routes::admin::delete_by_query::delete_admin_device_by_query)
             .service(routes::list::list_devices)
             .service(routes::register::register_device)
             .service(routes::update::update_device)
-            .service(routes::update::update_device_by_body)
+            .service(routes::update_by_body::update_device_by_body)
             .service(routes::delete::delete_device)
-            .service(routes::delete::delete_device_by_query);
+            .service(routes::delete_by_query::delete_device_by_query);
     }
 }

@@ -14,9 +14,11 @@
 #![doc = include_str!("../README.md")]
 
 pub mod consents;
+pub mod error;
 pub mod nav;
 pub mod operations;
 pub mod routes;
+pub mod service;
 pub mod sidebar;
 pub mod state;
 
@@ -26,6 +28,7 @@ use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use utoipa_actix_web::service_config::ServiceConfig;
 
+pub use error::PreferencesError;
 pub use state::PreferencesState;
 
 /// The id of the module this crate's features and pages belong to: stoa-auth's
@@ -91,16 +94,16 @@ pub fn configure(state: PreferencesState) -> impl Fn(&mut ServiceConfig) + Send 
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(state.clone())
             .service(routes::nav::admin_nav)
-            .service(routes::sidebar::get_preferences)
-            .service(routes::sidebar::update_preferences)
-            .service(routes::sidebar::delete_role_preference)
-            .service(routes::variants::list_variants)
-            .service(routes::variants::create_variant)
-            .service(routes::variants::get_variant)
-            .service(routes::variants::update_variant)
-            .service(routes::variants_collection::update_variant_by_body)
-            .service(routes::variants::delete_variant)
-            .service(routes::variants_collection::delete_variant_by_query)
+            .service(routes::sidebar::get::get_preferences)
+            .service(routes::sidebar::update::update_preferences)
+            .service(routes::sidebar::delete::delete_role_preference)
+            .service(routes::variants::list::list_variants)
+            .service(routes::variants::create::create_variant)
+            .service(routes::variants::get::get_variant)
+            .service(routes::variants::update::update_variant)
+            .service(routes::variants::update_by_body::update_variant_by_body)
+            .service(routes::variants::delete::delete_variant)
+            .service(routes::variants::delete_by_query::delete_variant_by_query)
             .service(routes::consents::list_consents);
     }
 }

@@ -7,9 +7,10 @@ use stoa_core::error::ErrorBody;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Query};
 
-use super::{device_actor, list_filter, list_page, list_request, run_list};
 use crate::dto::{DeviceList, DeviceListQuery};
 use crate::service::Scope;
+use crate::service::listing::{list_filter, list_page, list_request, run_list};
+use crate::service::writes::device_actor;
 use crate::{ADMIN, VIEW};
 
 /// Lists the caller's devices in its tenant and organizations. `userId`

@@ -3,14 +3,15 @@
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use stoa_acl::AuthContext;
 use stoa_core::AppResult;
+use stoa_core::command::with_operation;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 
-use super::{device_actor, execute_register, registration};
 use crate::MANAGE;
 use crate::dto::{DevicePayload, DeviceRegistered, RegisterDevice};
 use crate::service::write_organization;
+use crate::service::writes::{self, device_actor, registration};
 
 /// Registers a device for the caller in its selected (else home)
 /// organization. The same `deviceId` again updates the device, and revives
@@ -47,5 +48,6 @@ pub async fn register_device(
         body.into_inner(),
         Some(&req),
     )?;
-    execute_register(&db, ctx.actor(), registration, None).await
+    let (registered, op) = writes::register_device(&db, ctx.actor(), registration, None).await?;
+    Ok(with_operation(HttpResponse::Created(), &op).json(registered))
 }

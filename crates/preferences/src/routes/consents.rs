@@ -2,74 +2,15 @@
 //! integrity verified.
 
 use actix_web::{get, web};
-use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Query};
-use time::OffsetDateTime;
-use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
-use validator::Validate;
 
 use super::State;
-use crate::consents::{self, ConsentKey, ConsentRow};
-
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct ConsentQuery {
-    /// The user whose consents to list (uuid, required).
-    pub user_id: Option<String>,
-}
-
-/// One consent record.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ConsentItem {
-    pub id: Uuid,
-    pub consent_type: String,
-    pub is_granted: bool,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub granted_at: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub withdrawn_at: Option<OffsetDateTime>,
-    pub source: Option<String>,
-    pub ip_address: Option<String>,
-    /// Whether the record's integrity hash still matches its fields.
-    pub integrity_valid: bool,
-    #[serde(with = "time::serde::rfc3339")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-impl ConsentItem {
-    fn new(row: ConsentRow, key: &ConsentKey) -> Self {
-        Self {
-            integrity_valid: row.integrity_valid(key),
-            id: row.id,
-            consent_type: row.consent_type,
-            is_granted: row.is_granted,
-            granted_at: row.granted_at,
-            withdrawn_at: row.withdrawn_at,
-            source: row.source,
-            ip_address: row.ip_address,
-            created_at: row.created_at,
-            updated_at: Some(row.updated_at),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ConsentList {
-    pub ok: bool,
-    /// Newest first.
-    pub items: Vec<ConsentItem>,
-}
+use crate::consents;
+use crate::consents::dto::{ConsentItem, ConsentList, ConsentQuery};
+use crate::error::PreferencesError;
 
 /// A user's consents in the caller's tenant (`auth.users.edit`), newest
 /// first, each with `integrityValid`. A user outside the caller's tenant or
@@ -98,8 +39,8 @@ pub async fn list_consents(
         .as_deref()
         .map(str::trim)
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| AppError::bad_request("Invalid userId").ok_false())?;
-    let not_found = || AppError::not_found("User not found").ok_false();
+        .ok_or(PreferencesError::InvalidUserId)?;
+    let not_found = || AppError::from(PreferencesError::UserNotFound);
     let tenant = ctx.tenant_id.ok_or_else(not_found)?;
     let visible = if ctx.is_super_admin() {
         None

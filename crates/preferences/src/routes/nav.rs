@@ -1,30 +1,17 @@
 //! `GET /auth/admin/nav`: the admin navigation for the caller.
 
 use actix_web::{HttpRequest, get, web};
-use serde::Deserialize;
 use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, AuthenticatorData, Credentials, Registry};
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Query};
+use stoa_core::{AppResult, Query};
 use stoa_directory::{DirectoryService, PgDirectory};
-use utoipa::IntoParams;
 use uuid::Uuid;
-use validator::Validate;
 
 use super::State;
-use crate::nav::{NavInput, NavPayload, OrganizationInfo, build};
+use crate::error::PreferencesError;
+use crate::nav::{NavInput, NavPayload, NavQuery, OrganizationInfo, build};
 use crate::sidebar::{preference_organization, queries};
 use stoa_core::i18n::request_locale;
-
-#[derive(Debug, Deserialize, Validate, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct NavQuery {
-    /// Build the navigation for this organization (a uuid, or `__all__`)
-    /// instead of the selected one; it must be one the caller may act in.
-    pub org_id: Option<String>,
-    /// Super admins: build it for this tenant. Others may name only their own.
-    pub tenant_id: Option<String>,
-}
 
 fn present(raw: &Option<String>) -> Option<&str> {
     raw.as_deref().map(str::trim).filter(|s| !s.is_empty())
@@ -39,21 +26,20 @@ async fn caller(
 ) -> AppResult<AuthContext> {
     let mut credentials = Credentials::from_request(req);
     if credentials.is_empty() {
-        return Err(AppError::unauthorized());
+        return Err(PreferencesError::Unauthenticated.into());
     }
     if let Some(org) = present(&q.org_id) {
         if org != ALL_ORGANIZATIONS && org.parse::<Uuid>().is_err() {
-            return Err(AppError::bad_request(
-                "Invalid query parameters: orgId: must be a uuid or __all__",
-            ));
+            return Err(PreferencesError::InvalidOrgId.into());
         }
         credentials.selected_org = Some(org.to_string());
         credentials.selected_org_from_cookie = false;
     }
     let tenant = match present(&q.tenant_id) {
-        Some(raw) => Some(raw.parse::<Uuid>().map_err(|_| {
-            AppError::bad_request("Invalid query parameters: tenantId: must be a uuid")
-        })?),
+        Some(raw) => Some(
+            raw.parse::<Uuid>()
+                .map_err(|_| PreferencesError::InvalidTenantId)?,
+        ),
         None => None,
     };
     if let Some(tenant) = tenant {

@@ -360,5 +360,5 @@ impl Command for DeleteVariant {
 
 /// 404 `{error:"Variant not found"}` (also for other users' variants).
 pub fn variant_not_found() -> AppError {
-    AppError::not_found("Variant not found")
+    crate::error::PreferencesError::VariantNotFound.into()
 }

@@ -25,6 +25,8 @@ use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use uuid::Uuid;
 
+use crate::error::PreferencesError;
+
 pub use dto::RoleEntry;
 pub use settings::{SettingsInput, SidebarSettings};
 
@@ -65,7 +67,7 @@ pub fn preference_organization(ctx: &AuthContext) -> Option<Uuid> {
 
 /// 403 for a caller without a user.
 pub fn no_user(message: &'static str) -> AppError {
-    AppError::new(actix_web::http::StatusCode::FORBIDDEN, message)
+    PreferencesError::NoUser(message).into()
 }
 
 /// The name a variant gets when none is given: "My preferences", then
@@ -88,8 +90,7 @@ pub fn auto_variant_name(taken: &[String]) -> String {
 
 /// 409 for a variant name already used by another live variant.
 pub fn duplicate_name() -> AppError {
-    AppError::conflict("A variant with this name already exists. Choose a different name.")
-        .with_code("duplicate_name")
+    PreferencesError::DuplicateName.into()
 }
 
 pub use stoa_core::http::lock::{OPTIMISTIC_LOCK_HEADER, check_lock, expected_updated_at};

@@ -205,6 +205,22 @@ pub async fn tenant_roles(
         .collect())
 }
 
+/// The live role `id` of `tenant`, if there is one.
+pub async fn tenant_role(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    tenant: Uuid,
+) -> QueryResult<Option<Uuid>> {
+    roles::table
+        .filter(roles::id.eq(id))
+        .filter(roles::tenant_id.eq(tenant))
+        .filter(roles::deleted_at.is_null())
+        .select(roles::id)
+        .first(conn)
+        .await
+        .optional()
+}
+
 /// Which of `ids` are live roles of `tenant`.
 pub async fn roles_in_tenant(
     conn: &mut AsyncPgConnection,

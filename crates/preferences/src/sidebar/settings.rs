@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::PreferencesError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stoa_core::AppError;
-use stoa_core::error::Issue;
 use utoipa::ToSchema;
 
 /// The settings version written when the client sends none.
@@ -80,21 +80,12 @@ pub struct SettingsInput {
 }
 
 fn invalid(path: Vec<Value>, message: String, code: &'static str) -> AppError {
-    let dotted = path
-        .iter()
-        .map(|v| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(".");
-    AppError::bad_request(format!("Invalid payload: {dotted}: {message}")).with_issues(vec![
-        Issue {
-            path,
-            message,
-            code: code.into(),
-        },
-    ])
+    PreferencesError::InvalidSettings {
+        path,
+        message,
+        code,
+    }
+    .into()
 }
 
 /// Builds issue paths under a prefix (`settings.groupOrder.3`).

@@ -1,0 +1,59 @@
+//! The JSON shapes of error bodies: input [`Issue`]s, the documented
+//! [`ErrorBody`] and zod's `flatten()` form of the issues.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// One problem with an input field, as returned in `issues`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct Issue {
+    /// Where the problem is: field names joined by `.`, array indices as numbers.
+    pub path: Vec<Value>,
+    pub message: String,
+    /// A short machine-readable label such as `invalid_type` or `too_big`.
+    pub code: Cow<'static, str>,
+}
+
+/// The JSON body of every error response (the `ok`, `code` and extra fields are
+/// present only where documented).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    #[schema(example = "Invalid payload")]
+    pub error: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issues: Option<Vec<Issue>>,
+    /// With `issues`: the same problems as `{formErrors: [..], fieldErrors: {field: [..]}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Value>,
+}
+
+/// `{formErrors: [message], fieldErrors: {field: [message]}}`: problems with the
+/// whole input go to `formErrors`, the others under their first path segment.
+pub fn flatten(issues: &[Issue]) -> Value {
+    let mut form_errors = Vec::new();
+    let mut field_errors = Map::new();
+    for issue in issues {
+        let message = Value::String(issue.message.clone());
+        match issue.path.first() {
+            None => form_errors.push(message),
+            Some(first) => {
+                let key = match first {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                if let Value::Array(list) = field_errors
+                    .entry(key)
+                    .or_insert_with(|| Value::Array(Vec::new()))
+                {
+                    list.push(message);
+                }
+            }
+        }
+    }
+    serde_json::json!({"formErrors": form_errors, "fieldErrors": field_errors})
+}

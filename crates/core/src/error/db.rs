@@ -1,0 +1,96 @@
+//! How database failures become API errors: conflicts for racing writes,
+//! 404 for a missing row, 503 when the database is down, 500 otherwise (the
+//! database text is logged, never sent).
+
+use super::AppError;
+
+impl From<diesel::result::Error> for AppError {
+    fn from(err: diesel::result::Error) -> Self {
+        use diesel::result::{DatabaseErrorKind, Error};
+        match err {
+            Error::NotFound => Self::not_found("Not found"),
+            // Two requests racing for the same unique value: the loser gets a
+            // conflict, never a 500.
+            Error::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
+                Self::conflict("A record with these values already exists")
+            }
+            Error::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
+                Self::conflict("The record is referenced by, or refers to, a missing record")
+            }
+            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
+                Self::conflict("Concurrent update, please retry")
+            }
+            other => Self::internal(format!("database: {other}")),
+        }
+    }
+}
+
+impl From<crate::db::DbError> for AppError {
+    fn from(err: crate::db::DbError) -> Self {
+        match err {
+            crate::db::DbError::Unavailable(reason) => {
+                tracing::warn!(db.error = %reason, "database unavailable");
+                Self::service_unavailable("Database unavailable")
+            }
+            crate::db::DbError::Query(err) => err.into(),
+            crate::db::DbError::Migration(msg) => Self::internal(msg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::tests::render;
+    use actix_web::http::StatusCode;
+
+    #[test]
+    fn unique_and_foreign_key_violations_are_conflicts() {
+        use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error};
+        struct Info;
+        impl DatabaseErrorInformation for Info {
+            fn message(&self) -> &str {
+                "duplicate key value violates unique constraint \"secret_index\""
+            }
+            fn details(&self) -> Option<&str> {
+                None
+            }
+            fn hint(&self) -> Option<&str> {
+                None
+            }
+            fn table_name(&self) -> Option<&str> {
+                None
+            }
+            fn column_name(&self) -> Option<&str> {
+                None
+            }
+            fn constraint_name(&self) -> Option<&str> {
+                None
+            }
+            fn statement_position(&self) -> Option<i32> {
+                None
+            }
+        }
+        for kind in [
+            DatabaseErrorKind::UniqueViolation,
+            DatabaseErrorKind::ForeignKeyViolation,
+        ] {
+            let err = AppError::from(Error::DatabaseError(kind, Box::new(Info)));
+            let (status, body, _) = render(&err);
+            assert_eq!(status, 409);
+            assert!(!body.to_string().contains("secret_index"), "{body}");
+        }
+    }
+
+    #[test]
+    fn diesel_not_found_is_404_and_other_errors_are_500() {
+        assert_eq!(
+            AppError::from(diesel::result::Error::NotFound).status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            AppError::from(diesel::result::Error::BrokenTransactionManager).status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+    }
+}

@@ -1,0 +1,330 @@
+//! The error vocabulary of the API.
+//!
+//! Every failure becomes an [`AppError`]: a status, a human-readable message, an
+//! optional typed `code`, optional extra body fields and the body form. Bodies are
+//! `{"error": "..."}` (plus `"code"` for typed errors, plus any extra fields), or
+//! `{"ok": false, "error": "..."}` on the authentication endpoints that carry `ok`.
+//!
+//! Module crates keep their own `thiserror` enums and implement [`ApiError`] for
+//! them; `From<E: ApiError>` is not blanket (coherence), so each module writes a
+//! one-line `impl From<ModError> for AppError { fn from(e) { AppError::from_api(e) } }`.
+//! Internal failures answer 500 `{"error":"Internal server error"}` and are logged
+//! once, inside the request's tracing span (which carries the request id); database
+//! text never reaches the client.
+
+mod body;
+mod db;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use body::{ErrorBody, Issue, flatten};
+
+/// A domain error that knows its HTTP status and, optionally, its typed code.
+pub trait ApiError: std::error::Error {
+    fn status(&self) -> StatusCode;
+    fn code(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// How the error body is shaped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyForm {
+    /// `{"error": "..."}`
+    Plain,
+    /// `{"ok": false, "error": "..."}` (authentication endpoints)
+    OkFalse,
+}
+
+/// The error every handler returns. Kept small (the rarely used parts are
+/// boxed) because every fallible handler step returns it.
+#[derive(Debug)]
+pub struct AppError {
+    status: StatusCode,
+    form: BodyForm,
+    message: Cow<'static, str>,
+    details: Box<Details>,
+}
+
+#[derive(Debug, Default)]
+struct Details {
+    code: Option<Cow<'static, str>>,
+    extra: Map<String, Value>,
+    retry_after: Option<u64>,
+    /// Extra response headers (e.g. a `Set-Cookie` that clears a stale cookie).
+    headers: Vec<(header::HeaderName, String)>,
+    /// The internal cause of a 5xx, logged and never sent.
+    cause: Option<String>,
+}
+
+pub type AppResult<T> = Result<T, AppError>;
+
+impl AppError {
+    pub fn new(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            status,
+            form: BodyForm::Plain,
+            message: message.into(),
+            details: Box::default(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+    pub fn unauthorized() -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "Unauthorized")
+    }
+    pub fn forbidden() -> Self {
+        Self::new(StatusCode::FORBIDDEN, "Forbidden")
+    }
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, message)
+    }
+    pub fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::CONFLICT, message)
+    }
+    pub fn unprocessable(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
+    }
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body is larger than the limit of {limit} bytes"),
+        )
+    }
+    pub fn too_many_requests(retry_after_secs: u64) -> Self {
+        let mut err = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many requests. Please try again later.",
+        );
+        err.details.retry_after = Some(retry_after_secs.max(1));
+        err
+    }
+    pub fn service_unavailable(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
+    }
+
+    /// A server-side failure: the cause is logged, the client sees a generic 500.
+    pub fn internal(cause: impl fmt::Display) -> Self {
+        let mut err = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
+        err.details.cause = Some(cause.to_string());
+        err
+    }
+
+    /// Converts a module's domain error.
+    pub fn from_api<E: ApiError>(err: E) -> Self {
+        let status = err.status();
+        if status.is_server_error() {
+            let mut out = Self::internal(&err);
+            out.status = status;
+            if status != StatusCode::INTERNAL_SERVER_ERROR {
+                out.message = Cow::Owned(err.to_string());
+            }
+            out.details.code = err.code().map(Cow::Borrowed);
+            return out;
+        }
+        let mut out = Self::new(status, err.to_string());
+        out.details.code = err.code().map(Cow::Borrowed);
+        out
+    }
+
+    /// Adds a typed `code` to the body.
+    pub fn with_code(mut self, code: impl Into<Cow<'static, str>>) -> Self {
+        self.details.code = Some(code.into());
+        self
+    }
+
+    /// Adds an extra top-level field to the body (e.g. `requiredFeatures`).
+    pub fn with_field(mut self, key: &str, value: impl Serialize) -> Self {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        self.details.extra.insert(key.to_string(), value);
+        self
+    }
+
+    /// Adds input problems as `issues`, and the same problems as
+    /// `details: {formErrors, fieldErrors}` (zod's `flatten()`, which Open
+    /// Mercato's clients map onto form fields).
+    pub fn with_issues(self, issues: Vec<Issue>) -> Self {
+        let details = flatten(&issues);
+        self.with_field("issues", issues)
+            .with_field("details", details)
+    }
+
+    /// Adds a response header (appended, so several `Set-Cookie` lines work).
+    pub fn with_header(mut self, name: header::HeaderName, value: impl Into<String>) -> Self {
+        self.details.headers.push((name, value.into()));
+        self
+    }
+
+    /// Uses the `{ok:false, error}` body of the authentication endpoints.
+    pub fn ok_false(mut self) -> Self {
+        self.form = BodyForm::OkFalse;
+        self
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    pub fn code(&self) -> Option<&str> {
+        self.details.code.as_deref()
+    }
+
+    /// The JSON body this error renders to.
+    pub fn body(&self) -> Value {
+        let mut body = Map::new();
+        if self.form == BodyForm::OkFalse {
+            body.insert("ok".into(), Value::Bool(false));
+        }
+        body.insert("error".into(), Value::String(self.message.to_string()));
+        if let Some(code) = &self.details.code {
+            body.insert("code".into(), Value::String(code.to_string()));
+        }
+        for (k, v) in &self.details.extra {
+            body.insert(k.clone(), v.clone());
+        }
+        Value::Object(body)
+    }
+}
+
+impl fmt::Display for AppError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.message)
+    }
+}
+
+impl ResponseError for AppError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let Some(cause) = &self.details.cause {
+            tracing::error!(error.cause = %cause, http.status = self.status.as_u16(), "request failed");
+        }
+        let mut res = HttpResponse::build(self.status);
+        if let Some(secs) = self.details.retry_after {
+            res.insert_header((header::RETRY_AFTER, HeaderValue::from(secs)));
+        }
+        for (name, value) in &self.details.headers {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                res.append_header((name.clone(), value));
+            }
+        }
+        res.json(self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::MessageBody;
+
+    pub(super) fn render(err: &AppError) -> (u16, Value, Option<String>) {
+        let res = err.error_response();
+        let status = res.status().as_u16();
+        let retry = res
+            .headers()
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        let bytes = res.into_body().try_into_bytes().unwrap_or_default();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            retry,
+        )
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    enum Sample {
+        #[error("Device not found")]
+        Missing,
+        #[error("Too many ids (max {max})")]
+        TooMany { max: usize },
+        #[error("secret db text")]
+        Broken,
+    }
+    impl ApiError for Sample {
+        fn status(&self) -> StatusCode {
+            match self {
+                Sample::Missing => StatusCode::NOT_FOUND,
+                Sample::TooMany { .. } => StatusCode::BAD_REQUEST,
+                Sample::Broken => StatusCode::INTERNAL_SERVER_ERROR,
+            }
+        }
+        fn code(&self) -> Option<&'static str> {
+            matches!(self, Sample::TooMany { .. }).then_some("too_many_ids")
+        }
+    }
+
+    #[test]
+    fn every_shape_renders_as_documented() {
+        let (s, b, _) = render(&AppError::not_found("Role not found"));
+        assert_eq!(
+            (s, b),
+            (404, serde_json::json!({"error": "Role not found"}))
+        );
+
+        let (s, b, _) = render(&AppError::bad_request("Invalid credentials").ok_false());
+        assert_eq!(
+            (s, b),
+            (
+                400,
+                serde_json::json!({"ok": false, "error": "Invalid credentials"})
+            )
+        );
+
+        let (s, b, _) = render(&AppError::bad_request("x").with_code("reserved_key"));
+        assert_eq!(b["code"], "reserved_key");
+        assert_eq!(s, 400);
+
+        let (s, b, _) = render(&AppError::forbidden().with_field("requiredFeatures", ["a.b"]));
+        assert_eq!(
+            (s, b),
+            (
+                403,
+                serde_json::json!({"error": "Forbidden", "requiredFeatures": ["a.b"]})
+            )
+        );
+
+        let (s, _, retry) = render(&AppError::too_many_requests(30));
+        assert_eq!((s, retry.as_deref()), (429, Some("30")));
+
+        let (s, b, _) = render(&AppError::internal("connection reset by peer at 10.0.0.3"));
+        assert_eq!(
+            (s, b),
+            (500, serde_json::json!({"error": "Internal server error"}))
+        );
+    }
+
+    #[test]
+    fn domain_errors_keep_status_and_code_but_hide_internals() {
+        let (s, b, _) = render(&AppError::from_api(Sample::Missing));
+        assert_eq!(
+            (s, b),
+            (404, serde_json::json!({"error": "Device not found"}))
+        );
+        let (s, b, _) = render(&AppError::from_api(Sample::TooMany { max: 200 }));
+        assert_eq!(s, 400);
+        assert_eq!(
+            b,
+            serde_json::json!({"error": "Too many ids (max 200)", "code": "too_many_ids"})
+        );
+        let (s, b, _) = render(&AppError::from_api(Sample::Broken));
+        assert_eq!(
+            (s, b),
+            (500, serde_json::json!({"error": "Internal server error"}))
+        );
+    }
+}

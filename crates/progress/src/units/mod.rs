@@ -1,0 +1,173 @@
+//! Units of work and their durable outcomes.
+//!
+//! A handler splits a job into units ([`JobContext::unit`]); a unit carries one
+//! or many items. Its effects, its `job_units` row (items, failed items) and
+//! the progress counters commit in one transaction, so a retry skips exactly
+//! the finished units and never applies one twice. Progress is counted in
+//! items with running counters (`processed_count += items` on the progress
+//! record, `items_failed += failed` on the queue row): a unit costs the same
+//! whether it is the first or the hundred-thousandth. Items that fail for good
+//! are stored with the unit and listed in the job's result
+//! ([`failed_items`]).
+
+mod errors;
+mod store;
+
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use stoa_core::command::Actor;
+use stoa_core::db::Db;
+
+use crate::enqueue::JobScope;
+use crate::jobs::Job;
+use crate::service;
+use store::{claim_unit, record};
+
+pub use errors::{FailedItem, JobError, UnitError, UnitReport};
+pub use store::{failed_items, with_failures};
+
+/// How many failed items a job's result lists (`failedCount` has them all).
+pub const FAILED_ITEMS_LISTED: usize = 100;
+
+/// How [`JobContext::unit`] went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitRun {
+    /// Whether the unit ran now (`false`: an earlier attempt finished it).
+    pub ran: bool,
+    /// Items of the unit that failed for good in this run.
+    pub failed: usize,
+}
+
+/// A unit's work: runs on the unit's transaction.
+pub type UnitFn<'c> = Box<
+    dyn for<'r> FnOnce(&'r mut AsyncPgConnection) -> BoxFuture<'r, Result<UnitReport, UnitError>>
+        + Send
+        + 'c,
+>;
+
+/// What a handler gets: the job, its scope and helpers for units, progress and
+/// cancellation.
+pub struct JobContext {
+    pub db: Db,
+    pub job: Job,
+}
+
+/// The transaction's error: the unit's own (rolled back), or the database's.
+enum TxError {
+    Unit(UnitError),
+    Db(diesel::result::Error),
+}
+
+impl From<diesel::result::Error> for TxError {
+    fn from(err: diesel::result::Error) -> Self {
+        Self::Db(err)
+    }
+}
+
+impl JobContext {
+    pub fn payload(&self) -> &Value {
+        &self.job.payload
+    }
+
+    /// The tenant, organization and creator the job runs for; `None` for
+    /// system jobs (recurring sweeps, jobs enqueued without a scope).
+    pub fn scope(&self) -> Option<JobScope> {
+        self.job.scope()
+    }
+
+    /// A command-bus actor for the job's scope (source `system`, no
+    /// principal): handlers that re-authorize the creator attach one.
+    pub fn actor(&self) -> Actor {
+        let scope = self.scope();
+        Actor {
+            user_id: scope.and_then(|s| s.user_id),
+            tenant_id: scope.map(|s| s.tenant_id),
+            organization_id: scope.and_then(|s| s.organization_id),
+            source: "system",
+            principal: None,
+            // Handlers attach the registry's write guards
+            // (`Actor::with_guards`) when their writes should pass them.
+            guards: Default::default(),
+        }
+    }
+
+    /// Runs unit `key` carrying `items` items unless an earlier attempt
+    /// finished it. Its effects, its `job_units` row and the progress count
+    /// (`processed += items`) commit together. A report with failed items
+    /// stores them with the unit; [`UnitError::Items`] rolls the unit's
+    /// effects back and stores every listed item as failed; [`UnitError::Job`]
+    /// rolls back and stops the job.
+    pub async fn unit<'c>(
+        &self,
+        key: &str,
+        items: usize,
+        f: UnitFn<'c>,
+    ) -> Result<UnitRun, JobError> {
+        let items =
+            i32::try_from(items).map_err(|_| JobError::fatal("too many items in one unit"))?;
+        let job = self.job.id;
+        let progress = self.job.progress_job_id;
+        let key = key.to_string();
+        let mut conn = self.db.conn().await?;
+        let conn: &mut AsyncPgConnection = &mut conn;
+        let unit_key = key.clone();
+        let ran = conn
+            .transaction::<_, TxError, _>(async move |conn| {
+                if !claim_unit(conn, job, &unit_key, items).await? {
+                    return Ok(None);
+                }
+                let report = f(conn).await.map_err(TxError::Unit)?;
+                let failed = report.failed.len();
+                record(conn, job, progress, &unit_key, items, report.failed).await?;
+                Ok(Some(failed))
+            })
+            .await;
+        let failed = match ran {
+            Ok(None) => {
+                return Ok(UnitRun {
+                    ran: false,
+                    failed: 0,
+                });
+            }
+            Ok(Some(failed)) => return Ok(UnitRun { ran: true, failed }),
+            Err(TxError::Db(err)) => return Err(err.into()),
+            Err(TxError::Unit(UnitError::Job(err))) => return Err(err),
+            Err(TxError::Unit(UnitError::Items { items: ids, error })) => ids
+                .into_iter()
+                .map(|id| FailedItem {
+                    id,
+                    message: error.clone(),
+                })
+                .collect::<Vec<_>>(),
+        };
+        // The unit's effects are rolled back; its failure is recorded on its own.
+        let count = failed.len();
+        let recorded = conn
+            .transaction::<_, diesel::result::Error, _>(async move |conn| {
+                if !claim_unit(conn, job, &key, items).await? {
+                    return Ok(false);
+                }
+                record(conn, job, progress, &key, items, failed).await?;
+                Ok(true)
+            })
+            .await?;
+        Ok(UnitRun {
+            ran: recorded,
+            failed: if recorded { count } else { 0 },
+        })
+    }
+
+    /// Whether someone asked to cancel the job's progress record.
+    pub async fn cancel_requested(&self) -> bool {
+        let Some(progress) = self.job.progress_job_id else {
+            return false;
+        };
+        match self.db.conn().await {
+            Ok(mut conn) => service::cancel_requested(&mut conn, progress)
+                .await
+                .unwrap_or(false),
+            Err(_) => false,
+        }
+    }
+}

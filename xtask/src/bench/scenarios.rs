@@ -1,0 +1,252 @@
+//! The load scenarios: which requests each one sends, as whom.
+
+use super::load::Request;
+
+/// One named load scenario.
+pub(super) struct Scenario {
+    pub(super) name: &'static str,
+    pub(super) requests: Vec<Request>,
+    /// Overrides `STOA_BENCH_CONNECTIONS` (to read latency below saturation).
+    pub(super) connections: Option<usize>,
+}
+
+/// The demo accounts `stoa init --demo` creates.
+pub(super) const LOGIN_FORM: &str = "email=superadmin%40acme.com&password=secret";
+
+/// The demo tenant's admin (not a super admin).
+pub(super) const ADMIN_LOGIN_FORM: &str = "email=admin%40acme.com&password=secret";
+
+pub(super) fn with_bearer(mut r: Request, token: &str) -> Request {
+    r.headers
+        .push(("Authorization".into(), format!("Bearer {token}")));
+    r
+}
+
+pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) -> Vec<Scenario> {
+    let bearer = |r: Request| with_bearer(r, token);
+    let as_admin = |r: Request| with_bearer(r, admin);
+    let with_key = |mut r: Request| {
+        r.headers.push(("x-api-key".into(), key.to_string()));
+        r
+    };
+    let features: Vec<String> = (0..20).map(|i| format!("\"auth.feature{i}\"")).collect();
+    let feature_check = format!("{{\"features\":[{}]}}", features.join(","));
+    vec![
+        Scenario {
+            name: "GET /api/version",
+            requests: vec![Request::get("/api/version")],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/health (one DB round trip)",
+            requests: vec![Request::get("/api/health")],
+            connections: None,
+        },
+        Scenario {
+            name: "POST /api/auth/login (one argon2id verify each)",
+            requests: vec![Request::post(
+                "/api/auth/login",
+                "application/x-www-form-urlencoded",
+                LOGIN_FORM,
+            )],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/profile (cached ACL)",
+            requests: vec![bearer(Request::get("/api/auth/profile"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50 (100k users, capped count, tenant admin)",
+            requests: vec![as_admin(Request::get("/api/auth/users?pageSize=50"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/roles (tenant admin)",
+            requests: vec![as_admin(Request::get("/api/auth/roles"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/devices/admin/devices?pageSize=50 (one statement, tenant admin)",
+            requests: vec![as_admin(Request::get(
+                "/api/devices/admin/devices?pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/api_keys/keys (one statement with role names, tenant admin)",
+            requests: vec![as_admin(Request::get("/api/api_keys/keys"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/directory/tenants (one statement with access log, super admin)",
+            requests: vec![bearer(Request::get("/api/directory/tenants"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/roles (super admin, every tenant)",
+            requests: vec![bearer(Request::get("/api/auth/roles"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET action logs, 2 filters, 1M entries (count 1,000 ahead)",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, includeTotal=true (exact count of 50,000)",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=true",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, includeTotal=false",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=false",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET action-log CSV export, 1000 entries",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            // Streamed downloads skip gzip: this must cost what the plain one does.
+            name: "same export, client sends Accept-Encoding: gzip (sent uncompressed)",
+            requests: vec![{
+                let mut r = bearer(Request::get(
+                    "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
+                ));
+                r.headers.push(("Accept-Encoding".into(), "gzip".into()));
+                r
+            }],
+            connections: None,
+        },
+        Scenario {
+            name: "GET action logs, 2 filters, 1M entries, 4 connections",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET action-log CSV export, 1000 entries, 4 connections",
+            requests: vec![bearer(Request::get(
+                "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50&search=user01234 (10 of 100k users match, tenant admin)",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=user01234",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=user01234",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50&search=user0123 (100 match: page + count), 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=user0123",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50&search=bench (all 100k match), 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&search=bench",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50 (first page of 100k), 4 connections",
+            requests: vec![as_admin(Request::get("/api/auth/users?pageSize=50"))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "GET /api/auth/users?pageSize=50&page=1000 (offset 49,950), 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/auth/users?pageSize=50&page=1000",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "same page by cursor (keyset), 4 connections",
+            requests: vec![as_admin(Request::get(&format!(
+                "/api/auth/users?pageSize=50&cursor={deep_cursor}"
+            )))],
+            connections: Some(4),
+        },
+        Scenario {
+            // The user-list scenarios above logged the admin's reads.
+            name: "GET access logs, the admin's own reads (page, capped count, names in one statement)",
+            requests: vec![as_admin(Request::get(
+                "/api/audit_logs/audit-logs/access?pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/progress/jobs?includeCompleted=true (page and capped count in one statement)",
+            requests: vec![as_admin(Request::get(
+                "/api/progress/jobs?includeCompleted=true&pageSize=50",
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "POST /api/auth/feature-check (20 features)",
+            requests: vec![bearer(Request::post(
+                "/api/auth/feature-check",
+                "application/json",
+                &feature_check,
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "POST /api/auth/feature-check (20 features), tenant admin JWT",
+            requests: vec![as_admin(Request::post(
+                "/api/auth/feature-check",
+                "application/json",
+                &feature_check,
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, API key with the admin role (x-api-key)",
+            requests: vec![with_key(Request::post(
+                "/api/auth/feature-check",
+                "application/json",
+                &feature_check,
+            ))],
+            connections: None,
+        },
+        Scenario {
+            name: "same, API key sent as Authorization: Bearer",
+            requests: vec![with_bearer(
+                Request::post(
+                    "/api/auth/feature-check",
+                    "application/json",
+                    &feature_check,
+                ),
+                key,
+            )],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/auth/admin/nav (tenant admin)",
+            requests: vec![as_admin(Request::get("/api/auth/admin/nav"))],
+            connections: None,
+        },
+    ]
+}
