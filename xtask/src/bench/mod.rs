@@ -110,7 +110,7 @@ fn bench(
         Row::note_only("user-list data set", users),
         Row::note_only("job queue cost per unit (1k / 10k / 100k units)", jobs),
         Row::note_only(
-            "argon2id password hash (m=19 MiB, t=2, p=1)",
+            "argon2id password hash (m=7 MiB, t=5, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
         ),
         Row::note_only(
