@@ -25,14 +25,10 @@ use stoa_core::AppError;
 use stoa_core::config::{ConfigError, Env};
 use subtle::ConstantTimeEq;
 
-/// argon2id with 7 MiB, 5 iterations, 1 lane: one of the equivalent minimum
-/// configurations of OWASP's password storage guidance (19 MiB/t=2, 12 MiB/t=3,
-/// 9 MiB/t=4 and 7 MiB/t=5 resist the same attacker). The smallest memory
-/// with the most passes costs the same CPU per hash (m·t: 35,840 against
-/// 38,912 blocks) but a third of the memory per concurrent login, which keeps
-/// the server under its 60 MB budget while both workers hash. Hashes made
-/// with other parameters (earlier releases used 19 MiB, t=2) verify with their
-/// own parameters (and that buffer size) until the password is next changed.
+/// argon2id, 7 MiB, 5 passes, 1 lane: one of OWASP's equivalent minimum
+/// settings (with 19 MiB/t=2, 12/3, 9/4). Same CPU per hash as 19 MiB/t=2, a
+/// third of the memory per concurrent login (the 60 MB budget). Older hashes
+/// verify with their own parameters until the password changes.
 fn params() -> Params {
     Params::new(MEMORY_KIB, PASSES, 1, Some(32)).unwrap_or_default()
 }
