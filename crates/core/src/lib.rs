@@ -34,7 +34,6 @@ pub mod storage;
 pub mod system;
 pub mod telemetry;
 pub mod upload;
-pub mod window;
 
 pub use config::Config;
 pub use error::{ApiError, AppError, AppResult};

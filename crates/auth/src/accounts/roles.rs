@@ -116,7 +116,7 @@ pub async fn list(
         .offset(req.offset());
     let rows: Vec<Row> = stoa_core::prepared::Cached(
         roles::table
-            .filter(stoa_core::window::in_page(roles::id, window))
+            .filter(stoa_core::list::in_page(roles::id, window))
             .select((
                 roles::id,
                 roles::name,

@@ -25,6 +25,7 @@
 
 mod count;
 mod cursor;
+mod window;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,7 @@ use crate::pagination::{Page, total_pages};
 
 pub use count::CountUpTo;
 pub use cursor::{decode_cursor, encode_cursor};
+pub use window::{InPage, in_page};
 
 /// How far past the window's start the default count looks (20 pages of 50).
 pub const COUNT_AHEAD: i64 = 1_000;

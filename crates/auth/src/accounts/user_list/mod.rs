@@ -141,7 +141,7 @@ pub async fn list(
         .limit(req.limit())
         .offset(req.offset());
     let page_query = users::table
-        .filter(stoa_core::window::in_page(users::id, window))
+        .filter(stoa_core::list::in_page(users::id, window))
         .select((
             users::id,
             users::email,
