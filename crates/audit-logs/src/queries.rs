@@ -299,7 +299,9 @@ pub fn access_after(
     (created_at, id): (OffsetDateTime, Uuid),
 ) -> access_logs::BoxedQuery<'static, Pg> {
     use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
-    query.filter(
+    // `access_logs` is a view whose `id` comes from an array: the plain
+    // `created_at` bound lets the scan of `access_reads` start at the key.
+    query.filter(access_logs::created_at.le(created_at)).filter(
         diesel::dsl::sql::<Bool>("(access_logs.created_at, access_logs.id) < (")
             .bind::<Timestamptz, _>(created_at)
             .sql(", ")

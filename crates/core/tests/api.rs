@@ -5,6 +5,8 @@
 
 mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod access_log;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod db;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;

@@ -313,8 +313,8 @@ impl Command for Touch {
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
             diesel::sql_query(
-                "INSERT INTO access_logs (resource_kind, resource_id, access_type) \
-                 VALUES ('test.thing', $1, 'read')",
+                "INSERT INTO access_reads (resource_kind, resource_ids, entry_ids, access_type) \
+                 VALUES ('test.thing', ARRAY[$1], ARRAY[gen_random_uuid()], 'read')",
             )
             .bind::<diesel::sql_types::Text, _>(self.name)
             .execute(conn)

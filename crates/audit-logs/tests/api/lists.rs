@@ -254,8 +254,8 @@ async fn access_logs_list_the_callers_reads() {
         (acme.employee, "auth.user", "read:item"),
     ] {
         diesel::sql_query(format!(
-            "INSERT INTO access_logs (tenant_id, organization_id, actor_user_id, resource_kind, resource_id, access_type, fields) \
-             VALUES ('{}', '{}', '{actor}', '{kind}', '{}', '{access}', ARRAY['email','name'])",
+            "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, resource_kind, resource_ids, entry_ids, access_type, fields) \
+             VALUES ('{}', '{}', '{actor}', '{kind}', ARRAY['{}'], ARRAY[gen_random_uuid()], '{access}', ARRAY['email','name'])",
             acme.tenant_id,
             acme.organization_id,
             uuid::Uuid::new_v4()
@@ -428,16 +428,18 @@ async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
     let globex = seed(&app.db, "Globex", "globex.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let mut conn = app.db.conn().await.unwrap();
-    // Entries one millisecond apart, a few sharing a timestamp (ties go by id).
+    // Reads one millisecond apart, each of up to three records: the entries
+    // of one read share its timestamp (ties go by entry id).
     for (tenant, org, actor, count) in [
         (acme.tenant_id, acme.organization_id, acme.admin, 1100),
         (globex.tenant_id, globex.organization_id, globex.admin, 5),
     ] {
         diesel::sql_query(format!(
-            "INSERT INTO access_logs (tenant_id, organization_id, actor_user_id, resource_kind, resource_id, access_type, created_at) \
-             SELECT '{tenant}', '{org}', '{actor}', 'auth.user', g::text, 'read:item', \
+            "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, resource_kind, resource_ids, entry_ids, access_type, created_at) \
+             SELECT '{tenant}', '{org}', '{actor}', 'auth.user', array_agg(g::text), \
+                    array_agg(gen_random_uuid()), 'read:list', \
                     now() - (g / 3) * interval '1 millisecond' \
-             FROM generate_series(1, {count}) g"
+             FROM generate_series(1, {count}) g GROUP BY g / 3"
         ))
         .execute(&mut *conn)
         .await

@@ -30,6 +30,8 @@ diesel::table! {
     }
 }
 
+// A view (migration `core_access_reads`): one row per record read, expanded
+// from `access_reads`. Read it; write `access_reads`.
 diesel::table! {
     access_logs (id) {
         id -> Uuid,
@@ -38,6 +40,24 @@ diesel::table! {
         actor_user_id -> Nullable<Uuid>,
         resource_kind -> Text,
         resource_id -> Text,
+        access_type -> Text,
+        fields -> Array<Text>,
+        context_json -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+// One row per read: the records it read (`resource_ids`) and their entry
+// ids (`entry_ids`, the ids `access_logs` shows).
+diesel::table! {
+    access_reads (id) {
+        id -> Uuid,
+        tenant_id -> Nullable<Uuid>,
+        organization_id -> Nullable<Uuid>,
+        actor_user_id -> Nullable<Uuid>,
+        resource_kind -> Text,
+        resource_ids -> Array<Text>,
+        entry_ids -> Array<Uuid>,
         access_type -> Text,
         fields -> Array<Text>,
         context_json -> Nullable<Jsonb>,
