@@ -2,8 +2,8 @@
 //! `access_logs` view; the commit mode never leaks into the session or into
 //! a caller's transaction.
 
-use diesel::{QueryDsl, QueryableByName};
 use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
+use diesel::{QueryDsl, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_core::AppError;
 use stoa_core::command::Actor;
@@ -57,12 +57,10 @@ async fn synchronous_commit(conn: &mut AsyncPgConnection) -> String {
 }
 
 async fn entries(conn: &mut AsyncPgConnection) -> Vec<Entry> {
-    diesel::sql_query(
-        "SELECT id, resource_id, access_type FROM access_logs ORDER BY resource_id",
-    )
-    .load::<Entry>(conn)
-    .await
-    .unwrap()
+    diesel::sql_query("SELECT id, resource_id, access_type FROM access_logs ORDER BY resource_id")
+        .load::<Entry>(conn)
+        .await
+        .unwrap()
 }
 
 /// A logged read of one generated id.
@@ -82,10 +80,21 @@ async fn a_read_of_several_records_is_one_row_and_one_entry_per_record() {
     let (_test_db, db) = db().await;
     let mut conn = db.conn().await.unwrap();
     let ids = ["b".to_string(), "a".to_string(), "b".to_string()];
-    record(&mut conn, &actor(), "test.thing", &ids, false, &["id"], None)
-        .await
-        .unwrap();
-    assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM access_reads").await, 1);
+    record(
+        &mut conn,
+        &actor(),
+        "test.thing",
+        &ids,
+        false,
+        &["id"],
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        1
+    );
     let listed = entries(&mut conn).await;
     assert_eq!(
         listed
@@ -102,7 +111,10 @@ async fn a_read_of_several_records_is_one_row_and_one_entry_per_record() {
     record(&mut conn, &actor(), "test.thing", &[], false, &["id"], None)
         .await
         .unwrap();
-    assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM access_reads").await, 1);
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        1
+    );
 }
 
 #[actix_web::test]
@@ -120,7 +132,10 @@ async fn a_logged_read_returns_its_rows_and_writes_their_entry() {
     let listed = entries(&mut conn).await;
     assert_eq!(listed.len(), 1);
     assert_eq!(
-        (listed[0].resource_id.as_str(), listed[0].access_type.as_str()),
+        (
+            listed[0].resource_id.as_str(),
+            listed[0].access_type.as_str()
+        ),
         (id.to_string().as_str(), "read:item")
     );
     // An empty page writes nothing.
@@ -131,7 +146,10 @@ async fn a_logged_read_returns_its_rows_and_writes_their_entry() {
         .await
         .unwrap();
     assert!(rows.is_empty());
-    assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM access_reads").await, 1);
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        1
+    );
 }
 
 #[actix_web::test]
@@ -145,9 +163,17 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
     let ids = ["a".to_string()];
     // Outside a transaction the entry commits asynchronously, for its own
     // transaction only: the session's setting is back afterwards.
-    record(&mut conn, &actor(), "test.thing", &ids, false, &["id"], None)
-        .await
-        .unwrap();
+    record(
+        &mut conn,
+        &actor(),
+        "test.thing",
+        &ids,
+        false,
+        &["id"],
+        None,
+    )
+    .await
+    .unwrap();
     let actor = actor();
     read_one(&mut conn, &actor).await.unwrap();
     assert_eq!(synchronous_commit(&mut conn).await, "on");
@@ -169,5 +195,8 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
         .unwrap();
     assert_eq!(setting, "on");
     let mut conn = db.conn().await.unwrap();
-    assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM access_logs").await, 4);
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_logs").await,
+        4
+    );
 }

@@ -6,8 +6,9 @@
 //! caller only those of its allowed organizations (the reference lists the
 //! whole tenant, but such a caller could not edit the others anyway).
 
+use diesel::pg::sql_types::Record;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Text};
+use diesel::sql_types::{Array, Bool, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::command::access::logged;
@@ -38,8 +39,7 @@ type ListRow = (
     bool,
     bool,
     OffsetDateTime,
-    Vec<String>,
-    Vec<Uuid>,
+    Vec<(String, Uuid)>,
     Option<String>,
     Option<String>,
     i64,
@@ -78,21 +78,22 @@ const FIELDS_BY_ID: &[&str] = &[
     "updatedAt",
 ];
 
-/// The live roles of the listed user, by name (names and ids in the same order).
-fn role_names() -> diesel::expression::SqlLiteral<Array<Text>> {
+/// The live roles of the listed user as `(name, id)` pairs, unsorted: one
+/// subquery per row without a sort (the pairs are ordered in Rust). Two
+/// sorted `ARRAY(...)` subqueries, one for names and one for ids, made a
+/// quarter of the page statement's Postgres time at 100,000 users.
+fn role_pairs() -> diesel::expression::SqlLiteral<Array<Record<(Text, SqlUuid)>>> {
     diesel::dsl::sql(
-        "ARRAY(SELECT stoa_r.name FROM user_roles stoa_ur JOIN roles stoa_r \
+        "ARRAY(SELECT ROW(stoa_r.name, stoa_r.id) FROM user_roles stoa_ur JOIN roles stoa_r \
          ON stoa_r.id = stoa_ur.role_id WHERE stoa_ur.user_id = users.id \
-         AND stoa_r.deleted_at IS NULL ORDER BY stoa_r.name, stoa_r.id)",
+         AND stoa_r.deleted_at IS NULL)",
     )
 }
 
-fn role_ids() -> diesel::expression::SqlLiteral<Array<diesel::sql_types::Uuid>> {
-    diesel::dsl::sql(
-        "ARRAY(SELECT stoa_r.id FROM user_roles stoa_ur JOIN roles stoa_r \
-         ON stoa_r.id = stoa_ur.role_id WHERE stoa_ur.user_id = users.id \
-         AND stoa_r.deleted_at IS NULL ORDER BY stoa_r.name, stoa_r.id)",
-    )
+/// Role names and ids in the same order: by name, then id.
+fn sorted_roles(mut pairs: Vec<(String, Uuid)>) -> (Vec<String>, Vec<Uuid>) {
+    pairs.sort_unstable();
+    pairs.into_iter().unzip()
 }
 
 /// `GET /auth/users`: the page, its (capped) total, roles, organization and
@@ -151,8 +152,7 @@ pub async fn list(
             users::is_confirmed,
             users::password_hash.is_not_null(),
             users::updated_at,
-            role_names(),
-            role_ids(),
+            role_pairs(),
             organization_name("users.organization_id"),
             tenant_name("users.tenant_id"),
             req.count(filtered().select(users::id)),
@@ -171,7 +171,7 @@ pub async fn list(
     )
     .load(conn)
     .await?;
-    let mut counted = <[ListRow]>::first(&rows).map(|r| r.12);
+    let mut counted = <[ListRow]>::first(&rows).map(|r| r.11);
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered().select(users::id)))
@@ -191,24 +191,26 @@ pub async fn list(
                 confirmed,
                 has_password,
                 updated,
-                roles,
-                role_ids,
+                role_pairs,
                 organization_name,
                 tenant_name,
                 _,
-            )| UserListItem {
-                id,
-                email,
-                name,
-                organization_name,
-                organization_id: org,
-                tenant_name,
-                tenant_id: tenant,
-                roles,
-                role_ids,
-                is_confirmed: confirmed,
-                has_password: single.then_some(has_password),
-                updated_at: Some(updated),
+            )| {
+                let (roles, role_ids) = sorted_roles(role_pairs);
+                UserListItem {
+                    id,
+                    email,
+                    name,
+                    organization_name,
+                    organization_id: org,
+                    tenant_name,
+                    tenant_id: tenant,
+                    roles,
+                    role_ids,
+                    is_confirmed: confirmed,
+                    has_password: single.then_some(has_password),
+                    updated_at: Some(updated),
+                }
             },
         )
         .collect();
@@ -237,6 +239,23 @@ impl UserList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn roles_are_ordered_by_name_then_id() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let pairs = vec![
+            ("sales".into(), a),
+            ("admin".into(), b),
+            ("admin".into(), a),
+        ];
+        assert_eq!(
+            sorted_roles(pairs),
+            (
+                vec!["admin".into(), "admin".into(), "sales".into()],
+                vec![a, b, a]
+            )
+        );
+    }
 
     #[test]
     fn logged_fields_are_the_serialized_keys() {
