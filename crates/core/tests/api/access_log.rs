@@ -63,6 +63,15 @@ async fn entries(conn: &mut AsyncPgConnection) -> Vec<Entry> {
         .unwrap()
 }
 
+/// Records a read of `ids` of kind `test.thing`.
+async fn record_ids(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    ids: &[String],
+) -> diesel::QueryResult<()> {
+    record(conn, actor, "test.thing", ids, false, &["id"], None).await
+}
+
 /// A logged read of one generated id.
 async fn read_one(conn: &mut AsyncPgConnection, actor: &Actor) -> diesel::QueryResult<Vec<Uuid>> {
     let query = diesel::select(diesel::dsl::sql::<SqlUuid>("gen_random_uuid()"));
@@ -80,17 +89,7 @@ async fn a_read_of_several_records_is_one_row_and_one_entry_per_record() {
     let (_test_db, db) = db().await;
     let mut conn = db.conn().await.unwrap();
     let ids = ["b".to_string(), "a".to_string(), "b".to_string()];
-    record(
-        &mut conn,
-        &actor(),
-        "test.thing",
-        &ids,
-        false,
-        &["id"],
-        None,
-    )
-    .await
-    .unwrap();
+    record_ids(&mut conn, &actor(), &ids).await.unwrap();
     assert_eq!(
         count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
         1
@@ -108,9 +107,7 @@ async fn a_read_of_several_records_is_one_row_and_one_entry_per_record() {
     // The ids are stable: the view reads them from the row.
     assert_eq!(entries(&mut conn).await, listed);
     // Nothing read, nothing written.
-    record(&mut conn, &actor(), "test.thing", &[], false, &["id"], None)
-        .await
-        .unwrap();
+    record_ids(&mut conn, &actor(), &[]).await.unwrap();
     assert_eq!(
         count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
         1
@@ -163,17 +160,7 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
     let ids = ["a".to_string()];
     // Outside a transaction the entry commits asynchronously, for its own
     // transaction only: the session's setting is back afterwards.
-    record(
-        &mut conn,
-        &actor(),
-        "test.thing",
-        &ids,
-        false,
-        &["id"],
-        None,
-    )
-    .await
-    .unwrap();
+    record_ids(&mut conn, &actor(), &ids).await.unwrap();
     let actor = actor();
     read_one(&mut conn, &actor).await.unwrap();
     assert_eq!(synchronous_commit(&mut conn).await, "on");
@@ -186,7 +173,7 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
                 diesel::sql_query("SET LOCAL synchronous_commit = on")
                     .execute(conn)
                     .await?;
-                record(conn, &actor_in_tx, "test.thing", &ids, false, &["id"], None).await?;
+                record_ids(conn, &actor_in_tx, &ids).await?;
                 read_one(conn, &actor_in_tx).await?;
                 Ok(synchronous_commit(conn).await)
             })
