@@ -22,7 +22,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::Actor;
+use super::{Actor, in_transaction};
 
 /// Sets `synchronous_commit = off` for the current transaction when read
 /// inside a statement; selected as a one-row `FROM` item.
@@ -39,17 +39,6 @@ fn access_type(by_id: bool, records: usize) -> &'static str {
     } else {
         "read"
     }
-}
-
-/// Whether `conn` is inside a transaction diesel opened (or the transaction
-/// state is broken, which is treated the same: keep the caller's durability).
-fn in_transaction(conn: &mut AsyncPgConnection) -> bool {
-    use diesel_async::{AnsiTransactionManager, TransactionManager};
-    !matches!(
-        <AnsiTransactionManager as TransactionManager<AsyncPgConnection>>::transaction_manager_status_mut(conn)
-            .transaction_depth(),
-        Ok(None)
-    )
 }
 
 /// Records that `actor` read `ids` of `resource_kind` (each distinct id once),
@@ -70,7 +59,6 @@ pub async fn record(
         return Ok(());
     }
     let entry_ids: Vec<Uuid> = ids.iter().map(|_| Uuid::new_v4()).collect();
-    let fields: Vec<&str> = fields.to_vec();
     let mut sql = String::from(
         "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, resource_kind, \
          resource_ids, entry_ids, access_type, fields, context_json) \
@@ -88,7 +76,7 @@ pub async fn record(
         .bind::<Array<Text>, _>(&ids)
         .bind::<Array<SqlUuid>, _>(&entry_ids)
         .bind::<Text, _>(access_type(by_id, ids.len()))
-        .bind::<Array<Text>, _>(&fields)
+        .bind::<Array<Text>, _>(fields)
         .bind::<Nullable<Jsonb>, _>(&context)
         .execute(conn)
         .await
