@@ -114,8 +114,9 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let api_keys = modules.api_keys;
     let mut configurators = modules.configurators;
     configurators.push(io_data(&config)?);
-    let mut ctx =
-        AppContext::new(db.clone(), config.http.clone(), configurators).with_access(modules.access);
+    let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators)
+        .with_access(modules.access)
+        .with_reads(modules.reads);
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics = web::Data::new(

@@ -11,7 +11,7 @@ use stoa_auth::{AuthConfig, AuthState};
 use stoa_core::command::CommandRegistry;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
-use stoa_core::http::{AccessPolicy, ApiConfigurator};
+use stoa_core::http::{AccessPolicy, ApiConfigurator, ReadCache};
 
 pub mod bench;
 pub mod commands;
@@ -70,6 +70,8 @@ pub struct Modules {
     pub api_keys: Arc<stoa_api_keys::ApiKeyAuthenticator>,
     /// Every operation's declared access, checked before its handler.
     pub access: Arc<dyn AccessPolicy>,
+    /// Kept list answers of session callers, served before authentication.
+    pub reads: Arc<dyn ReadCache>,
 }
 
 /// Builds every module (see [`configurators`]). `encryption` protects
@@ -91,6 +93,7 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
     let auth = AuthState::new(db.clone(), auth, registry.clone()).map_err(|e| e.to_string())?;
     let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
     let access = Arc::new(AccessMatrix::new(registry.operations(), auth.clone()));
+    let reads = Arc::new(auth.reads());
     Ok(Modules {
         configurators: vec![
             Arc::new(stoa_auth::configure(auth)),
@@ -106,6 +109,7 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
         ],
         api_keys,
         access,
+        reads,
     })
 }
 

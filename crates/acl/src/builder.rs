@@ -32,6 +32,7 @@ impl AuthContext {
             actor_tenant_id: tenant,
             home_organization_id: home_organization.into(),
             acl: Arc::new(ResolvedAcl::default()),
+            acl_version: None,
             guards: WriteGuards::default(),
         }
     }

@@ -13,6 +13,7 @@ use futures_util::future::{BoxFuture, LocalBoxFuture};
 use stoa_core::AppError;
 use stoa_core::command::WriteGuards;
 use stoa_core::http::headers;
+use stoa_core::http::read_cache::ReadOwner;
 use uuid::Uuid;
 
 use crate::matching::feature_granted;
@@ -85,6 +86,9 @@ pub struct AuthContext {
     /// The user's home organization.
     pub home_organization_id: Option<Uuid>,
     pub acl: Arc<ResolvedAcl>,
+    /// The `acl_version` `acl` was resolved under (session callers), which
+    /// tags list answers kept for the caller ([`AuthContext::read_owner`]).
+    pub acl_version: Option<i64>,
     /// The write guards of the registry (`Registry::write_guards`), handed to
     /// the command bus with [`AuthContext::actor`]. Authenticators fill them in.
     pub guards: WriteGuards,
@@ -148,6 +152,21 @@ impl AuthContext {
     /// API key the key's id (the reference records it as `actor_user_id`).
     pub fn actor_id(&self) -> Option<Uuid> {
         self.user_id.or(self.api_key_id)
+    }
+
+    /// Who a list answer may be kept for ([`stoa_core::http::read_cache`]):
+    /// a session caller whose ACL version is known; `None` for API keys,
+    /// whose answers are never kept.
+    pub fn read_owner(&self) -> Option<ReadOwner> {
+        match (self.kind, self.user_id, self.acl_version) {
+            (CredentialKind::Session, Some(user_id), Some(acl_version)) => Some(ReadOwner {
+                user_id,
+                tenant_id: self.actor_tenant_id,
+                home_organization_id: self.home_organization_id,
+                acl_version,
+            }),
+            _ => None,
+        }
     }
 
     /// Whether `tenant` may be targeted: the caller's scope tenant, or any for a super admin.

@@ -248,6 +248,8 @@ impl ApiKeyAuthenticator {
             home_organization_id: live.organization_id,
             guards: Default::default(),
             acl: resolved.acl,
+            // Keys' answers are never kept (AuthContext::read_owner).
+            acl_version: None,
         })
     }
 }

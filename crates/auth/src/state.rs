@@ -59,6 +59,12 @@ impl AuthState {
 }
 
 impl AuthState {
+    /// The list answers kept for this state's sessions (one per process:
+    /// register it with `AppContext::with_reads`).
+    pub fn reads(&self) -> crate::reads::SessionReads {
+        crate::reads::SessionReads::new(self.db.clone(), self.keys.clone())
+    }
+
     /// Hands API-key credentials to `keys`.
     pub fn with_api_keys(mut self, keys: Arc<dyn Authenticator>) -> Self {
         self.api_keys = Some(keys);
@@ -179,6 +185,7 @@ impl AuthState {
             home_organization_id: live.organization_id,
             guards: Default::default(),
             acl: resolved.acl,
+            acl_version: Some(version),
         })
     }
 }

@@ -39,6 +39,12 @@ pub fn state_with_registry(
     }
 }
 
+/// The kept list answers of sessions signed with the test settings' secret,
+/// for `stoa_testkit::TestAppBuilder::reads_with`.
+pub fn reads(db: &Db) -> Arc<dyn stoa_core::http::ReadCache> {
+    Arc::new(state_with(db, |_| {}).reads())
+}
+
 /// The auth module's configurator with test settings.
 pub fn module(db: &Db) -> ApiConfigurator {
     Arc::new(crate::configure(state_with(db, |_| {})))

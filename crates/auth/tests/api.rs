@@ -13,6 +13,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod invite;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod kept_lists;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod login;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod login_limits;

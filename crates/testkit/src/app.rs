@@ -13,7 +13,7 @@ use actix_web::web::Bytes;
 use serde_json::Value;
 use stoa_core::config::{DEFAULT_BIND, DEFAULT_BODY_LIMIT, HttpConfig};
 use stoa_core::db::Db;
-use stoa_core::http::{AccessPolicy, ApiConfigurator, AppContext, Metrics};
+use stoa_core::http::{AccessPolicy, ApiConfigurator, AppContext, Metrics, ReadCache};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::database::TestDb;
@@ -38,6 +38,7 @@ pub fn app() -> TestAppBuilder {
         metrics: false,
         deferred: Vec::new(),
         server: None,
+        reads: None,
     }
 }
 
@@ -54,7 +55,11 @@ pub struct TestAppBuilder {
     metrics: bool,
     deferred: Vec<Deferred>,
     server: Option<Server>,
+    reads: Option<Reads>,
 }
+
+/// Builds the app's kept-answer cache once the test database exists.
+type Reads = Box<dyn FnOnce(&Db) -> Arc<dyn ReadCache>>;
 
 impl TestAppBuilder {
     /// Mounts a module's routes (e.g. `stoa_devices::configure`).
@@ -80,6 +85,13 @@ impl TestAppBuilder {
         f: impl FnOnce(&Db) -> (Vec<ApiConfigurator>, Option<Arc<dyn AccessPolicy>>) + 'static,
     ) -> Self {
         self.server = Some(Box::new(f));
+        self
+    }
+
+    /// Serves kept list answers from the cache `f` builds (e.g.
+    /// `stoa_auth::testing::reads`), as the server does.
+    pub fn reads_with(mut self, f: impl FnOnce(&Db) -> Arc<dyn ReadCache> + 'static) -> Self {
+        self.reads = Some(Box::new(f));
         self
     }
 
@@ -133,6 +145,9 @@ impl TestAppBuilder {
         let mut ctx = AppContext::new(db.clone(), self.http, configurators);
         if let Some(access) = access {
             ctx = ctx.with_access(access);
+        }
+        if let Some(reads) = self.reads {
+            ctx = ctx.with_reads(reads(&db));
         }
         if self.metrics {
             let metrics = Metrics::new(db.clone()).expect("create metrics");

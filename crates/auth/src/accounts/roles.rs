@@ -9,6 +9,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::command::{self, Operation};
+use stoa_core::http::read_cache::versions;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use stoa_core::{AppError, PageQuery};
@@ -79,14 +80,20 @@ fn users_count() -> diesel::expression::SqlLiteral<diesel::sql_types::BigInt> {
     )
 }
 
+/// The read models a role-list page is computed from, besides the ACL tables
+/// (roles, role ACLs and memberships bump `acl_version`): users (a deleted
+/// user leaves the counts) and tenants (their names).
+pub const READ_DEPS: &[&str] = &["auth.users", "directory.tenants"];
+
 /// `GET /auth/roles`: the page, its (capped) total, user counts and tenant
-/// names in one statement.
+/// names in one statement, with the versions of [`READ_DEPS`] it read
+/// (`None` when it returned no row).
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &RoleListQuery,
     params: &ListParams,
-) -> Result<RoleList, AppError> {
+) -> Result<(RoleList, Option<Vec<i64>>), AppError> {
     let page = PageQuery {
         page: q.page,
         page_size: q.page_size,
@@ -106,7 +113,16 @@ pub async fn list(
         }
         Ok(query)
     };
-    type Row = (Uuid, String, Uuid, OffsetDateTime, i64, Option<String>, i64);
+    type Row = (
+        Uuid,
+        String,
+        Uuid,
+        OffsetDateTime,
+        i64,
+        Option<String>,
+        i64,
+        Vec<i64>,
+    );
     // The window is chosen by id in a subquery, so the per-row subqueries
     // run for the page's rows only, not for every row an OFFSET skips.
     let window = filtered()?
@@ -125,12 +141,14 @@ pub async fn list(
                 users_count(),
                 tenant_name("roles.tenant_id"),
                 req.count(filtered()?.select(roles::id)),
+                versions(READ_DEPS),
             ))
             .order((roles::name.asc(), roles::id.asc())),
     )
     .load(conn)
     .await?;
     let mut counted = <[Row]>::first(&rows).map(|r| r.6);
+    let versions = <[Row]>::first(&rows).map(|r| r.7.clone());
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered()?.select(roles::id)))
@@ -141,7 +159,7 @@ pub async fn list(
     let items = rows
         .into_iter()
         .map(
-            |(id, name, tenant, updated, users_count, tenant_name, _)| RoleItem {
+            |(id, name, tenant, updated, users_count, tenant_name, _, _)| RoleItem {
                 users_count,
                 id,
                 name,
@@ -152,7 +170,7 @@ pub async fn list(
         )
         .collect();
     let page = req.finish(items, counted, |r: &RoleItem| (r.name.clone(), r.id));
-    Ok(RoleList {
+    let list = RoleList {
         items: page.items,
         total: page.total,
         page: page.page,
@@ -161,7 +179,8 @@ pub async fn list(
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
         is_super_admin: ctx.is_super_admin(),
-    })
+    };
+    Ok((list, versions))
 }
 
 fn clean_name(raw: &str) -> Result<String, AppError> {

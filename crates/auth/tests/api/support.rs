@@ -21,6 +21,9 @@ pub async fn start_with(
             std::sync::Arc::new(stoa_auth::configure(testing::state_with(db, tweak)))
         })
         .module(stoa_directory::configure)
+        // Every auth test runs with kept list answers, as the server does:
+        // a stale answer would fail the tests that read a list twice.
+        .reads_with(testing::reads)
         .start()
         .await
 }
@@ -71,6 +74,7 @@ pub async fn start_admin() -> TestApp<
         );
     stoa_testkit::app()
         .module_with(testing::module)
+        .reads_with(testing::reads)
         .module(stoa_directory::configure)
         .module(stoa_audit_logs::configure(
             std::sync::Arc::new(commands),

@@ -16,6 +16,7 @@ use actix_web::middleware::Next;
 use actix_web::{HttpRequest, web};
 use futures_util::future::LocalBoxFuture;
 
+use super::read_cache::ReadCacheData;
 use crate::error::AppError;
 
 /// An HTTP method an operation is declared for.
@@ -129,11 +130,22 @@ pub trait AccessPolicy: Send + Sync + 'static {
 /// The policy as app data.
 pub type AccessPolicyData = web::Data<dyn AccessPolicy>;
 
-/// Middleware: runs the registered [`AccessPolicy`], if any, before the handler.
+/// Middleware: answers a `GET` from the registered [`ReadCache`] when it
+/// still holds the answer (see [`super::read_cache`]), else runs the
+/// registered [`AccessPolicy`], if any, before the handler.
 pub async fn enforce_access(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    if req.method() == actix_web::http::Method::GET
+        && let Some(cache) = req.app_data::<ReadCacheData>().cloned()
+        && let Some(body) = cache.serve(req.request()).await
+    {
+        let res = actix_web::HttpResponse::Ok()
+            .content_type("application/json")
+            .body(body);
+        return Ok(req.into_response(res).map_into_right_body());
+    }
     let policy = req.app_data::<AccessPolicyData>().cloned();
     if let Some(policy) = policy
         && let Err(err) = policy.check(req.request()).await

@@ -18,6 +18,7 @@ use super::compression::strip_identity_encoding;
 use super::errors::{json_error_bodies, not_found};
 use super::metrics::Metrics;
 use super::origin::{OriginPolicy, origin_guard};
+use super::read_cache::{ReadCache, read_cache_data};
 use super::request_context::request_context;
 use super::sse::SseKeepAlive;
 use super::{cors, security_headers};
@@ -40,6 +41,8 @@ pub struct AppContext {
     openapi: web::Data<OpenApiJson>,
     /// Who may call which operation; `None` leaves every check to the handlers.
     access: Option<Arc<dyn AccessPolicy>>,
+    /// Kept list answers, served before authentication; `None` = no cache.
+    reads: Option<Arc<dyn ReadCache>>,
 }
 
 impl AppContext {
@@ -53,6 +56,7 @@ impl AppContext {
             configurators,
             openapi: web::Data::new(OpenApiJson(json)),
             access: None,
+            reads: None,
         }
     }
 
@@ -64,6 +68,12 @@ impl AppContext {
         let json = doc.to_json().unwrap_or_else(|_| "{}".into());
         self.openapi = web::Data::new(OpenApiJson(json));
         self.access = Some(policy);
+        self
+    }
+
+    /// Serves kept list answers from `cache` (see [`super::read_cache`]).
+    pub fn with_reads(mut self, cache: Arc<dyn ReadCache>) -> Self {
+        self.reads = Some(cache);
         self
     }
 
@@ -130,6 +140,9 @@ pub fn app(
     }
     if let Some(policy) = &ctx.access {
         app = app.app_data(access_policy_data(policy.clone()));
+    }
+    if let Some(cache) = &ctx.reads {
+        app = app.app_data(read_cache_data(cache.clone()));
     }
     let (app, _) = app
         .into_utoipa_app()

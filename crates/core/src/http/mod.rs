@@ -2,7 +2,8 @@
 //! builder, request context (request id, tracing, access log, panic guard),
 //! metrics, CORS ([`headers`] names every header the API reads), security
 //! headers, JSON bodies for every error, the access policy run before every
-//! handler ([`access`]), optimistic locking of writes ([`lock`]), and the
+//! handler ([`access`]), list answers served again from memory
+//! ([`read_cache`]), optimistic locking of writes ([`lock`]), and the
 //! responses modules stream: server-sent events ([`sse`]) and file downloads
 //! ([`download`]), both sent uncompressed.
 
@@ -16,6 +17,7 @@ pub mod headers;
 pub mod lock;
 mod metrics;
 mod origin;
+pub mod read_cache;
 mod request_context;
 pub mod sse;
 
@@ -30,6 +32,7 @@ pub use errors::{json_error_bodies, not_found};
 pub use headers::{ALLOWED_HEADERS, EXPOSED_HEADERS};
 pub use metrics::{Metrics, metrics_app};
 pub use origin::{ALLOWED_METHODS, CREDENTIAL_COOKIES, OriginPolicy, origin_guard, origin_of};
+pub use read_cache::{ReadCache, ReadCacheData, read_cache_data};
 pub use request_context::{RequestId, request_context};
 pub use sse::{Disconnected, Sse, SseEvent, SseKeepAlive, SseSender};
 

@@ -198,6 +198,7 @@ mod tests {
             tenant_id: Some(Uuid::nil()),
             actor_tenant_id: Some(Uuid::nil()),
             home_organization_id: None,
+            acl_version: None,
             guards: Default::default(),
             acl: Arc::new(ResolvedAcl {
                 features: features.iter().map(|s| s.to_string()).collect(),

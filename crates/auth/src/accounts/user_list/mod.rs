@@ -12,6 +12,7 @@ use diesel::sql_types::{Array, Bool, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::command::access::logged;
+use stoa_core::http::read_cache::versions;
 use stoa_core::list::{ListPage, ListParams, ListRequest};
 use stoa_core::{AppError, PageQuery};
 use stoa_directory::names::{organization_name, tenant_name};
@@ -43,7 +44,14 @@ type ListRow = (
     Option<String>,
     Option<String>,
     i64,
+    Vec<i64>,
 );
+
+/// The read models a user-list page is computed from, besides the ACL tables
+/// (`acl_version` covers roles, memberships and organizations): users and
+/// tenants (their names). A page is kept with their versions
+/// ([`stoa_core::http::read_cache`]).
+pub const READ_DEPS: &[&str] = &["auth.users", "directory.tenants"];
 
 /// The sort tag of user-list cursors: ordered by e-mail, then id.
 const CURSOR_TAG: &str = "auth.users:email";
@@ -96,6 +104,16 @@ fn sorted_roles(mut pairs: Vec<(String, Uuid)>) -> (Vec<String>, Vec<Uuid>) {
     pairs.into_iter().unzip()
 }
 
+/// A listed page and what keeps it: the versions of [`READ_DEPS`] its
+/// statement read (`None` when it returned no row) and the access-log entry
+/// it wrote.
+pub struct ListedUsers {
+    pub list: UserList,
+    pub versions: Option<Vec<i64>>,
+    pub by_id: bool,
+    pub fields: &'static [&'static str],
+}
+
 /// `GET /auth/users`: the page, its (capped) total, roles, organization and
 /// tenant names, and the access-log entries of the read, in one statement.
 /// `search` first resolves matching organizations and roles (two small
@@ -106,18 +124,22 @@ pub async fn list(
     q: &UserListQuery,
     params: &ListParams,
     path: &str,
-) -> Result<UserList, AppError> {
+) -> Result<ListedUsers, AppError> {
     let page = PageQuery {
         page: q.page,
         page_size: q.page_size,
     }
     .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
     let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
+    let single = q.id.is_some();
+    let fields = if single { FIELDS_BY_ID } else { FIELDS };
     let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
-        return Ok(UserList::from_page(
-            req.finish(Vec::new(), None, key_of),
-            ctx,
-        ));
+        return Ok(ListedUsers {
+            list: UserList::from_page(req.finish(Vec::new(), None, key_of), ctx),
+            versions: None,
+            by_id: single,
+            fields,
+        });
     };
     let filtered = || {
         let mut query = filter.query();
@@ -132,7 +154,6 @@ pub async fn list(
         }
         query
     };
-    let single = q.id.is_some();
     // The window is chosen by id in a subquery, so the per-row subqueries
     // (roles, names) run for the page's rows only, not for every row an
     // OFFSET skips (Postgres projects before it skips).
@@ -156,22 +177,17 @@ pub async fn list(
             organization_name("users.organization_id"),
             tenant_name("users.tenant_id"),
             req.count(filtered().select(users::id)),
+            versions(READ_DEPS),
         ))
         .order((users::email.asc(), users::id.asc()));
     // E-mail addresses and names are personal data: every read is logged, in
     // the same statement (a data-modifying CTE).
     let actor = ctx.actor();
-    let rows: Vec<ListRow> = logged(
-        page_query,
-        &actor,
-        read_log::USER,
-        single,
-        if single { FIELDS_BY_ID } else { FIELDS },
-        path,
-    )
-    .load(conn)
-    .await?;
+    let rows: Vec<ListRow> = logged(page_query, &actor, read_log::USER, single, fields, path)
+        .load(conn)
+        .await?;
     let mut counted = <[ListRow]>::first(&rows).map(|r| r.11);
+    let versions = <[ListRow]>::first(&rows).map(|r| r.12.clone());
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered().select(users::id)))
@@ -195,6 +211,7 @@ pub async fn list(
                 organization_name,
                 tenant_name,
                 _,
+                _,
             )| {
                 let (roles, role_ids) = sorted_roles(role_pairs);
                 UserListItem {
@@ -214,7 +231,12 @@ pub async fn list(
             },
         )
         .collect();
-    Ok(UserList::from_page(req.finish(items, counted, key_of), ctx))
+    Ok(ListedUsers {
+        list: UserList::from_page(req.finish(items, counted, key_of), ctx),
+        versions,
+        by_id: single,
+        fields,
+    })
 }
 
 fn key_of(item: &UserListItem) -> (String, Uuid) {

@@ -1,8 +1,9 @@
 //! `GET /auth/roles`.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get};
 use stoa_acl::AuthContext;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Query};
 
@@ -25,12 +26,22 @@ use crate::routes::State;
 )]
 #[get("/auth/roles")]
 pub async fn list_roles(
+    req: HttpRequest,
     ctx: AuthContext,
     state: State,
     q: Query<RoleListQuery>,
     list: Query<ListParams>,
-) -> AppResult<web::Json<RoleList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(LIST)?;
     let mut conn = state.db.conn().await?;
-    Ok(web::Json(roles::list(&mut conn, &ctx, &q, &list).await?))
+    let (list, versions) = roles::list(&mut conn, &ctx, &q, &list).await?;
+    // Role lists are not access-logged: they carry no personal data.
+    answer_json(
+        &req,
+        ctx.read_owner(),
+        &list,
+        roles::READ_DEPS,
+        versions,
+        None,
+    )
 }

@@ -1,0 +1,2 @@
+DROP TRIGGER tenants_read_version_truncate ON tenants;
+DROP TRIGGER tenants_read_version ON tenants;
