@@ -339,6 +339,30 @@ mod tests {
     }
 
     #[test]
+    fn answers_are_kept_only_for_sessions_with_a_known_acl_version() {
+        let (tenant, org, user) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let mut session = AuthContext::for_user(tenant, org, user);
+        assert_eq!(session.read_owner(), None, "no ACL version");
+        session.acl_version = Some(7);
+        assert_eq!(
+            session.read_owner(),
+            Some(ReadOwner {
+                user_id: user,
+                tenant_id: Some(tenant),
+                home_organization_id: Some(org),
+                acl_version: 7,
+            })
+        );
+        let mut key = AuthContext::for_api_key(tenant, Uuid::from_u128(4)).with_user(user);
+        key.acl_version = Some(7);
+        assert_eq!(
+            key.read_owner(),
+            None,
+            "API keys are never served kept answers"
+        );
+    }
+
+    #[test]
     fn reads_credentials() {
         let req = actix_web::test::TestRequest::default()
             .insert_header(("authorization", "Bearer abc"))

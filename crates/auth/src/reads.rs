@@ -19,13 +19,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use actix_web::HttpRequest;
 use actix_web::web::Bytes;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::{LocalBoxFuture, ready};
 use stoa_acl::Credentials;
 use stoa_acl::accounts::Selection;
 use stoa_core::AppError;
-use stoa_core::command::access::logged;
+use stoa_core::command::access::record_if;
 use stoa_core::db::Db;
 use stoa_core::http::read_cache::{CachedRead, ReadCache, ReadOwner, target_of, versions};
 use stoa_core::prepared::Cached;
@@ -35,8 +34,12 @@ use uuid::Uuid;
 use crate::schema::{acl_version, sessions, users};
 use crate::tokens::{Claims, TokenKeys};
 
-/// The most body bytes kept per process.
+/// The most bytes of bodies and request targets kept per process.
 pub const MAX_BYTES: usize = 8 * 1024 * 1024;
+/// The most distinct paths answers are kept for. Only list routes keep
+/// answers, but one route has many spellings (`/api/auth/%75sers`): past
+/// this bound a new spelling is answered without being kept.
+const MAX_PATHS: usize = 64;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Key {
@@ -62,28 +65,42 @@ struct Store {
 
 impl Store {
     fn insert(&mut self, key: Key, entry: Entry) {
-        self.paths.insert(path_of(&key.target).to_string());
-        self.bytes += entry.read.body.len();
+        let path = path_of(&key.target);
+        if !self.paths.contains(path) {
+            if self.paths.len() >= MAX_PATHS {
+                return;
+            }
+            self.paths.insert(path.to_string());
+        }
+        let size = key.target.len() + entry.read.body.len();
         match self.entries.insert(key.clone(), Arc::new(entry)) {
-            Some(old) => self.bytes -= old.read.body.len(),
-            None => self.order.push_back(key),
+            Some(old) => self.bytes = self.bytes + size - size_of(&key, &old),
+            None => {
+                self.bytes += size;
+                self.order.push_back(key);
+            }
         }
         while self.bytes > MAX_BYTES {
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
             if let Some(old) = self.entries.remove(&oldest) {
-                self.bytes -= old.read.body.len();
+                self.bytes -= size_of(&oldest, &old);
             }
         }
     }
 
     fn remove(&mut self, key: &Key) {
         if let Some(old) = self.entries.remove(key) {
-            self.bytes -= old.read.body.len();
+            self.bytes -= size_of(key, &old);
             self.order.retain(|k| k != key);
         }
     }
+}
+
+/// What an entry counts against [`MAX_BYTES`].
+fn size_of(key: &Key, entry: &Entry) -> usize {
+    key.target.len() + entry.read.body.len()
 }
 
 fn path_of(target: &str) -> &str {
@@ -210,15 +227,14 @@ async fn still_the_answer(
                 .eq(owner.acl_version),
         )
         .filter(versions(read.deps).eq(&read.versions));
+    let guard = live.select(users::id);
     let rows: Vec<Uuid> = match &read.log {
         Some(log) if !log.ids.is_empty() => {
-            let ids = diesel::dsl::sql::<SqlUuid>("unnest(")
-                .bind::<Array<SqlUuid>, _>(&log.ids)
-                .sql(")");
-            logged(
-                live.select(ids),
+            record_if(
+                guard,
                 &log.actor,
                 log.resource_kind,
+                &log.ids,
                 log.by_id,
                 log.fields,
                 log.path,
@@ -226,7 +242,7 @@ async fn still_the_answer(
             .load(conn)
             .await?
         }
-        _ => Cached(live.select(users::id)).load(conn).await?,
+        _ => Cached(guard).load(conn).await?,
     };
     Ok(!rows.is_empty())
 }
@@ -263,17 +279,31 @@ mod tests {
     #[test]
     fn the_oldest_answers_go_first_when_the_budget_is_spent() {
         let mut store = Store::default();
-        let third = MAX_BYTES / 3 + 1;
-        store.insert(key("/a?x=1"), entry(third));
-        store.insert(key("/b"), entry(third));
+        let third = MAX_BYTES / 3;
+        // Targets count too: each entry is `third` bytes in all.
+        store.insert(key("/a?x=1"), entry(third - 6));
+        store.insert(key("/b"), entry(third - 2));
         // Replacing an answer keeps its place and counts its new size once.
-        store.insert(key("/a?x=1"), entry(third));
+        store.insert(key("/a?x=1"), entry(third - 6));
         assert_eq!((store.entries.len(), store.bytes), (2, 2 * third));
-        store.insert(key("/c"), entry(third));
+        store.insert(key("/c"), entry(third - 2 + 3));
         assert!(!store.entries.contains_key(&key("/a?x=1")));
-        assert_eq!((store.entries.len(), store.bytes), (2, 2 * third));
+        assert_eq!((store.entries.len(), store.bytes), (2, 2 * third + 3));
         store.remove(&key("/b"));
-        assert_eq!((store.order.len(), store.bytes), (1, third));
+        assert_eq!((store.order.len(), store.bytes), (1, third + 3));
         assert!(store.paths.contains("/a") && store.paths.contains("/c"));
+    }
+
+    #[test]
+    fn spellings_of_a_path_are_bounded() {
+        let mut store = Store::default();
+        for i in 0..MAX_PATHS + 10 {
+            store.insert(key(&format!("/api/auth/%75sers{i}")), entry(1));
+        }
+        assert_eq!(store.paths.len(), MAX_PATHS);
+        assert_eq!(store.entries.len(), MAX_PATHS);
+        // Known paths still keep new queries.
+        store.insert(key("/api/auth/%75sers0?page=2"), entry(1));
+        assert_eq!(store.entries.len(), MAX_PATHS + 1);
     }
 }

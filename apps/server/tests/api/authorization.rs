@@ -91,6 +91,7 @@ async fn every_operation_answers_only_the_callers_it_declares() {
                 stoa_server::modules(db, AuthConfig::for_tests(), test_key_ring()).unwrap();
             (modules.configurators, Some(modules.access))
         })
+        .reads_with(stoa_auth::testing::reads)
         .start()
         .await;
     let doc = app.get("/api/docs/openapi.json").await.json();

@@ -77,6 +77,26 @@ async fn a_repeated_list_is_one_statement_and_still_logged() {
     .await
     .unwrap();
     assert_eq!(entries.n, 2 * listed);
+    // The kept answer's entry is the one the page statement wrote, with
+    // entry ids of its own.
+    let same: Count = diesel::sql_query(
+        "SELECT count(DISTINCT (access_type, fields, context_json, \
+         (SELECT array_agg(x ORDER BY x) FROM unnest(resource_ids) x))) AS n \
+         FROM access_reads WHERE actor_user_id = $1",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(acme.admin)
+    .get_result(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(same.n, 1);
+    let ids: Count = diesel::sql_query(
+        "SELECT count(DISTINCT id) AS n FROM access_logs WHERE actor_user_id = $1",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(acme.admin)
+    .get_result(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(ids.n, 2 * listed);
     drop(conn);
 
     // Another query string is another answer; the role list is kept too.

@@ -1,0 +1,1 @@
+ALTER TABLE access_reads RESET (toast_tuple_target);
