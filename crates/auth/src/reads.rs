@@ -6,8 +6,10 @@
 //! [`stoa_core::http::read_cache`]). Serving it again is one statement: the
 //! session check of [`AuthState`](crate::state::AuthState)'s authenticator
 //! (session live, user live and active), the user's tenant and home
-//! organization unchanged, `acl_version` and the read versions unchanged —
-//! and, for an access-logged read, the entry written by the same statement.
+//! organization unchanged, `acl_version` and the read versions unchanged.
+//! An access-logged answer is then sent once its entry has committed with
+//! the others waiting at that moment
+//! ([`stoa_core::command::grouped_reads`]).
 //! API-key callers are never served from here: their answers are not kept.
 //!
 //! Memory is bounded: at most [`MAX_BYTES`] of bodies, the oldest entries
@@ -24,7 +26,7 @@ use futures_util::future::{LocalBoxFuture, ready};
 use stoa_acl::Credentials;
 use stoa_acl::accounts::Selection;
 use stoa_core::AppError;
-use stoa_core::command::access::record_if;
+use stoa_core::command::grouped_reads::{GroupedRead, GroupedReads};
 use stoa_core::db::Db;
 use stoa_core::http::read_cache::{CachedRead, ReadCache, ReadOwner, target_of, versions};
 use stoa_core::prepared::Cached;
@@ -113,12 +115,15 @@ pub struct SessionReads {
     db: Db,
     keys: TokenKeys,
     store: Arc<Mutex<Store>>,
+    /// Writes the access-log entries of served answers, in groups.
+    log: GroupedReads,
 }
 
 impl SessionReads {
     /// Answers kept for sessions signed with `keys`, checked on `db`.
     pub fn new(db: Db, keys: TokenKeys) -> Self {
         Self {
+            log: GroupedReads::new(db.clone()),
             db,
             keys,
             store: Arc::default(),
@@ -177,19 +182,39 @@ impl ReadCache for SessionReads {
         };
         let reads = self.clone();
         Box::pin(async move {
+            // The connection goes back to the pool before the entry's group
+            // commits.
             let fresh = match reads.db.conn().await {
                 Ok(mut conn) => still_the_answer(&mut conn, &claims, &entry).await,
                 Err(err) => Err(err.into()),
             };
             match fresh {
-                Ok(true) => Some(entry.read.body.clone()),
+                Ok(true) => {}
                 // Anything moved (or the check failed): the normal path
                 // answers, and keeps its answer again.
                 Ok(false) | Err(_) => {
                     reads.lock().remove(&key);
-                    None
+                    return None;
                 }
             }
+            let logged = match &entry.read.log {
+                Some(log) => {
+                    reads
+                        .log
+                        .record(GroupedRead {
+                            actor: &log.actor,
+                            resource_kind: log.resource_kind,
+                            ids: &log.ids,
+                            by_id: log.by_id,
+                            fields: log.fields,
+                            path: log.path,
+                        })
+                        .await
+                }
+                None => true,
+            };
+            // Never served without its entry: the normal path logs its own.
+            logged.then(|| entry.read.body.clone())
         })
     }
 
@@ -203,8 +228,8 @@ impl ReadCache for SessionReads {
     }
 }
 
-/// One statement: whether `entry` is still the answer for the session of
-/// `claims`, writing its access-log entry when it is (see the module docs).
+/// One read-only statement: whether `entry` is still the answer for the
+/// session of `claims` (see the module docs).
 async fn still_the_answer(
     conn: &mut AsyncPgConnection,
     claims: &Claims,
@@ -227,23 +252,7 @@ async fn still_the_answer(
                 .eq(owner.acl_version),
         )
         .filter(versions(read.deps).eq(&read.versions));
-    let guard = live.select(users::id);
-    let rows: Vec<Uuid> = match &read.log {
-        Some(log) if !log.ids.is_empty() => {
-            record_if(
-                guard,
-                &log.actor,
-                log.resource_kind,
-                &log.ids,
-                log.by_id,
-                log.fields,
-                log.path,
-            )
-            .load(conn)
-            .await?
-        }
-        _ => Cached(guard).load(conn).await?,
-    };
+    let rows: Vec<Uuid> = Cached(live.select(users::id)).load(conn).await?;
     Ok(!rows.is_empty())
 }
 

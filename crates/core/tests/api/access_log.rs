@@ -187,3 +187,74 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
         4
     );
 }
+
+#[actix_web::test]
+async fn grouped_reads_commit_every_entry_or_report_that_they_could_not() {
+    use stoa_core::command::grouped_reads::{GroupedRead, GroupedReads};
+    let (_test_db, db) = db().await;
+    let group = GroupedReads::new(db.clone());
+    let actor = Actor::default();
+    let ids: Vec<Vec<Uuid>> = (0..20)
+        .map(|n| (0..=n % 3).map(|_| Uuid::new_v4()).collect())
+        .collect();
+    let reads = ids.iter().map(|ids| {
+        group.record(GroupedRead {
+            actor: &actor,
+            resource_kind: "test.thing",
+            ids,
+            by_id: false,
+            fields: &["id"],
+            path: "/api/things",
+        })
+    });
+    let done = futures_util::future::join_all(reads).await;
+    assert!(done.iter().all(|committed| *committed));
+    let mut conn = db.conn().await.unwrap();
+    let records: usize = ids.iter().map(Vec::len).sum();
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        20
+    );
+    assert_eq!(
+        count(&mut conn, "SELECT count(DISTINCT id) AS n FROM access_logs").await,
+        records as i64
+    );
+    // The rows are the ones a logged read writes.
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(*) AS n FROM access_reads WHERE context_json = \
+             jsonb_build_object('resultCount', cardinality(resource_ids), 'path', '/api/things') \
+             AND access_type = CASE WHEN cardinality(resource_ids) > 1 THEN 'read:list' ELSE 'read' END"
+        )
+        .await,
+        20
+    );
+    drop(conn);
+
+    // Nothing to log is done at once; a database that is not there is `false`.
+    let empty = GroupedRead {
+        actor: &actor,
+        resource_kind: "test.thing",
+        ids: &[],
+        by_id: false,
+        fields: &["id"],
+        path: "/api/things",
+    };
+    assert!(group.record(empty).await);
+    let gone = Db::from_url(
+        "postgres://postgres@127.0.0.1:1/none",
+        1,
+        std::time::Duration::from_millis(200),
+    )
+    .unwrap();
+    let read = GroupedRead {
+        actor: &actor,
+        resource_kind: "test.thing",
+        ids: &ids[0],
+        by_id: false,
+        fields: &["id"],
+        path: "/api/things",
+    };
+    assert!(!GroupedReads::new(gone).record(read).await);
+}
