@@ -3,7 +3,8 @@
 //! An answer is kept per user, scope selection (tenant and organization
 //! headers or cookies) and request target (path and query), tagged with the
 //! ACL version it was authorized under and the read versions of its page (see
-//! [`stoa_core::http::read_cache`]). Serving it again is one statement: the
+//! [`stoa_core::http::read_cache`]). Serving it again takes one read-only
+//! statement: the
 //! session check of [`AuthState`](crate::state::AuthState)'s authenticator
 //! (session live, user live and active), the user's tenant and home
 //! organization unchanged, `acl_version` and the read versions unchanged.
@@ -12,8 +13,8 @@
 //! ([`stoa_core::command::grouped_reads`]).
 //! API-key callers are never served from here: their answers are not kept.
 //!
-//! Memory is bounded: at most [`MAX_BYTES`] of bodies, the oldest entries
-//! evicted first.
+//! Memory is bounded: at most [`MAX_BYTES`] of bodies and request targets,
+//! the oldest entries evicted first, and at most 64 distinct paths.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -53,6 +54,8 @@ struct Key {
 struct Entry {
     owner: ReadOwner,
     read: CachedRead,
+    /// The access-log entry written at each use, prepared once.
+    log: Option<Arc<GroupedRead>>,
 }
 
 #[derive(Default)]
@@ -197,20 +200,8 @@ impl ReadCache for SessionReads {
                     return None;
                 }
             }
-            let logged = match &entry.read.log {
-                Some(log) => {
-                    reads
-                        .log
-                        .record(GroupedRead {
-                            actor: &log.actor,
-                            resource_kind: log.resource_kind,
-                            ids: &log.ids,
-                            by_id: log.by_id,
-                            fields: log.fields,
-                            path: log.path,
-                        })
-                        .await
-                }
+            let logged = match &entry.log {
+                Some(log) => reads.log.record(log.clone()).await,
                 None => true,
             };
             // Never served without its entry: the normal path logs its own.
@@ -223,7 +214,17 @@ impl ReadCache for SessionReads {
             return;
         };
         if claims.sub == owner.user_id {
-            self.lock().insert(key, Entry { owner, read });
+            let log = read.log.as_ref().map(|log| {
+                Arc::new(GroupedRead::new(
+                    &log.actor,
+                    log.resource_kind,
+                    &log.ids,
+                    log.by_id,
+                    log.fields,
+                    log.path,
+                ))
+            });
+            self.lock().insert(key, Entry { owner, read, log });
         }
     }
 }
@@ -274,6 +275,7 @@ mod tests {
                 versions: Vec::new(),
                 log: None,
             },
+            log: None,
         }
     }
 

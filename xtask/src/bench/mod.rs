@@ -4,7 +4,10 @@
 //!
 //! Environment: `STOA_BENCH_SECONDS` (default 10 per scenario),
 //! `STOA_BENCH_CONNECTIONS` (default 32), `STOA_BENCH_JOB_UNITS` (job sizes
-//! for the queue's cost per unit, default `1000,10000,100000`).
+//! for the queue's cost per unit, default `1000,10000,100000`),
+//! `STOA_BENCH_ONLY` (comma-separated substrings: only the scenarios whose
+//! name contains one run, and docs/benchmarks.md is left alone; for
+//! investigating one endpoint).
 //!
 //! `cargo xtask bench jobs` runs only the job-queue measurement and prints it
 //! (docs/benchmarks.md is left alone).
@@ -46,10 +49,15 @@ pub fn run(args: &[String]) -> Result<u8> {
         println!("xtask: job queue cost per unit: {}", result?);
         return Ok(0);
     }
-    let result = bench(&stoa, &db, seconds, connections);
+    let only: Vec<String> = std::env::var("STOA_BENCH_ONLY")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let result = bench(&stoa, &db, seconds, connections, &only);
     db.finish();
     let rows = result?;
-    report::write(&rows, seconds, connections)?;
+    if only.is_empty() {
+        report::write(&rows, seconds, connections)?;
+    }
     Ok(0)
 }
 
@@ -72,6 +80,7 @@ fn bench(
     db: &Database,
     seconds: u64,
     connections: usize,
+    only: &[String],
 ) -> Result<Vec<Row>> {
     let url = db.fresh_database("stoa_bench")?;
     cmd::run(
@@ -120,6 +129,9 @@ fn bench(
     ];
     let deep_cursor = cursor_of(server.addr, "/api/auth/users?pageSize=50&page=999", &admin)?;
     for scenario in scenarios(&token, &admin, &key, &deep_cursor) {
+        if !only.is_empty() && !only.iter().any(|o| scenario.name.contains(o.as_str())) {
+            continue;
+        }
         let queries_before = server.db_queries();
         let outcome = load::drive(
             server.addr,

@@ -32,33 +32,66 @@ use crate::db::Db;
 const MAX_GROUP: usize = 64;
 /// Entries that may wait for a commit at once.
 pub const MAX_WAITING: usize = 4096;
+/// Groups written at once. A second writer starts only when entries pile up
+/// behind a running one, so groups stay large.
+const MAX_WRITERS: usize = 2;
+const SECOND_WRITER_AT: usize = 8;
 
-/// One read to log: what [`super::access::logged`] wrote for the same rows.
-pub struct GroupedRead<'a> {
-    pub actor: &'a Actor,
-    pub resource_kind: &'a str,
-    pub ids: &'a [Uuid],
-    pub by_id: bool,
-    pub fields: &'a [&'a str],
-    pub path: &'a str,
-}
-
-struct Row {
+/// One read to log, prepared once and logged at every use: what
+/// [`super::access::logged`] wrote for the same rows (same `access_type`,
+/// fields and `{resultCount, path}`); each use gets its own entry ids.
+pub struct GroupedRead {
     tenant_id: Option<Uuid>,
     organization_id: Option<Uuid>,
     actor_user_id: Option<Uuid>,
     resource_kind: String,
     resource_ids: Vec<String>,
-    entry_ids: Vec<Uuid>,
     access_type: &'static str,
     fields: Vec<String>,
     context: serde_json::Value,
 }
 
+impl GroupedRead {
+    /// `actor` read `ids` (each distinct id once) of `resource_kind`.
+    pub fn new(
+        actor: &Actor,
+        resource_kind: &str,
+        ids: &[Uuid],
+        by_id: bool,
+        fields: &[&str],
+        path: &str,
+    ) -> Self {
+        let mut resource_ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+        resource_ids.sort_unstable();
+        resource_ids.dedup();
+        Self {
+            tenant_id: actor.tenant_id,
+            organization_id: actor.organization_id,
+            actor_user_id: actor.user_id,
+            resource_kind: resource_kind.to_string(),
+            access_type: access_type(by_id, resource_ids.len()),
+            context: json!({"resultCount": resource_ids.len(), "path": path}),
+            resource_ids,
+            fields: fields.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    /// A read of no records: nothing to log.
+    pub fn is_empty(&self) -> bool {
+        self.resource_ids.is_empty()
+    }
+}
+
+struct Pending {
+    read: Arc<GroupedRead>,
+    entry_ids: Vec<Uuid>,
+    done: oneshot::Sender<bool>,
+}
+
 #[derive(Default)]
 struct Waiting {
-    rows: Vec<(Row, oneshot::Sender<bool>)>,
-    writing: bool,
+    entries: Vec<Pending>,
+    writers: usize,
 }
 
 /// The group writer; clones share it.
@@ -80,37 +113,33 @@ impl GroupedReads {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Logs `read`; `true` once its entry has committed, `false` when it could
-    /// not (the database failed, or too many entries wait). A read of no
-    /// records logs nothing and is `true`.
-    pub async fn record(&self, read: GroupedRead<'_>) -> bool {
-        let mut ids: Vec<String> = read.ids.iter().map(Uuid::to_string).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        if ids.is_empty() {
+    /// Logs `read` once more; `true` once its entry has committed, `false`
+    /// when it could not (the database failed, or too many entries wait). A
+    /// read of no records logs nothing and is `true`.
+    pub async fn record(&self, read: Arc<GroupedRead>) -> bool {
+        if read.is_empty() {
             return true;
         }
-        let row = Row {
-            tenant_id: read.actor.tenant_id,
-            organization_id: read.actor.organization_id,
-            actor_user_id: read.actor.user_id,
-            resource_kind: read.resource_kind.to_string(),
-            entry_ids: entry_ids(ids.len()),
-            access_type: access_type(read.by_id, ids.len()),
-            context: json!({"resultCount": ids.len(), "path": read.path}),
-            resource_ids: ids,
-            fields: read.fields.iter().map(|f| f.to_string()).collect(),
-        };
         let (done, committed) = oneshot::channel();
-        let lead = {
+        let entry_ids = entry_ids(read.resource_ids.len());
+        let start_writer = {
             let mut waiting = self.lock();
-            if waiting.rows.len() >= MAX_WAITING {
+            if waiting.entries.len() >= MAX_WAITING {
                 return false;
             }
-            waiting.rows.push((row, done));
-            !std::mem::replace(&mut waiting.writing, true)
+            waiting.entries.push(Pending {
+                read,
+                entry_ids,
+                done,
+            });
+            let wanted = waiting.writers == 0
+                || (waiting.writers < MAX_WRITERS && waiting.entries.len() >= SECOND_WRITER_AT);
+            if wanted {
+                waiting.writers += 1;
+            }
+            wanted
         };
-        if lead {
+        if start_writer {
             let writer = self.clone();
             tokio::spawn(async move { writer.write_all().await });
         }
@@ -120,14 +149,14 @@ impl GroupedReads {
     /// Writes groups until nobody waits.
     async fn write_all(self) {
         loop {
-            let group: Vec<(Row, oneshot::Sender<bool>)> = {
+            let group: Vec<Pending> = {
                 let mut waiting = self.lock();
-                if waiting.rows.is_empty() {
-                    waiting.writing = false;
+                if waiting.entries.is_empty() {
+                    waiting.writers -= 1;
                     return;
                 }
-                let n = waiting.rows.len().min(MAX_GROUP);
-                waiting.rows.drain(..n).collect()
+                let n = waiting.entries.len().min(MAX_GROUP);
+                waiting.entries.drain(..n).collect()
             };
             let committed = match self.insert(&group).await {
                 Ok(()) => true,
@@ -136,13 +165,13 @@ impl GroupedReads {
                     false
                 }
             };
-            for (_, done) in group {
-                let _ = done.send(committed);
+            for pending in group {
+                let _ = pending.done.send(committed);
             }
         }
     }
 
-    async fn insert(&self, group: &[(Row, oneshot::Sender<bool>)]) -> Result<(), String> {
+    async fn insert(&self, group: &[Pending]) -> Result<(), String> {
         let mut conn = self.db.conn().await.map_err(|e| e.to_string())?;
         let mut sql = String::from(
             "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, resource_kind, \
@@ -171,17 +200,18 @@ impl GroupedReads {
         sql.push_str(") AS v(t, o, a, k, r, e, y, f, c)");
         sql.push_str(ASYNC_COMMIT);
         let mut query = diesel::sql_query(sql).into_boxed();
-        for (row, _) in group {
+        for pending in group {
+            let read = &*pending.read;
             query = query
-                .bind::<Nullable<SqlUuid>, _>(row.tenant_id)
-                .bind::<Nullable<SqlUuid>, _>(row.organization_id)
-                .bind::<Nullable<SqlUuid>, _>(row.actor_user_id)
-                .bind::<Text, _>(row.resource_kind.clone())
-                .bind::<Array<Text>, _>(row.resource_ids.clone())
-                .bind::<Array<SqlUuid>, _>(row.entry_ids.clone())
-                .bind::<Text, _>(row.access_type)
-                .bind::<Array<Text>, _>(row.fields.clone())
-                .bind::<Jsonb, _>(row.context.clone());
+                .bind::<Nullable<SqlUuid>, _>(read.tenant_id)
+                .bind::<Nullable<SqlUuid>, _>(read.organization_id)
+                .bind::<Nullable<SqlUuid>, _>(read.actor_user_id)
+                .bind::<Text, _>(&read.resource_kind)
+                .bind::<Array<Text>, _>(&read.resource_ids)
+                .bind::<Array<SqlUuid>, _>(&pending.entry_ids)
+                .bind::<Text, _>(read.access_type)
+                .bind::<Array<Text>, _>(&read.fields)
+                .bind::<Jsonb, _>(&read.context);
         }
         query
             .execute(&mut *conn)

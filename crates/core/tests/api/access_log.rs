@@ -190,6 +190,7 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
 
 #[actix_web::test]
 async fn grouped_reads_commit_every_entry_or_report_that_they_could_not() {
+    use std::sync::Arc;
     use stoa_core::command::grouped_reads::{GroupedRead, GroupedReads};
     let (_test_db, db) = db().await;
     let group = GroupedReads::new(db.clone());
@@ -197,16 +198,17 @@ async fn grouped_reads_commit_every_entry_or_report_that_they_could_not() {
     let ids: Vec<Vec<Uuid>> = (0..20)
         .map(|n| (0..=n % 3).map(|_| Uuid::new_v4()).collect())
         .collect();
-    let reads = ids.iter().map(|ids| {
-        group.record(GroupedRead {
-            actor: &actor,
-            resource_kind: "test.thing",
+    let read = |ids: &[Uuid]| {
+        Arc::new(GroupedRead::new(
+            &actor,
+            "test.thing",
             ids,
-            by_id: false,
-            fields: &["id"],
-            path: "/api/things",
-        })
-    });
+            false,
+            &["id"],
+            "/api/things",
+        ))
+    };
+    let reads = ids.iter().map(|ids| group.record(read(ids)));
     let done = futures_util::future::join_all(reads).await;
     assert!(done.iter().all(|committed| *committed));
     let mut conn = db.conn().await.unwrap();
@@ -233,28 +235,12 @@ async fn grouped_reads_commit_every_entry_or_report_that_they_could_not() {
     drop(conn);
 
     // Nothing to log is done at once; a database that is not there is `false`.
-    let empty = GroupedRead {
-        actor: &actor,
-        resource_kind: "test.thing",
-        ids: &[],
-        by_id: false,
-        fields: &["id"],
-        path: "/api/things",
-    };
-    assert!(group.record(empty).await);
+    assert!(group.record(read(&[])).await);
     let gone = Db::from_url(
         "postgres://postgres@127.0.0.1:1/none",
         1,
         std::time::Duration::from_millis(200),
     )
     .unwrap();
-    let read = GroupedRead {
-        actor: &actor,
-        resource_kind: "test.thing",
-        ids: &ids[0],
-        by_id: false,
-        fields: &["id"],
-        path: "/api/things",
-    };
-    assert!(!GroupedReads::new(gone).record(read).await);
+    assert!(!GroupedReads::new(gone).record(read(&ids[0])).await);
 }
