@@ -32,10 +32,6 @@ use crate::db::Db;
 const MAX_GROUP: usize = 64;
 /// Entries that may wait for a commit at once.
 pub const MAX_WAITING: usize = 4096;
-/// Groups written at once. A second writer starts only when entries pile up
-/// behind a running one, so groups stay large.
-const MAX_WRITERS: usize = 2;
-const SECOND_WRITER_AT: usize = 8;
 
 /// One read to log, prepared once and logged at every use: what
 /// [`super::access::logged`] wrote for the same rows (same `access_type`,
@@ -91,7 +87,10 @@ struct Pending {
 #[derive(Default)]
 struct Waiting {
     entries: Vec<Pending>,
-    writers: usize,
+    /// A writer task is running. One at a time keeps groups large: a second
+    /// one that started when 8 entries waited measured slower (smaller
+    /// groups, one write transaction each).
+    writing: bool,
 }
 
 /// The group writer; clones share it.
@@ -132,12 +131,7 @@ impl GroupedReads {
                 entry_ids,
                 done,
             });
-            let wanted = waiting.writers == 0
-                || (waiting.writers < MAX_WRITERS && waiting.entries.len() >= SECOND_WRITER_AT);
-            if wanted {
-                waiting.writers += 1;
-            }
-            wanted
+            !std::mem::replace(&mut waiting.writing, true)
         };
         if start_writer {
             let writer = self.clone();
@@ -152,7 +146,7 @@ impl GroupedReads {
             let group: Vec<Pending> = {
                 let mut waiting = self.lock();
                 if waiting.entries.is_empty() {
-                    waiting.writers -= 1;
+                    waiting.writing = false;
                     return;
                 }
                 let n = waiting.entries.len().min(MAX_GROUP);
