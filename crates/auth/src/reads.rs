@@ -3,14 +3,11 @@
 //! An answer is kept per user, scope selection (tenant and organization
 //! headers or cookies) and request target (path and query), tagged with the
 //! ACL version it was authorized under and the read versions of its page (see
-//! [`stoa_core::http::read_cache`]). Serving it again takes one read-only
-//! statement: the
+//! [`stoa_core::http::read_cache`]). Serving it again is one statement: the
 //! session check of [`AuthState`](crate::state::AuthState)'s authenticator
 //! (session live, user live and active), the user's tenant and home
-//! organization unchanged, `acl_version` and the read versions unchanged.
-//! An access-logged answer is then sent once its entry has committed with
-//! the others waiting at that moment
-//! ([`stoa_core::command::grouped_reads`]).
+//! organization unchanged, `acl_version` and the read versions unchanged —
+//! and, for an access-logged read, the entry written by the same statement.
 //! API-key callers are never served from here: their answers are not kept.
 //!
 //! Memory is bounded: at most [`MAX_BYTES`] of bodies and request targets,
@@ -27,7 +24,7 @@ use futures_util::future::{LocalBoxFuture, ready};
 use stoa_acl::Credentials;
 use stoa_acl::accounts::Selection;
 use stoa_core::AppError;
-use stoa_core::command::grouped_reads::{GroupedRead, GroupedReads};
+use stoa_core::command::access::record_if;
 use stoa_core::db::Db;
 use stoa_core::http::read_cache::{CachedRead, ReadCache, ReadOwner, target_of, versions};
 use stoa_core::prepared::Cached;
@@ -54,8 +51,6 @@ struct Key {
 struct Entry {
     owner: ReadOwner,
     read: CachedRead,
-    /// The access-log entry written at each use, prepared once.
-    log: Option<Arc<GroupedRead>>,
 }
 
 #[derive(Default)]
@@ -118,15 +113,12 @@ pub struct SessionReads {
     db: Db,
     keys: TokenKeys,
     store: Arc<Mutex<Store>>,
-    /// Writes the access-log entries of served answers, in groups.
-    log: GroupedReads,
 }
 
 impl SessionReads {
     /// Answers kept for sessions signed with `keys`, checked on `db`.
     pub fn new(db: Db, keys: TokenKeys) -> Self {
         Self {
-            log: GroupedReads::new(db.clone()),
             db,
             keys,
             store: Arc::default(),
@@ -185,27 +177,19 @@ impl ReadCache for SessionReads {
         };
         let reads = self.clone();
         Box::pin(async move {
-            // The connection goes back to the pool before the entry's group
-            // commits.
             let fresh = match reads.db.conn().await {
                 Ok(mut conn) => still_the_answer(&mut conn, &claims, &entry).await,
                 Err(err) => Err(err.into()),
             };
             match fresh {
-                Ok(true) => {}
+                Ok(true) => Some(entry.read.body.clone()),
                 // Anything moved (or the check failed): the normal path
                 // answers, and keeps its answer again.
                 Ok(false) | Err(_) => {
                     reads.lock().remove(&key);
-                    return None;
+                    None
                 }
             }
-            let logged = match &entry.log {
-                Some(log) => reads.log.record(log.clone()).await,
-                None => true,
-            };
-            // Never served without its entry: the normal path logs its own.
-            logged.then(|| entry.read.body.clone())
         })
     }
 
@@ -214,29 +198,21 @@ impl ReadCache for SessionReads {
             return;
         };
         if claims.sub == owner.user_id {
-            let log = read.log.as_ref().map(|log| {
-                Arc::new(GroupedRead::new(
-                    &log.actor,
-                    log.resource_kind,
-                    &log.ids,
-                    log.by_id,
-                    log.fields,
-                    log.path,
-                ))
-            });
-            self.lock().insert(key, Entry { owner, read, log });
+            self.lock().insert(key, Entry { owner, read });
         }
     }
 }
 
-/// One read-only statement: whether `entry` is still the answer for the
-/// session of `claims` (see the module docs).
+/// One statement: whether `entry` is still the answer for the session of
+/// `claims`, writing its access-log entry when it is (see the module docs).
 async fn still_the_answer(
     conn: &mut AsyncPgConnection,
     claims: &Claims,
     entry: &Entry,
 ) -> Result<bool, AppError> {
     let (owner, read) = (&entry.owner, &entry.read);
+    // The first five filters are the authenticator's own liveness check
+    // (`AuthState::authenticate_session`): change both together.
     let live = sessions::table
         .inner_join(users::table)
         .filter(sessions::id.eq(claims.sid))
@@ -253,7 +229,23 @@ async fn still_the_answer(
                 .eq(owner.acl_version),
         )
         .filter(versions(read.deps).eq(&read.versions));
-    let rows: Vec<Uuid> = Cached(live.select(users::id)).load(conn).await?;
+    let guard = live.select(users::id);
+    let rows: Vec<Uuid> = match &read.log {
+        Some(log) if !log.ids.is_empty() => {
+            record_if(
+                guard,
+                &log.actor,
+                log.resource_kind,
+                &log.ids,
+                log.by_id,
+                log.fields,
+                log.path,
+            )
+            .load(conn)
+            .await?
+        }
+        _ => Cached(guard).load(conn).await?,
+    };
     Ok(!rows.is_empty())
 }
 
@@ -275,7 +267,6 @@ mod tests {
                 versions: Vec::new(),
                 log: None,
             },
-            log: None,
         }
     }
 

@@ -126,7 +126,8 @@ impl AuthState {
             .ok_or_else(|| unauthorized(from_cookie))?;
         let mut conn = self.db.conn().await?;
         // The one round trip of a cached request: session and user are live,
-        // and the current ACL version.
+        // and the current ACL version. Kept list answers repeat these
+        // filters (`reads::still_the_answer`): change both together.
         let live: Option<LiveSession> = sessions::table
             .inner_join(users::table)
             .filter(sessions::id.eq(claims.sid))

@@ -26,12 +26,12 @@ use super::{Actor, in_transaction};
 
 /// Sets `synchronous_commit = off` for the current transaction when read
 /// inside a statement; selected as a one-row `FROM` item.
-pub(crate) const ASYNC_COMMIT: &str = " CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) \
+const ASYNC_COMMIT: &str = " CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) \
                             AS stoa_async_commit";
 
 /// The `access_type` of a read: `read:item` for a lookup by id, `read:list`
 /// for a list of several, `read` otherwise (the reference's rule).
-pub(crate) fn access_type(by_id: bool, records: usize) -> &'static str {
+fn access_type(by_id: bool, records: usize) -> &'static str {
     if by_id {
         "read:item"
     } else if records > 1 {
@@ -88,7 +88,7 @@ pub async fn record(
 /// across reads (106 random bits), still version 4; one random draw per read
 /// instead of one per record (`gen_random_uuid()` per record was a third of
 /// the cost of logging a 50-record read).
-pub(crate) fn entry_ids(n: usize) -> Vec<Uuid> {
+fn entry_ids(n: usize) -> Vec<Uuid> {
     if n > usize::from(u16::MAX) + 1 {
         return (0..n).map(|_| Uuid::new_v4()).collect();
     }
@@ -102,6 +102,113 @@ pub(crate) fn entry_ids(n: usize) -> Vec<Uuid> {
             Uuid::from_bytes(bytes)
         })
         .collect()
+}
+
+/// Records that `actor` read `ids` again, as one row, when `guard` returns a
+/// row: `INSERT INTO access_reads ... SELECT ... FROM (<guard> LIMIT 1)
+/// RETURNING id`. One statement both checks that a kept answer may be served
+/// ([`crate::http::read_cache`]) and writes its entry; it writes exactly what
+/// [`logged`] wrote for the same rows (`access_type`, fields, `{resultCount,
+/// path}`). Load it as `Vec<Uuid>`: one id when the guard held, none else.
+/// `ids` must be distinct and non-empty, as a read's rows are.
+pub struct GuardedRecord<'a, G> {
+    guard: G,
+    actor: &'a Actor,
+    resource_kind: &'a str,
+    ids: Vec<String>,
+    entry_ids: Vec<Uuid>,
+    access_type: &'static str,
+    fields: &'a [&'a str],
+    path: &'a str,
+    async_commit: bool,
+}
+
+/// See [`GuardedRecord`].
+pub fn record_if<'a, G>(
+    guard: G,
+    actor: &'a Actor,
+    resource_kind: &'a str,
+    ids: &[Uuid],
+    by_id: bool,
+    fields: &'a [&'a str],
+    path: &'a str,
+) -> GuardedRecord<'a, G> {
+    GuardedRecord {
+        guard,
+        actor,
+        resource_kind,
+        ids: ids.iter().map(Uuid::to_string).collect(),
+        entry_ids: entry_ids(ids.len()),
+        access_type: access_type(by_id, ids.len()),
+        fields,
+        path,
+        async_commit: false,
+    }
+}
+
+impl<'a, G: 'a> GuardedRecord<'a, G> {
+    /// Runs it; outside a caller's transaction the entry commits without
+    /// waiting for the WAL flush (see the module documentation).
+    pub fn load<'conn>(
+        mut self,
+        conn: &'conn mut AsyncPgConnection,
+    ) -> diesel_async::return_futures::LoadFuture<'conn, 'a, Self, AsyncPgConnection, Uuid>
+    where
+        Self: diesel_async::methods::LoadQuery<'a, AsyncPgConnection, Uuid>,
+    {
+        self.async_commit = !in_transaction(conn);
+        RunQueryDsl::load(self, conn)
+    }
+}
+
+impl<G> QueryId for GuardedRecord<'_, G> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<G> Query for GuardedRecord<'_, G> {
+    type SqlType = SqlUuid;
+}
+
+impl<G: QueryFragment<Pg>> QueryFragment<Pg> for GuardedRecord<'_, G> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> diesel::QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, \
+             resource_kind, resource_ids, entry_ids, access_type, fields, context_json) SELECT ",
+        );
+        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.tenant_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.organization_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.user_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.resource_kind)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.ids)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.entry_ids)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(&self.access_type)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Array<Text>, _>(&self.fields)?;
+        out.push_sql(", jsonb_build_object('resultCount', cardinality(");
+        out.push_bind_param::<Array<Text>, _>(&self.ids)?;
+        out.push_sql("), 'path', ");
+        out.push_bind_param::<Text, _>(&self.path)?;
+        out.push_sql("::text) FROM (");
+        self.guard.walk_ast(out.reborrow())?;
+        out.push_sql(" LIMIT 1) AS stoa_guard");
+        if self.async_commit {
+            out.push_sql(ASYNC_COMMIT);
+        }
+        out.push_sql(" RETURNING id");
+        Ok(())
+    }
+
+    /// Cached like [`LoggedRead`]: the text depends only on the guard's shape.
+    fn is_safe_to_cache_prepared(&self, _: &Pg) -> diesel::QueryResult<bool> {
+        Ok(true)
+    }
 }
 
 /// A read query that records its own access-log entry in the same

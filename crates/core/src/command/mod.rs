@@ -22,7 +22,6 @@ pub mod access;
 mod actor;
 mod batch;
 pub mod diff;
-pub mod grouped_reads;
 pub mod guard;
 mod operation;
 pub mod outbox;

@@ -1,5 +1,4 @@
-//! Cached reads: a list page answered again from memory after one read-only
-//! statement.
+//! Cached reads: a list page answered again from memory, in one round trip.
 //!
 //! A list handler that may be cached ([`keep`]s its answer) hands over the
 //! serialized body, the access-log entry the read wrote, and the versions of
@@ -9,11 +8,10 @@
 //! [`versions`]). The next identical request of the same user and selection
 //! is answered by [`enforce_access`](super::enforce_access) before its
 //! authentication and handler: one statement checks that the session is live,
-//! that the caller's user row still has the same tenant and organization and
-//! that no version moved; the access-log entry is then written again
-//! ([`crate::command::grouped_reads`], committed before the answer is sent).
-//! When anything moved the entry is dropped and the request takes the
-//! normal path; a stale page is never served.
+//! that the caller's user row still has the same tenant and organization, that
+//! no version moved, and writes the access-log entry again, in one
+//! transaction. When anything moved the entry is dropped and the request
+//! takes the normal path; a stale page is never served.
 //!
 //! Why versions read *in* the page's statement are enough: the page and the
 //! versions come from one snapshot, every write that can change the page bumps
