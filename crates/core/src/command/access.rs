@@ -41,6 +41,27 @@ fn access_type(by_id: bool, records: usize) -> &'static str {
     }
 }
 
+/// Every access-log write: the columns it fills, in this order, from a
+/// `SELECT` of their values.
+const INSERT_READ: &str = "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, \
+                           resource_kind, resource_ids, entry_ids, access_type, fields, \
+                           context_json) SELECT ";
+
+/// Binds the first four values of [`INSERT_READ`]: who read, and what kind.
+fn push_reader<'b>(
+    out: &mut AstPass<'_, 'b, Pg>,
+    actor: &'b Actor,
+    resource_kind: &'b &str,
+) -> diesel::QueryResult<()> {
+    out.push_bind_param::<Nullable<SqlUuid>, _>(&actor.tenant_id)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Nullable<SqlUuid>, _>(&actor.organization_id)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Nullable<SqlUuid>, _>(&actor.user_id)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Text, _>(resource_kind)
+}
+
 /// Records that `actor` read `ids` of `resource_kind` (each distinct id once),
 /// as one row.
 pub async fn record(
@@ -58,12 +79,8 @@ pub async fn record(
     if ids.is_empty() {
         return Ok(());
     }
-    let entry_ids: Vec<Uuid> = ids.iter().map(|_| Uuid::new_v4()).collect();
-    let mut sql = String::from(
-        "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, resource_kind, \
-         resource_ids, entry_ids, access_type, fields, context_json) \
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9",
-    );
+    let entry_ids = entry_ids(ids.len());
+    let mut sql = format!("{INSERT_READ}$1, $2, $3, $4, $5, $6, $7, $8, $9");
     if !in_transaction(conn) {
         sql.push_str(" FROM (SELECT 1) AS stoa_one");
         sql.push_str(ASYNC_COMMIT);
@@ -110,12 +127,13 @@ fn entry_ids(n: usize) -> Vec<Uuid> {
 /// ([`crate::http::read_cache`]) and writes its entry; it writes exactly what
 /// [`logged`] wrote for the same rows (`access_type`, fields, `{resultCount,
 /// path}`). Load it as `Vec<Uuid>`: one id when the guard held, none else.
-/// `ids` must be distinct and non-empty, as a read's rows are.
+/// `ids` must be distinct and non-empty, as a read's rows are; they are
+/// rendered once by the caller (a kept answer is logged at every use).
 pub struct GuardedRecord<'a, G> {
     guard: G,
     actor: &'a Actor,
     resource_kind: &'a str,
-    ids: Vec<String>,
+    ids: &'a [String],
     entry_ids: Vec<Uuid>,
     access_type: &'static str,
     fields: &'a [&'a str],
@@ -128,7 +146,7 @@ pub fn record_if<'a, G>(
     guard: G,
     actor: &'a Actor,
     resource_kind: &'a str,
-    ids: &[Uuid],
+    ids: &'a [String],
     by_id: bool,
     fields: &'a [&'a str],
     path: &'a str,
@@ -137,7 +155,7 @@ pub fn record_if<'a, G>(
         guard,
         actor,
         resource_kind,
-        ids: ids.iter().map(Uuid::to_string).collect(),
+        ids,
         entry_ids: entry_ids(ids.len()),
         access_type: access_type(by_id, ids.len()),
         fields,
@@ -172,19 +190,10 @@ impl<G> Query for GuardedRecord<'_, G> {
 
 impl<G: QueryFragment<Pg>> QueryFragment<Pg> for GuardedRecord<'_, G> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> diesel::QueryResult<()> {
-        out.push_sql(
-            "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, \
-             resource_kind, resource_ids, entry_ids, access_type, fields, context_json) SELECT ",
-        );
-        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.tenant_id)?;
+        out.push_sql(INSERT_READ);
+        push_reader(&mut out, self.actor, &self.resource_kind)?;
         out.push_sql(", ");
-        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.organization_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.user_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.resource_kind)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.ids)?;
+        out.push_bind_param::<Array<Text>, _>(self.ids)?;
         out.push_sql(", ");
         out.push_bind_param::<Array<SqlUuid>, _>(&self.entry_ids)?;
         out.push_sql(", ");
@@ -192,7 +201,7 @@ impl<G: QueryFragment<Pg>> QueryFragment<Pg> for GuardedRecord<'_, G> {
         out.push_sql(", ");
         out.push_bind_param::<Array<Text>, _>(&self.fields)?;
         out.push_sql(", jsonb_build_object('resultCount', cardinality(");
-        out.push_bind_param::<Array<Text>, _>(&self.ids)?;
+        out.push_bind_param::<Array<Text>, _>(self.ids)?;
         out.push_sql("), 'path', ");
         out.push_bind_param::<Text, _>(&self.path)?;
         out.push_sql("::text) FROM (");
@@ -282,18 +291,9 @@ impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for LoggedRead<'_, Q> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> diesel::QueryResult<()> {
         out.push_sql("WITH stoa_page AS (");
         self.query.walk_ast(out.reborrow())?;
-        out.push_sql(
-            "), stoa_read_log AS (INSERT INTO access_reads (tenant_id, organization_id, \
-             actor_user_id, resource_kind, resource_ids, entry_ids, access_type, fields, \
-             context_json) SELECT ",
-        );
-        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.tenant_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.organization_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<SqlUuid>, _>(&self.actor.user_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.resource_kind)?;
+        out.push_sql("), stoa_read_log AS (");
+        out.push_sql(INSERT_READ);
+        push_reader(&mut out, self.actor, &self.resource_kind)?;
         out.push_sql(
             ", array_agg(stoa_logged.stoa_id::text), array_agg(gen_random_uuid()), CASE WHEN ",
         );

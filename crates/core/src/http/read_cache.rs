@@ -53,7 +53,8 @@ pub struct ReadOwner {
 pub struct ReadLog {
     pub actor: Actor,
     pub resource_kind: &'static str,
-    pub ids: Vec<Uuid>,
+    /// The records read, rendered once: every use of the answer binds them.
+    pub ids: Vec<String>,
     pub by_id: bool,
     pub fields: &'static [&'static str],
     pub path: &'static str,
