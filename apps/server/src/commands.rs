@@ -167,6 +167,15 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         }
         _ => api.await.map_err(|e| CommandError::Other(e.to_string())),
     };
+    // Access-log entries of kept answers still queued are written too.
+    let settle = stoa_core::command::access::settle(&db);
+    match tokio::time::timeout(std::time::Duration::from_secs(10), settle).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => {
+            tracing::warn!(error = %err, "access log: could not write queued entries at shutdown");
+        }
+        Err(_) => tracing::warn!("access log: queued entries not written within 10 s of shutdown"),
+    }
     // Uses recorded since the last flush are written before the process ends.
     if let Err(err) = api_keys.flush().await {
         tracing::warn!(error = %err, "api keys: could not record last use at shutdown");

@@ -6,8 +6,10 @@
 //! [`stoa_core::http::read_cache`]). Serving it again is one statement: the
 //! session check of [`AuthState`](crate::state::AuthState)'s authenticator
 //! (session live, user live and active), the user's tenant and home
-//! organization unchanged, `acl_version` and the read versions unchanged —
-//! and, for an access-logged read, the entry written by the same statement.
+//! organization unchanged, `acl_version` and the read versions unchanged.
+//! An access-logged read's entry is then queued and written behind the answer
+//! ([`stoa_core::command::access::log_behind`]); when the queue is full it is
+//! written before the answer, a second statement.
 //! API-key callers are never served from here: their answers are not kept.
 //!
 //! Memory is bounded: at most [`MAX_BYTES`] of bodies and request targets,
@@ -24,7 +26,7 @@ use futures_util::future::{LocalBoxFuture, ready};
 use stoa_acl::Credentials;
 use stoa_acl::accounts::Selection;
 use stoa_core::AppError;
-use stoa_core::command::access::record_if;
+use stoa_core::command::access::{log_behind, log_now};
 use stoa_core::db::Db;
 use stoa_core::http::read_cache::{CachedRead, ReadCache, ReadOwner, target_of, versions};
 use stoa_core::prepared::Cached;
@@ -178,7 +180,7 @@ impl ReadCache for SessionReads {
         let reads = self.clone();
         Box::pin(async move {
             let fresh = match reads.db.conn().await {
-                Ok(mut conn) => still_the_answer(&mut conn, &claims, &entry).await,
+                Ok(mut conn) => still_the_answer(&reads.db, &mut conn, &claims, &entry).await,
                 Err(err) => Err(err.into()),
             };
             match fresh {
@@ -204,8 +206,9 @@ impl ReadCache for SessionReads {
 }
 
 /// One statement: whether `entry` is still the answer for the session of
-/// `claims`, writing its access-log entry when it is (see the module docs).
+/// `claims`; when it is, its access-log entry is logged (see the module docs).
 async fn still_the_answer(
+    db: &Db,
     conn: &mut AsyncPgConnection,
     claims: &Claims,
     entry: &Entry,
@@ -229,24 +232,17 @@ async fn still_the_answer(
                 .eq(owner.acl_version),
         )
         .filter(versions(read.deps).eq(&read.versions));
-    let guard = live.select(users::id);
-    let rows: Vec<Uuid> = match &read.log {
-        Some(log) if !log.ids.is_empty() => {
-            record_if(
-                guard,
-                &log.actor,
-                log.resource_kind,
-                &log.ids,
-                log.by_id,
-                log.fields,
-                log.path,
-            )
-            .load(conn)
-            .await?
-        }
-        _ => Cached(guard).load(conn).await?,
-    };
-    Ok(!rows.is_empty())
+    let live: Vec<Uuid> = Cached(live.select(users::id)).load(conn).await?;
+    if live.is_empty() {
+        return Ok(false);
+    }
+    if let Some(log) = &read.log
+        && !log.ids.is_empty()
+        && !log_behind(db, log)
+    {
+        log_now(conn, log).await?;
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -5,8 +5,12 @@
 //! tokio-postgres, and migrations run through diesel-async's harness.
 
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use diesel::connection::{Instrumentation, InstrumentationEvent};
@@ -18,6 +22,7 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
+use crate::command::access::AccessQueue;
 use crate::config::DbConfig;
 
 /// Queries sent by this process (all threads), for `/metrics`.
@@ -27,6 +32,8 @@ thread_local! {
     /// Queries sent from this thread: lets a test count the round trips of one
     /// request (actix test services run on the test's thread).
     static THREAD_QUERIES: Cell<u64> = const { Cell::new(0) };
+    /// Set while a background writer ([`uncounted`]) is being polled.
+    static UNCOUNTED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Counts every statement sent to Postgres (one event per round trip).
@@ -36,7 +43,9 @@ impl Instrumentation for CountQueries {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
         if let InstrumentationEvent::StartQuery { .. } = event {
             QUERIES.fetch_add(1, Ordering::Relaxed);
-            THREAD_QUERIES.with(|c| c.set(c.get() + 1));
+            if !UNCOUNTED.with(Cell::get) {
+                THREAD_QUERIES.with(|c| c.set(c.get() + 1));
+            }
         }
     }
 }
@@ -57,9 +66,32 @@ pub fn queries_total() -> u64 {
     AtomicU64::load(&QUERIES, Ordering::Relaxed)
 }
 
-/// Statements sent from the current thread.
+/// Statements sent from the current thread, except those of background
+/// writers ([`uncounted`]): a request's own round trips.
 pub fn thread_queries() -> u64 {
     THREAD_QUERIES.with(Cell::get)
+}
+
+/// `f`, whose statements count for the process ([`queries_total`]) but not
+/// for the thread that happens to poll it ([`thread_queries`]): work written
+/// behind earlier requests, such as queued access-log entries, is not the
+/// round trips of the request running beside it.
+pub(crate) fn uncounted<F: Future>(f: F) -> Uncounted<F> {
+    Uncounted(Box::pin(f))
+}
+
+/// See [`uncounted`].
+pub(crate) struct Uncounted<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for Uncounted<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let outer = UNCOUNTED.with(|c| c.replace(true));
+        let polled = self.0.as_mut().poll(cx);
+        UNCOUNTED.with(|c| c.set(outer));
+        polled
+    }
 }
 
 /// Every migration of every module, from the workspace's `migrations/` folder.
@@ -85,6 +117,8 @@ pub enum DbError {
 pub struct Db {
     pool: Pool<AsyncPgConnection>,
     timeout: Duration,
+    /// Access-log entries written behind kept answers (one queue per pool).
+    access: Arc<AccessQueue>,
 }
 
 impl Db {
@@ -104,7 +138,11 @@ impl Db {
             .max_size(pool_size)
             .build()
             .map_err(|err| DbError::Unavailable(err.to_string()))?;
-        Ok(Self { pool, timeout })
+        Ok(Self {
+            pool,
+            timeout,
+            access: Arc::default(),
+        })
     }
 
     /// A connection from the pool, waiting at most the configured timeout
@@ -149,6 +187,12 @@ impl Db {
             Ok(result) => result.map(|_| ()).map_err(DbError::from),
             Err(_) => Err(DbError::Unavailable("ping timed out".into())),
         }
+    }
+
+    /// The access-log entries waiting to be written (see
+    /// [`crate::command::access::log_behind`]).
+    pub fn access_queue(&self) -> &Arc<AccessQueue> {
+        &self.access
     }
 
     /// Pool statistics for `/metrics`: (size, available, max).

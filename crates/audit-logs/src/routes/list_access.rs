@@ -21,6 +21,9 @@ use crate::queries::{
     AccessRow, access_after, access_filtered, actor_names, instant, name, visibility,
 };
 
+/// How long a read of the access log waits for queued entries.
+const SETTLE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The sort tag of access-list cursors: newest first, then id.
 const CURSOR_TAG: &str = "audit_logs.access:createdAt:desc";
 
@@ -77,6 +80,14 @@ pub async fn list_access(
             None => query,
         }
     };
+    // Entries of kept answers are written behind them: write this process's
+    // queued ones first, so a client sees its own reads (waiting a bounded
+    // time: a writer retrying against a failing database must not hang this).
+    match tokio::time::timeout(SETTLE_WITHIN, stoa_core::command::access::settle(&db)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::warn!(error = %err, "access log: queued entries not written"),
+        Err(_) => tracing::warn!("access log: queued entries not written in time"),
+    }
     let mut conn = db.conn().await?;
     // The page, its (capped) total and the place names in one statement.
     type Row = (AccessRow, Option<String>, Option<String>, i64);

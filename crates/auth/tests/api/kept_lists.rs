@@ -21,8 +21,10 @@ async fn sql(app: &stoa_core::db::Db, statement: &str) {
         .unwrap();
 }
 
-/// Access-log rows (one per read) of `actor`.
+/// Access-log rows (one per read) of `actor`, once the entries kept answers
+/// queued are written.
 async fn reads_of(db: &stoa_core::db::Db, actor: Uuid) -> i64 {
+    stoa_core::command::access::settle(db).await.unwrap();
     #[derive(diesel::QueryableByName)]
     struct Count {
         #[diesel(sql_type = diesel::sql_types::BigInt)]

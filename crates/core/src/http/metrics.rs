@@ -19,6 +19,7 @@ pub struct Metrics {
     pool_available: IntGauge,
     pool_max: IntGauge,
     queries: IntGauge,
+    access_pending: IntGauge,
     db: Db,
 }
 
@@ -55,6 +56,11 @@ impl Metrics {
         )?;
         registry.register(Box::new(pool_max.clone()))?;
         registry.register(Box::new(queries.clone()))?;
+        let access_pending = IntGauge::new(
+            "access_log_pending",
+            "Access-log entries of kept answers waiting to be written",
+        )?;
+        registry.register(Box::new(access_pending.clone()))?;
         Ok(Self {
             registry,
             requests,
@@ -63,6 +69,7 @@ impl Metrics {
             pool_available,
             pool_max,
             queries,
+            access_pending,
             db,
         })
     }
@@ -89,6 +96,8 @@ impl Metrics {
         self.pool_max.set(i64::try_from(max).unwrap_or(i64::MAX));
         self.queries
             .set(i64::try_from(crate::db::queries_total()).unwrap_or(i64::MAX));
+        self.access_pending
+            .set(i64::try_from(self.db.access_queue().pending()).unwrap_or(i64::MAX));
         let mut out = Vec::new();
         if let Err(err) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             tracing::error!(error = %err, "metrics encoding failed");

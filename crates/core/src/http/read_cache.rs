@@ -30,7 +30,7 @@ use diesel::sql_types::{Array, BigInt};
 use futures_util::future::LocalBoxFuture;
 use uuid::Uuid;
 
-use crate::command::Actor;
+pub use crate::command::access::ReadLog;
 use crate::error::AppError;
 
 /// Bodies larger than this are not kept: a page of 100 users is ~50 KiB.
@@ -47,19 +47,6 @@ pub struct ReadOwner {
     pub acl_version: i64,
 }
 
-/// The access-log entry a cached answer writes each time it is served, as the
-/// handler wrote it ([`crate::command::access::logged`]).
-#[derive(Clone, Debug)]
-pub struct ReadLog {
-    pub actor: Actor,
-    pub resource_kind: &'static str,
-    /// The records read, rendered once: every use of the answer binds them.
-    pub ids: Vec<String>,
-    pub by_id: bool,
-    pub fields: &'static [&'static str],
-    pub path: &'static str,
-}
-
 /// An answer to keep.
 #[derive(Clone, Debug)]
 pub struct CachedRead {
@@ -70,7 +57,7 @@ pub struct CachedRead {
     pub deps: &'static [&'static str],
     pub versions: Vec<i64>,
     /// `None` for reads that are not access-logged.
-    pub log: Option<ReadLog>,
+    pub log: Option<Arc<ReadLog>>,
 }
 
 /// Serves kept answers; stoa-auth implements it for session callers.
@@ -120,7 +107,7 @@ pub fn answer_json<T: serde::Serialize>(
                 body: body.clone(),
                 deps,
                 versions,
-                log,
+                log: log.map(Arc::new),
             },
         );
     }

@@ -1,14 +1,19 @@
 //! Access logs: one `access_reads` row per read, expanded by the
 //! `access_logs` view; the commit mode never leaks into the session or into
-//! a caller's transaction.
+//! a caller's transaction; kept answers' entries are written behind them,
+//! each once, in bounded memory.
+
+use std::sync::Arc;
 
 use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
 use diesel::{QueryDsl, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_core::AppError;
 use stoa_core::command::Actor;
-use stoa_core::command::access::{logged, record};
-use stoa_core::db::Db;
+use stoa_core::command::access::{
+    MAX_PENDING, ReadLog, log_behind, log_now, logged, record, settle,
+};
+use stoa_core::db::{Db, thread_queries};
 use stoa_testkit::TestDb;
 use uuid::Uuid;
 
@@ -185,5 +190,144 @@ async fn the_commit_mode_stays_with_the_logging_transaction() {
     assert_eq!(
         count(&mut conn, "SELECT count(*) AS n FROM access_logs").await,
         4
+    );
+}
+
+/// A kept answer's entry: `ids` of kind `kind`, read by `actor`.
+fn kept(actor: &Actor, kind: &'static str, ids: &[&str]) -> Arc<ReadLog> {
+    Arc::new(ReadLog {
+        actor: actor.clone(),
+        resource_kind: kind,
+        ids: ids.iter().map(|id| id.to_string()).collect(),
+        by_id: false,
+        fields: &["id"],
+        path: "/api/things",
+    })
+}
+
+#[actix_web::test]
+async fn kept_reads_are_written_behind_each_once_as_the_page_wrote_them() {
+    let (_test_db, db) = db().await;
+    let actor = actor();
+    let mut conn = db.conn().await.unwrap();
+    // The entry a page read writes in its own statement...
+    let query = diesel::select(diesel::dsl::sql::<SqlUuid>("").bind::<SqlUuid, _>(Uuid::nil()));
+    let _: Vec<Uuid> = logged(query, &actor, "test.thing", false, &["id"], "/api/things")
+        .load(&mut conn)
+        .await
+        .unwrap();
+    // ...and 100 uses of the kept answer, queued without a round trip.
+    let log = kept(&actor, "test.thing", &[&Uuid::nil().to_string()]);
+    let before = thread_queries();
+    for _ in 0..100 {
+        assert!(log_behind(&db, &log));
+    }
+    assert_eq!(thread_queries(), before, "queuing sends nothing");
+    settle(&db).await.unwrap();
+    assert_eq!(
+        thread_queries(),
+        before,
+        "the writer's statements are not the caller's"
+    );
+    assert_eq!(db.access_queue().pending(), 0);
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        101
+    );
+    // Every row is the row the page wrote, with entry ids of its own.
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(DISTINCT (tenant_id, organization_id, actor_user_id, resource_kind, \
+             resource_ids, access_type, fields, context_json)) AS n FROM access_reads"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        count(&mut conn, "SELECT count(DISTINCT id) AS n FROM access_logs").await,
+        101
+    );
+    // Written after the read, dated at the read.
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(*) AS n FROM access_reads WHERE created_at > now()"
+        )
+        .await,
+        0
+    );
+    // Nothing queued: settling sends nothing.
+    let before = thread_queries();
+    settle(&db).await.unwrap();
+    assert_eq!(thread_queries(), before);
+}
+
+#[test]
+fn entries_queued_when_the_writer_is_cancelled_are_written_by_settle_once() {
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    };
+    let (test_db, db) = runtime().block_on(db());
+    let log = kept(&actor(), "test.thing", &["a", "b"]);
+    // Queued on a runtime that ends before its writer ever runs.
+    let first = runtime();
+    first.block_on(async {
+        for _ in 0..10 {
+            assert!(log_behind(&db, &log));
+        }
+    });
+    drop(first);
+    assert_eq!(db.access_queue().pending(), 10);
+    // The server's shutdown: settle on the runtime that remains.
+    let last = runtime();
+    last.block_on(async {
+        settle(&db).await.unwrap();
+        assert_eq!(db.access_queue().pending(), 0);
+        let mut conn = db.conn().await.unwrap();
+        assert_eq!(
+            count(&mut conn, "SELECT count(*) AS n FROM access_logs").await,
+            20
+        );
+    });
+    drop(db);
+    drop(test_db);
+}
+
+#[actix_web::test]
+async fn a_full_queue_hands_the_entry_back_and_a_rejected_entry_blocks_nothing() {
+    let (_test_db, db) = db().await;
+    let actor = actor();
+    // The writer cannot run while this task does not yield: the queue fills.
+    let good = kept(&actor, "test.thing", &["a"]);
+    for _ in 0..MAX_PENDING {
+        assert!(log_behind(&db, &good));
+    }
+    assert!(
+        !log_behind(&db, &good),
+        "beyond the bound the read writes its own"
+    );
+    let mut conn = db.conn().await.unwrap();
+    log_now(&mut conn, &good).await.unwrap();
+    settle(&db).await.unwrap();
+    let written = i64::try_from(MAX_PENDING).unwrap() + 1;
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        written
+    );
+    // Postgres refuses text with a NUL byte: that entry is dropped, the ones
+    // queued with it are written.
+    let bad = kept(&actor, "test.\0thing", &["b"]);
+    assert!(log_behind(&db, &good));
+    assert!(log_behind(&db, &bad));
+    assert!(log_behind(&db, &good));
+    settle(&db).await.unwrap();
+    assert_eq!(db.access_queue().pending(), 0);
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        written + 2
     );
 }

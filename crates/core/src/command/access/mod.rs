@@ -24,6 +24,24 @@ use uuid::Uuid;
 
 use super::{Actor, in_transaction};
 
+mod behind;
+
+pub use behind::{AccessQueue, MAX_PENDING, log_behind, log_now, settle};
+
+/// The access-log entry of a read that may be answered again from memory
+/// ([`crate::http::read_cache`]): what [`logged`] wrote for it, which each
+/// later use writes again ([`log_behind`]).
+#[derive(Clone, Debug)]
+pub struct ReadLog {
+    pub actor: Actor,
+    pub resource_kind: &'static str,
+    /// The records read, rendered once: every use of the answer binds them.
+    pub ids: Vec<String>,
+    pub by_id: bool,
+    pub fields: &'static [&'static str],
+    pub path: &'static str,
+}
+
 /// Sets `synchronous_commit = off` for the current transaction when read
 /// inside a statement; selected as a one-row `FROM` item.
 const ASYNC_COMMIT: &str = " CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) \
@@ -100,16 +118,21 @@ pub async fn record(
         .map(|_| ())
 }
 
-/// Entry ids for `n` records: one random v4 uuid whose last two bytes are
-/// XORed with each record's position. Distinct within the read, random
+/// Entry ids for `n` records (see [`entry_ids_from`]), from a fresh base.
+fn entry_ids(n: usize) -> Vec<Uuid> {
+    entry_ids_from(Uuid::new_v4(), n)
+}
+
+/// Entry ids for `n` records: `base` (a random v4 uuid) with its last two
+/// bytes XORed with each record's position. Distinct within the read, random
 /// across reads (106 random bits), still version 4; one random draw per read
 /// instead of one per record (`gen_random_uuid()` per record was a third of
 /// the cost of logging a 50-record read).
-fn entry_ids(n: usize) -> Vec<Uuid> {
+fn entry_ids_from(base: Uuid, n: usize) -> Vec<Uuid> {
     if n > usize::from(u16::MAX) + 1 {
         return (0..n).map(|_| Uuid::new_v4()).collect();
     }
-    let base = *Uuid::new_v4().as_bytes();
+    let base = *base.as_bytes();
     (0..n)
         .map(|i| {
             let mut bytes = base;
@@ -119,105 +142,6 @@ fn entry_ids(n: usize) -> Vec<Uuid> {
             Uuid::from_bytes(bytes)
         })
         .collect()
-}
-
-/// Records that `actor` read `ids` again, as one row, when `guard` returns a
-/// row: `INSERT INTO access_reads ... SELECT ... FROM (<guard> LIMIT 1)
-/// RETURNING id`. One statement both checks that a kept answer may be served
-/// ([`crate::http::read_cache`]) and writes its entry; it writes exactly what
-/// [`logged`] wrote for the same rows (`access_type`, fields, `{resultCount,
-/// path}`). Load it as `Vec<Uuid>`: one id when the guard held, none else.
-/// `ids` must be distinct and non-empty, as a read's rows are; they are
-/// rendered once by the caller (a kept answer is logged at every use).
-pub struct GuardedRecord<'a, G> {
-    guard: G,
-    actor: &'a Actor,
-    resource_kind: &'a str,
-    ids: &'a [String],
-    entry_ids: Vec<Uuid>,
-    access_type: &'static str,
-    fields: &'a [&'a str],
-    path: &'a str,
-    async_commit: bool,
-}
-
-/// See [`GuardedRecord`].
-pub fn record_if<'a, G>(
-    guard: G,
-    actor: &'a Actor,
-    resource_kind: &'a str,
-    ids: &'a [String],
-    by_id: bool,
-    fields: &'a [&'a str],
-    path: &'a str,
-) -> GuardedRecord<'a, G> {
-    GuardedRecord {
-        guard,
-        actor,
-        resource_kind,
-        ids,
-        entry_ids: entry_ids(ids.len()),
-        access_type: access_type(by_id, ids.len()),
-        fields,
-        path,
-        async_commit: false,
-    }
-}
-
-impl<'a, G: 'a> GuardedRecord<'a, G> {
-    /// Runs it; outside a caller's transaction the entry commits without
-    /// waiting for the WAL flush (see the module documentation).
-    pub fn load<'conn>(
-        mut self,
-        conn: &'conn mut AsyncPgConnection,
-    ) -> diesel_async::return_futures::LoadFuture<'conn, 'a, Self, AsyncPgConnection, Uuid>
-    where
-        Self: diesel_async::methods::LoadQuery<'a, AsyncPgConnection, Uuid>,
-    {
-        self.async_commit = !in_transaction(conn);
-        RunQueryDsl::load(self, conn)
-    }
-}
-
-impl<G> QueryId for GuardedRecord<'_, G> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl<G> Query for GuardedRecord<'_, G> {
-    type SqlType = SqlUuid;
-}
-
-impl<G: QueryFragment<Pg>> QueryFragment<Pg> for GuardedRecord<'_, G> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> diesel::QueryResult<()> {
-        out.push_sql(INSERT_READ);
-        push_reader(&mut out, self.actor, &self.resource_kind)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(self.ids)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<SqlUuid>, _>(&self.entry_ids)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, _>(&self.access_type)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Array<Text>, _>(&self.fields)?;
-        out.push_sql(", jsonb_build_object('resultCount', cardinality(");
-        out.push_bind_param::<Array<Text>, _>(self.ids)?;
-        out.push_sql("), 'path', ");
-        out.push_bind_param::<Text, _>(&self.path)?;
-        out.push_sql("::text) FROM (");
-        self.guard.walk_ast(out.reborrow())?;
-        out.push_sql(" LIMIT 1) AS stoa_guard");
-        if self.async_commit {
-            out.push_sql(ASYNC_COMMIT);
-        }
-        out.push_sql(" RETURNING id");
-        Ok(())
-    }
-
-    /// Cached like [`LoggedRead`]: the text depends only on the guard's shape.
-    fn is_safe_to_cache_prepared(&self, _: &Pg) -> diesel::QueryResult<bool> {
-        Ok(true)
-    }
 }
 
 /// A read query that records its own access-log entry in the same

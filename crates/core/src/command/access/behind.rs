@@ -1,0 +1,449 @@
+//! Access-log entries written behind the answer, in batches.
+//!
+//! A kept answer ([`crate::http::read_cache`]) is served after one read-only
+//! statement; its access-log entry is queued here and written by a writer
+//! task, many entries per statement. One write transaction per read was the
+//! floor of a kept list's cost: Postgres commits a few times fewer one-row
+//! inserts per second than it answers reads, so the log, not the list, set
+//! the pace (docs/benchmarks.md, stop 21).
+//!
+//! **What is guaranteed.**
+//! - An entry is queued only after the read was checked and before the answer
+//!   is sent; it carries the time of the read, not of its write.
+//! - Entries are written in the order they were queued, each exactly once: a
+//!   row's id is chosen when it is queued and a repeated write of it
+//!   (`ON CONFLICT (id) DO NOTHING`) changes nothing, so a writer cancelled
+//!   after its insert but before it noted so loses and doubles nothing.
+//! - [`settle`] returns once every entry queued before it was called is
+//!   written. The access-log API settles before it reads, so a client sees its
+//!   own reads; the server settles when it shuts down.
+//! - Memory is bounded: at most [`MAX_PENDING`] entries wait. A read that finds
+//!   the queue full writes its entry itself before it is answered.
+//! - A failed write is retried (with a growing pause) until Postgres takes it;
+//!   an entry Postgres rejects (not a connection failure) is dropped with an
+//!   error in the server log, so it cannot hold back the ones behind it.
+//!
+//! **What is not.** A process that dies without shutting down (killed, out of
+//! memory) loses the entries still queued, at most a few milliseconds' worth
+//! under load. The reference writes every access-log entry fire-and-forget,
+//! unbounded and unretried (`../shared/reference/audit-logs.md`, §8).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{Array, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use super::{ASYNC_COMMIT, ReadLog, access_type, entry_ids_from};
+use crate::command::in_transaction;
+use crate::db::{Db, DbError, uncounted};
+
+/// Entries that may wait to be written; beyond it reads write their own.
+pub const MAX_PENDING: usize = 4096;
+
+/// Entries per statement: a power of two, and batches are cut to powers of
+/// two, so a connection prepares at most seven statement texts.
+const MAX_BATCH: usize = 64;
+
+/// The pause after a failed write, doubled up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+const MAX_PAUSE: Duration = Duration::from_secs(5);
+
+/// One read waiting to be logged.
+#[derive(Clone, Debug)]
+struct Pending {
+    /// The `access_reads` row id, chosen when queued (retries are idempotent).
+    id: Uuid,
+    /// When the read was answered.
+    at: OffsetDateTime,
+    /// The base of the entry ids ([`entry_ids_from`]).
+    base: Uuid,
+    log: Arc<ReadLog>,
+}
+
+impl Pending {
+    fn now(log: &Arc<ReadLog>) -> Self {
+        Self {
+            id: Uuid::new_v4(),
+            at: OffsetDateTime::now_utc(),
+            base: Uuid::new_v4(),
+            log: log.clone(),
+        }
+    }
+}
+
+/// The entries of one process waiting to be written (one per [`Db`]).
+#[derive(Debug, Default)]
+pub struct AccessQueue {
+    state: Mutex<State>,
+    /// Woken whenever entries are written or the writer stops.
+    progress: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pending: VecDeque<Pending>,
+    /// A writer is running (a spawned task, or a [`settle`] writing inline).
+    writing: bool,
+    /// Entries ever queued, and ever taken off the queue (written or
+    /// rejected): FIFO, so `done >= n` means the first `n` are handled.
+    queued: u64,
+    done: u64,
+}
+
+impl AccessQueue {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Entries waiting to be written.
+    pub fn pending(&self) -> usize {
+        self.lock().pending.len()
+    }
+
+    /// The next batch to write (copied: entries leave the queue only once
+    /// written), or `None` after marking the writer stopped when none is left.
+    fn next_batch(&self) -> Option<Vec<Pending>> {
+        let mut state = self.lock();
+        if state.pending.is_empty() {
+            state.writing = false;
+            drop(state);
+            self.progress.notify_waiters();
+            return None;
+        }
+        let n = batch_len(state.pending.len());
+        Some(state.pending.iter().take(n).cloned().collect())
+    }
+
+    fn written(&self, n: usize) {
+        let mut state = self.lock();
+        let n = n.min(state.pending.len());
+        state.pending.drain(..n);
+        state.done += n as u64;
+        drop(state);
+        self.progress.notify_waiters();
+    }
+
+    /// Starts a writer for what is queued when none runs.
+    fn wake(self: &Arc<Self>, db: &Db) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut state = self.lock();
+        if state.writing || state.pending.is_empty() {
+            return;
+        }
+        state.writing = true;
+        drop(state);
+        runtime.spawn(uncounted(write_queued(
+            WriterMark::new(self),
+            db.clone(),
+            true,
+        )));
+    }
+}
+
+/// The largest power of two ≤ `pending`, at most [`MAX_BATCH`].
+fn batch_len(pending: usize) -> usize {
+    let n = pending.min(MAX_BATCH);
+    if n == 0 { 0 } else { 1 << n.ilog2() }
+}
+
+/// Queues the entry of one more read of `log`'s records, to be written behind
+/// the answer. `false` when it cannot be queued (the queue is full, or there
+/// is no async runtime to write it): write it with [`log_now`] instead.
+pub fn log_behind(db: &Db, log: &Arc<ReadLog>) -> bool {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return false;
+    };
+    let queue = db.access_queue();
+    let mut state = queue.lock();
+    if state.pending.len() >= MAX_PENDING {
+        return false;
+    }
+    state.pending.push_back(Pending::now(log));
+    state.queued += 1;
+    let start = !state.writing;
+    state.writing = true;
+    drop(state);
+    if start {
+        runtime.spawn(uncounted(write_queued(
+            WriterMark::new(queue),
+            db.clone(),
+            true,
+        )));
+    }
+    true
+}
+
+/// Writes the entry of one read of `log`'s records now, on `conn`: the row
+/// [`log_behind`] would have written.
+pub async fn log_now(conn: &mut AsyncPgConnection, log: &Arc<ReadLog>) -> Result<(), DieselError> {
+    insert(conn, &[Pending::now(log)]).await
+}
+
+/// Returns once every entry queued before the call is written (writing them
+/// on this task when no writer runs). Statements it sends are not counted as
+/// the caller's ([`crate::db::thread_queries`]): they are earlier reads'.
+pub async fn settle(db: &Db) -> Result<(), DbError> {
+    let queue = db.access_queue().clone();
+    let target = queue.lock().queued;
+    loop {
+        let progress = queue.progress.notified();
+        tokio::pin!(progress);
+        progress.as_mut().enable();
+        // `Some(mark)`: no writer runs, this task becomes it.
+        let mark = {
+            let mut state = queue.lock();
+            if state.done >= target {
+                return Ok(());
+            }
+            (!state.writing).then(|| {
+                state.writing = true;
+                WriterMark::new(&queue)
+            })
+        };
+        if let Some(mark) = mark {
+            let written = uncounted(write_queued(mark, db.clone(), false)).await;
+            if written.is_err() {
+                // Keep trying behind, so entries do not wait for the next read.
+                queue.wake(db);
+            }
+            return written;
+        }
+        progress.await;
+    }
+}
+
+/// Held by the running writer: clears the queue's `writing` mark if the
+/// writer stops early (an error, or its task dropped with its runtime, even
+/// before it first ran), so the next read or [`settle`] starts another; what
+/// was queued is still there.
+struct WriterMark {
+    queue: Arc<AccessQueue>,
+    stopped: bool,
+}
+
+impl WriterMark {
+    /// The mark of a writer the caller has just set `writing` for.
+    fn new(queue: &Arc<AccessQueue>) -> Self {
+        Self {
+            queue: queue.clone(),
+            stopped: false,
+        }
+    }
+}
+
+impl Drop for WriterMark {
+    fn drop(&mut self) {
+        if !self.stopped {
+            self.queue.lock().writing = false;
+            self.queue.progress.notify_waiters();
+        }
+    }
+}
+
+/// Writes queued entries until none is left. With `retry`, a failed write is
+/// tried again after a pause; without, the first failure is returned.
+async fn write_queued(mut mark: WriterMark, db: Db, retry: bool) -> Result<(), DbError> {
+    let queue = mark.queue.clone();
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let Some(batch) = queue.next_batch() else {
+            mark.stopped = true;
+            return Ok(());
+        };
+        match write_batch(&db, &batch).await {
+            Ok(()) => {
+                queue.written(batch.len());
+                pause = FIRST_PAUSE;
+            }
+            Err(err) if retry => {
+                tracing::warn!(
+                    error = %err,
+                    pending = queue.pending(),
+                    "access log: could not write queued entries; retrying"
+                );
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Writes `batch` in one statement. If Postgres rejects it (anything but a
+/// lost connection), the entries are written one by one and the rejected ones
+/// dropped, so one bad entry cannot block the queue.
+async fn write_batch(db: &Db, batch: &[Pending]) -> Result<(), DbError> {
+    let mut conn = db.conn().await?;
+    match insert(&mut conn, batch).await {
+        Ok(()) => Ok(()),
+        Err(err) if !rejected(&err) => Err(err.into()),
+        Err(_) => {
+            for one in batch {
+                match insert(&mut conn, std::slice::from_ref(one)).await {
+                    Ok(()) => {}
+                    Err(err) if rejected(&err) => tracing::error!(
+                        error = %err,
+                        entry = %one.id,
+                        actor = ?one.log.actor.user_id,
+                        kind = one.log.resource_kind,
+                        "access log: Postgres rejected an entry; dropped"
+                    ),
+                    Err(err) => return Err(err.into()),
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Whether Postgres refused the statement itself (a retry would fail again).
+fn rejected(err: &DieselError) -> bool {
+    matches!(err, DieselError::DatabaseError(kind, _) if !matches!(kind, DatabaseErrorKind::ClosedConnection))
+}
+
+async fn insert(conn: &mut AsyncPgConnection, batch: &[Pending]) -> Result<(), DieselError> {
+    let rows = Rows::new(batch, !in_transaction(conn));
+    rows.execute(conn).await.map(|_| ())
+}
+
+/// `INSERT INTO access_reads ... SELECT ... FROM (VALUES (...), ...)`, one row
+/// per entry, each the row [`super::record`] and [`super::logged`] write.
+struct Rows<'a> {
+    batch: &'a [Pending],
+    entry_ids: Vec<Vec<Uuid>>,
+    access_types: Vec<&'static str>,
+    counts: Vec<i32>,
+    async_commit: bool,
+}
+
+impl<'a> Rows<'a> {
+    fn new(batch: &'a [Pending], async_commit: bool) -> Self {
+        Self {
+            batch,
+            entry_ids: batch
+                .iter()
+                .map(|p| entry_ids_from(p.base, p.log.ids.len()))
+                .collect(),
+            access_types: batch
+                .iter()
+                .map(|p| access_type(p.log.by_id, p.log.ids.len()))
+                .collect(),
+            counts: batch
+                .iter()
+                .map(|p| i32::try_from(p.log.ids.len()).unwrap_or(i32::MAX))
+                .collect(),
+            async_commit,
+        }
+    }
+}
+
+impl QueryId for Rows<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl QueryFragment<Pg> for Rows<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> diesel::QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO access_reads (id, created_at, tenant_id, organization_id, \
+             actor_user_id, resource_kind, resource_ids, entry_ids, access_type, fields, \
+             context_json) SELECT stoa_rows.* FROM (VALUES ",
+        );
+        for (i, pending) in self.batch.iter().enumerate() {
+            let log = &*pending.log;
+            out.push_sql(if i == 0 { "(" } else { ", (" });
+            out.push_bind_param::<SqlUuid, _>(&pending.id)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Timestamptz, _>(&pending.at)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Nullable<SqlUuid>, _>(&log.actor.tenant_id)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Nullable<SqlUuid>, _>(&log.actor.organization_id)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Nullable<SqlUuid>, _>(&log.actor.user_id)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Text, _>(&log.resource_kind)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Array<Text>, _>(&log.ids)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Array<SqlUuid>, _>(&self.entry_ids[i])?;
+            out.push_sql(", ");
+            out.push_bind_param::<Text, _>(&self.access_types[i])?;
+            out.push_sql(", ");
+            out.push_bind_param::<Array<Text>, _>(&log.fields)?;
+            out.push_sql(", jsonb_build_object('resultCount', ");
+            out.push_bind_param::<Integer, _>(&self.counts[i])?;
+            out.push_sql(", 'path', ");
+            out.push_bind_param::<Text, _>(&log.path)?;
+            out.push_sql("::text))");
+        }
+        out.push_sql(") AS stoa_rows");
+        if self.async_commit {
+            out.push_sql(ASYNC_COMMIT);
+        }
+        out.push_sql(" ON CONFLICT (id) DO NOTHING");
+        Ok(())
+    }
+
+    /// Cached by text: batches are powers of two long, so few texts exist.
+    fn is_safe_to_cache_prepared(&self, _: &Pg) -> diesel::QueryResult<bool> {
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_powers_of_two_up_to_the_cap() {
+        assert_eq!(batch_len(0), 0);
+        assert_eq!(batch_len(1), 1);
+        assert_eq!(batch_len(3), 2);
+        assert_eq!(batch_len(37), 32);
+        assert_eq!(batch_len(64), 64);
+        assert_eq!(batch_len(5000), 64);
+    }
+
+    fn log() -> Arc<ReadLog> {
+        Arc::new(ReadLog {
+            actor: Default::default(),
+            resource_kind: "test.thing",
+            ids: vec!["a".into(), "b".into()],
+            by_id: false,
+            fields: &["id"],
+            path: "/api/things",
+        })
+    }
+
+    #[test]
+    fn a_batch_is_one_idempotent_statement_with_a_row_per_entry() {
+        let batch = [Pending::now(&log()), Pending::now(&log())];
+        let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, true)).to_string();
+        assert_eq!(sql.matches("jsonb_build_object").count(), 2, "{sql}");
+        assert!(sql.contains("ON CONFLICT (id) DO NOTHING"), "{sql}");
+        assert!(sql.contains("set_config('synchronous_commit', 'off', true)"));
+        let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, false)).to_string();
+        assert!(!sql.contains("set_config"), "{sql}");
+    }
+
+    #[test]
+    fn without_a_runtime_nothing_is_queued() {
+        let db = Db::from_url("postgres://x@127.0.0.1:1/none", 1, Duration::from_millis(1));
+        let Ok(db) = db else {
+            panic!("a pool is built without connecting");
+        };
+        assert!(!log_behind(&db, &log()));
+        assert_eq!(db.access_queue().pending(), 0);
+    }
+}
