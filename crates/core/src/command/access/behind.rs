@@ -35,13 +35,13 @@ use std::time::Duration;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Integer, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-use super::{ASYNC_COMMIT, ReadLog, access_type, entry_ids_from};
+use super::{ASYNC_COMMIT, ReadLog, access_type, entry_ids_from, push_reader};
 use crate::command::in_transaction;
 use crate::db::{Db, DbError, uncounted};
 
@@ -366,13 +366,7 @@ impl QueryFragment<Pg> for Rows<'_> {
             out.push_sql(", ");
             out.push_bind_param::<Timestamptz, _>(&pending.at)?;
             out.push_sql(", ");
-            out.push_bind_param::<Nullable<SqlUuid>, _>(&log.actor.tenant_id)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<SqlUuid>, _>(&log.actor.organization_id)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Nullable<SqlUuid>, _>(&log.actor.user_id)?;
-            out.push_sql(", ");
-            out.push_bind_param::<Text, _>(&log.resource_kind)?;
+            push_reader(&mut out, &log.actor, &log.resource_kind)?;
             out.push_sql(", ");
             out.push_bind_param::<Array<Text>, _>(&log.ids)?;
             out.push_sql(", ");

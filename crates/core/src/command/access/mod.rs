@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use super::{Actor, in_transaction};
 
-mod behind;
+pub mod behind;
 
 pub use behind::{AccessQueue, MAX_PENDING, log_behind, log_now, settle};
 
