@@ -49,8 +49,11 @@ use crate::db::{Db, DbError, uncounted};
 pub const MAX_PENDING: usize = 4096;
 
 /// Entries per statement: a power of two, and batches are cut to powers of
-/// two, so a connection prepares at most seven statement texts.
-const MAX_BATCH: usize = 64;
+/// two, so a connection prepares at most five statement texts. 16, not 64:
+/// a connection's write buffer keeps the size of its largest statement, and
+/// 64-row batches (~180 KB) grew RSS by 8 MiB over the pool for no
+/// measurable throughput (docs/benchmarks.md, stop 21).
+const MAX_BATCH: usize = 16;
 
 /// The pause after a failed write, doubled up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
@@ -404,9 +407,9 @@ mod tests {
         assert_eq!(batch_len(0), 0);
         assert_eq!(batch_len(1), 1);
         assert_eq!(batch_len(3), 2);
-        assert_eq!(batch_len(37), 32);
-        assert_eq!(batch_len(64), 64);
-        assert_eq!(batch_len(5000), 64);
+        assert_eq!(batch_len(9), 8);
+        assert_eq!(batch_len(16), 16);
+        assert_eq!(batch_len(5000), 16);
     }
 
     fn log() -> Arc<ReadLog> {
