@@ -145,7 +145,11 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         crate::subscribers(),
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
-    start_workers(&db, stoa_progress::WorkerConfig::from_env()?);
+    start_workers(
+        &db,
+        stoa_progress::WorkerConfig::from_env()?,
+        crate::job_schedules()?,
+    );
     // Push tokens stored before encryption (or under a rotated key) are
     // rewritten under the current key, in the background.
     actix_web::rt::spawn(reencrypt_push_tokens(db.clone(), encryption));
@@ -228,14 +232,18 @@ async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::K
 
 /// Starts the queue's workers on the current runtime: one loop keeping up to
 /// `config.count` jobs in flight and enqueuing due recurring jobs.
-fn start_workers(db: &Db, config: stoa_progress::WorkerConfig) {
+fn start_workers(
+    db: &Db,
+    config: stoa_progress::WorkerConfig,
+    schedules: Vec<stoa_progress::Schedule>,
+) {
     let count = config.count;
     if count == 0 {
         return;
     }
     let workers = std::sync::Arc::new(
         stoa_progress::Workers::new(db.clone(), crate::job_handlers(), config)
-            .with_schedules(crate::job_schedules()),
+            .with_schedules(schedules),
     );
     actix_web::rt::spawn(workers.run());
     tracing::info!(count, "job workers started");
@@ -248,7 +256,7 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
     let mut workers = stoa_progress::WorkerConfig::from_env()?;
     workers.count = workers.count.max(1);
     let count = workers.count;
-    start_workers(&db, workers);
+    start_workers(&db, workers, crate::job_schedules()?);
     let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
         db,
         crate::subscribers(),

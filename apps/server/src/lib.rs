@@ -138,11 +138,16 @@ pub fn subscribers() -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
 
 /// Every job handler (modules append theirs).
 pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
-    stoa_progress::handlers()
+    let mut handlers = stoa_progress::handlers();
+    handlers.extend(stoa_audit_logs::retention::handlers());
+    handlers
 }
 
 /// Every recurring job (modules append theirs); each runs once per period
-/// across all processes.
-pub fn job_schedules() -> Vec<stoa_progress::Schedule> {
-    stoa_progress::schedules()
+/// across all processes. Reads the modules' settings from the environment
+/// (access-log retention): a malformed one stops start-up.
+pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config::ConfigError> {
+    let mut schedules = stoa_progress::schedules();
+    schedules.push(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedule());
+    Ok(schedules)
 }

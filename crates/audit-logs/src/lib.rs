@@ -8,6 +8,7 @@ pub mod dto;
 pub mod error;
 pub mod operations;
 pub mod queries;
+pub mod retention;
 pub mod routes;
 pub mod seed;
 pub mod service;

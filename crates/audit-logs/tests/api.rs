@@ -12,6 +12,8 @@ mod api {
     pub mod lists;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod outbox;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod retention;
     #[expect(
         clippy::unwrap_used,
         clippy::expect_used,

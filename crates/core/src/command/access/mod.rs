@@ -25,6 +25,7 @@ use uuid::Uuid;
 use super::{Actor, in_transaction};
 
 pub mod behind;
+pub mod retention;
 
 pub use behind::{AccessQueue, MAX_PENDING, log_behind, log_now, settle};
 
