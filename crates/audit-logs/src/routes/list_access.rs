@@ -1,7 +1,9 @@
 //! `GET /audit_logs/audit-logs/access`.
 
 use actix_web::{get, web};
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{Nullable, Timestamptz};
 use diesel_async::RunQueryDsl;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::command::schema::access_logs;
@@ -20,6 +22,11 @@ use crate::error::AuditLogError;
 use crate::queries::{
     AccessRow, access_after, access_filtered, actor_names, instant, name, visibility,
 };
+
+diesel::define_sql_function! {
+    /// SQL `coalesce(x, y)` of a timestamp that may be missing.
+    fn coalesce(x: Nullable<Timestamptz>, y: Timestamptz) -> Timestamptz;
+}
 
 /// How long a read of the access log waits for queued entries.
 const SETTLE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -89,9 +96,25 @@ pub async fn list_access(
         Err(_) => tracing::warn!("access log: queued entries not written in time"),
     }
     let mut conn = db.conn().await?;
+    // The page reaches no older than the newest `offset + limit` entries
+    // (ordered by time alone, which the index gives without sorting): the
+    // statement then sorts a bounded set whatever the planner believes. With
+    // stale statistics (a reader with a large, young log) it otherwise chose
+    // to sort every entry of the reader: seconds per page.
+    // The bound is an index condition (`created_at >= coalesce(...)`), so
+    // the scan itself stops there; an `IS NULL OR` form only filtered rows.
+    let reach = req.offset().saturating_add(req.limit()).saturating_sub(1);
+    let floor = filtered()
+        .select(access_logs::created_at)
+        .order(access_logs::created_at.desc())
+        .offset(reach)
+        .limit(1)
+        .single_value();
+    let floor = coalesce(floor, sql::<Timestamptz>("'-infinity'::timestamptz"));
     // The page, its (capped) total and the place names in one statement.
     type Row = (AccessRow, Option<String>, Option<String>, i64);
     let rows: Vec<Row> = filtered()
+        .filter(access_logs::created_at.ge(floor))
         .order((access_logs::created_at.desc(), access_logs::id.desc()))
         .select((
             AccessRow::as_select(),

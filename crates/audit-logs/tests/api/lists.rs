@@ -501,6 +501,22 @@ async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
         by_page.extend(ids(&body));
     }
     assert_eq!(by_page.len(), 1100);
+    // The newest first, ties by entry id: the order of the whole log.
+    #[derive(diesel::QueryableByName)]
+    struct Entry {
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        id: uuid::Uuid,
+    }
+    let all: Vec<Entry> = diesel::sql_query(format!(
+        "SELECT id FROM access_logs WHERE actor_user_id = '{}' \
+         ORDER BY created_at DESC, id DESC",
+        acme.admin
+    ))
+    .load(&mut *conn)
+    .await
+    .unwrap();
+    let all: Vec<String> = all.iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(by_page, all);
     let mut by_cursor = Vec::new();
     let mut url = format!("{path}?pageSize=200");
     loop {
