@@ -259,7 +259,7 @@ mod tests {
             },
             read: CachedRead {
                 body: Bytes::from(vec![b' '; bytes]),
-                deps: &[],
+                deps: stoa_core::http::read_cache::ReadDeps::new(&[], None),
                 versions: Vec::new(),
                 log: None,
             },

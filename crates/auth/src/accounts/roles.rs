@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::command::{self, Operation};
-use stoa_core::http::read_cache::versions;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use stoa_core::{AppError, PageQuery};
@@ -86,20 +86,28 @@ fn users_count() -> diesel::expression::SqlLiteral<diesel::sql_types::BigInt> {
 pub const READ_DEPS: &[&str] = &["auth.users", "directory.tenants"];
 
 /// `GET /auth/roles`: the page, its (capped) total, user counts and tenant
-/// names in one statement, with the versions of [`READ_DEPS`] it read
-/// (`None` when it returned no row).
+/// names in one statement, with what it was read from ([`READ_DEPS`] of the
+/// listed tenant, or of all) and their versions (`None` when it returned no
+/// row).
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &RoleListQuery,
     params: &ListParams,
-) -> Result<(RoleList, Option<Vec<i64>>), AppError> {
+) -> Result<(RoleList, ReadDeps, Option<Vec<i64>>), AppError> {
     let page = PageQuery {
         page: q.page,
         page_size: q.page_size,
     }
     .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
     let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
+    // The tenant `listed` limits the page to (`None`: every tenant).
+    let tenant = if ctx.is_super_admin() {
+        q.tenant_id
+    } else {
+        Some(target_tenant(ctx, q.tenant_id)?)
+    };
+    let deps = ReadDeps::new(READ_DEPS, tenant);
     let filtered = || -> Result<_, AppError> {
         let mut query = listed(ctx, q)?;
         if let Some((name, id)) = &req.after {
@@ -141,7 +149,7 @@ pub async fn list(
                 users_count(),
                 tenant_name("roles.tenant_id"),
                 req.count(filtered()?.select(roles::id)),
-                versions(READ_DEPS),
+                versions(deps),
             ))
             .order((roles::name.asc(), roles::id.asc())),
     )
@@ -180,7 +188,7 @@ pub async fn list(
         next_cursor: page.next_cursor,
         is_super_admin: ctx.is_super_admin(),
     };
-    Ok((list, versions))
+    Ok((list, deps, versions))
 }
 
 fn clean_name(raw: &str) -> Result<String, AppError> {

@@ -354,3 +354,76 @@ async fn each_organization_selection_has_its_own_answer() {
     let (n, again) = app.statements(USERS, &admin).await;
     assert_eq!((n, again), (1, everyone));
 }
+
+#[actix_web::test]
+async fn another_tenants_writes_leave_a_tenants_lists_kept_but_not_every_tenants() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let superadmin = token_for(&app.db, acme.superadmin).await;
+    app.statements(USERS, &admin).await;
+    app.statements(ROLES, &admin).await;
+    let (_, every) = app.statements(USERS, &superadmin).await;
+    item(&every, "admin@globex.com");
+
+    // A login in Globex writes a Globex user (last_login_at).
+    let res = app.send(login_form("admin@globex.com", PASSWORD)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let (n, _) = app.statements(USERS, &admin).await;
+    assert_eq!(n, 1, "Acme's user list is still the answer");
+    let (n, _) = app.statements(ROLES, &admin).await;
+    assert_eq!(n, 1, "Acme's role list too");
+    let (n, after) = app.statements(USERS, &superadmin).await;
+    assert_eq!(n, 3, "a list of every tenant is read again");
+    assert_ne!(
+        item(&every, "admin@globex.com")["updatedAt"],
+        item(&after, "admin@globex.com")["updatedAt"]
+    );
+
+    // A user moved from Globex into Acme changes both tenants' pages.
+    sql(
+        &app.db,
+        &format!(
+            "UPDATE users SET tenant_id = '{}', organization_id = '{}' WHERE id = '{}'",
+            acme.tenant_id, acme.organization_id, globex.employee
+        ),
+    )
+    .await;
+    let (n, body) = app.statements(USERS, &admin).await;
+    assert_eq!(n, 3);
+    item(&body, "employee@globex.com");
+    // Rows of no tenant bump the name every page sums.
+    sql(
+        &app.db,
+        &format!(
+            "UPDATE users SET tenant_id = NULL, organization_id = NULL WHERE id = '{}'",
+            globex.employee
+        ),
+    )
+    .await;
+    let (n, body) = app.statements(USERS, &admin).await;
+    assert_eq!(n, 3);
+    assert!(
+        body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["email"] != "employee@globex.com")
+    );
+    let (n, _) = app.statements(USERS, &admin).await;
+    assert_eq!(n, 1);
+    sql(
+        &app.db,
+        &format!(
+            "UPDATE users SET name = 'Nobody' WHERE id = '{}'",
+            globex.employee
+        ),
+    )
+    .await;
+    let (n, _) = app.statements(USERS, &admin).await;
+    assert_eq!(
+        n, 3,
+        "a write of a user without a tenant reaches every list"
+    );
+}

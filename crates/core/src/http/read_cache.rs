@@ -25,8 +25,13 @@ use std::sync::Arc;
 
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
-use diesel::expression::SqlLiteral;
-use diesel::sql_types::{Array, BigInt};
+use diesel::QueryResult;
+use diesel::expression::{
+    AppearsOnTable, Expression, SelectableExpression, ValidGrouping, is_aggregate,
+};
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::{Array, BigInt, Uuid as SqlUuid};
 use futures_util::future::LocalBoxFuture;
 use uuid::Uuid;
 
@@ -52,9 +57,9 @@ pub struct ReadOwner {
 pub struct CachedRead {
     /// The JSON body, as sent.
     pub body: Bytes,
-    /// The read models the answer depends on (sorted names) and their
-    /// versions, read by [`versions`] in the statement that read the page.
-    pub deps: &'static [&'static str],
+    /// The read models the answer depends on and their versions, read by
+    /// [`versions`] in the statement that read the page.
+    pub deps: ReadDeps,
     pub versions: Vec<i64>,
     /// `None` for reads that are not access-logged.
     pub log: Option<Arc<ReadLog>>,
@@ -94,7 +99,7 @@ pub fn answer_json<T: serde::Serialize>(
     req: &HttpRequest,
     owner: Option<ReadOwner>,
     value: &T,
-    deps: &'static [&'static str],
+    deps: ReadDeps,
     versions: Option<Vec<i64>>,
     log: Option<ReadLog>,
 ) -> Result<HttpResponse, AppError> {
@@ -124,20 +129,80 @@ pub fn target_of(req: &HttpRequest) -> String {
     }
 }
 
-/// The SQL expression of the current versions of `deps` (sorted names), as an
-/// array in name order. A name no write has bumped yet has no row, so its
+/// What a kept page was computed from: read models (sorted names) and the
+/// tenants whose rows it may show.
+///
+/// A read model's writes bump `<name>@<tenant>` when their triggers know the
+/// tenant of each changed row (`stoa_bump_tenant_read_version`), else
+/// `<name>` itself. A page of one tenant depends on the sum of `<name>` and
+/// `<name>@<tenant>`; a page of every tenant on the sum of all of them. Each
+/// version only grows, so an unchanged sum means none of its parts moved:
+/// a write in another tenant leaves a tenant's pages kept, and writers of
+/// different tenants never wait for one another's version row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReadDeps {
+    pub names: &'static [&'static str],
+    /// `None`: rows of every tenant (a super admin's unfiltered list).
+    pub tenant: Option<Uuid>,
+}
+
+impl ReadDeps {
+    pub fn new(names: &'static [&'static str], tenant: Option<Uuid>) -> Self {
+        Self { names, tenant }
+    }
+}
+
+/// The SQL expression of the current versions of `deps`, an array in name
+/// order. A name no write has bumped yet has no row (counted as 0), so its
 /// first bump changes the array too. The names are code constants, written
-/// into the SQL as quoted literals so the statement text stays fixed per list.
-pub fn versions(deps: &[&str]) -> SqlLiteral<Array<BigInt>> {
-    let names: Vec<String> = deps
-        .iter()
-        .map(|d| format!("'{}'", d.replace('\'', "''")))
-        .collect();
-    diesel::dsl::sql::<Array<BigInt>>(&format!(
-        "ARRAY(SELECT stoa_rv.version FROM read_versions stoa_rv \
-         WHERE stoa_rv.name IN ({}) ORDER BY stoa_rv.name)",
-        names.join(", ")
-    ))
+/// into the SQL as quoted literals, and the tenant is a bind: the statement
+/// text stays fixed per list, whichever tenant reads it.
+pub fn versions(deps: ReadDeps) -> Versions {
+    Versions(deps)
+}
+
+/// See [`versions`].
+#[derive(Clone, Copy, Debug)]
+pub struct Versions(ReadDeps);
+
+impl Expression for Versions {
+    type SqlType = Array<BigInt>;
+}
+
+impl<QS> AppearsOnTable<QS> for Versions {}
+
+impl<QS> SelectableExpression<QS> for Versions {}
+
+impl<GB> ValidGrouping<GB> for Versions {
+    type IsAggregate = is_aggregate::Never;
+}
+
+impl QueryId for Versions {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl QueryFragment<Pg> for Versions {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("ARRAY[");
+        for (i, name) in self.0.names.iter().enumerate() {
+            let name = name.replace('\'', "''");
+            out.push_sql(if i == 0 { "" } else { ", " });
+            out.push_sql("(SELECT COALESCE(sum(stoa_rv.version), 0)::bigint FROM read_versions stoa_rv WHERE ");
+            match &self.0.tenant {
+                Some(tenant) => {
+                    out.push_sql(&format!("stoa_rv.name IN ('{name}', '{name}@' || "));
+                    out.push_bind_param::<SqlUuid, _>(tenant)?;
+                    out.push_sql("::text))");
+                }
+                None => out.push_sql(&format!(
+                    "stoa_rv.name = '{name}' OR starts_with(stoa_rv.name, '{name}@'))"
+                )),
+            }
+        }
+        out.push_sql("]::bigint[]");
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -145,12 +210,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn version_names_are_quoted_literals() {
-        let sql = diesel::debug_query::<diesel::pg::Pg, _>(&diesel::select(versions(&[
-            "auth.users",
-            "o'brien",
-        ])))
-        .to_string();
-        assert!(sql.contains("IN ('auth.users', 'o''brien')"), "{sql}");
+    fn version_names_are_quoted_literals_and_the_tenant_a_bind() {
+        let tenant = Uuid::nil();
+        let deps = ReadDeps::new(&["auth.users", "o'brien"], Some(tenant));
+        let sql =
+            diesel::debug_query::<diesel::pg::Pg, _>(&diesel::select(versions(deps))).to_string();
+        assert!(
+            sql.contains("IN ('auth.users', 'auth.users@' || $1::text)"),
+            "{sql}"
+        );
+        assert!(
+            sql.contains("IN ('o''brien', 'o''brien@' || $2::text)"),
+            "{sql}"
+        );
+        let every = ReadDeps::new(&["auth.users"], None);
+        let sql =
+            diesel::debug_query::<diesel::pg::Pg, _>(&diesel::select(versions(every))).to_string();
+        assert!(
+            sql.contains("stoa_rv.name = 'auth.users' OR starts_with(stoa_rv.name, 'auth.users@')"),
+            "{sql}"
+        );
+        assert!(!sql.contains('$'), "{sql}");
     }
 }

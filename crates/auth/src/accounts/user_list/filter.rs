@@ -104,6 +104,11 @@ impl ListFilter {
         }))
     }
 
+    /// The tenant the list is limited to (`None`: every tenant).
+    pub(super) fn tenant(&self) -> Option<Uuid> {
+        self.tenant
+    }
+
     pub(super) fn query(&self) -> users::BoxedQuery<'static, Pg> {
         let mut q = users::table
             .filter(users::deleted_at.is_null())

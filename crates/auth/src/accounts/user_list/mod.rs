@@ -12,7 +12,7 @@ use diesel::sql_types::{Array, Bool, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::command::access::logged;
-use stoa_core::http::read_cache::versions;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListPage, ListParams, ListRequest};
 use stoa_core::{AppError, PageQuery};
 use stoa_directory::names::{organization_name, tenant_name};
@@ -109,6 +109,8 @@ fn sorted_roles(mut pairs: Vec<(String, Uuid)>) -> (Vec<String>, Vec<Uuid>) {
 /// it wrote.
 pub struct ListedUsers {
     pub list: UserList,
+    /// What the page was read from: [`READ_DEPS`] of its tenant (or all).
+    pub deps: ReadDeps,
     pub versions: Option<Vec<i64>>,
     pub by_id: bool,
     pub fields: &'static [&'static str],
@@ -136,11 +138,13 @@ pub async fn list(
     let Some(filter) = ListFilter::resolve(conn, ctx, q).await? else {
         return Ok(ListedUsers {
             list: UserList::from_page(req.finish(Vec::new(), None, key_of), ctx),
+            deps: ReadDeps::new(READ_DEPS, None),
             versions: None,
             by_id: single,
             fields,
         });
     };
+    let deps = ReadDeps::new(READ_DEPS, filter.tenant());
     let filtered = || {
         let mut query = filter.query();
         if let Some((email, id)) = &req.after {
@@ -177,7 +181,7 @@ pub async fn list(
             organization_name("users.organization_id"),
             tenant_name("users.tenant_id"),
             req.count(filtered().select(users::id)),
-            versions(READ_DEPS),
+            versions(deps),
         ))
         .order((users::email.asc(), users::id.asc()));
     // E-mail addresses and names are personal data: every read is logged, in
@@ -233,6 +237,7 @@ pub async fn list(
         .collect();
     Ok(ListedUsers {
         list: UserList::from_page(req.finish(items, counted, key_of), ctx),
+        deps,
         versions,
         by_id: single,
         fields,

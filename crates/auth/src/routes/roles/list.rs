@@ -34,14 +34,7 @@ pub async fn list_roles(
 ) -> AppResult<HttpResponse> {
     ctx.require(LIST)?;
     let mut conn = state.db.conn().await?;
-    let (list, versions) = roles::list(&mut conn, &ctx, &q, &list).await?;
+    let (list, deps, versions) = roles::list(&mut conn, &ctx, &q, &list).await?;
     // Role lists are not access-logged: they carry no personal data.
-    answer_json(
-        &req,
-        ctx.read_owner(),
-        &list,
-        roles::READ_DEPS,
-        versions,
-        None,
-    )
+    answer_json(&req, ctx.read_owner(), &list, deps, versions, None)
 }

@@ -49,7 +49,7 @@ pub async fn list_users(
         &req,
         ctx.read_owner(),
         &listed.list,
-        user_list::READ_DEPS,
+        listed.deps,
         listed.versions,
         Some(log),
     )

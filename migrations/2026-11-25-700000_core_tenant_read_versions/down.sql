@@ -1,0 +1,1 @@
+DROP FUNCTION stoa_bump_tenant_read_version();
