@@ -74,10 +74,15 @@ impl RetentionConfig {
     }
 }
 
+/// Whether `value` is an age the settings allow: 1 to `max`.
+fn allowed(value: u32, max: u32) -> bool {
+    (1..=max).contains(&value)
+}
+
 /// `var` as a whole number from 1 to `max`, or `default` when unset.
 fn bounded(env: &Env<'_>, var: &'static str, default: u32, max: u32) -> Result<u32, ConfigError> {
     let value: u32 = env.parse_or(var, default)?;
-    if !(1..=max).contains(&value) {
+    if !allowed(value, max) {
         return Err(ConfigError {
             var,
             message: format!("must be between 1 and {max}"),
@@ -114,7 +119,7 @@ fn retention_of(payload: &serde_json::Value) -> Retention {
         payload[name]
             .as_u64()
             .and_then(|v| u32::try_from(v).ok())
-            .filter(|v| (1..=max).contains(v))
+            .filter(|v| allowed(*v, max))
             .unwrap_or(default)
     };
     let days = field("coreRetentionDays", d.core_days, MAX_DAYS);

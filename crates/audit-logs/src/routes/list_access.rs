@@ -97,12 +97,11 @@ pub async fn list_access(
     }
     let mut conn = db.conn().await?;
     // The page reaches no older than the newest `offset + limit` entries
-    // (ordered by time alone, which the index gives without sorting): the
-    // statement then sorts a bounded set whatever the planner believes. With
-    // stale statistics (a reader with a large, young log) it otherwise chose
-    // to sort every entry of the reader: seconds per page.
-    // The bound is an index condition (`created_at >= coalesce(...)`), so
-    // the scan itself stops there; an `IS NULL OR` form only filtered rows.
+    // (ordered by time alone, which the index gives without sorting), so the
+    // statement sorts a bounded set whatever the planner believes. With stale
+    // statistics (a reader with a large, young log) it otherwise sorted every
+    // entry of the reader: seconds per page. `created_at >= coalesce(...)` is
+    // an index condition, so the scan itself stops at the bound.
     let reach = req.offset().saturating_add(req.limit()).saturating_sub(1);
     let floor = filtered()
         .select(access_logs::created_at)

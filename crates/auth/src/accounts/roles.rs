@@ -40,21 +40,31 @@ fn super_admin_role_ids() -> role_acls::BoxedQuery<'static, Pg, diesel::sql_type
         .into_boxed()
 }
 
+/// The tenant a role list is limited to: the requested one for a super admin
+/// (`None`: every tenant), else the caller's own or a tenant it may target.
+/// The page's filter and its read versions both follow it.
+fn listed_tenant(ctx: &AuthContext, q: &RoleListQuery) -> Result<Option<Uuid>, AppError> {
+    if ctx.is_super_admin() {
+        Ok(q.tenant_id)
+    } else {
+        target_tenant(ctx, q.tenant_id).map(Some)
+    }
+}
+
+/// The roles of a list request, in `tenant` ([`listed_tenant`]).
 fn listed(
     ctx: &AuthContext,
     q: &RoleListQuery,
-) -> Result<roles::BoxedQuery<'static, Pg>, AppError> {
+    tenant: Option<Uuid>,
+) -> roles::BoxedQuery<'static, Pg> {
     let mut query = roles::table
         .filter(roles::deleted_at.is_null())
         .into_boxed();
-    if ctx.is_super_admin() {
-        if let Some(t) = q.tenant_id {
-            query = query.filter(roles::tenant_id.eq(t));
-        }
-    } else {
-        let tenant = target_tenant(ctx, q.tenant_id)?;
+    if let Some(t) = tenant {
+        query = query.filter(roles::tenant_id.eq(t));
+    }
+    if !ctx.is_super_admin() {
         query = query
-            .filter(roles::tenant_id.eq(tenant))
             .filter(roles::name.ne(SUPERADMIN))
             .filter(roles::id.ne_all(super_admin_role_ids()));
     }
@@ -64,7 +74,7 @@ fn listed(
     if let Some(term) = q.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         query = query.filter(roles::name.ilike(format!("%{}%", escape_like(term))));
     }
-    Ok(query)
+    query
 }
 
 /// The sort tag of role-list cursors: ordered by name, then id.
@@ -101,15 +111,10 @@ pub async fn list(
     }
     .resolve(DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)?;
     let req = ListRequest::<(String, Uuid)>::new(page, params, CURSOR_TAG)?;
-    // The tenant `listed` limits the page to (`None`: every tenant).
-    let tenant = if ctx.is_super_admin() {
-        q.tenant_id
-    } else {
-        Some(target_tenant(ctx, q.tenant_id)?)
-    };
+    let tenant = listed_tenant(ctx, q)?;
     let deps = ReadDeps::new(READ_DEPS, tenant);
-    let filtered = || -> Result<_, AppError> {
-        let mut query = listed(ctx, q)?;
+    let filtered = || {
+        let mut query = listed(ctx, q, tenant);
         if let Some((name, id)) = &req.after {
             query = query.filter(
                 diesel::dsl::sql::<diesel::sql_types::Bool>("(roles.name, roles.id) > (")
@@ -119,7 +124,7 @@ pub async fn list(
                     .sql(")"),
             );
         }
-        Ok(query)
+        query
     };
     type Row = (
         Uuid,
@@ -133,7 +138,7 @@ pub async fn list(
     );
     // The window is chosen by id in a subquery, so the per-row subqueries
     // run for the page's rows only, not for every row an OFFSET skips.
-    let window = filtered()?
+    let window = filtered()
         .select(roles::id)
         .order((roles::name.asc(), roles::id.asc()))
         .limit(req.limit())
@@ -148,7 +153,7 @@ pub async fn list(
                 roles::updated_at,
                 users_count(),
                 tenant_name("roles.tenant_id"),
-                req.count(filtered()?.select(roles::id)),
+                req.count(filtered().select(roles::id)),
                 versions(deps),
             ))
             .order((roles::name.asc(), roles::id.asc())),
@@ -159,7 +164,7 @@ pub async fn list(
     let versions = <[Row]>::first(&rows).map(|r| r.7.clone());
     if req.needs_separate_count(rows.len()) {
         counted = Some(
-            diesel::select(req.count(filtered()?.select(roles::id)))
+            diesel::select(req.count(filtered().select(roles::id)))
                 .get_result(conn)
                 .await?,
         );
