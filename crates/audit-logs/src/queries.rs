@@ -8,6 +8,7 @@ use diesel::prelude::*;
 use diesel_async::AsyncPgConnection;
 use serde_json::Value;
 use stoa_acl::{AuthContext, UserDirectory};
+use stoa_core::command::access::REPEAT_SPAN;
 use stoa_core::command::schema::{access_logs, action_logs};
 use stoa_core::{AppError, AppResult};
 use time::OffsetDateTime;
@@ -283,11 +284,18 @@ pub fn access_filtered(
     if let Some(kind) = q.access_type.clone().filter(|s| !s.is_empty()) {
         query = query.filter(access_logs::access_type.eq(kind));
     }
+    // Each bound on a read's time also bounds its row's (`stored_at`, at most
+    // `REPEAT_SPAN` earlier), the column the `access_reads` indexes hold.
     if let Some(b) = before {
-        query = query.filter(access_logs::created_at.lt(b));
+        query = query
+            .filter(access_logs::created_at.lt(b))
+            .filter(access_logs::stored_at.lt(b));
     }
     if let Some(a) = after {
         query = query.filter(access_logs::created_at.gt(a));
+        if let Some(row_after) = a.checked_sub(REPEAT_SPAN) {
+            query = query.filter(access_logs::stored_at.gt(row_after));
+        }
     }
     query
 }
@@ -299,9 +307,10 @@ pub fn access_after(
     (created_at, id): (OffsetDateTime, Uuid),
 ) -> access_logs::BoxedQuery<'static, Pg> {
     use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
-    // `access_logs` is a view whose `id` comes from an array: the plain
-    // `created_at` bound lets the scan of `access_reads` start at the key.
-    query.filter(access_logs::created_at.le(created_at)).filter(
+    // `access_logs` is a view whose `id` and `created_at` come from arrays:
+    // the row's `stored_at` (never later than its reads) lets the scan of
+    // `access_reads` start at the key.
+    query.filter(access_logs::stored_at.le(created_at)).filter(
         diesel::dsl::sql::<Bool>("(access_logs.created_at, access_logs.id) < (")
             .bind::<Timestamptz, _>(created_at)
             .sql(", ")

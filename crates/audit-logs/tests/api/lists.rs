@@ -549,3 +549,125 @@ async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
         .await;
     assert_eq!(res.status, 400, "another list's cursor");
 }
+
+/// The ids of a page's entries.
+fn entry_ids(body: &serde_json::Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[actix_web::test]
+async fn repeated_reads_list_at_their_own_times_in_pages_cursors_and_windows() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let mut conn = app.db.conn().await.unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Now {
+        #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+        now: time::OffsetDateTime,
+    }
+    let now: Now = diesel::sql_query("SELECT now() - interval '1 second' AS now")
+        .get_result(&mut *conn)
+        .await
+        .unwrap();
+    let t = now.now;
+    // 150 rows 1 ms apart, two records each, each row read again 10, 30 and
+    // 50 ms after its first read (the longest span a row may hold): a row's
+    // later reads are newer than the next 50 rows' first reads.
+    diesel::sql_query(format!(
+        "INSERT INTO access_reads (tenant_id, organization_id, actor_user_id, resource_kind, \
+         resource_ids, entry_ids, access_type, created_at, repeat_bases, repeat_ats) \
+         SELECT '{}', '{}', '{}', 'auth.user', ARRAY['a' || g, 'b' || g], \
+                ARRAY[gen_random_uuid(), gen_random_uuid()], 'read:list', at, \
+                ARRAY[gen_random_uuid(), gen_random_uuid(), gen_random_uuid()], \
+                ARRAY[at + interval '10 ms', at + interval '30 ms', at + interval '50 ms'] \
+         FROM generate_series(1, 150) g, \
+              LATERAL (SELECT '{}'::timestamptz - g * interval '1 ms' AS at) AS t",
+        acme.tenant_id,
+        acme.organization_id,
+        acme.admin,
+        t.format(&time::format_description::well_known::Rfc3339)
+            .unwrap()
+    ))
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Entry {
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        id: uuid::Uuid,
+    }
+    let db = app.db.clone();
+    let expected = |window: String| {
+        let db = db.clone();
+        let sql = format!(
+            "SELECT id FROM access_logs WHERE actor_user_id = '{}' {window} \
+             ORDER BY created_at DESC, id DESC",
+            acme.admin
+        );
+        async move {
+            let mut conn = db.conn().await.unwrap();
+            let rows: Vec<Entry> = diesel::sql_query(sql).load(&mut *conn).await.unwrap();
+            rows.iter().map(|e| e.id.to_string()).collect::<Vec<_>>()
+        }
+    };
+    let all = expected(String::new()).await;
+    assert_eq!(all.len(), 150 * 4 * 2, "every read's every record");
+    let distinct: std::collections::HashSet<_> = all.iter().collect();
+    assert_eq!(distinct.len(), all.len(), "entry ids are distinct");
+
+    let path = "/api/audit_logs/audit-logs/access";
+    for size in [7, 50] {
+        let mut by_page = Vec::new();
+        for page in 1.. {
+            let body = app
+                .send(get(&format!("{path}?pageSize={size}&page={page}"), &admin))
+                .await
+                .json();
+            let ids = entry_ids(&body);
+            if ids.is_empty() {
+                break;
+            }
+            by_page.extend(ids);
+        }
+        assert_eq!(by_page, all, "pages of {size}");
+    }
+    let mut by_cursor = Vec::new();
+    let mut url = format!("{path}?pageSize=33");
+    loop {
+        let body = app.send(get(&url, &admin)).await.json();
+        by_cursor.extend(entry_ids(&body));
+        match body["nextCursor"].as_str() {
+            Some(cursor) => url = format!("{path}?pageSize=33&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(by_cursor, all);
+
+    // A window lists exactly the reads inside it, by their own times.
+    let at = |ms: i64| {
+        (t + time::Duration::milliseconds(ms))
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap()
+    };
+    let (after, before) = (at(-100), at(-40));
+    let body = app
+        .send(get(
+            &format!("{path}?pageSize=200&includeTotal=true&after={after}&before={before}"),
+            &admin,
+        ))
+        .await
+        .json();
+    let window = expected(format!(
+        "AND created_at > '{after}' AND created_at < '{before}'"
+    ))
+    .await;
+    assert!(window.len() > 100, "{}", window.len());
+    assert_eq!(body["total"], json!(window.len()));
+    assert_eq!(entry_ids(&body), window[..window.len().min(200)]);
+}

@@ -137,3 +137,54 @@ async fn a_backlog_is_deleted_in_batches_until_none_is_left() {
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].resource_id, "fresh");
 }
+
+#[actix_web::test]
+async fn a_row_is_kept_while_any_of_its_repeated_reads_is_younger_than_the_age() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let retention = Retention {
+        core_kinds: vec![],
+        core_age: Duration::from_secs(3_600),
+        other_age: Duration::from_secs(3_600),
+    };
+    let (tenant, admin) = (acme.tenant_id, acme.admin);
+    // One transaction: `now()` is the same for the rows and the purge.
+    let deleted = app
+        .db
+        .transaction::<_, stoa_core::AppError, _>(move |conn| {
+            let retention = retention.clone();
+            Box::pin(async move {
+                // A row 40 ms past the age whose repeat is 5 ms short of it,
+                // and a row whose every read is past it.
+                for (id, first, repeat) in [("kept", 40, 45), ("gone", 60, 50)] {
+                    diesel::sql_query(format!(
+                        "INSERT INTO access_reads (tenant_id, actor_user_id, resource_kind, \
+                         resource_ids, entry_ids, access_type, created_at, repeat_bases, \
+                         repeat_ats) \
+                         SELECT '{tenant}', '{admin}', 'devices.user_device', ARRAY['{id}'], \
+                         ARRAY[gen_random_uuid()], 'read', t, ARRAY[gen_random_uuid()], \
+                         ARRAY[t + interval '{repeat} ms'] \
+                         FROM (SELECT now() - interval '1 hour {first} ms' AS t) AS at"
+                    ))
+                    .execute(conn)
+                    .await?;
+                }
+                Ok(purge_expired(conn, &retention, 100).await?)
+            })
+        })
+        .await
+        .unwrap();
+    let mut conn = app.db.conn().await.unwrap();
+    assert_eq!(deleted, 1);
+    #[derive(diesel::QueryableByName)]
+    struct Left {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        resource_id: String,
+    }
+    let left: Vec<Left> = diesel::sql_query("SELECT resource_id FROM access_logs")
+        .load(&mut *conn)
+        .await
+        .unwrap();
+    let left: Vec<_> = left.into_iter().map(|l| l.resource_id).collect();
+    assert_eq!(left, ["kept", "kept"], "both reads of the kept row");
+}

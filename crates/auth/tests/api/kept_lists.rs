@@ -21,8 +21,8 @@ async fn sql(app: &stoa_core::db::Db, statement: &str) {
         .unwrap();
 }
 
-/// Access-log rows (one per read) of `actor`, once the entries kept answers
-/// queued are written.
+/// Reads access-logged for `actor`, once the entries kept answers queued are
+/// written: a row each, and each repeated read a row holds.
 async fn reads_of(db: &stoa_core::db::Db, actor: Uuid) -> i64 {
     stoa_core::command::access::settle(db).await.unwrap();
     #[derive(diesel::QueryableByName)]
@@ -31,12 +31,14 @@ async fn reads_of(db: &stoa_core::db::Db, actor: Uuid) -> i64 {
         n: i64,
     }
     let mut conn = db.conn().await.unwrap();
-    let row: Count =
-        diesel::sql_query("SELECT count(*) AS n FROM access_reads WHERE actor_user_id = $1")
-            .bind::<diesel::sql_types::Uuid, _>(actor)
-            .get_result(&mut *conn)
-            .await
-            .unwrap();
+    let row: Count = diesel::sql_query(
+        "SELECT coalesce(sum(1 + coalesce(cardinality(repeat_ats), 0)), 0)::bigint AS n \
+             FROM access_reads WHERE actor_user_id = $1",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(actor)
+    .get_result(&mut *conn)
+    .await
+    .unwrap();
     row.n
 }
 

@@ -30,8 +30,10 @@ diesel::table! {
     }
 }
 
-// A view (migration `core_access_reads`): one row per record read, expanded
-// from `access_reads`. Read it; write `access_reads`.
+// A view (migrations `core_access_reads`, `core_access_read_repeats`): one
+// row per record read, expanded from `access_reads`. `created_at` is the
+// read's time, `stored_at` its row's (at most `access::REPEAT_SPAN` earlier):
+// bound `stored_at` too, it reaches the indexes. Read it; write `access_reads`.
 diesel::table! {
     access_logs (id) {
         id -> Uuid,
@@ -44,11 +46,13 @@ diesel::table! {
         fields -> Array<Text>,
         context_json -> Nullable<Jsonb>,
         created_at -> Timestamptz,
+        stored_at -> Timestamptz,
     }
 }
 
 // One row per read: the records it read (`resource_ids`) and their entry
-// ids (`entry_ids`, the ids `access_logs` shows).
+// ids (`entry_ids`, the ids `access_logs` shows); repeated reads of the same
+// answer written behind it add their times and entry-id bases to the row.
 diesel::table! {
     access_reads (id) {
         id -> Uuid,
@@ -62,6 +66,8 @@ diesel::table! {
         fields -> Array<Text>,
         context_json -> Nullable<Jsonb>,
         created_at -> Timestamptz,
+        repeat_bases -> Nullable<Array<Uuid>>,
+        repeat_ats -> Nullable<Array<Timestamptz>>,
     }
 }
 

@@ -230,8 +230,16 @@ async fn kept_reads_are_written_behind_each_once_as_the_page_wrote_them() {
         "the writer's statements are not the caller's"
     );
     assert_eq!(db.access_queue().pending(), 0);
+    // The repeated reads share rows (queued within microseconds of each
+    // other, at most 64 reads a row), each read still its entry.
+    let rows = count(&mut conn, "SELECT count(*) AS n FROM access_reads").await;
+    assert!((2..=10).contains(&rows), "{rows} rows");
     assert_eq!(
-        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        count(
+            &mut conn,
+            "SELECT sum(1 + coalesce(cardinality(repeat_ats), 0))::bigint AS n FROM access_reads"
+        )
+        .await,
         101
     );
     // Every row is the row the page wrote, with entry ids of its own.
@@ -248,14 +256,25 @@ async fn kept_reads_are_written_behind_each_once_as_the_page_wrote_them() {
         count(&mut conn, "SELECT count(DISTINCT id) AS n FROM access_logs").await,
         101
     );
-    // Written after the read, dated at the read.
+    // Written after the read, dated at the read: each read's own time, no
+    // earlier than its row's and at most the span later.
     assert_eq!(
         count(
             &mut conn,
-            "SELECT count(*) AS n FROM access_reads WHERE created_at > now()"
+            "SELECT count(*) AS n FROM access_logs WHERE created_at > now() \
+             OR created_at < stored_at OR created_at > stored_at + interval '50 ms'"
         )
         .await,
         0
+    );
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(DISTINCT created_at) AS n FROM access_logs"
+        )
+        .await,
+        101,
+        "one time per read"
     );
     // Nothing queued: settling sends nothing.
     let before = thread_queries();
@@ -315,7 +334,7 @@ async fn a_full_queue_hands_the_entry_back_and_a_rejected_entry_blocks_nothing()
     settle(&db).await.unwrap();
     let written = i64::try_from(MAX_PENDING).unwrap() + 1;
     assert_eq!(
-        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        count(&mut conn, "SELECT count(*) AS n FROM access_logs").await,
         written
     );
     // Postgres refuses text with a NUL byte: that entry is dropped, the ones
@@ -327,7 +346,7 @@ async fn a_full_queue_hands_the_entry_back_and_a_rejected_entry_blocks_nothing()
     settle(&db).await.unwrap();
     assert_eq!(db.access_queue().pending(), 0);
     assert_eq!(
-        count(&mut conn, "SELECT count(*) AS n FROM access_reads").await,
+        count(&mut conn, "SELECT count(*) AS n FROM access_logs").await,
         written + 2
     );
 }

@@ -11,9 +11,18 @@
 //! - An entry is queued only after the read was checked and before the answer
 //!   is sent; it carries the time of the read, not of its write.
 //! - Entries are written in the order they were queued, each exactly once: a
-//!   row's id is chosen when it is queued and a repeated write of it
-//!   (`ON CONFLICT (id) DO NOTHING`) changes nothing, so a writer cancelled
-//!   after its insert but before it noted so loses and doubles nothing.
+//!   row's id is chosen when it is queued, a batch once cut is retried as cut
+//!   (it stays in the queue's `in_flight` until written), and a repeated
+//!   write of a row (`ON CONFLICT (id) DO NOTHING`) changes nothing, so a
+//!   writer cancelled after its insert but before it noted so loses and
+//!   doubles nothing.
+//! - Repeated reads of one kept answer share a row ([`Row`]): the first read
+//!   as any read's row, each further one as its time and the base of its
+//!   entry ids, at most [`REPEAT_SPAN`] after the first and [`MAX_REPEATS`]
+//!   per row. The view `access_logs` shows each read's entries at the read's
+//!   own time, as if each had its row. A repeated 50-record read was a 3 KB
+//!   row; it is now 24 bytes of one, which took the kept user list from 39%
+//!   to (see docs/benchmarks.md, stop 22) of a profile read.
 //! - [`settle`] returns once every entry queued before it was called is
 //!   written. The access-log API settles before it reads, so a client sees its
 //!   own reads; the server settles when it shuts down.
@@ -35,7 +44,7 @@ use std::time::Duration;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::{Array, Integer, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use tokio::sync::Notify;
@@ -54,6 +63,18 @@ pub const MAX_PENDING: usize = 4096;
 /// 64-row batches (~180 KB) grew RSS by 8 MiB over the pool for no
 /// measurable throughput (docs/benchmarks.md, stop 21).
 const MAX_BATCH: usize = 16;
+
+/// The longest time between the first and the last read of one row. The
+/// view dates each read exactly; queries bound the row's time (`stored_at`)
+/// with this slack to reach the indexes, and retention keeps a row this much
+/// longer, so no read is deleted before its age.
+pub const REPEAT_SPAN: time::Duration = time::Duration::microseconds(REPEAT_SPAN_MICROS);
+/// [`REPEAT_SPAN`] in microseconds, for SQL intervals.
+pub const REPEAT_SPAN_MICROS: i64 = 50_000;
+
+/// Further reads one row holds at most: 63 repeats of a 50-record read keep
+/// the row (about 4.5 KB) inline, below `toast_tuple_target`.
+const MAX_REPEATS: usize = 63;
 
 /// The pause after a failed write, doubled up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
@@ -82,6 +103,96 @@ impl Pending {
     }
 }
 
+/// One `access_reads` row: a read, and the repeated reads of the same kept
+/// answer written with it.
+#[derive(Clone, Debug)]
+struct Row {
+    first: Pending,
+    /// Each further read's entry-id base and time, in queue order.
+    repeat_bases: Vec<Uuid>,
+    repeat_ats: Vec<OffsetDateTime>,
+}
+
+impl Row {
+    fn new(first: &Pending) -> Self {
+        Self {
+            first: first.clone(),
+            repeat_bases: Vec::new(),
+            repeat_ats: Vec::new(),
+        }
+    }
+
+    /// Whether `read` may be written as a repeat of this row: a use of the
+    /// same kept answer, not earlier than the first (a clock set back starts
+    /// a row) and within [`REPEAT_SPAN`] of it, while the row has room.
+    /// Reads of more records than entry ids can be derived for stand alone.
+    fn takes(&self, read: &Pending) -> bool {
+        Arc::ptr_eq(&self.first.log, &read.log)
+            && self.repeat_bases.len() < MAX_REPEATS
+            && self.first.log.ids.len() <= DERIVABLE_IDS
+            && read.at >= self.first.at
+            && read.at - self.first.at <= REPEAT_SPAN
+    }
+
+    fn repeat(&mut self, read: &Pending) {
+        self.repeat_bases.push(read.base);
+        self.repeat_ats.push(read.at);
+    }
+
+    /// The reads this row holds.
+    fn reads(&self) -> usize {
+        1 + self.repeat_bases.len()
+    }
+}
+
+/// The records a read may name for its entry ids to derive from one base
+/// ([`entry_ids_from`]; the view derives repeats' ids the same way).
+const DERIVABLE_IDS: usize = u16::MAX as usize + 1;
+
+/// The rows written by one statement, and how many queued reads they hold
+/// (the queue's first `taken`).
+#[derive(Clone, Debug, Default)]
+struct Batch {
+    rows: Vec<Row>,
+    taken: usize,
+}
+
+/// Cuts the next batch from the front of the queue: up to [`MAX_BATCH`] rows,
+/// a power of two of them (so a connection prepares at most five statement
+/// texts), each read joining the newest row of its answer when that
+/// [`Row::takes`] it.
+fn cut(pending: &VecDeque<Pending>) -> Batch {
+    let batch = group(pending, MAX_BATCH);
+    let whole = batch_len(batch.rows.len());
+    if whole == batch.rows.len() {
+        batch
+    } else {
+        // The same walk, stopped before the row past the power of two: the
+        // reads it takes are a prefix of the queue, as `written` needs.
+        group(pending, whole)
+    }
+}
+
+/// Groups the queue's front into at most `max_rows` rows, stopping at the
+/// first read that would need one more.
+fn group(pending: &VecDeque<Pending>, max_rows: usize) -> Batch {
+    let mut batch = Batch::default();
+    for read in pending {
+        let open = batch
+            .rows
+            .iter()
+            .rposition(|row| Arc::ptr_eq(&row.first.log, &read.log))
+            .filter(|&i| batch.rows[i].takes(read));
+        match open {
+            Some(i) => batch.rows[i].repeat(read),
+            None if batch.rows.len() >= max_rows => break,
+            None => batch.rows.push(Row::new(read)),
+        }
+        batch.taken += 1;
+    }
+    batch
+}
+
 /// The entries of one process waiting to be written (one per [`Db`]).
 #[derive(Debug, Default)]
 pub struct AccessQueue {
@@ -93,6 +204,9 @@ pub struct AccessQueue {
 #[derive(Debug, Default)]
 struct State {
     pending: VecDeque<Pending>,
+    /// The batch being written, cut from the front of `pending`: a writer
+    /// that fails or stops leaves it for the next to write as it is.
+    in_flight: Option<Batch>,
     /// A writer is running (a spawned task, or a [`settle`] writing inline).
     writing: bool,
     /// Entries ever queued, and ever taken off the queue (written or
@@ -113,7 +227,7 @@ impl AccessQueue {
 
     /// The next batch to write (copied: entries leave the queue only once
     /// written), or `None` after marking the writer stopped when none is left.
-    fn next_batch(&self) -> Option<Vec<Pending>> {
+    fn next_batch(&self) -> Option<Batch> {
         let mut state = self.lock();
         if state.pending.is_empty() {
             state.writing = false;
@@ -121,13 +235,17 @@ impl AccessQueue {
             self.progress.notify_waiters();
             return None;
         }
-        let n = batch_len(state.pending.len());
-        Some(state.pending.iter().take(n).cloned().collect())
+        if state.in_flight.is_none() {
+            state.in_flight = Some(cut(&state.pending));
+        }
+        state.in_flight.clone()
     }
 
-    fn written(&self, n: usize) {
+    /// Takes a written batch's reads off the queue.
+    fn written(&self, batch: &Batch) {
         let mut state = self.lock();
-        let n = n.min(state.pending.len());
+        state.in_flight = None;
+        let n = batch.taken.min(state.pending.len());
         state.pending.drain(..n);
         state.done += n as u64;
         drop(state);
@@ -189,7 +307,7 @@ pub fn log_behind(db: &Db, log: &Arc<ReadLog>) -> bool {
 /// Writes the entry of one read of `log`'s records now, on `conn`: the row
 /// [`log_behind`] would have written.
 pub async fn log_now(conn: &mut AsyncPgConnection, log: &Arc<ReadLog>) -> Result<(), DieselError> {
-    insert(conn, &[Pending::now(log)]).await
+    insert(conn, &[Row::new(&Pending::now(log))]).await
 }
 
 /// Returns once every entry queued before the call is written (writing them
@@ -263,9 +381,9 @@ async fn write_queued(mut mark: WriterMark, db: Db, retry: bool) -> Result<(), D
             mark.stopped = true;
             return Ok(());
         };
-        match write_batch(&db, &batch).await {
+        match write_batch(&db, &batch.rows).await {
             Ok(()) => {
-                queue.written(batch.len());
+                queue.written(&batch);
                 pause = FIRST_PAUSE;
             }
             Err(err) if retry => {
@@ -283,9 +401,9 @@ async fn write_queued(mut mark: WriterMark, db: Db, retry: bool) -> Result<(), D
 }
 
 /// Writes `batch` in one statement. If Postgres rejects it (anything but a
-/// lost connection), the entries are written one by one and the rejected ones
+/// lost connection), the rows are written one by one and the rejected ones
 /// dropped, so one bad entry cannot block the queue.
-async fn write_batch(db: &Db, batch: &[Pending]) -> Result<(), DbError> {
+async fn write_batch(db: &Db, batch: &[Row]) -> Result<(), DbError> {
     let mut conn = db.conn().await?;
     match insert(&mut conn, batch).await {
         Ok(()) => Ok(()),
@@ -296,9 +414,10 @@ async fn write_batch(db: &Db, batch: &[Pending]) -> Result<(), DbError> {
                     Ok(()) => {}
                     Err(err) if rejected(&err) => tracing::error!(
                         error = %err,
-                        entry = %one.id,
-                        actor = ?one.log.actor.user_id,
-                        kind = one.log.resource_kind,
+                        entry = %one.first.id,
+                        reads = one.reads(),
+                        actor = ?one.first.log.actor.user_id,
+                        kind = one.first.log.resource_kind,
                         "access log: Postgres rejected an entry; dropped"
                     ),
                     Err(err) => return Err(err.into()),
@@ -314,36 +433,50 @@ fn rejected(err: &DieselError) -> bool {
     matches!(err, DieselError::DatabaseError(kind, _) if !matches!(kind, DatabaseErrorKind::ClosedConnection))
 }
 
-async fn insert(conn: &mut AsyncPgConnection, batch: &[Pending]) -> Result<(), DieselError> {
+async fn insert(conn: &mut AsyncPgConnection, batch: &[Row]) -> Result<(), DieselError> {
     let rows = Rows::new(batch, !in_transaction(conn));
     rows.execute(conn).await.map(|_| ())
 }
 
-/// `INSERT INTO access_reads ... SELECT ... FROM (VALUES (...), ...)`, one row
-/// per entry, each the row [`super::record`] and [`super::logged`] write.
+/// `INSERT INTO access_reads ... SELECT ... FROM (VALUES (...), ...)`, one
+/// [`Row`] each, its first read the row [`super::record`] and
+/// [`super::logged`] write.
 struct Rows<'a> {
-    batch: &'a [Pending],
+    batch: &'a [Row],
     entry_ids: Vec<Vec<Uuid>>,
     access_types: Vec<&'static str>,
     counts: Vec<i32>,
+    /// Each row's repeats, `NULL` for a row of one read.
+    repeats: Vec<Repeats<'a>>,
     async_commit: bool,
 }
 
+type Repeats<'a> = (Option<&'a [Uuid]>, Option<&'a [OffsetDateTime]>);
+
 impl<'a> Rows<'a> {
-    fn new(batch: &'a [Pending], async_commit: bool) -> Self {
+    fn new(batch: &'a [Row], async_commit: bool) -> Self {
+        let logs = || batch.iter().map(|row| &row.first.log);
         Self {
             batch,
             entry_ids: batch
                 .iter()
-                .map(|p| entry_ids_from(p.base, p.log.ids.len()))
+                .map(|row| entry_ids_from(row.first.base, row.first.log.ids.len()))
                 .collect(),
-            access_types: batch
-                .iter()
-                .map(|p| access_type(p.log.by_id, p.log.ids.len()))
+            access_types: logs()
+                .map(|log| access_type(log.by_id, log.ids.len()))
                 .collect(),
-            counts: batch
+            counts: logs()
+                .map(|log| i32::try_from(log.ids.len()).unwrap_or(i32::MAX))
+                .collect(),
+            repeats: batch
                 .iter()
-                .map(|p| i32::try_from(p.log.ids.len()).unwrap_or(i32::MAX))
+                .map(|row| {
+                    let repeated = !row.repeat_bases.is_empty();
+                    (
+                        repeated.then_some(row.repeat_bases.as_slice()),
+                        repeated.then_some(row.repeat_ats.as_slice()),
+                    )
+                })
                 .collect(),
             async_commit,
         }
@@ -360,9 +493,10 @@ impl QueryFragment<Pg> for Rows<'_> {
         out.push_sql(
             "INSERT INTO access_reads (id, created_at, tenant_id, organization_id, \
              actor_user_id, resource_kind, resource_ids, entry_ids, access_type, fields, \
-             context_json) SELECT stoa_rows.* FROM (VALUES ",
+             context_json, repeat_bases, repeat_ats) SELECT stoa_rows.* FROM (VALUES ",
         );
-        for (i, pending) in self.batch.iter().enumerate() {
+        for (i, row) in self.batch.iter().enumerate() {
+            let pending = &row.first;
             let log = &*pending.log;
             out.push_sql(if i == 0 { "(" } else { ", (" });
             out.push_bind_param::<SqlUuid, _>(&pending.id)?;
@@ -382,7 +516,12 @@ impl QueryFragment<Pg> for Rows<'_> {
             out.push_bind_param::<Integer, _>(&self.counts[i])?;
             out.push_sql(", 'path', ");
             out.push_bind_param::<Text, _>(&log.path)?;
-            out.push_sql("::text))");
+            out.push_sql("::text), ");
+            let (bases, ats) = &self.repeats[i];
+            out.push_bind_param::<Nullable<Array<SqlUuid>>, _>(bases)?;
+            out.push_sql(", ");
+            out.push_bind_param::<Nullable<Array<Timestamptz>>, _>(ats)?;
+            out.push_sql(")");
         }
         out.push_sql(") AS stoa_rows");
         if self.async_commit {
@@ -425,13 +564,69 @@ mod tests {
 
     #[test]
     fn a_batch_is_one_idempotent_statement_with_a_row_per_entry() {
-        let batch = [Pending::now(&log()), Pending::now(&log())];
+        let batch = [
+            Row::new(&Pending::now(&log())),
+            Row::new(&Pending::now(&log())),
+        ];
         let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, true)).to_string();
         assert_eq!(sql.matches("jsonb_build_object").count(), 2, "{sql}");
         assert!(sql.contains("ON CONFLICT (id) DO NOTHING"), "{sql}");
         assert!(sql.contains("set_config('synchronous_commit', 'off', true)"));
         let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, false)).to_string();
         assert!(!sql.contains("set_config"), "{sql}");
+    }
+
+    /// A read of `log` queued `ms` milliseconds after `start`.
+    fn read_at(log: &Arc<ReadLog>, start: OffsetDateTime, ms: i64) -> Pending {
+        Pending {
+            at: start + time::Duration::milliseconds(ms),
+            ..Pending::now(log)
+        }
+    }
+
+    fn shape(batch: &Batch) -> (Vec<usize>, usize) {
+        (batch.rows.iter().map(Row::reads).collect(), batch.taken)
+    }
+
+    #[test]
+    fn repeated_reads_of_one_answer_share_a_row_within_the_span() {
+        let (a, b) = (log(), log());
+        let t = OffsetDateTime::now_utc();
+        // Interleaved answers each keep their row; a read past the span, or
+        // dated before its row (a clock set back), starts another.
+        let queue: VecDeque<_> = [
+            read_at(&a, t, 0),
+            read_at(&b, t, 1),
+            read_at(&a, t, 2),
+            read_at(&a, t, 50),
+            read_at(&b, t, 60),
+            read_at(&a, t, 51),
+            read_at(&a, t, 40),
+        ]
+        .into();
+        let batch = cut(&queue);
+        // Rows a(0, 2, 50), b(1), b(60), a(51); a(40) would be a fifth row,
+        // so the batch is cut back to four and that read waits.
+        assert_eq!(shape(&batch), (vec![3, 1, 1, 1], 6));
+        let first = &batch.rows[0];
+        assert_eq!(first.first.id, queue[0].id, "a row is its first read's");
+        assert_eq!(first.repeat_bases, vec![queue[2].base, queue[3].base]);
+        assert_eq!(first.repeat_ats, vec![queue[2].at, queue[3].at]);
+    }
+
+    #[test]
+    fn a_row_holds_at_most_max_repeats_and_a_batch_at_most_max_batch_rows() {
+        let a = log();
+        let t = OffsetDateTime::now_utc();
+        let queue: VecDeque<_> = (0..2000).map(|_| read_at(&a, t, 0)).collect();
+        let batch = cut(&queue);
+        assert_eq!(batch.rows.len(), MAX_BATCH);
+        assert!(batch.rows.iter().all(|row| row.reads() == MAX_REPEATS + 1));
+        assert_eq!(batch.taken, MAX_BATCH * (MAX_REPEATS + 1));
+        // Distinct answers: one row each, a power of two of them.
+        let logs: Vec<_> = (0..5).map(|_| log()).collect();
+        let queue: VecDeque<_> = logs.iter().map(|l| read_at(l, t, 0)).collect();
+        assert_eq!(shape(&cut(&queue)), (vec![1; 4], 4));
     }
 
     #[test]

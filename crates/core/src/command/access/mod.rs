@@ -27,7 +27,9 @@ use super::{Actor, in_transaction};
 pub mod behind;
 pub mod retention;
 
-pub use behind::{AccessQueue, MAX_PENDING, log_behind, log_now, settle};
+pub use behind::{
+    AccessQueue, MAX_PENDING, REPEAT_SPAN, REPEAT_SPAN_MICROS, log_behind, log_now, settle,
+};
 
 /// The access-log entry of a read that may be answered again from memory
 /// ([`crate::http::read_cache`]): what [`logged`] wrote for it, which each

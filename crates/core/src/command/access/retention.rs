@@ -12,6 +12,8 @@ use diesel::pg::data_types::PgInterval;
 use diesel::sql_types::{Array, BigInt, Interval, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+use super::REPEAT_SPAN_MICROS;
+
 /// How long access-log reads are kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Retention {
@@ -27,8 +29,10 @@ pub struct Retention {
 pub const PURGE_BATCH: i64 = 5_000;
 
 /// Deletes the reads older than their kind's age, `batch` rows per statement
-/// until none is left; returns how many reads were deleted. Both statements
-/// walk the `created_at` index from its oldest end.
+/// until none is left; returns how many rows were deleted. Both statements
+/// walk the `created_at` index from its oldest end. A row is deleted once
+/// its last repeated read is past the age: [`super::REPEAT_SPAN`] after its own
+/// time at most.
 pub async fn purge_expired(
     conn: &mut AsyncPgConnection,
     retention: &Retention,
@@ -65,6 +69,11 @@ pub async fn purge_expired(
 const CORE_KINDS: &str = "resource_kind = ANY($2)";
 const OTHER_KINDS: &str = "resource_kind <> ALL($2)";
 
+/// `age`, and the span of a row's repeated reads (see [`purge_expired`]).
 fn interval(age: Duration) -> PgInterval {
-    PgInterval::from_microseconds(i64::try_from(age.as_micros()).unwrap_or(i64::MAX))
+    PgInterval::from_microseconds(
+        i64::try_from(age.as_micros())
+            .unwrap_or(i64::MAX)
+            .saturating_add(REPEAT_SPAN_MICROS),
+    )
 }
