@@ -550,18 +550,16 @@ async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
     assert_eq!(res.status, 400, "another list's cursor");
 }
 
-/// The ids of a page's entries.
-fn entry_ids(body: &serde_json::Value) -> Vec<String> {
-    body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[actix_web::test]
 async fn repeated_reads_list_at_their_own_times_in_pages_cursors_and_windows() {
+    let entry_ids = |body: &serde_json::Value| -> Vec<String> {
+        body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect()
+    };
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
