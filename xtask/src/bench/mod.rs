@@ -152,6 +152,11 @@ fn bench(
                 ));
             }
         }
+        // Access-log entries still queued behind kept answers when the load
+        // stops: a writer falling behind defers work the figure omits.
+        if let Some(pending) = server.metric("stoa_access_log_pending").filter(|&n| n > 0) {
+            row.add_note(&format!("{pending} access-log entries still queued"));
+        }
         println!("{}", row.describe());
         rows.push(row);
     }

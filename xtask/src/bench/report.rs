@@ -69,13 +69,14 @@ impl Row {
 
     pub fn describe(&self) -> String {
         format!(
-            "{:<45} {:>10} req/s  p50 {:>7} ms  p99 {:>7} ms  errors {}  RSS {:.1} MiB",
+            "{:<45} {:>10} req/s  p50 {:>7} ms  p99 {:>7} ms  errors {}  RSS {:.1} MiB  ({})",
             self.name,
             fmt(self.rps, 0),
             fmt(self.p50_ms, 2),
             fmt(self.p99_ms, 2),
             self.errors,
-            self.rss_mib
+            self.rss_mib,
+            self.note
         )
     }
 }

@@ -57,12 +57,18 @@ impl Server {
 
     /// Statements the server has sent to Postgres (from `/metrics`).
     pub(super) fn db_queries(&self) -> Option<u64> {
+        self.metric("stoa_db_queries")
+    }
+
+    /// A counter or gauge of the server's `/metrics`.
+    pub(super) fn metric(&self, name: &str) -> Option<u64> {
         let (_, body) = load::once(self.metrics, &Request::get("/metrics")).ok()?;
         String::from_utf8_lossy(&body)
             .lines()
-            .find(|l| l.starts_with("stoa_db_queries "))
+            .find(|l| l.split_whitespace().next() == Some(name))
             .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(|v| v as u64)
     }
 
     /// (current RSS, peak RSS) in MiB, from /proc.

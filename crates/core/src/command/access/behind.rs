@@ -206,7 +206,7 @@ struct State {
     pending: VecDeque<Pending>,
     /// The batch being written, cut from the front of `pending`: a writer
     /// that fails or stops leaves it for the next to write as it is.
-    in_flight: Option<Batch>,
+    in_flight: Option<Arc<Batch>>,
     /// A writer is running (a spawned task, or a [`settle`] writing inline).
     writing: bool,
     /// Entries ever queued, and ever taken off the queue (written or
@@ -227,7 +227,7 @@ impl AccessQueue {
 
     /// The next batch to write (copied: entries leave the queue only once
     /// written), or `None` after marking the writer stopped when none is left.
-    fn next_batch(&self) -> Option<Batch> {
+    fn next_batch(&self) -> Option<Arc<Batch>> {
         let mut state = self.lock();
         if state.pending.is_empty() {
             state.writing = false;
@@ -236,7 +236,7 @@ impl AccessQueue {
             return None;
         }
         if state.in_flight.is_none() {
-            state.in_flight = Some(cut(&state.pending));
+            state.in_flight = Some(Arc::new(cut(&state.pending)));
         }
         state.in_flight.clone()
     }
