@@ -1,6 +1,6 @@
 -- Repeated reads of one kept answer share a row. A kept list answered again
 -- reads the same records as before, so the writer behind the answers stores
--- a burst of such reads (one reader, one answer, at most 50 ms apart) as one
+-- a burst of such reads (one reader, one answer, at most 8 reads within 10 ms) as one
 -- row: the first read as before (`created_at`, `entry_ids`), each further
 -- read as its time (`repeat_ats`) and the base of its entry ids
 -- (`repeat_bases`). Writing a 3 KB row per repeated read was the whole cost
@@ -28,7 +28,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
 $$;
 
 -- One entry per read record, as before; `created_at` is each read's own
--- time, `stored_at` its row's (the first read's: never later, at most 50 ms
+-- time, `stored_at` its row's (the first read's: never later, at most 10 ms
 -- earlier). Conditions on `stored_at` reach the `access_reads` indexes.
 DROP VIEW access_logs;
 CREATE VIEW access_logs AS

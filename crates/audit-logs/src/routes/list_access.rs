@@ -99,28 +99,33 @@ pub async fn list_access(
     }
     let mut conn = db.conn().await?;
     // The page reaches no older than the newest `offset + limit` entries
-    // (ordered by their row's time alone, which the index gives without
-    // sorting), so the statement sorts a bounded set whatever the planner
-    // believes. With stale statistics (a reader with a large, young log) it
-    // otherwise sorted every entry of the reader: seconds per page. A row's
-    // repeated reads come up to `REPEAT_SPAN` after its time, so the bound is
-    // that much lower: the first `reach + 1` entries in row order are no
-    // older than the floor, so neither is any entry of the page, and a
-    // page entry's row is at most the span older. `stored_at >= ...` is an
-    // index condition: the scan stops at the bound.
+    // in row order (the rows' time, which the index gives without sorting),
+    // so the statement sorts a bounded set whatever the planner believes.
+    // With stale statistics (a reader with a large, young log) it otherwise
+    // sorted every entry of the reader: seconds per page. Why the floor
+    // holds: the first `reach + 1` entries in row order are no older than
+    // it (a row's reads are no older than the row), so neither is any entry
+    // of the page. Two conditions use it: the reads' own time (`created_at`,
+    // pushed into the view's expansion, so only reads that may be on the
+    // page are expanded) and their rows' time less `REPEAT_SPAN` (an index
+    // condition, so the scan stops there).
     let reach = req.offset().saturating_add(req.limit()).saturating_sub(1);
-    let floor = filtered()
-        .select(access_logs::stored_at)
-        .order(access_logs::stored_at.desc())
-        .offset(reach)
-        .limit(1)
-        .single_value();
-    let floor = coalesce(floor, sql::<Timestamptz>("'-infinity'::timestamptz"))
-        - PgInterval::from_microseconds(REPEAT_SPAN_MICROS).into_sql::<Interval>();
+    let floor = || {
+        let newest = filtered()
+            .select(access_logs::stored_at)
+            .order(access_logs::stored_at.desc())
+            .offset(reach)
+            .limit(1)
+            .single_value();
+        coalesce(newest, sql::<Timestamptz>("'-infinity'::timestamptz"))
+    };
+    let row_floor =
+        floor() - PgInterval::from_microseconds(REPEAT_SPAN_MICROS).into_sql::<Interval>();
     // The page, its (capped) total and the place names in one statement.
     type Row = (AccessRow, Option<String>, Option<String>, i64);
     let rows: Vec<Row> = filtered()
-        .filter(access_logs::stored_at.ge(floor))
+        .filter(access_logs::created_at.ge(floor()))
+        .filter(access_logs::stored_at.ge(row_floor))
         .order((access_logs::created_at.desc(), access_logs::id.desc()))
         .select((
             AccessRow::as_select(),

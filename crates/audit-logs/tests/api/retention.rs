@@ -26,6 +26,21 @@ async fn read(db: &stoa_core::db::Db, acme: &Tenant, kind: &str, age: &str, id: 
     .unwrap();
 }
 
+/// The resource ids of every access-log entry left, straight from the view.
+async fn left(db: &stoa_core::db::Db) -> Vec<String> {
+    #[derive(diesel::QueryableByName)]
+    struct Left {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        resource_id: String,
+    }
+    let mut conn = db.conn().await.unwrap();
+    let left: Vec<Left> = diesel::sql_query("SELECT resource_id FROM access_logs")
+        .load(&mut *conn)
+        .await
+        .unwrap();
+    left.into_iter().map(|l| l.resource_id).collect()
+}
+
 /// The resource ids of the admin's entries the access-log API lists.
 async fn listed<S: stoa_testkit::AppService>(
     app: &stoa_testkit::TestApp<S>,
@@ -125,17 +140,7 @@ async fn a_backlog_is_deleted_in_batches_until_none_is_left() {
     // Batches of two: each kind takes several statements.
     assert_eq!(purge_expired(&mut conn, &retention, 2).await.unwrap(), 10);
     assert_eq!(purge_expired(&mut conn, &retention, 2).await.unwrap(), 0);
-    #[derive(diesel::QueryableByName)]
-    struct Left {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        resource_id: String,
-    }
-    let left: Vec<Left> = diesel::sql_query("SELECT resource_id FROM access_logs")
-        .load(&mut *conn)
-        .await
-        .unwrap();
-    assert_eq!(left.len(), 1);
-    assert_eq!(left[0].resource_id, "fresh");
+    assert_eq!(left(&app.db).await, ["fresh"]);
 }
 
 #[actix_web::test]
@@ -154,9 +159,9 @@ async fn a_row_is_kept_while_any_of_its_repeated_reads_is_younger_than_the_age()
         .transaction::<_, stoa_core::AppError, _>(move |conn| {
             let retention = retention.clone();
             Box::pin(async move {
-                // A row 40 ms past the age whose repeat is 5 ms short of it,
+                // A row 8 ms past the age whose repeat is 1 ms short of it,
                 // and a row whose every read is past it.
-                for (id, first, repeat) in [("kept", 40, 45), ("gone", 60, 50)] {
+                for (id, first, repeat) in [("kept", 8, 9), ("gone", 12, 10)] {
                     diesel::sql_query(format!(
                         "INSERT INTO access_reads (tenant_id, actor_user_id, resource_kind, \
                          resource_ids, entry_ids, access_type, created_at, repeat_bases, \
@@ -174,17 +179,10 @@ async fn a_row_is_kept_while_any_of_its_repeated_reads_is_younger_than_the_age()
         })
         .await
         .unwrap();
-    let mut conn = app.db.conn().await.unwrap();
     assert_eq!(deleted, 1);
-    #[derive(diesel::QueryableByName)]
-    struct Left {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        resource_id: String,
-    }
-    let left: Vec<Left> = diesel::sql_query("SELECT resource_id FROM access_logs")
-        .load(&mut *conn)
-        .await
-        .unwrap();
-    let left: Vec<_> = left.into_iter().map(|l| l.resource_id).collect();
-    assert_eq!(left, ["kept", "kept"], "both reads of the kept row");
+    assert_eq!(
+        left(&app.db).await,
+        ["kept", "kept"],
+        "both reads of the kept row"
+    );
 }

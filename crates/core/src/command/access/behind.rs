@@ -67,14 +67,19 @@ const MAX_BATCH: usize = 16;
 /// The longest time between the first and the last read of one row. The
 /// view dates each read exactly; queries bound the row's time (`stored_at`)
 /// with this slack to reach the indexes, and retention keeps a row this much
-/// longer, so no read is deleted before its age.
+/// longer, so no read is deleted before its age. Short, because the slack is
+/// what a page of the access log reads beyond its entries; the writer's
+/// rows take a millisecond or two of reads anyway.
 pub const REPEAT_SPAN: time::Duration = time::Duration::microseconds(REPEAT_SPAN_MICROS);
 /// [`REPEAT_SPAN`] in microseconds, for SQL intervals.
-pub const REPEAT_SPAN_MICROS: i64 = 50_000;
+pub const REPEAT_SPAN_MICROS: i64 = 10_000;
 
-/// Further reads one row holds at most: 63 repeats of a 50-record read keep
-/// the row (about 4.5 KB) inline, below `toast_tuple_target`.
-const MAX_REPEATS: usize = 63;
+/// Further reads one row holds at most. Small on purpose: a page of the
+/// access log expands every read of the rows it reaches, so a row of 64
+/// reads of 50 records made the newest page sort 3,200 entries (180 ms with
+/// 34 such rows in reach; 1.6 ms with rows of 8 and a 10 ms span). Eight
+/// reads a row already make the writer's rows eight times fewer.
+const MAX_REPEATS: usize = 7;
 
 /// The pause after a failed write, doubled up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
@@ -598,14 +603,14 @@ mod tests {
             read_at(&a, t, 0),
             read_at(&b, t, 1),
             read_at(&a, t, 2),
-            read_at(&a, t, 50),
-            read_at(&b, t, 60),
-            read_at(&a, t, 51),
-            read_at(&a, t, 40),
+            read_at(&a, t, 10),
+            read_at(&b, t, 12),
+            read_at(&a, t, 11),
+            read_at(&a, t, 8),
         ]
         .into();
         let batch = cut(&queue);
-        // Rows a(0, 2, 50), b(1), b(60), a(51); a(40) would be a fifth row,
+        // Rows a(0, 2, 10), b(1), b(12), a(11); a(8) would be a fifth row,
         // so the batch is cut back to four and that read waits.
         assert_eq!(shape(&batch), (vec![3, 1, 1, 1], 6));
         let first = &batch.rows[0];
