@@ -22,7 +22,7 @@
 //!   per row. The view `access_logs` shows each read's entries at the read's
 //!   own time, as if each had its row. A repeated 50-record read was a 3 KB
 //!   row; it is now 24 bytes of one, which took the kept user list from 39%
-//!   to (see docs/benchmarks.md, stop 22) of a profile read.
+//!   to 76% of a profile read (docs/benchmarks.md, stop 22).
 //! - [`settle`] returns once every entry queued before it was called is
 //!   written. The access-log API settles before it reads, so a client sees its
 //!   own reads; the server settles when it shuts down.
