@@ -11,8 +11,8 @@
 //! - An entry is queued only after the read was checked and before the answer
 //!   is sent; it carries the time of the read, not of its write.
 //! - Entries are written in the order they were queued, each exactly once: a
-//!   row's id is chosen when it is queued, a batch once cut is retried as cut
-//!   (it stays in the queue's `in_flight` until written), and a repeated
+//!   row's id is chosen when its batch is cut, a batch once cut is retried as
+//!   cut (it stays in the queue's `in_flight` until written), and a repeated
 //!   write of a row (`ON CONFLICT (id) DO NOTHING`) changes nothing, so a
 //!   writer cancelled after its insert but before it noted so loses and
 //!   doubles nothing.
@@ -57,7 +57,7 @@ use crate::db::{Db, DbError, uncounted};
 /// Entries that may wait to be written; beyond it reads write their own.
 pub const MAX_PENDING: usize = 4096;
 
-/// Entries per statement: a power of two, and batches are cut to powers of
+/// Rows per statement: a power of two, and batches are cut to powers of
 /// two, so a connection prepares at most five statement texts. 16, not 64:
 /// a connection's write buffer keeps the size of its largest statement, and
 /// 64-row batches (~180 KB) grew RSS by 8 MiB over the pool for no
@@ -88,8 +88,6 @@ const MAX_PAUSE: Duration = Duration::from_secs(5);
 /// One read waiting to be logged.
 #[derive(Clone, Debug)]
 struct Pending {
-    /// The `access_reads` row id, chosen when queued (retries are idempotent).
-    id: Uuid,
     /// When the read was answered.
     at: OffsetDateTime,
     /// The base of the entry ids ([`entry_ids_from`]).
@@ -100,7 +98,6 @@ struct Pending {
 impl Pending {
     fn now(log: &Arc<ReadLog>) -> Self {
         Self {
-            id: Uuid::new_v4(),
             at: OffsetDateTime::now_utc(),
             base: Uuid::new_v4(),
             log: log.clone(),
@@ -112,6 +109,9 @@ impl Pending {
 /// answer written with it.
 #[derive(Clone, Debug)]
 struct Row {
+    /// The `access_reads` row id, chosen when the batch is cut: a batch is
+    /// retried as cut, so a repeated write of the row changes nothing.
+    id: Uuid,
     first: Pending,
     /// Each further read's entry-id base and time, in queue order.
     repeat_bases: Vec<Uuid>,
@@ -121,6 +121,7 @@ struct Row {
 impl Row {
     fn new(first: &Pending) -> Self {
         Self {
+            id: Uuid::new_v4(),
             first: first.clone(),
             repeat_bases: Vec::new(),
             repeat_ats: Vec::new(),
@@ -289,12 +290,14 @@ pub fn log_behind(db: &Db, log: &Arc<ReadLog>) -> bool {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return false;
     };
+    // Stamped before taking the lock, which every kept read shares.
+    let read = Pending::now(log);
     let queue = db.access_queue();
     let mut state = queue.lock();
     if state.pending.len() >= MAX_PENDING {
         return false;
     }
-    state.pending.push_back(Pending::now(log));
+    state.pending.push_back(read);
     state.queued += 1;
     let start = !state.writing;
     state.writing = true;
@@ -419,7 +422,7 @@ async fn write_batch(db: &Db, batch: &[Row]) -> Result<(), DbError> {
                     Ok(()) => {}
                     Err(err) if rejected(&err) => tracing::error!(
                         error = %err,
-                        entry = %one.first.id,
+                        entry = %one.id,
                         reads = one.reads(),
                         actor = ?one.first.log.actor.user_id,
                         kind = one.first.log.resource_kind,
@@ -504,7 +507,7 @@ impl QueryFragment<Pg> for Rows<'_> {
             let pending = &row.first;
             let log = &*pending.log;
             out.push_sql(if i == 0 { "(" } else { ", (" });
-            out.push_bind_param::<SqlUuid, _>(&pending.id)?;
+            out.push_bind_param::<SqlUuid, _>(&row.id)?;
             out.push_sql(", ");
             out.push_bind_param::<Timestamptz, _>(&pending.at)?;
             out.push_sql(", ");
@@ -614,7 +617,11 @@ mod tests {
         // so the batch is cut back to four and that read waits.
         assert_eq!(shape(&batch), (vec![3, 1, 1, 1], 6));
         let first = &batch.rows[0];
-        assert_eq!(first.first.id, queue[0].id, "a row is its first read's");
+        assert_eq!(
+            (first.first.at, first.first.base),
+            (queue[0].at, queue[0].base),
+            "a row is its first read's"
+        );
         assert_eq!(first.repeat_bases, vec![queue[2].base, queue[3].base]);
         assert_eq!(first.repeat_ats, vec![queue[2].at, queue[3].at]);
     }
