@@ -221,6 +221,14 @@ async fn kept_reads_are_written_behind_each_once_as_the_page_wrote_them() {
     let before = thread_queries();
     for _ in 0..100 {
         assert!(log_behind(&db, &log));
+        // Reads stamped in one microsecond share a time (Postgres keeps
+        // microseconds); 2 µs apart, each read's time is its own, and all
+        // 100 still fall well within one span, so they share rows. (A sleep
+        // would take 50 µs or more, and far more on a loaded machine.)
+        let stamped = std::time::Instant::now();
+        while stamped.elapsed() < std::time::Duration::from_micros(2) {
+            std::hint::spin_loop();
+        }
     }
     assert_eq!(thread_queries(), before, "queuing sends nothing");
     settle(&db).await.unwrap();

@@ -25,14 +25,77 @@ async fn count(db: &Db) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_apply_once_and_are_idempotent() {
     let test_db = TestDb::empty().await;
-    let first = run_migrations(test_db.url()).await.unwrap();
-    assert!(!first.is_empty(), "a fresh database gets every migration");
-    let second = run_migrations(test_db.url()).await.unwrap();
-    assert!(second.is_empty(), "nothing left to apply: {second:?}");
-    // Concurrent runs (several servers starting) serialise on the advisory lock.
     let url = test_db.url().to_string();
-    let (a, b) = tokio::join!(run_migrations(&url), run_migrations(&url));
-    assert!(a.unwrap().is_empty() && b.unwrap().is_empty());
+    let first = within_deadline(&url, run_migrations(&url)).await.unwrap();
+    assert!(!first.is_empty(), "a fresh database gets every migration");
+    let second = within_deadline(&url, run_migrations(&url)).await.unwrap();
+    assert!(second.is_empty(), "nothing left to apply: {second:?}");
+    // Concurrent runs (several servers starting) serialise on the advisory
+    // lock. Each runs on a runtime of its own, as separate processes would:
+    // the harness blocks its thread (`block_in_place`), which would also
+    // stall a second run joined in the same task.
+    let starts = [url.clone(), url.clone()].map(|url| {
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .map_err(|err| err.to_string())?;
+            runtime
+                .block_on(run_migrations(&url))
+                .map_err(|err| err.to_string())
+        })
+    });
+    let concurrent = within_deadline(
+        &url,
+        tokio::task::spawn_blocking(move || starts.map(|start| start.join())),
+    )
+    .await
+    .unwrap();
+    for run in concurrent {
+        let applied = run.unwrap().unwrap();
+        assert!(applied.is_empty(), "{applied:?}");
+    }
+}
+
+/// Awaits `step`, or fails after a minute naming what the database's
+/// sessions were doing (a hang here once held CI for three minutes with
+/// nothing to go on).
+async fn within_deadline<T>(url: &str, step: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(std::time::Duration::from_secs(60), step).await {
+        Ok(done) => done,
+        Err(_) => panic!(
+            "migrations still running after 60 s: {}",
+            sessions(url).await
+        ),
+    }
+}
+
+#[derive(QueryableByName)]
+struct Session {
+    #[diesel(sql_type = Text)]
+    line: String,
+}
+
+/// One line per session of `url`'s database: state, wait and statement.
+async fn sessions(url: &str) -> String {
+    use diesel_async::AsyncConnection;
+    let Ok(mut conn) = diesel_async::AsyncPgConnection::establish(url).await else {
+        return "cannot connect to look".into();
+    };
+    diesel::sql_query(
+        "SELECT concat_ws(' | ', pid, state, wait_event_type, wait_event, query) AS line \
+         FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .load::<Session>(&mut conn)
+    .await
+    .map(|rows| {
+        rows.into_iter()
+            .map(|row| row.line)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+    .unwrap_or_else(|err| err.to_string())
 }
 
 #[actix_web::test]
