@@ -25,16 +25,27 @@ async fn count(db: &Db) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_apply_once_and_are_idempotent() {
     let test_db = TestDb::empty().await;
-    let url = test_db.url().to_string();
-    let first = within_deadline(&url, run_migrations(&url)).await.unwrap();
+    let url = test_db.url();
+    let [first] = migrate_apart(url).await;
     assert!(!first.is_empty(), "a fresh database gets every migration");
-    let second = within_deadline(&url, run_migrations(&url)).await.unwrap();
+    let [second] = migrate_apart(url).await;
     assert!(second.is_empty(), "nothing left to apply: {second:?}");
     // Concurrent runs (several servers starting) serialise on the advisory
-    // lock. Each runs on a runtime of its own, as separate processes would:
-    // the harness blocks its thread (`block_in_place`), which would also
-    // stall a second run joined in the same task.
-    let starts = [url.clone(), url.clone()].map(|url| {
+    // lock.
+    for applied in migrate_apart::<2>(url).await {
+        assert!(applied.is_empty(), "{applied:?}");
+    }
+}
+
+/// Runs `N` migrations of `url` at once, each on a thread and runtime of
+/// its own as separate servers would, and returns what each applied. The
+/// harness blocks its thread (`block_in_place`), so a run awaited in the
+/// test's own task would also block the deadline meant to catch it: a
+/// hang here once held CI for three minutes with nothing to go on. After a
+/// minute this fails naming what the database's sessions wait on.
+async fn migrate_apart<const N: usize>(url: &str) -> [Vec<String>; N] {
+    let runs = std::array::from_fn::<_, N, _>(|_| {
+        let url = url.to_string();
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(1)
@@ -46,24 +57,9 @@ async fn migrations_apply_once_and_are_idempotent() {
                 .map_err(|err| err.to_string())
         })
     });
-    let concurrent = within_deadline(
-        &url,
-        tokio::task::spawn_blocking(move || starts.map(|start| start.join())),
-    )
-    .await
-    .unwrap();
-    for run in concurrent {
-        let applied = run.unwrap().unwrap();
-        assert!(applied.is_empty(), "{applied:?}");
-    }
-}
-
-/// Awaits `step`, or fails after a minute naming what the database's
-/// sessions were doing (a hang here once held CI for three minutes with
-/// nothing to go on).
-async fn within_deadline<T>(url: &str, step: impl Future<Output = T>) -> T {
-    match tokio::time::timeout(std::time::Duration::from_secs(60), step).await {
-        Ok(done) => done,
+    let joined = tokio::task::spawn_blocking(move || runs.map(|run| run.join()));
+    match tokio::time::timeout(std::time::Duration::from_secs(60), joined).await {
+        Ok(joined) => joined.unwrap().map(|run| run.unwrap().unwrap()),
         Err(_) => panic!(
             "migrations still running after 60 s: {}",
             sessions(url).await
