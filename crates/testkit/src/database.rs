@@ -201,6 +201,21 @@ where
     Fut: Future<Output = T>,
     T: Send + 'static,
 {
+    spawn_on_own_runtime(f)
+        .join()
+        .expect("the database helper thread panicked")
+}
+
+/// Starts `f` on a fresh multi-threaded runtime (one worker) in a thread of
+/// its own, as a separate process would run it: migrations block their
+/// thread (`block_in_place`), so runs meant to overlap, or to be watched by
+/// a timeout, each need one.
+pub fn spawn_on_own_runtime<T, F, Fut>(f: F) -> std::thread::JoinHandle<T>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = T>,
+    T: Send + 'static,
+{
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -209,8 +224,6 @@ where
             .expect("build a tokio runtime")
             .block_on(f())
     })
-    .join()
-    .expect("the database helper thread panicked")
 }
 
 fn template_name() -> &'static str {

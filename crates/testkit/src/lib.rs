@@ -29,7 +29,7 @@ mod streaming;
 pub mod requests;
 
 pub use app::{AppService, TestApp, TestAppBuilder, TestResponse, app};
-pub use database::{TestDb, server_url, with_database};
+pub use database::{TestDb, server_url, spawn_on_own_runtime, with_database};
 pub use operation::OmOperation;
 pub use requests::Multipart;
 pub use streaming::{SseFrame, SseMessage, StreamEnd, StreamingResponse};

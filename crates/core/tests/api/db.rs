@@ -5,7 +5,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use stoa_core::AppError;
 use stoa_core::db::{Db, run_migrations};
-use stoa_testkit::TestDb;
+use stoa_testkit::{TestDb, spawn_on_own_runtime};
 
 #[derive(QueryableByName)]
 struct Count {
@@ -46,16 +46,7 @@ async fn migrations_apply_once_and_are_idempotent() {
 async fn migrate_apart<const N: usize>(url: &str) -> [Vec<String>; N] {
     let runs = std::array::from_fn::<_, N, _>(|_| {
         let url = url.to_string();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .map_err(|err| err.to_string())?;
-            runtime
-                .block_on(run_migrations(&url))
-                .map_err(|err| err.to_string())
-        })
+        spawn_on_own_runtime(move || async move { run_migrations(&url).await })
     });
     let joined = tokio::task::spawn_blocking(move || runs.map(|run| run.join()));
     match tokio::time::timeout(std::time::Duration::from_secs(60), joined).await {
