@@ -177,6 +177,10 @@ impl Principal for AuthContext {
     fn is_super_admin(&self) -> bool {
         self.acl.is_super_admin
     }
+
+    fn may_act_in(&self, organization: Option<Uuid>) -> bool {
+        self.may_write_organization(organization)
+    }
 }
 
 #[cfg(test)]

@@ -71,6 +71,11 @@ pub struct Visibility {
     pub can_view_tenant: bool,
     /// Entries that touched other tenants are shown to super admins only.
     pub cross_tenant: bool,
+    /// For a caller restricted to some organizations: those organizations
+    /// (entries elsewhere, and tenant-level entries of others, stay hidden
+    /// whatever the selection, `__all__` included) and the caller itself
+    /// (its own entries without an organization stay visible).
+    pub restricted: Option<(Vec<Uuid>, Option<Uuid>)>,
 }
 
 pub fn visibility(
@@ -98,6 +103,9 @@ pub fn visibility(
         actors,
         can_view_tenant,
         cross_tenant: ctx.is_super_admin(),
+        restricted: ctx
+            .organization_restriction()
+            .map(|allowed| (allowed.to_vec(), ctx.actor_id())),
     })
 }
 
@@ -112,6 +120,17 @@ pub fn filtered(q: &ActionQuery, vis: &Visibility) -> Result<Boxed<'static>, App
     };
     if let Some(o) = vis.organization_id {
         query = query.filter(action_logs::organization_id.eq(o));
+    }
+    if let Some((allowed, me)) = &vis.restricted {
+        let inside = action_logs::organization_id.eq_any(allowed.clone());
+        query = match me {
+            Some(me) => query.filter(
+                inside.or(action_logs::organization_id
+                    .is_null()
+                    .and(action_logs::actor_user_id.eq(*me))),
+            ),
+            None => query.filter(inside),
+        };
     }
     if !vis.cross_tenant {
         query = query.filter(action_logs::other_tenant_ids.eq(Vec::<Uuid>::new()));
@@ -273,6 +292,17 @@ pub fn access_filtered(
     }
     if let Some(o) = vis.organization_id {
         query = query.filter(access_logs::organization_id.eq(o));
+    }
+    if let Some((allowed, me)) = &vis.restricted {
+        let inside = access_logs::organization_id.eq_any(allowed.clone());
+        query = match me {
+            Some(me) => query.filter(
+                inside.or(access_logs::organization_id
+                    .is_null()
+                    .and(access_logs::actor_user_id.eq(*me))),
+            ),
+            None => query.filter(inside),
+        };
     }
     query = match actor {
         Some(a) => query.filter(access_logs::actor_user_id.eq(a)),

@@ -28,6 +28,7 @@ pub mod nav;
 pub mod operations;
 pub mod password;
 pub mod queries;
+pub mod reach;
 pub mod reads;
 pub mod routes;
 pub mod schema;

@@ -205,6 +205,12 @@ fn may_write(actor: &Actor, state: &DeviceState) -> Result<(), AppError> {
 impl Tracked for DeviceState {
     const KIND: &'static str = DEVICE_KIND;
 
+    /// The device row (`load` locks it again, harmlessly).
+    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        queries::lock_any(conn, id).await?;
+        Ok(())
+    }
+
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
         Ok(queries::lock_any(conn, id)
             .await?

@@ -13,13 +13,39 @@ use crate::service::ProgressJob;
 
 type Boxed = progress_jobs::BoxedQuery<'static, diesel::pg::Pg>;
 
-/// The scope's jobs: one tenant, and one organization when `org` is set.
-pub fn scoped(tenant: Uuid, org: Option<Uuid>) -> Boxed {
+/// Which organizations' jobs a caller reaches.
+#[derive(Clone, Debug, Default)]
+pub struct OrgScope {
+    /// The selected organization: only its jobs (`None`: every one the
+    /// caller reaches).
+    pub selected: Option<Uuid>,
+    /// For a caller restricted to some organizations: those. A selection
+    /// only narrows, so under `__all__` such a caller still sees only them.
+    pub allowed: Option<Vec<Uuid>>,
+    /// The caller: a restricted caller's own jobs without an organization
+    /// stay visible to it.
+    pub me: Option<Uuid>,
+}
+
+/// The scope's jobs: one tenant, the selected organization when one is set,
+/// and a restricted caller's organizations.
+pub fn scoped(tenant: Uuid, org: &OrgScope) -> Boxed {
     let mut q = progress_jobs::table
         .filter(progress_jobs::tenant_id.eq(tenant))
         .into_boxed();
-    if let Some(org) = org {
-        q = q.filter(progress_jobs::organization_id.eq(org));
+    if let Some(selected) = org.selected {
+        q = q.filter(progress_jobs::organization_id.eq(selected));
+    }
+    if let Some(allowed) = &org.allowed {
+        let inside = progress_jobs::organization_id.eq_any(allowed.clone());
+        q = match org.me {
+            Some(me) => q.filter(
+                inside.or(progress_jobs::organization_id
+                    .is_null()
+                    .and(progress_jobs::started_by_user_id.eq(me))),
+            ),
+            None => q.filter(inside),
+        };
     }
     q
 }
@@ -28,7 +54,7 @@ pub fn scoped(tenant: Uuid, org: Option<Uuid>) -> Boxed {
 pub async fn active(
     conn: &mut AsyncPgConnection,
     tenant: Uuid,
-    org: Option<Uuid>,
+    org: &OrgScope,
 ) -> QueryResult<Vec<ProgressJob>> {
     scoped(tenant, org)
         .filter(progress_jobs::status.eq_any(["pending", "running"]))
@@ -44,7 +70,7 @@ pub async fn active(
 pub async fn recently_completed(
     conn: &mut AsyncPgConnection,
     tenant: Uuid,
-    org: Option<Uuid>,
+    org: &OrgScope,
     since: OffsetDateTime,
 ) -> QueryResult<Vec<ProgressJob>> {
     scoped(tenant, org)
@@ -72,7 +98,7 @@ pub struct JobFilter {
 }
 
 /// The scope's jobs matching `filter` (without order and window).
-pub fn filtered(tenant: Uuid, org: Option<Uuid>, filter: &JobFilter) -> Boxed {
+pub fn filtered(tenant: Uuid, org: &OrgScope, filter: &JobFilter) -> Boxed {
     let mut query = scoped(tenant, org);
     if !filter.statuses.is_empty() {
         query = query.filter(progress_jobs::status.eq_any(filter.statuses.clone()));
@@ -127,7 +153,7 @@ pub fn ordered(query: Boxed, sort: JobSort, asc: bool) -> Boxed {
 pub async fn exists(
     conn: &mut AsyncPgConnection,
     tenant: Uuid,
-    org: Option<Uuid>,
+    org: &OrgScope,
     id: Uuid,
 ) -> QueryResult<bool> {
     let found: i64 = scoped(tenant, org)
@@ -142,7 +168,7 @@ pub async fn exists(
 pub async fn job(
     conn: &mut AsyncPgConnection,
     tenant: Uuid,
-    org: Option<Uuid>,
+    org: &OrgScope,
     id: Uuid,
 ) -> QueryResult<Option<ProgressJob>> {
     scoped(tenant, org)

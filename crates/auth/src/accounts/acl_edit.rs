@@ -8,7 +8,7 @@
 
 use actix_web::HttpRequest;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
@@ -19,11 +19,14 @@ use uuid::Uuid;
 use super::roles::manageable_role;
 use super::target_tenant;
 use super::users::manageable_user;
-use crate::commands::{AclState, UpdateRoleAclCommand, UpdateUserAclCommand};
+use crate::commands::{
+    AclState, RoleAclState, Tracked, UpdateRoleAclCommand, UpdateUserAclCommand, UserAclState,
+};
 use crate::dto::{
     RoleAclQuery, RoleAclUpdate, RoleAclView, UserAclQuery, UserAclUpdate, UserAclView,
 };
 use crate::error::AuthError;
+use crate::reach;
 use crate::schema::{role_acls, user_acls};
 use crate::state::AuthState;
 use crate::{grants, lock};
@@ -153,59 +156,68 @@ pub async fn role_acl(
     })
 }
 
-/// `PUT /auth/roles/acl`.
+/// `PUT /auth/roles/acl`. The role row is locked before anything is read,
+/// and the optimistic lock and grant checks run inside the same transaction:
+/// no ACL write can commit between the checks and this one.
 pub async fn update_role_acl(
     state: &AuthState,
     ctx: &AuthContext,
     req: &HttpRequest,
     input: RoleAclUpdate,
 ) -> Result<(bool, Operation), AppError> {
-    let mut conn = state.db.conn().await?;
-    let role = role_in_scope(&mut conn, ctx, input.role_id, input.tenant_id).await?;
-    super::roles::writable_role(ctx, &role)?;
     let expected = lock::expected_updated_at(req)?;
-    lock::check_lock(
-        expected,
-        role_acl_updated_at(&mut conn, role.id, role.tenant_id).await?,
-    )?;
-    let current = role.acl.clone().unwrap_or(AclState {
-        tenant_id: role.tenant_id,
-        ..Default::default()
-    });
-    let (features, sanitized) = match input.features {
-        Some(raw) => sanitize(&state.registry, raw, |_| false)?,
-        None => (current.features.clone(), false),
-    };
-    let added: Vec<&String> = features
-        .iter()
-        .filter(|f| !current.features.contains(f))
-        .collect();
-    let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
-    grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
-    let organizations = match input.organizations {
-        Some(raw) => clean_organizations(&mut conn, role.tenant_id, raw).await?,
-        None => current.organizations.clone(),
-    };
-    // A restricted caller's ACLs stay inside its organizations (`None` = its set).
-    let organizations = ctx.grantable_organizations(organizations)?;
-    drop(conn);
-    let command = UpdateRoleAclCommand {
-        role: role.id,
-        acl: AclState {
-            tenant_id: role.tenant_id,
-            features,
-            is_super_admin,
-            organizations,
-        },
-    };
     let actor = ctx.actor();
-    let ((), op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, command).await })
-        })
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        <RoleAclState as Tracked>::lock(conn, input.role_id).await?;
+        let role = role_in_scope(conn, ctx, input.role_id, input.tenant_id).await?;
+        super::roles::writable_role(conn, ctx, &role).await?;
+        lock::check_lock(
+            expected,
+            role_acl_updated_at(conn, role.id, role.tenant_id).await?,
+        )?;
+        let current = role.acl.clone().unwrap_or(AclState {
+            tenant_id: role.tenant_id,
+            ..Default::default()
+        });
+        let (features, sanitized) = match input.features {
+            Some(raw) => sanitize(&state.registry, raw, |_| false)?,
+            None => (current.features.clone(), false),
+        };
+        let added: Vec<&String> = features
+            .iter()
+            .filter(|f| !current.features.contains(f))
+            .collect();
+        let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
+        grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
+        let organizations = match input.organizations {
+            Some(raw) => clean_organizations(conn, role.tenant_id, raw).await?,
+            None => current.organizations.clone(),
+        };
+        // A restricted caller's ACLs stay inside its organizations (`None` =
+        // its set), judged by who could then act where (`reach`).
+        let organizations = ctx.grantable_organizations(organizations)?;
+        reach::role_scope(
+            conn,
+            ctx,
+            role.id,
+            organizations.as_deref(),
+            !features.is_empty(),
+        )
         .await?;
-    Ok((sanitized, op))
+        let command = UpdateRoleAclCommand {
+            role: role.id,
+            acl: AclState {
+                tenant_id: role.tenant_id,
+                features,
+                is_super_admin,
+                organizations,
+            },
+        };
+        let ((), op) = command::execute(conn, &actor, command).await?;
+        Ok((sanitized, op))
+    })
+    .await
 }
 
 /// The user named by a user-ACL request and the tenant of its override.
@@ -253,64 +265,62 @@ fn tenant_level_grant(grant: &str) -> bool {
 
 /// `PUT /auth/users/acl`. An override without features and without the
 /// super-admin flag is removed (the user falls back to their roles), except
-/// that an organization restriction without any feature is refused.
+/// that an organization restriction without any feature is refused. Checked
+/// inside the transaction after the user row is locked, like the role ACL.
 pub async fn update_user_acl(
     state: &AuthState,
     ctx: &AuthContext,
     req: &HttpRequest,
     input: UserAclUpdate,
 ) -> Result<(bool, Operation), AppError> {
-    let mut conn = state.db.conn().await?;
-    let (user, tenant) = user_in_scope(&mut conn, ctx, input.user_id).await?;
     let expected = lock::expected_updated_at(req)?;
-    lock::check_lock(
-        expected,
-        user_acl_updated_at(&mut conn, user.id, tenant).await?,
-    )?;
-    let current = user.acl.clone().unwrap_or(AclState {
-        tenant_id: tenant,
-        ..Default::default()
-    });
-    let super_caller = ctx.is_super_admin();
-    let (features, sanitized) = match input.features {
-        Some(raw) => sanitize(&state.registry, raw, |g| {
-            !super_caller && tenant_level_grant(g)
-        })?,
-        None => (current.features.clone(), false),
-    };
-    let added: Vec<&String> = features
-        .iter()
-        .filter(|f| !current.features.contains(f))
-        .collect();
-    let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
-    grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
-    let organizations = match input.organizations {
-        Some(raw) => clean_organizations(&mut conn, tenant, raw).await?,
-        None => current.organizations.clone(),
-    };
-    // A restricted caller's ACLs stay inside its organizations (`None` = its set).
-    let organizations = ctx.grantable_organizations(organizations)?;
-    if features.is_empty() && !is_super_admin && organizations.is_some() {
-        return Err(AuthError::AclFeaturesRequired.into());
-    }
-    drop(conn);
-    let acl = (!features.is_empty() || is_super_admin).then_some(AclState {
-        tenant_id: tenant,
-        features,
-        is_super_admin,
-        organizations,
-    });
-    let command = UpdateUserAclCommand {
-        user: user.id,
-        tenant,
-        acl,
-    };
     let actor = ctx.actor();
-    let ((), op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, command).await })
-        })
-        .await?;
-    Ok((sanitized, op))
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        <UserAclState as Tracked>::lock(conn, input.user_id).await?;
+        let (user, tenant) = user_in_scope(conn, ctx, input.user_id).await?;
+        lock::check_lock(expected, user_acl_updated_at(conn, user.id, tenant).await?)?;
+        let current = user.acl.clone().unwrap_or(AclState {
+            tenant_id: tenant,
+            ..Default::default()
+        });
+        let super_caller = ctx.is_super_admin();
+        let (features, sanitized) = match input.features {
+            Some(raw) => sanitize(&state.registry, raw, |g| {
+                !super_caller && tenant_level_grant(g)
+            })?,
+            None => (current.features.clone(), false),
+        };
+        let added: Vec<&String> = features
+            .iter()
+            .filter(|f| !current.features.contains(f))
+            .collect();
+        let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
+        grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
+        let organizations = match input.organizations {
+            Some(raw) => clean_organizations(conn, tenant, raw).await?,
+            None => current.organizations.clone(),
+        };
+        // A restricted caller's ACLs stay inside its organizations (`None` =
+        // its set), judged by who could then act where (`reach`).
+        let organizations = ctx.grantable_organizations(organizations)?;
+        if features.is_empty() && !is_super_admin && organizations.is_some() {
+            return Err(AuthError::AclFeaturesRequired.into());
+        }
+        reach::user_scope(ctx, &user, organizations.as_deref(), !features.is_empty())?;
+        let acl = (!features.is_empty() || is_super_admin).then_some(AclState {
+            tenant_id: tenant,
+            features,
+            is_super_admin,
+            organizations,
+        });
+        let command = UpdateUserAclCommand {
+            user: user.id,
+            tenant,
+            acl,
+        };
+        let ((), op) = command::execute(conn, &actor, command).await?;
+        Ok((sanitized, op))
+    })
+    .await
 }

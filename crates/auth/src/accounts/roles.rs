@@ -6,7 +6,7 @@
 
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::command::{self, Operation};
 use stoa_core::http::read_cache::{ReadDeps, versions};
@@ -19,7 +19,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{foreign_tenant, target_tenant};
-use crate::commands::{CreateRoleCommand, DeleteRoleCommand, RoleState, UpdateRoleCommand};
+use crate::commands::{
+    CreateRoleCommand, DeleteRoleCommand, RoleState, Tracked, UpdateRoleCommand,
+};
 use crate::dto::{CreateRole, RoleItem, RoleList, RoleListQuery, UpdateRole};
 use crate::error::AuthError;
 use crate::schema::{role_acls, roles};
@@ -248,19 +250,25 @@ pub async fn manageable_role(
 }
 
 /// 403 when a restricted caller would change a role that reaches
-/// organizations outside its own (a role granting nothing reaches nothing).
-pub fn writable_role(ctx: &AuthContext, role: &RoleState) -> Result<(), AppError> {
+/// organizations outside its own, judged by its holders (`crate::reach`: a
+/// role granting nothing reaches nothing, `[]` reaches each holder's home).
+pub async fn writable_role(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role: &RoleState,
+) -> Result<(), AppError> {
     match &role.acl {
-        Some(acl)
-            if !acl.features.is_empty()
-                && !ctx.covers_organizations(acl.organizations.as_deref()) =>
-        {
-            Err(stoa_acl::out_of_scope(format!(
-                "Role {} reaches organizations outside yours.",
-                role.name
-            )))
+        Some(acl) => {
+            crate::reach::role_scope(
+                conn,
+                ctx,
+                role.id,
+                acl.organizations.as_deref(),
+                !acl.features.is_empty(),
+            )
+            .await
         }
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
@@ -302,69 +310,66 @@ pub async fn create(
         .await
 }
 
-/// `PUT /auth/roles`.
+/// `PUT /auth/roles`. Checked inside the transaction after the role row is
+/// locked, so a concurrent change of the role cannot slip between.
 pub async fn update(
     state: &AuthState,
     ctx: &AuthContext,
     input: UpdateRole,
 ) -> Result<Operation, AppError> {
-    let mut conn = state.db.conn().await?;
-    let role = manageable_role(&mut conn, ctx, input.id).await?;
-    writable_role(ctx, &role)?;
-    let name = match input.name.as_deref() {
-        Some(n) if n.trim() != role.name => Some(clean_name(n)?),
-        _ => None,
-    };
-    let tenant = match input.tenant_id {
-        Some(t) if t != role.tenant_id => {
-            if !ctx.is_super_admin() {
-                return Err(foreign_tenant());
-            }
-            if PgDirectory.tenant(&mut conn, t).await?.is_none() {
-                return Err(AuthError::TenantNotFound.into());
-            }
-            if crate::commands::state::role_user_count(&mut conn, role.id).await? > 0 {
-                return Err(AuthError::RoleHasUsers.into());
-            }
-            Some(t)
-        }
-        _ => None,
-    };
-    let target = tenant.unwrap_or(role.tenant_id);
-    let final_name = name.clone().unwrap_or(role.name.clone());
-    if (name.is_some() || tenant.is_some())
-        && name_taken(&mut conn, target, &final_name, role.id).await?
-    {
-        return Err(duplicate());
-    }
-    drop(conn);
     let actor = ctx.actor();
-    let command = UpdateRoleCommand {
-        id: role.id,
-        name,
-        tenant,
-    };
-    let ((), op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, command).await })
-        })
-        .await?;
-    Ok(op)
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        <RoleState as Tracked>::lock(conn, input.id).await?;
+        let role = manageable_role(conn, ctx, input.id).await?;
+        writable_role(conn, ctx, &role).await?;
+        let name = match input.name.as_deref() {
+            Some(n) if n.trim() != role.name => Some(clean_name(n)?),
+            _ => None,
+        };
+        let tenant = match input.tenant_id {
+            Some(t) if t != role.tenant_id => {
+                if !ctx.is_super_admin() {
+                    return Err(foreign_tenant());
+                }
+                if PgDirectory.tenant(conn, t).await?.is_none() {
+                    return Err(AuthError::TenantNotFound.into());
+                }
+                if crate::commands::state::role_user_count(conn, role.id).await? > 0 {
+                    return Err(AuthError::RoleHasUsers.into());
+                }
+                Some(t)
+            }
+            _ => None,
+        };
+        let target = tenant.unwrap_or(role.tenant_id);
+        let final_name = name.clone().unwrap_or(role.name.clone());
+        if (name.is_some() || tenant.is_some())
+            && name_taken(conn, target, &final_name, role.id).await?
+        {
+            return Err(duplicate());
+        }
+        let command = UpdateRoleCommand {
+            id: role.id,
+            name,
+            tenant,
+        };
+        let ((), op) = command::execute(conn, &actor, command).await?;
+        Ok(op)
+    })
+    .await
 }
 
 /// `DELETE /auth/roles`.
 pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
-    let mut conn = state.db.conn().await?;
-    let role = manageable_role(&mut conn, ctx, id).await?;
-    writable_role(ctx, &role)?;
-    drop(conn);
     let actor = ctx.actor();
-    let ((), op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, DeleteRoleCommand { id }).await })
-        })
-        .await?;
-    Ok(op)
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        <RoleState as Tracked>::lock(conn, id).await?;
+        let role = manageable_role(conn, ctx, id).await?;
+        writable_role(conn, ctx, &role).await?;
+        let ((), op) = command::execute(conn, &actor, DeleteRoleCommand { id }).await?;
+        Ok(op)
+    })
+    .await
 }

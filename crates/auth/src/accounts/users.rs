@@ -1,7 +1,7 @@
 //! Users: create, update and delete, and who may change whom (the list is
 //! `user_list/`).
 
-use diesel_async::AsyncPgConnection;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
@@ -9,13 +9,17 @@ use stoa_directory::PgDirectory;
 use uuid::Uuid;
 
 use crate::commands::users::UserChanges;
-use crate::commands::{CreateUserCommand, DeleteUserCommand, UpdateUserCommand, UserState};
+use crate::commands::{
+    CreateUserCommand, DeleteUserCommand, Tracked, UpdateUserCommand, UserState,
+};
 use crate::dto::{CreateUser, Created, UpdateUser};
 use crate::error::AuthError;
 use crate::grants::{self, RoleGrant, RoleLookupError};
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
 use crate::queries::{self, normalize_email, valid_email};
 use crate::state::AuthState;
+
+mod self_service;
 
 fn invalid(
     message: impl Into<std::borrow::Cow<'static, str>>,
@@ -211,71 +215,100 @@ pub async fn create(
     Ok((Created { id, warning }, op))
 }
 
-/// `PUT /auth/users`.
+/// `PUT /auth/users`. Everything the answer depends on is checked inside the
+/// transaction, after the user row is locked: a concurrent change of the
+/// same user (a demotion, an undo) either commits before these checks see it
+/// or waits for this write (docs/security.md, "Checks hold until the write").
 pub async fn update(
     state: &AuthState,
     ctx: &AuthContext,
     input: UpdateUser,
-) -> Result<Operation, AppError> {
+) -> Result<(Operation, Option<EmailChange>), AppError> {
     let email = match input.email.as_deref().map(normalize_email) {
         Some(e) if !valid_email(&e) => {
             return Err(invalid("Invalid input", "email", "Invalid e-mail address"));
         }
         other => other,
     };
-    let hash = match input.password.filter(|p| !p.is_empty()) {
+    let password = input.password.clone().filter(|p| !p.is_empty());
+    // One's own e-mail and password need the current password on every route.
+    if ctx.user_id == Some(input.id) {
+        self_service::confirm(
+            state,
+            ctx,
+            email.as_deref(),
+            password.is_some(),
+            input.current_password.clone(),
+        )
+        .await?;
+    }
+    let hash = match password {
         Some(p) => Some(checked_password(state, p).await?),
         None => None,
     };
-    let mut conn = state.db.conn().await?;
-    let user = manageable_user(&mut conn, ctx, input.id).await?;
-    let organization = match input.organization_id {
-        Some(org) if Some(org) != user.organization_id => {
-            Some((org, organization_for(&mut conn, ctx, org).await?))
-        }
-        _ => None,
-    };
-    let tenant = organization.map(|o| o.1).or(user.tenant_id);
-    let moved = tenant != user.tenant_id;
-    let check_email = email.clone().or(moved.then(|| user.email.clone()));
-    if let Some(email) = &check_email
-        && (moved || *email != user.email)
-        && queries::email_taken(&mut conn, tenant, email, user.id).await?
-    {
-        return Err(email_in_use());
-    }
-    let role_ids = match (&input.roles, tenant) {
-        (Some(tokens), Some(tenant)) => {
-            let held = if moved { &[][..] } else { &user.role_ids[..] };
-            Some(grantable_roles(&mut conn, ctx, tenant, tokens, held).await?)
-        }
-        (Some(_), None) => return Err(invalid("Invalid input", "roles", "The user has no tenant")),
-        (None, _) => None,
-    };
-    drop(conn);
-    let command = UpdateUserCommand {
-        id: user.id,
-        changes: UserChanges {
-            email,
-            name: input.name.map(clean_name),
-            password_hash: hash,
-            organization,
-            role_ids,
-        },
-        // An administrator changing their own password keeps this session.
-        keep_session: (ctx.user_id == Some(user.id))
-            .then_some(ctx.session_id)
-            .flatten(),
-        label: "Update user",
-    };
     let actor = ctx.actor();
-    let ((), op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, command).await })
-        })
-        .await?;
-    Ok(op)
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        <UserState as Tracked>::lock(conn, input.id).await?;
+        let user = manageable_user(conn, ctx, input.id).await?;
+        let organization = match input.organization_id {
+            Some(org) if Some(org) != user.organization_id => {
+                Some((org, organization_for(conn, ctx, org).await?))
+            }
+            _ => None,
+        };
+        let tenant = organization.map(|o| o.1).or(user.tenant_id);
+        let moved = tenant != user.tenant_id;
+        let check_email = email.clone().or(moved.then(|| user.email.clone()));
+        if let Some(email) = &check_email
+            && (moved || *email != user.email)
+            && queries::email_taken(conn, tenant, email, user.id).await?
+        {
+            return Err(email_in_use());
+        }
+        let role_ids = match (&input.roles, tenant) {
+            (Some(tokens), Some(tenant)) => {
+                let held = if moved { &[][..] } else { &user.role_ids[..] };
+                Some(grantable_roles(conn, ctx, tenant, tokens, held).await?)
+            }
+            (Some(_), None) => {
+                return Err(invalid("Invalid input", "roles", "The user has no tenant"));
+            }
+            (None, _) => None,
+        };
+        let change = email
+            .clone()
+            .filter(|e| *e != user.email)
+            .map(|new| EmailChange {
+                old: user.email.clone(),
+                new,
+            });
+        let command = UpdateUserCommand {
+            id: user.id,
+            changes: UserChanges {
+                email,
+                name: input.name.clone().map(clean_name),
+                password_hash: hash,
+                organization,
+                role_ids,
+            },
+            // An administrator changing their own password keeps this session.
+            keep_session: (ctx.user_id == Some(user.id))
+                .then_some(ctx.session_id)
+                .flatten(),
+            label: "Update user",
+        };
+        let ((), op) = command::execute(conn, &actor, command).await?;
+        Ok((op, change))
+    })
+    .await
+}
+
+/// An e-mail address that an update replaced: the old address is told
+/// (`service::profile::notify_email_change`) once the change committed.
+pub struct EmailChange {
+    pub old: String,
+    pub new: String,
 }
 
 /// `DELETE /auth/users`.
@@ -283,15 +316,13 @@ pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Op
     if ctx.user_id == Some(id) {
         return Err(AuthError::CannotDeleteSelf.into());
     }
-    let mut conn = state.db.conn().await?;
-    manageable_user(&mut conn, ctx, id).await?;
-    drop(conn);
     let actor = ctx.actor();
-    let ((), op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, DeleteUserCommand { id }).await })
-        })
-        .await?;
-    Ok(op)
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        <UserState as Tracked>::lock(conn, id).await?;
+        manageable_user(conn, ctx, id).await?;
+        let ((), op) = command::execute(conn, &actor, DeleteUserCommand { id }).await?;
+        Ok(op)
+    })
+    .await
 }

@@ -14,7 +14,7 @@ use stoa_core::command::{Actor, Command, LogEntry};
 use uuid::Uuid;
 
 use super::state::{self, AclState};
-use super::{ROLE_KIND, Tracked, USER_KIND, authorize, tracked};
+use super::{ROLE_KIND, Tracked, USER_KIND, authorize, lock_row, tracked};
 use crate::error::AuthError;
 use crate::schema::{role_acls, roles, user_acls, users};
 
@@ -32,6 +32,11 @@ pub struct RoleAclState {
 
 impl Tracked for RoleAclState {
     const KIND: &'static str = ROLE_KIND;
+
+    /// The role row, as `RoleState` locks it.
+    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        lock_row(conn, "roles", id).await
+    }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
         let tenant: Option<Uuid> = roles::table
@@ -141,6 +146,11 @@ pub struct UserAclState {
 
 impl Tracked for UserAclState {
     const KIND: &'static str = USER_KIND;
+
+    /// The user row, as `UserState` locks it.
+    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        lock_row(conn, "users", id).await
+    }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
         let tenant: Option<Option<Uuid>> = users::table

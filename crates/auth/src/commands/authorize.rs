@@ -7,14 +7,14 @@
 //! one it could not create today.
 
 use diesel_async::AsyncPgConnection;
-use stoa_acl::{AuthContext, out_of_scope};
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use uuid::Uuid;
 
 use super::state::{AclState, RoleState, UserState};
 use crate::accounts::foreign_tenant;
 use crate::error::AuthError;
-use crate::grants;
+use crate::{grants, reach};
 
 fn same_tenant(ctx: &AuthContext, tenant: Option<Uuid>) -> Result<(), AppError> {
     match tenant {
@@ -51,9 +51,14 @@ async fn user_in_reach(
 }
 
 /// A role the caller may change: same tenant, not a super-admin role (unless
-/// the caller is one), and for a restricted caller an organization scope
-/// inside its own (a role that grants nothing yet has no reach).
-fn role_in_reach(ctx: &AuthContext, role: &RoleState) -> Result<(), AppError> {
+/// the caller is one), and for a restricted caller a reach inside its own
+/// organizations for every holder (`crate::reach`; a role that grants
+/// nothing reaches nothing).
+async fn role_in_reach(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role: &RoleState,
+) -> Result<(), AppError> {
     same_tenant(ctx, Some(role.tenant_id))?;
     let acl = role.acl.as_ref();
     let super_role =
@@ -61,21 +66,24 @@ fn role_in_reach(ctx: &AuthContext, role: &RoleState) -> Result<(), AppError> {
     if super_role && !ctx.is_super_admin() {
         return Err(AuthError::SuperAdminRole.into());
     }
-    if let Some(acl) = acl
-        && !acl.features.is_empty()
-        && !ctx.covers_organizations(acl.organizations.as_deref())
-    {
-        return Err(out_of_scope(format!(
-            "Role {} reaches organizations outside yours.",
-            role.name
-        )));
+    if let Some(acl) = acl {
+        reach::role_scope(
+            conn,
+            ctx,
+            role.id,
+            acl.organizations.as_deref(),
+            !acl.features.is_empty(),
+        )
+        .await?;
     }
     Ok(())
 }
 
 /// The grant boundary for an ACL going from `current` to `target`: added
 /// features must be held by the caller, the super-admin flag granted only by
-/// super admins, a changed organization scope kept inside the caller's.
+/// super admins. The organization reach of both states is checked by the
+/// callers, every time (not only when the list changes): an undo must not
+/// re-apply a scope the caller could not write today.
 fn acl_change(
     ctx: &AuthContext,
     current: Option<&AclState>,
@@ -91,15 +99,22 @@ fn acl_change(
         .filter(|f| !held.contains(f))
         .collect();
     let was_super = current.is_some_and(|c| c.is_super_admin);
-    grants::check_features(ctx, &added, target.is_super_admin && !was_super)?;
-    let scope_changed = current.map(|c| &c.organizations) != Some(&target.organizations);
-    if scope_changed
-        && !target.features.is_empty()
-        && !ctx.covers_organizations(target.organizations.as_deref())
-    {
-        return Err(out_of_scope(
-            "Cannot grant access outside your organizations.",
-        ));
+    grants::check_features(ctx, &added, target.is_super_admin && !was_super)
+}
+
+/// The reach of a user's ACL override in both states.
+fn user_acl_reach(
+    ctx: &AuthContext,
+    user: &UserState,
+    acls: [Option<&AclState>; 2],
+) -> Result<(), AppError> {
+    for acl in acls.into_iter().flatten() {
+        reach::user_scope(
+            ctx,
+            user,
+            acl.organizations.as_deref(),
+            !acl.features.is_empty(),
+        )?;
     }
     Ok(())
 }
@@ -122,6 +137,12 @@ pub(super) async fn user(
     let Some(target) = target else {
         return Ok(());
     };
+    // The override is written back only when it differs; then both of its
+    // states must be within the caller's reach (the user's home is, above).
+    let current_acl = current.and_then(|c| c.acl.as_ref());
+    if current_acl != target.acl.as_ref() {
+        user_acl_reach(ctx, target, [current_acl, target.acl.as_ref()])?;
+    }
     let held: &[Uuid] = current.map(|c| &c.role_ids[..]).unwrap_or(&[]);
     let added: Vec<Uuid> = target
         .role_ids
@@ -141,14 +162,15 @@ pub(super) async fn user(
     )
 }
 
-pub(super) fn role(
+pub(super) async fn role(
+    conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     current: Option<&RoleState>,
     target: Option<&RoleState>,
 ) -> Result<(), AppError> {
     ctx.require("auth.roles.manage")?;
     for state in [current, target].into_iter().flatten() {
-        role_in_reach(ctx, state)?;
+        role_in_reach(conn, ctx, state).await?;
     }
     acl_change(
         ctx,
@@ -157,7 +179,8 @@ pub(super) fn role(
     )
 }
 
-/// An ACL edit of role `role_id` (the role as it is now).
+/// An ACL edit of role `role_id` (the role as it is now): the role and both
+/// ACL states within the caller's reach.
 pub(super) async fn role_acl(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -170,11 +193,22 @@ pub(super) async fn role_acl(
         .await?
         .filter(|r| !r.deleted)
         .ok_or(AuthError::RoleNotFound)?;
-    role_in_reach(ctx, &role)?;
+    role_in_reach(conn, ctx, &role).await?;
+    for acl in [current, target].into_iter().flatten() {
+        reach::role_scope(
+            conn,
+            ctx,
+            role_id,
+            acl.organizations.as_deref(),
+            !acl.features.is_empty(),
+        )
+        .await?;
+    }
     acl_change(ctx, current, target)
 }
 
-/// An ACL-override edit of user `user_id` (the user as they are now).
+/// An ACL-override edit of user `user_id` (the user as they are now): the
+/// user and both ACL states within the caller's reach.
 pub(super) async fn user_acl(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -188,6 +222,7 @@ pub(super) async fn user_acl(
         .filter(|u| !u.deleted)
         .ok_or(AuthError::UserNotFound)?;
     user_in_reach(conn, ctx, &user).await?;
+    user_acl_reach(ctx, &user, [current, target])?;
     acl_change(ctx, current, target)
 }
 

@@ -18,6 +18,7 @@ use stoa_core::command::{CommandHandler, StateHandler};
 pub use acls::{RoleAclState, UpdateRoleAclCommand, UpdateUserAclCommand, UserAclState};
 pub use roles::{CreateRoleCommand, DeleteRoleCommand, UpdateRoleCommand};
 pub use state::{AclState, RoleState, UserState};
+pub use stoa_core::command::tracked::lock_row;
 pub use stoa_core::command::{Tracked, entry, tracked};
 pub use users::{CreateUserCommand, DeleteUserCommand, UpdateProfileCommand, UpdateUserCommand};
 

@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::state::{self, AclState, RoleState};
-use super::{ROLE_KIND, Tracked, authorize, entry, tracked};
+use super::{ROLE_KIND, Tracked, authorize, entry, lock_row, tracked};
 use crate::error::AuthError;
 use crate::schema::{role_acls, roles};
 
@@ -21,6 +21,11 @@ pub const DELETE: &str = "auth.roles.delete";
 
 impl Tracked for RoleState {
     const KIND: &'static str = ROLE_KIND;
+
+    /// The role row: every writer of a role and its ACL locks it first.
+    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        lock_row(conn, "roles", id).await
+    }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
         RoleState::load(conn, id).await
@@ -57,12 +62,12 @@ impl Tracked for RoleState {
     }
 
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        authorize::role(AuthContext::of(actor)?, current, target)
+        authorize::role(conn, AuthContext::of(actor)?, current, target).await
     }
 }
 

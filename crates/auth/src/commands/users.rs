@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::state::{self, UserState};
-use super::{Tracked, USER_KIND, authorize, entry, tracked};
+use super::{Tracked, USER_KIND, authorize, entry, lock_row, tracked};
 use crate::error::AuthError;
 use crate::queries;
 use crate::schema::{user_acls, users};
@@ -23,6 +23,12 @@ pub const DELETE: &str = "auth.users.delete";
 
 impl Tracked for UserState {
     const KIND: &'static str = USER_KIND;
+
+    /// The user row: every writer of a user, its memberships and its ACL
+    /// override locks it first (`UserAclState` too).
+    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        lock_row(conn, "users", id).await
+    }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
         UserState::load(conn, id).await
@@ -215,6 +221,11 @@ async fn apply(
     }
     if c.password_hash.is_some() {
         queries::delete_user_sessions(conn, id, keep_session).await?;
+    }
+    // Reset and invitation links went to the old address or open the old
+    // password's account: a new e-mail or password ends them, on every route.
+    if c.password_hash.is_some() || email != current.email {
+        crate::invite::invalidate_tokens(conn, id).await?;
     }
     Ok(())
 }

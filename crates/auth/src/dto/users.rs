@@ -128,6 +128,9 @@ pub struct UpdateUser {
     #[schema(value_type = Option<String>)]
     pub name: Option<Option<String>>,
     pub password: Option<String>,
+    /// Required when callers change their own e-mail or password (as in
+    /// `PUT /auth/profile`).
+    pub current_password: Option<String>,
     /// Moves the user (to that organization's tenant, for super admins).
     pub organization_id: Option<Uuid>,
     /// Replaces the memberships: role ids or names.

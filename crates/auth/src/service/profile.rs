@@ -32,7 +32,7 @@ pub async fn save(
 
 /// Tells the old address that the account's e-mail changed, so an owner whose
 /// session was misused learns of it. A failed delivery does not undo the change.
-async fn notify_email_change(state: &AuthState, old: &str, new: &str) {
+pub(crate) async fn notify_email_change(state: &AuthState, old: &str, new: &str) {
     let mail = Mail {
         to: old.to_string(),
         subject: "Your e-mail address was changed".into(),

@@ -15,6 +15,13 @@ use super::WriteGuards;
 /// redo above all) downcast it to the concrete type they understand.
 pub trait Principal: Any + Send + Sync + fmt::Debug {
     fn is_super_admin(&self) -> bool;
+    /// Whether the caller may act on records of `organization` (`None` = no
+    /// organization: tenant-level records) whatever its selection: callers
+    /// restricted to some organizations stay inside them.
+    fn may_act_in(&self, organization: Option<Uuid>) -> bool {
+        let _ = organization;
+        true
+    }
 }
 
 /// Who runs a command, and in which scope.
@@ -65,6 +72,14 @@ impl Actor {
     /// Whether the caller is a super admin (`false` without a principal).
     pub fn is_super_admin(&self) -> bool {
         self.principal.as_ref().is_some_and(|p| p.is_super_admin())
+    }
+
+    /// Whether the caller may act on records of `organization` (see
+    /// [`Principal::may_act_in`]; `true` for system work, which carries no principal).
+    pub fn may_act_in(&self, organization: Option<Uuid>) -> bool {
+        self.principal
+            .as_ref()
+            .is_none_or(|p| p.may_act_in(organization))
     }
 
     /// The principal as `T`, when it is one.

@@ -8,6 +8,9 @@
 //!
 //! Undo and redo are writes like any other (docs/security.md), so before it
 //! writes anything the handler
+//! 0. locks the resource's rows ([`Tracked::lock`]) before it reads them, so
+//!    no write can commit between its checks and its own write; the forward
+//!    command ([`tracked`]) takes the same lock first, so the two serialize;
 //! 1. refuses with 409 when the resource changed since the entry (by anyone):
 //!    the current state must still be the one the entry left behind;
 //! 2. keeps the fields it never restores — credentials and security flags —
@@ -21,7 +24,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
-use diesel_async::AsyncPgConnection;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -37,6 +40,17 @@ pub trait Tracked:
 {
     /// The action log's `resourceKind`.
     const KIND: &'static str;
+    /// Locks the rows `load` reads (`SELECT ... FOR UPDATE` of the resource's
+    /// root row: the one row every writer of the resource locks first) until
+    /// the transaction ends. [`tracked`] and [`StateHandler`] call it before
+    /// they load, so a check made on the loaded state still holds when the
+    /// state is written: at READ COMMITTED a write committed in between would
+    /// otherwise be silently overwritten. Does nothing when the row is absent.
+    /// Required (no default), so no resource can forget it.
+    fn lock(
+        conn: &mut AsyncPgConnection,
+        id: Uuid,
+    ) -> impl Future<Output = Result<(), AppError>> + Send;
     /// The current state (`None` when the resource does not exist).
     fn load(
         conn: &mut AsyncPgConnection,
@@ -80,6 +94,22 @@ pub trait Tracked:
     ) -> impl Future<Output = Result<(), AppError>> + Send;
 }
 
+/// Locks the row `id` of `table` (`SELECT 1 ... FOR UPDATE`) until the
+/// transaction ends: the usual body of [`Tracked::lock`]. `table` is a
+/// constant of the module (never input); nothing happens when the row is
+/// absent.
+pub async fn lock_row(
+    conn: &mut AsyncPgConnection,
+    table: &'static str,
+    id: Uuid,
+) -> Result<(), AppError> {
+    diesel::sql_query(format!("SELECT 1 FROM {table} WHERE id = $1 FOR UPDATE"))
+        .bind::<diesel::sql_types::Uuid, _>(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// The undo payload of a tracked command.
 #[derive(Serialize, Deserialize)]
 #[serde(bound = "S: Tracked")]
@@ -117,7 +147,9 @@ pub fn entry<S: Tracked>(label: &str, id: Uuid, before: Option<&S>, after: Optio
     }
 }
 
-/// Loads the state of `id` before and after `change` runs and builds the entry.
+/// Locks `id` ([`Tracked::lock`]), loads its state before and after `change`
+/// runs and builds the entry. A forward command's own checks belong after the
+/// lock too (inside `change`, or after calling [`Tracked::lock`] itself).
 pub async fn tracked<S, F>(
     conn: &mut AsyncPgConnection,
     label: &str,
@@ -128,6 +160,7 @@ where
     S: Tracked,
     F: for<'c> FnOnce(&'c mut AsyncPgConnection) -> BoxFuture<'c, Result<(), AppError>>,
 {
+    S::lock(conn, id).await?;
     let before = S::load(conn, id).await?;
     change(conn).await?;
     let after = S::load(conn, id).await?;
@@ -213,6 +246,7 @@ impl<S: Tracked> CommandHandler for StateHandler<S> {
     ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
         Box::pin(async move {
             let p = payload::<S>(log)?;
+            S::lock(conn, p.id).await?;
             let current = S::load(conn, p.id).await?;
             if !still(p.after.as_ref(), current.as_ref()) {
                 return Err(changed_since());
@@ -232,6 +266,7 @@ impl<S: Tracked> CommandHandler for StateHandler<S> {
     ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
         Box::pin(async move {
             let p = payload::<S>(log)?;
+            S::lock(conn, p.id).await?;
             let current = S::load(conn, p.id).await?;
             if !still(p.before.as_ref(), current.as_ref()) {
                 return Err(changed_since());

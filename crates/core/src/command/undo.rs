@@ -46,6 +46,14 @@ fn in_scope(actor: &Actor, target: &ActionLog, tenant_wide: bool) -> bool {
     if target.tenant_id.is_some() && target.tenant_id != actor.tenant_id {
         return false;
     }
+    // A selection only narrows: a caller restricted to some organizations
+    // reaches only entries inside them (its own entries made without an
+    // organization, e.g. under the `__all__` selection, stay its own), and
+    // the handler re-checks every record it writes.
+    let own_without_organization = own && target.organization_id.is_none();
+    if !own_without_organization && !actor.may_act_in(target.organization_id) {
+        return false;
+    }
     !matches!(
         (target.organization_id, actor.organization_id),
         (Some(t), Some(a)) if t != a

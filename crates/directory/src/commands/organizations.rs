@@ -53,6 +53,7 @@ impl Command for CreateOrganizationCommand {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
         Box::pin(async move {
+            crate::queries::lock_tree(conn, self.tenant).await?;
             let children = self.input.child_ids.clone().unwrap_or_default();
             let parents = previous_parents(conn, &children).await?;
             let mut involved = moved_children(&parents);
@@ -104,6 +105,7 @@ impl Command for UpdateOrganizationCommand {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
+            crate::queries::lock_tree(conn, self.tenant).await?;
             let before = snapshot(conn, Some(self.tenant), self.input.id)
                 .await?
                 .filter(|s| !s.deleted)
@@ -158,6 +160,7 @@ impl Command for DeleteOrganizationCommand {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
+            crate::queries::lock_tree(conn, self.tenant).await?;
             let before = snapshot(conn, Some(self.tenant), self.id)
                 .await?
                 .filter(|s| !s.deleted)

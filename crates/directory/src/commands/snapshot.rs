@@ -84,6 +84,16 @@ fn may_write(
 impl Tracked for OrganizationSnapshot {
     const KIND: &'static str = ORGANIZATION_KIND;
 
+    /// The tenant's tree: every organization write of a tenant takes this
+    /// lock first (`queries::lock_tree`), since a move changes other
+    /// organizations' places and a cycle check must see the tree it guards.
+    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+        if let Some(tenant) = crate::queries::organization_tenant_of(conn, id).await? {
+            crate::queries::lock_tree(conn, tenant).await?;
+        }
+        Ok(())
+    }
+
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
         snapshot(conn, None, id).await
     }

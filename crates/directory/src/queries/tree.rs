@@ -11,6 +11,35 @@ use super::Result;
 use crate::error::DirectoryError;
 use crate::schema::organizations;
 
+/// Serializes the organization writes of one tenant until the transaction
+/// ends (a transaction-scoped advisory lock keyed on the tenant). A move
+/// changes other organizations' places, so checks such as "no cycle" or "the
+/// parent is inside the caller's organizations" hold only while no other
+/// write of the same tree runs; the forward commands and undo/redo
+/// (`Tracked::lock`) take it before they read.
+pub async fn lock_tree(conn: &mut AsyncPgConnection, tenant: Uuid) -> Result<()> {
+    diesel::sql_query(
+        "SELECT pg_advisory_xact_lock(hashtextextended('directory.tree:' || $1::text, 0))",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(tenant)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The tenant of an organization, deleted ones included.
+pub async fn organization_tenant_of(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+) -> Result<Option<Uuid>> {
+    Ok(organizations::table
+        .filter(organizations::id.eq(id))
+        .select(organizations::tenant_id)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
 /// Makes `children` direct children of `parent` (all must be live in the tenant,
 /// none may be the parent or one of its ancestors).
 pub(super) async fn assign_children(

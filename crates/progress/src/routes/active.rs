@@ -23,9 +23,9 @@ pub async fn active(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<
     let (tenant, org) = scope(&ctx)?;
     let mut conn = db.conn().await?;
     service::sweep_stale(&mut conn, tenant).await?;
-    let active = queries::active(&mut conn, tenant, org).await?;
+    let active = queries::active(&mut conn, tenant, &org).await?;
     let since = OffsetDateTime::now_utc() - time::Duration::seconds(30);
-    let recently_completed = queries::recently_completed(&mut conn, tenant, org, since).await?;
+    let recently_completed = queries::recently_completed(&mut conn, tenant, &org, since).await?;
     Ok(web::Json(ActiveJobs {
         active,
         recently_completed,

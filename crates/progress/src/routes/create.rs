@@ -29,9 +29,16 @@ pub async fn create(
     ctx.require("progress.create")?;
     let (tenant, org) = scope(&ctx)?;
     let body = body.into_inner();
+    // Under `__all__` a restricted caller's job belongs to its home
+    // organization (when inside its organizations), never to the tenant level
+    // by accident of the selection.
+    let organization = org.selected.or_else(|| {
+        let allowed = org.allowed.as_ref()?;
+        ctx.home_organization_id.filter(|h| allowed.contains(h))
+    });
     let mut conn = db.conn().await?;
     if let Some(parent) = body.parent_job_id
-        && !queries::exists(&mut conn, tenant, org, parent).await?
+        && !queries::exists(&mut conn, tenant, &org, parent).await?
     {
         return Err(ProgressError::UnknownParent.into());
     }
@@ -48,7 +55,7 @@ pub async fn create(
             partition_index: body.partition_index,
             partition_count: body.partition_count,
             tenant_id: tenant,
-            organization_id: org,
+            organization_id: organization,
             started_by_user_id: ctx.user_id,
         },
     )

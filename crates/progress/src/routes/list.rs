@@ -73,7 +73,7 @@ pub async fn list(
     // The keyset condition (after a cursor) belongs to both the page and
     // its count: the count starts where the page does.
     let filtered = || {
-        let query = queries::filtered(tenant, org, &filter);
+        let query = queries::filtered(tenant, &org, &filter);
         match &req.after {
             Some(key) => queries::after(query, sort, asc, key),
             None => query,

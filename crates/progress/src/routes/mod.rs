@@ -19,13 +19,22 @@ use stoa_core::collection::CollectionId;
 use uuid::Uuid;
 
 use crate::error::ProgressError;
-use crate::queries;
+use crate::queries::{self, OrgScope};
 use crate::service::ProgressJob;
 
-/// The caller's scope: tenant (required) and organization (when set).
-pub(crate) fn scope(ctx: &AuthContext) -> AppResult<(Uuid, Option<Uuid>)> {
+/// The caller's scope: tenant (required), the selected organization, and a
+/// restricted caller's organizations (docs/security.md: a selection only
+/// narrows).
+pub(crate) fn scope(ctx: &AuthContext) -> AppResult<(Uuid, OrgScope)> {
     let tenant = ctx.tenant_id.ok_or(ProgressError::NoTenant)?;
-    Ok((tenant, ctx.organization_id()))
+    Ok((
+        tenant,
+        OrgScope {
+            selected: ctx.organization_id(),
+            allowed: ctx.organization_restriction().map(<[Uuid]>::to_vec),
+            me: ctx.user_id,
+        },
+    ))
 }
 
 /// The job `raw` names in the caller's scope; a malformed id is "not found".
@@ -36,7 +45,7 @@ pub(crate) async fn find(
 ) -> AppResult<ProgressJob> {
     let (tenant, org) = scope(ctx)?;
     let id: Uuid = raw.parse().map_err(|_| ProgressError::JobNotFound)?;
-    Ok(queries::job(conn, tenant, org, id)
+    Ok(queries::job(conn, tenant, &org, id)
         .await?
         .ok_or(ProgressError::JobNotFound)?)
 }

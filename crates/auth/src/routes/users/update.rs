@@ -11,7 +11,8 @@ use crate::dto::{Ok, UpdateUser};
 use crate::routes::State;
 
 /// Updates a user; `roles` replaces the memberships, a password change ends
-/// the user's sessions.
+/// the user's sessions, an e-mail change is told to the old address. Callers
+/// changing their own e-mail or password send `currentPassword` too.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = UpdateUser,
@@ -22,6 +23,7 @@ use crate::routes::State;
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "Too many wrong current passwords (`Retry-After`)"),
     )
 )]
 #[put("/auth/users")]
@@ -31,6 +33,9 @@ pub async fn update_user(
     body: Json<UpdateUser>,
 ) -> AppResult<HttpResponse> {
     ctx.require("auth.users.edit")?;
-    let op = users::update(&state, &ctx, body.into_inner()).await?;
+    let (op, email_change) = users::update(&state, &ctx, body.into_inner()).await?;
+    if let Some(change) = email_change {
+        crate::service::profile::notify_email_change(&state, &change.old, &change.new).await;
+    }
     Ok(with_operation(HttpResponse::Ok(), &op).json(Ok { ok: true }))
 }

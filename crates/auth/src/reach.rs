@@ -1,0 +1,103 @@
+//! Who can act where after an ACL write: the organization reach of a role or
+//! user ACL, judged by its holders, not by the shape of its list.
+//!
+//! An ACL's `organizations` means (the reference's rule, `crate::acl`):
+//! - `null`: every organization of the tenant;
+//! - a list of ids: those organizations and their descendants;
+//! - `[]`: each holder's own home organization and its descendants (when no
+//!   other ACL of the holder lists organizations).
+//!
+//! `[]` is therefore not "nothing": an empty list passes every "subset of
+//! mine" check, yet gives each holder the reach of their home organization.
+//! A caller restricted to some organizations may write an ACL only when every
+//! holder it then reaches acts inside the caller's organizations. An ACL that
+//! grants no feature reaches nothing. Unrestricted callers are not limited.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_acl::{AuthContext, out_of_scope};
+use stoa_core::AppError;
+use uuid::Uuid;
+
+use crate::commands::UserState;
+use crate::schema::{user_roles, users};
+
+fn outside(what: &str) -> AppError {
+    out_of_scope(format!("{what} would reach organizations outside yours."))
+}
+
+/// Whether a restricted caller's allowed set holds `home` (a holder without a
+/// home organization reaches nothing through `[]`).
+fn home_inside(allowed: &[Uuid], home: Option<Uuid>) -> bool {
+    home.is_none_or(|h| allowed.contains(&h))
+}
+
+/// 403 unless the ACL of role `role` scoped to `organizations` stays inside
+/// the caller's organizations for every live holder of the role.
+pub async fn role_scope(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role: Uuid,
+    organizations: Option<&[Uuid]>,
+    grants_something: bool,
+) -> Result<(), AppError> {
+    let Some(allowed) = ctx.organization_restriction() else {
+        return Ok(());
+    };
+    if !grants_something {
+        return Ok(());
+    }
+    match organizations {
+        None => Err(outside("This role")),
+        Some(list) if !list.is_empty() => {
+            if list.iter().all(|o| allowed.contains(o)) {
+                Ok(())
+            } else {
+                Err(outside("This role"))
+            }
+        }
+        Some(_) => {
+            let homes: Vec<Option<Uuid>> = user_roles::table
+                .inner_join(users::table)
+                .filter(user_roles::role_id.eq(role))
+                .filter(users::deleted_at.is_null())
+                .select(users::organization_id)
+                .distinct()
+                .load(conn)
+                .await?;
+            if homes.into_iter().all(|h| home_inside(allowed, h)) {
+                Ok(())
+            } else {
+                Err(outside(
+                    "This role (an empty list means each holder's home organization)",
+                ))
+            }
+        }
+    }
+}
+
+/// 403 unless the ACL override of `user` scoped to `organizations` stays
+/// inside the caller's organizations.
+pub fn user_scope(
+    ctx: &AuthContext,
+    user: &UserState,
+    organizations: Option<&[Uuid]>,
+    grants_something: bool,
+) -> Result<(), AppError> {
+    let Some(allowed) = ctx.organization_restriction() else {
+        return Ok(());
+    };
+    if !grants_something {
+        return Ok(());
+    }
+    let inside = match organizations {
+        None => false,
+        Some([]) => home_inside(allowed, user.organization_id),
+        Some(list) => list.iter().all(|o| allowed.contains(o)),
+    };
+    if inside {
+        Ok(())
+    } else {
+        Err(outside("This access"))
+    }
+}
