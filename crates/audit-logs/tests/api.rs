@@ -22,5 +22,7 @@ mod api {
     pub mod support;
     pub mod undo;
     pub mod undo_attacks;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod undo_races;
     pub mod user_reads;
 }
