@@ -14,6 +14,8 @@ mod api {
     pub mod outbox;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod retention;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod scope_attacks;
     #[expect(
         clippy::unwrap_used,
         clippy::expect_used,

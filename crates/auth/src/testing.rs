@@ -201,3 +201,23 @@ pub async fn token_for(db: &Db, user: Uuid) -> String {
         .sign(&queries::claims_for(&row, sid, roles, config.access_ttl))
         .unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// A live organization `name` under `parent` in `tenant` (the tree rebuilt).
+pub async fn organization(db: &Db, tenant: Uuid, parent: Uuid, name: &str) -> Uuid {
+    use stoa_directory::DirectoryService;
+    let mut conn = db.conn().await.unwrap_or_else(|e| panic!("{e}"));
+    let input = stoa_directory::dto::CreateOrganization {
+        tenant_id: Some(tenant),
+        name: name.into(),
+        slug: None,
+        logo_url: None,
+        logo_preserve_aspect_ratio: None,
+        is_active: None,
+        parent_id: Some(parent),
+        child_ids: None,
+    };
+    stoa_directory::PgDirectory
+        .create_organization(&mut conn, tenant, input)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}

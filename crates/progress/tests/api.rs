@@ -15,6 +15,8 @@ mod api {
     pub mod queue;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod schedules;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod scope;
     #[expect(
         clippy::unwrap_used,
         reason = "shared helpers fail the calling test by panicking"

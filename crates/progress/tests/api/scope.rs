@@ -1,0 +1,89 @@
+//! A selection only narrows (docs/security.md): an administrator restricted
+//! to one branch reads, updates and cancels only that branch's jobs, whatever
+//! it selects, `__all__` included.
+
+use serde_json::{Value, json};
+use actix_web::test::TestRequest;
+use stoa_testkit::{AppService, TestApp};
+
+use super::support::*;
+
+fn all(req: TestRequest) -> TestRequest {
+    req.insert_header(("x-om-selected-org", "__all__"))
+}
+
+async fn create<S: AppService>(app: &TestApp<S>, req: TestRequest) -> String {
+    let res = app.send(req).await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    res.json()["id"].as_str().unwrap().to_string()
+}
+
+fn job() -> Value {
+    json!({"jobType": "catalog.products.import", "name": "Import", "cancellable": true})
+}
+
+#[actix_web::test]
+async fn a_restricted_admin_under_all_reaches_only_its_organizations_jobs() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let branch =
+        stoa_auth::testing::organization(&app.db, acme.tenant_id, acme.organization_id, "Branch")
+            .await;
+    let user = stoa_auth::testing::user_with_features(
+        &app.db,
+        &acme,
+        "branch@acme.com",
+        &["progress.*"],
+        Some(vec![branch]),
+        Some(branch),
+    )
+    .await;
+    let restricted = token_for(&app.db, user).await;
+    let admin = token_for(&app.db, acme.admin).await;
+
+    // The tenant admin's job at the root, and the branch admin's own job.
+    let hq = create(&app, post_json("/api/progress/jobs", &admin, job())).await;
+    let own = create(&app, all(post_json("/api/progress/jobs", &restricted, job()))).await;
+
+    // Lists under `__all__` hold only the branch's job (created there: the
+    // home organization, not the tenant level).
+    let list = app
+        .send(all(get("/api/progress/jobs", &restricted)))
+        .await
+        .json();
+    let ids: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![own.as_str()], "{list}");
+    assert_eq!(list["items"][0]["organizationId"], json!(branch));
+    let active = app
+        .send(all(get("/api/progress/active", &restricted)))
+        .await
+        .json();
+    assert!(!active.to_string().contains(&hq), "{active}");
+
+    // The root's job can be neither read, updated nor cancelled (a job out of
+    // reach cannot be cancelled: 400, as for an unknown one).
+    let path = format!("/api/progress/jobs/{hq}");
+    for (req, status) in [
+        (get(&path, &restricted), 404),
+        (put_json(&path, &restricted, json!({"processedCount": 1})), 404),
+        (delete(&path, &restricted), 400),
+        (delete(&format!("/api/progress/jobs?id={hq}"), &restricted), 400),
+    ] {
+        let res = app.send(all(req)).await;
+        assert_eq!(res.status, status, "{}", res.text());
+    }
+    let res = app.send(get(&path, &admin)).await;
+    assert_eq!(res.json()["status"], "pending");
+    assert_eq!(res.json()["processedCount"], 0);
+
+    // Its own job it still manages.
+    let res = app
+        .send(all(delete(&format!("/api/progress/jobs/{own}"), &restricted)))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}
