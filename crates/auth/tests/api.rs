@@ -24,6 +24,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod roles;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod self_service;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod session;
     #[expect(
         clippy::unwrap_used,
