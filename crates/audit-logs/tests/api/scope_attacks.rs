@@ -18,7 +18,9 @@ fn all(req: TestRequest) -> TestRequest {
 
 async fn role_of(db: &stoa_core::db::Db, user: Uuid) -> Uuid {
     let mut conn = db.conn().await.unwrap();
-    stoa_auth::queries::role_ids_of(&mut conn, user).await.unwrap()[0]
+    stoa_auth::queries::role_ids_of(&mut conn, user)
+        .await
+        .unwrap()[0]
 }
 
 async fn role_acl<S: AppService>(app: &TestApp<S>, token: &str, role: Uuid) -> Value {

@@ -50,16 +50,18 @@ async fn own_email_and_password_through_the_admin_route_need_the_current_passwor
             res.text()
         );
     }
-    let res = app
-        .send(login_form("admin@acme.com", NEW_PASSWORD))
-        .await;
+    let res = app.send(login_form("admin@acme.com", NEW_PASSWORD)).await;
     assert_eq!(res.status, 401, "the password did not change");
     let res = app.send(get("/api/auth/profile", &admin)).await;
     assert_eq!(res.json()["email"], "admin@acme.com");
 
     // Other own fields need no password; other users' credentials neither.
     let res = app
-        .send(put_json(path, &admin, json!({"id": acme.admin, "name": "Boss"})))
+        .send(put_json(
+            path,
+            &admin,
+            json!({"id": acme.admin, "name": "Boss"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let res = app
@@ -129,8 +131,6 @@ async fn an_email_change_ends_the_links_sent_to_the_old_address() {
         ))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
-    let res = app
-        .send(login_form("worker@acme.com", NEW_PASSWORD))
-        .await;
+    let res = app.send(login_form("worker@acme.com", NEW_PASSWORD)).await;
     assert_eq!(res.status, 401);
 }

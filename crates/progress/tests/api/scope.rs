@@ -2,8 +2,8 @@
 //! to one branch reads, updates and cancels only that branch's jobs, whatever
 //! it selects, `__all__` included.
 
-use serde_json::{Value, json};
 use actix_web::test::TestRequest;
+use serde_json::{Value, json};
 use stoa_testkit::{AppService, TestApp};
 
 use super::support::*;
@@ -43,7 +43,11 @@ async fn a_restricted_admin_under_all_reaches_only_its_organizations_jobs() {
 
     // The tenant admin's job at the root, and the branch admin's own job.
     let hq = create(&app, post_json("/api/progress/jobs", &admin, job())).await;
-    let own = create(&app, all(post_json("/api/progress/jobs", &restricted, job()))).await;
+    let own = create(
+        &app,
+        all(post_json("/api/progress/jobs", &restricted, job())),
+    )
+    .await;
 
     // Lists under `__all__` hold only the branch's job (created there: the
     // home organization, not the tenant level).
@@ -70,9 +74,15 @@ async fn a_restricted_admin_under_all_reaches_only_its_organizations_jobs() {
     let path = format!("/api/progress/jobs/{hq}");
     for (req, status) in [
         (get(&path, &restricted), 404),
-        (put_json(&path, &restricted, json!({"processedCount": 1})), 404),
+        (
+            put_json(&path, &restricted, json!({"processedCount": 1})),
+            404,
+        ),
         (delete(&path, &restricted), 400),
-        (delete(&format!("/api/progress/jobs?id={hq}"), &restricted), 400),
+        (
+            delete(&format!("/api/progress/jobs?id={hq}"), &restricted),
+            400,
+        ),
     ] {
         let res = app.send(all(req)).await;
         assert_eq!(res.status, status, "{}", res.text());
@@ -83,7 +93,10 @@ async fn a_restricted_admin_under_all_reaches_only_its_organizations_jobs() {
 
     // Its own job it still manages.
     let res = app
-        .send(all(delete(&format!("/api/progress/jobs/{own}"), &restricted)))
+        .send(all(delete(
+            &format!("/api/progress/jobs/{own}"),
+            &restricted,
+        )))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 }
