@@ -165,46 +165,38 @@ pub async fn create(
         Some(p) => Some(checked_password(state, p).await?),
         None => None,
     };
-    let mut conn = state.db.conn().await?;
-    let tenant = organization_for(&mut conn, ctx, input.organization_id).await?;
-    if queries::email_taken(&mut conn, Some(tenant), &email, Uuid::nil()).await? {
-        return Err(email_in_use());
-    }
-    let role_ids = grantable_roles(
-        &mut conn,
-        ctx,
-        tenant,
-        input.roles.as_deref().unwrap_or(&[]),
-        &[],
-    )
-    .await?;
-    drop(conn);
-    let command = CreateUserCommand {
-        tenant,
-        organization: input.organization_id,
-        email: email.clone(),
-        name: clean_name(input.name),
-        password_hash: hash,
-        role_ids,
-    };
     let actor = ctx.actor();
-    let (id, op, token) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let (id, op) = command::execute(conn, &actor, command).await?;
-                let token = if invite {
-                    Some(
-                        queries::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
-                            .await?,
-                    )
-                } else {
-                    None
-                };
-                Ok((id, op, token))
-            })
+    let mut conn = state.db.conn().await?;
+    // The checks run inside the transaction that writes, like the update's.
+    let (id, op, token) = conn
+        .transaction(async |conn| {
+            let tenant = organization_for(conn, ctx, input.organization_id).await?;
+            if queries::email_taken(conn, Some(tenant), &email, Uuid::nil()).await? {
+                return Err(email_in_use());
+            }
+            let tokens = input.roles.as_deref().unwrap_or(&[]);
+            let role_ids = grantable_roles(conn, ctx, tenant, tokens, &[]).await?;
+            let command = CreateUserCommand {
+                tenant,
+                organization: input.organization_id,
+                email: email.clone(),
+                name: clean_name(input.name.clone()),
+                password_hash: hash,
+                role_ids,
+            };
+            let (id, op) = command::execute(conn, &actor, command).await?;
+            let token = if invite {
+                Some(
+                    queries::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
+                        .await?,
+                )
+            } else {
+                None
+            };
+            Ok::<_, AppError>((id, op, token))
         })
         .await?;
+    drop(conn);
     let warning = match (token, state.config.app_url.as_deref()) {
         (Some(token), Some(app_url)) => {
             crate::invite::send_invitation(state, app_url, &email, &token).await
