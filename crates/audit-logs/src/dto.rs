@@ -20,13 +20,8 @@ pub enum SortField {
     Source,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum SortDir {
-    Asc,
-    #[default]
-    Desc,
-}
+/// `asc` or `desc` (the action log's default: `desc`).
+pub use stoa_core::list::SortDir;
 
 /// Filters of `GET /audit_logs/audit-logs/actions` (and its export).
 #[derive(Clone, Debug, Default, Deserialize, Validate, IntoParams)]
@@ -59,7 +54,9 @@ pub struct ActionQuery {
     pub page: Option<u64>,
     /// Default 50, max 200.
     pub page_size: Option<u64>,
+    #[param(inline)]
     pub sort_field: Option<SortField>,
+    #[param(inline)]
     pub sort_dir: Option<SortDir>,
     /// ISO-8601: entries strictly before.
     pub before: Option<String>,

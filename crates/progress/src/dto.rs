@@ -43,9 +43,11 @@ pub struct JobListQuery {
     pub page_size: Option<u64>,
     #[validate(length(max = 200))]
     pub search: Option<String>,
+    #[param(inline)]
     pub sort_field: Option<JobSort>,
     /// `asc` or `desc` (default).
-    pub sort_dir: Option<String>,
+    #[param(inline)]
+    pub sort_dir: Option<stoa_core::list::SortDir>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -250,3 +250,65 @@ fn api_key_endpoints_are_documented_without_a_secret_in_listings() {
         ["page", "pageSize", "search", "cursor", "includeTotal"]
     );
 }
+
+/// Every `$ref` names a schema of `components` (a dangling one breaks client
+/// generators), and no component is declared twice under one name with two
+/// meanings (utoipa keeps the last, silently).
+#[test]
+fn every_ref_resolves() {
+    fn walk(value: &serde_json::Value, refs: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::String(r)) = map.get("$ref") {
+                    refs.push(r.clone());
+                }
+                map.values().for_each(|v| walk(v, refs));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, refs)),
+            _ => {}
+        }
+    }
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    let mut refs = Vec::new();
+    walk(&doc, &mut refs);
+    assert!(!refs.is_empty());
+    let mut missing: Vec<String> = refs
+        .into_iter()
+        .filter(|r| doc.pointer(r.trim_start_matches('#')).is_none())
+        .collect();
+    missing.sort();
+    missing.dedup();
+    assert!(missing.is_empty(), "dangling $refs: {missing:?}");
+}
+
+/// What schemathesis found: answers the document did not describe.
+#[test]
+fn answers_the_api_gives_are_documented() {
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let query = op["parameters"]
+                .as_array()
+                .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+            if query || op.get("requestBody").is_some() {
+                assert!(
+                    op["responses"].get("400").is_some(),
+                    "{method} {path} parses input but documents no 400"
+                );
+            }
+        }
+    }
+    for path in ["/api/auth/autologin", "/api/auth/session/refresh"] {
+        assert!(
+            doc["paths"][path]["get"]["responses"]["400"].is_object(),
+            "{path}"
+        );
+    }
+    assert!(doc["paths"]["/api/directory/organizations"]["post"]["responses"]["404"].is_object());
+    // An empty list matches both the options and the tree shape: `anyOf`.
+    let list = &doc["components"]["schemas"]["OrganizationList"];
+    assert!(
+        list["anyOf"].is_array() && list.get("oneOf").is_none(),
+        "{list}"
+    );
+}

@@ -12,7 +12,7 @@ use stoa_core::{AppResult, Query};
 
 use super::VIEW;
 use crate::csv::{CSV_HEADER, csv_rows};
-use crate::dto::ActionQuery;
+use crate::dto::{ActionQuery, SortDir};
 use crate::error::AuditLogError;
 use crate::queries::{ExportRow, actor_names, filtered, ordered, visibility};
 
@@ -62,7 +62,7 @@ pub async fn export_actions(
     let rows: Vec<ExportRow> = ordered(
         filtered(&q, &vis)?,
         q.sort_field.unwrap_or_default(),
-        q.sort_dir.unwrap_or_default(),
+        q.sort_dir.unwrap_or(SortDir::Desc),
     )
     .select(ExportRow::as_select())
     .limit(i64::try_from(limit).unwrap_or(1000))

@@ -13,7 +13,7 @@ use stoa_core::{AppResult, Query};
 use stoa_directory::names::{organization_name, tenant_name};
 
 use super::VIEW;
-use crate::dto::{ActionItem, ActionList, ActionQuery};
+use crate::dto::{ActionItem, ActionList, ActionQuery, SortDir};
 use crate::queries::{ActionRow, actor_names, filtered, name, ordered, visibility};
 
 /// Lists action-log entries (own entries, or the tenant's with `audit_logs.view_tenant`).
@@ -54,7 +54,7 @@ pub async fn list_actions(
     let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = ordered(
         filtered(&q, &vis)?,
         q.sort_field.unwrap_or_default(),
-        q.sort_dir.unwrap_or_default(),
+        q.sort_dir.unwrap_or(SortDir::Desc),
     )
     .select((
         ActionRow::as_select(),

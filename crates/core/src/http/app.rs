@@ -91,7 +91,7 @@ pub fn openapi_doc(configurators: &[ApiConfigurator], version: &str) -> utoipa::
         .service(mount(configurators))
         .split_for_parts();
     doc.info.version = version.to_string();
-    doc
+    super::doc_rules::apply(doc)
 }
 
 fn mount(

@@ -11,6 +11,7 @@ pub mod access;
 mod app;
 mod client_ip;
 mod compression;
+mod doc_rules;
 pub mod download;
 mod errors;
 pub mod headers;

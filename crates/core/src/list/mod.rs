@@ -36,6 +36,17 @@ use crate::error::AppError;
 use crate::pagination::{Page, total_pages};
 
 pub use count::CountUpTo;
+
+/// A list's sort direction, `asc` or `desc`: the one type every list's
+/// `sortDir` uses. It has no default on purpose: each list names its own
+/// (`q.sort_dir.unwrap_or(SortDir::Desc)`), as the reference's defaults differ
+/// per route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SortDir {
+    Asc,
+    Desc,
+}
 pub use cursor::{decode_cursor, encode_cursor};
 pub use window::{InPage, in_page};
 

@@ -18,14 +18,8 @@ pub enum SortField {
     UpdatedAt,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
-#[schema(as = DeviceSortDir)]
-#[serde(rename_all = "lowercase")]
-pub enum SortDir {
-    Asc,
-    #[default]
-    Desc,
-}
+/// `asc` or `desc` (the device lists' default: `desc`).
+pub use stoa_core::list::SortDir;
 
 /// `GET /devices` and `GET /devices/admin/devices`.
 #[derive(Debug, Default, Deserialize, Validate, IntoParams)]
@@ -36,13 +30,16 @@ pub struct DeviceListQuery {
     pub page: Option<u64>,
     /// 1–100 (default 50).
     pub page_size: Option<u64>,
+    #[param(inline)]
     pub platform: Option<Platform>,
     /// Admin list: any user of the tenant. Own list: another user only with
     /// `devices.admin` (otherwise nothing matches).
     pub user_id: Option<Uuid>,
     /// `lastSeenAt` (default), `createdAt` or `updatedAt`.
+    #[param(inline)]
     pub sort_field: Option<SortField>,
     /// `asc` or `desc` (default).
+    #[param(inline)]
     pub sort_dir: Option<SortDir>,
     /// Comma-separated device ids, at most 200.
     pub ids: Option<String>,

@@ -16,7 +16,7 @@ use crate::model::{DeviceRow, Platform};
 use crate::schema::user_devices::{self, dsl as d};
 
 /// What a list shows.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ListFilter {
     pub user_id: Option<Uuid>,
     pub platform: Option<Platform>,

@@ -6,7 +6,7 @@ use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppError, AppResult, Page, PageQuery};
 use uuid::Uuid;
 
-use crate::dto::{DeviceList, DeviceListQuery, SortField};
+use crate::dto::{DeviceList, DeviceListQuery, SortDir, SortField};
 use crate::error::{DevicesError, MAX_IDS};
 use crate::model::DeviceRow;
 use crate::queries::{self, DeviceKey, ListFilter, Scope};
@@ -48,7 +48,7 @@ pub fn list_filter(q: &DeviceListQuery) -> Result<ListFilter, AppError> {
         platform: q.platform,
         ids,
         sort: q.sort_field.unwrap_or_default(),
-        dir: q.sort_dir.unwrap_or_default(),
+        dir: q.sort_dir.unwrap_or(SortDir::Desc),
     })
 }
 
@@ -58,7 +58,7 @@ pub fn list_request(q: &DeviceListQuery, params: &ListParams) -> AppResult<ListR
     let page = page_of(q)?;
     let tag = queries::cursor_tag(
         q.sort_field.unwrap_or_default(),
-        q.sort_dir.unwrap_or_default(),
+        q.sort_dir.unwrap_or(SortDir::Desc),
     );
     ListRequest::new(page, params, tag)
 }

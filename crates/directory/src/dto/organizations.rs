@@ -29,6 +29,7 @@ pub enum StatusFilter {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct OrganizationListQuery {
+    #[param(inline)]
     pub view: Option<OrganizationView>,
     /// Comma-separated organization ids.
     #[validate(length(max = 10000))]
@@ -39,6 +40,7 @@ pub struct OrganizationListQuery {
     pub search: Option<String>,
     pub page: Option<u64>,
     pub page_size: Option<u64>,
+    #[param(inline)]
     pub status: Option<StatusFilter>,
 }
 

@@ -43,13 +43,8 @@ pub enum TenantSortField {
     UpdatedAt,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum SortDir {
-    #[default]
-    Asc,
-    Desc,
-}
+/// `asc` (the tenant list's default) or `desc`.
+pub use stoa_core::list::SortDir;
 
 #[derive(Debug, Default, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -60,7 +55,9 @@ pub struct TenantListQuery {
     pub page_size: Option<u64>,
     #[validate(length(max = 200))]
     pub search: Option<String>,
+    #[param(inline)]
     pub sort_field: Option<TenantSortField>,
+    #[param(inline)]
     pub sort_dir: Option<SortDir>,
     pub is_active: Option<bool>,
 }

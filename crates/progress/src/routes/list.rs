@@ -67,7 +67,7 @@ pub async fn list(
         completed_since,
         search: q.search.clone(),
     };
-    let asc = q.sort_dir.as_deref() == Some("asc");
+    let asc = q.sort_dir == Some(stoa_core::list::SortDir::Asc);
     let sort = q.sort_field.unwrap_or_default();
     let req = ListRequest::<JobKey>::new(page, &params, cursor_tag(sort, asc))?;
     // The keyset condition (after a cursor) belongs to both the page and

@@ -21,6 +21,7 @@ use crate::service;
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "Tenant not found (a `tenantId` a super admin names that does not exist)"),
     )
 )]
 #[post("/directory/organizations")]

@@ -42,7 +42,7 @@ pub async fn list_tenants(
     let req = ListRequest::new(
         page,
         &params,
-        sort.cursor_tag(q.sort_dir.unwrap_or_default()),
+        sort.cursor_tag(q.sort_dir.unwrap_or(SortDir::Asc)),
     )?;
     let mut conn = db.conn().await?;
     let actor = ctx.actor();

@@ -1,0 +1,143 @@
+//! Rules the generated OpenAPI document follows whatever each handler's
+//! annotation says, applied once to the assembled document
+//! ([`super::openapi_doc`]).
+//!
+//! - **400 is documented wherever input is parsed.** Every operation with
+//!   query parameters or a request body can answer 400: the extractors refuse
+//!   malformed values and control characters in any name or value before the
+//!   handler runs. An annotation that forgot it would make the document lie
+//!   to a client (and to schemathesis).
+//! - **Untagged unions are `anyOf`.** utoipa renders a `#[serde(untagged)]`
+//!   enum as `oneOf`, which claims that exactly one branch matches; two
+//!   branches of the same shape (an empty `items` list of options or of tree
+//!   nodes) then match both and a valid answer fails validation. serde picks
+//!   the first branch that fits, which is what `anyOf` says. A `oneOf` with a
+//!   discriminator is left as it is.
+
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::schema::{AnyOf, Schema};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder};
+
+/// Applies the rules above to `doc`.
+pub fn apply(mut doc: OpenApi) -> OpenApi {
+    for item in doc.paths.paths.values_mut() {
+        let ops = [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ];
+        for op in ops.into_iter().flatten() {
+            document_bad_request(op);
+        }
+    }
+    if let Some(components) = doc.components.as_mut() {
+        for schema in components.schemas.values_mut() {
+            untagged_as_any_of(schema);
+        }
+    }
+    doc
+}
+
+fn takes_input(op: &Operation) -> bool {
+    let query = op.parameters.as_ref().is_some_and(|ps| {
+        ps.iter()
+            .any(|p| matches!(p, RefOr::T(p) if matches!(p.parameter_in, ParameterIn::Query)))
+    });
+    query || op.request_body.is_some()
+}
+
+fn document_bad_request(op: &mut Operation) {
+    if !takes_input(op) {
+        return;
+    }
+    op.responses
+        .responses
+        .entry("400".into())
+        .or_insert_with(|| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(
+                        "Malformed input: a value of the wrong type or range, or control \
+                     characters in a name or value",
+                    )
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        });
+}
+
+fn untagged_as_any_of(schema: &mut RefOr<Schema>) {
+    let RefOr::T(Schema::OneOf(one)) = schema else {
+        return;
+    };
+    if one.discriminator.is_some() {
+        return;
+    }
+    let mut any = AnyOf::new();
+    any.items = std::mem::take(&mut one.items);
+    any.description = one.description.take();
+    any.example = one.example.take();
+    any.examples = std::mem::take(&mut one.examples);
+    any.default = one.default.take();
+    *schema = RefOr::T(Schema::AnyOf(any));
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::openapi::path::{OperationBuilder, ParameterBuilder};
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder};
+    use utoipa::openapi::{ComponentsBuilder, OpenApiBuilder, PathItem, PathsBuilder};
+
+    use super::*;
+
+    #[test]
+    fn input_taking_operations_get_a_400_and_unions_become_any_of() {
+        let with_query = OperationBuilder::new()
+            .parameter(
+                ParameterBuilder::new()
+                    .name("q")
+                    .parameter_in(ParameterIn::Query),
+            )
+            .build();
+        let without = OperationBuilder::new().build();
+        let union = OneOfBuilder::new()
+            .item(ObjectBuilder::new())
+            .item(ObjectBuilder::new())
+            .build();
+        let doc = OpenApiBuilder::new()
+            .paths(
+                PathsBuilder::new()
+                    .path(
+                        "/a",
+                        PathItem::new(utoipa::openapi::HttpMethod::Get, with_query),
+                    )
+                    .path(
+                        "/b",
+                        PathItem::new(utoipa::openapi::HttpMethod::Get, without),
+                    ),
+            )
+            .components(Some(
+                ComponentsBuilder::new()
+                    .schema("U", Schema::OneOf(union))
+                    .build(),
+            ))
+            .build();
+        let doc = serde_json::to_value(apply(doc)).unwrap_or_default();
+        assert!(
+            doc["paths"]["/a"]["get"]["responses"]["400"].is_object(),
+            "{doc}"
+        );
+        assert!(doc["paths"]["/b"]["get"]["responses"].get("400").is_none());
+        assert!(
+            doc["components"]["schemas"]["U"]["anyOf"].is_array(),
+            "{doc}"
+        );
+    }
+}
