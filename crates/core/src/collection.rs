@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::error::AppError;
+use crate::extract::body::{limit_for, read_body};
 
 /// The body a collection-style delete may carry instead of `?id=` (for the
 /// OpenAPI document; [`CollectionId`] reads it).
@@ -73,14 +74,16 @@ impl FromRequest for CollectionId {
     type Future = LocalBoxFuture<'static, Result<Self, AppError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let from_query = query_id(req);
-        let body = Bytes::from_request(req, payload);
+        let req = req.clone();
+        let from_query = query_id(&req);
+        let mut payload = payload.take();
         Box::pin(async move {
             if from_query.is_some() {
                 return Ok(Self(from_query));
             }
-            // A body that is not a JSON object simply carries no id.
-            let bytes = body.await.unwrap_or_default();
+            // `STOA_BODY_LIMIT`, like every other body (413 past it); a body
+            // that is not a JSON object simply carries no id.
+            let bytes = read_body(&req, &mut payload, limit_for(&req)).await?;
             let id = serde_json::from_slice::<Map<String, Value>>(&bytes)
                 .ok()
                 .and_then(|mut map| map.remove("id"))
@@ -111,9 +114,11 @@ where
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let req = req.clone();
         let from_query = query_id(&req);
-        let body = Bytes::from_request(&req, payload);
+        let mut payload = payload.take();
         Box::pin(async move {
-            let bytes = body.await?;
+            let bytes = read_body(&req, &mut payload, limit_for(&req))
+                .await
+                .map_err(actix_web::Error::from)?;
             let (id, rest) = match serde_json::from_slice::<Value>(&bytes) {
                 Ok(Value::Object(mut map)) => {
                     let id = map.remove("id").as_ref().and_then(id_text);

@@ -10,8 +10,8 @@ pub enum ProgressError {
     /// A query parameter is malformed or out of range (the text names it).
     #[error("Invalid query parameters: {0}")]
     InvalidQuery(String),
-    /// The caller has no tenant.
-    #[error("Unauthorized")]
+    /// The caller has no tenant: 403, as everywhere (`AuthContext::tenant`).
+    #[error("Tenant scope required")]
     NoTenant,
     #[error("parentJobId: no such job")]
     UnknownParent,
@@ -32,7 +32,7 @@ impl ApiError for ProgressError {
             | Self::UnknownParent
             | Self::CannotCancel
             | Self::TooManyItems => StatusCode::BAD_REQUEST,
-            Self::NoTenant => StatusCode::UNAUTHORIZED,
+            Self::NoTenant => StatusCode::FORBIDDEN,
             Self::JobNotFound => StatusCode::NOT_FOUND,
         }
     }

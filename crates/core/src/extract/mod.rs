@@ -38,7 +38,7 @@ macro_rules! wrapper {
 }
 pub(crate) use wrapper;
 
-mod body;
+pub(crate) mod body;
 mod form;
 mod issues;
 mod json;

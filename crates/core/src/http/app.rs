@@ -133,6 +133,9 @@ pub fn app(
         .app_data(web::Data::new(info))
         .app_data(ctx.openapi.clone())
         .app_data(BodyLimit(ctx.http.body_limit))
+        // Handlers that read the raw body (`web::Bytes`) get the same limit
+        // instead of actix's 256 KiB default.
+        .app_data(web::PayloadConfig::new(ctx.http.body_limit))
         .app_data(SseKeepAlive(ctx.http.sse_keep_alive))
         .app_data(web::Data::new(OriginPolicy::new(&ctx.http)));
     if let Some(metrics) = &ctx.metrics {

@@ -196,6 +196,55 @@ async fn huge_bodies_are_413_whether_declared_or_streamed() {
     assert!(res.status == 413 || res.status == 400, "{}", res.status);
 }
 
+/// Collection-style bodies and raw bodies follow `STOA_BODY_LIMIT` like the
+/// JSON extractors (they had actix's 256 KiB default).
+#[actix_web::test]
+async fn collection_and_raw_bodies_follow_the_body_limit() {
+    let id = uuid::Uuid::new_v4();
+    let body = |pad: usize| format!("{{\"id\":\"{id}\",\"note\":\"{}\"}}", "x".repeat(pad));
+    let send = |method: actix_web::http::Method, uri: &str, payload: String| {
+        TestRequest::default()
+            .method(method)
+            .uri(uri)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(payload)
+    };
+    use actix_web::http::Method;
+    // 300 KiB: past actix's default, inside stoa's 1 MiB.
+    let open = app().module(fixtures::configure).start().await;
+    for (method, uri) in [
+        (Method::DELETE, "/api/test/collection"),
+        (Method::PUT, "/api/test/collection"),
+        (Method::POST, "/api/test/raw"),
+    ] {
+        let res = open.send(send(method.clone(), uri, body(300 * 1024))).await;
+        assert_eq!(res.status, 200, "{method} {uri}: {}", res.text());
+    }
+    let res = open
+        .send(send(Method::DELETE, "/api/test/collection", body(10)))
+        .await;
+    assert_eq!(res.json()["id"], id.to_string());
+    // Past a configured limit: 413 with a JSON error.
+    let small = app()
+        .module(fixtures::configure)
+        .http(|h| h.body_limit = 1024)
+        .start()
+        .await;
+    for (method, uri) in [
+        (Method::DELETE, "/api/test/collection"),
+        (Method::PUT, "/api/test/collection"),
+        (Method::POST, "/api/test/raw"),
+    ] {
+        let res = small.send(send(method.clone(), uri, body(4096))).await;
+        assert_eq!(res.status, 413, "{method} {uri}: {}", res.text());
+        assert!(
+            res.json()["error"].is_string(),
+            "{method} {uri}: {}",
+            res.text()
+        );
+    }
+}
+
 #[actix_web::test]
 async fn bad_uuid_in_path_is_400_naming_the_parameter() {
     let app = app().module(fixtures::configure).start().await;

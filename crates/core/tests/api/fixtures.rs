@@ -79,8 +79,31 @@ async fn boom() -> HttpResponse {
     panic!("deliberate panic in a handler");
 }
 
+/// A collection-style delete (`?id=` or a body `{id}`).
+async fn collection_delete(id: stoa_core::collection::CollectionId) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"id": id.raw()}))
+}
+
+#[derive(Deserialize, Validate)]
+pub struct Note {
+    pub note: String,
+}
+
+/// A collection-style update: the id and the rest of the body.
+async fn collection_update(body: stoa_core::collection::WithId<Json<Note>>) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"id": body.id.raw(), "len": body.body.note.len()}))
+}
+
+/// A handler that reads the raw body.
+async fn raw(body: web::Bytes) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"len": body.len()}))
+}
+
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.route("/test/echo", web::post().to(echo))
+    cfg.route("/test/collection", web::delete().to(collection_delete))
+        .route("/test/collection", web::put().to(collection_update))
+        .route("/test/raw", web::post().to(raw))
+        .route("/test/echo", web::post().to(echo))
         .route("/test/items/{id}", web::get().to(by_id))
         .route("/test/list", web::get().to(list))
         .route("/test/login", web::post().to(login))
