@@ -38,7 +38,7 @@ pub mod upload;
 pub use config::Config;
 pub use error::{ApiError, AppError, AppResult};
 pub use extract::{Form, Json, Path, Query};
-pub use pagination::{Page, PageQuery, Paginated};
+pub use pagination::{Page, PageQuery};
 
 /// The version this build reports at `GET /api/version` unless overridden by
 /// `STOA_VERSION` (or the reference's `OM_VERSION`).

@@ -5,8 +5,8 @@
 //! than being silently clamped, so a client never mistakes a truncated page for
 //! the whole list.
 
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Deserialize;
+use utoipa::IntoParams;
 use validator::Validate;
 
 use crate::error::AppError;
@@ -63,29 +63,6 @@ impl PageQuery {
 /// Number of pages for `total` items; at least 1, as the reference reports.
 pub fn total_pages(total: u64, page_size: u64) -> u64 {
     total.div_ceil(page_size.max(1)).max(1)
-}
-
-/// The list envelope `{items, total, page, pageSize, totalPages}`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Paginated<T> {
-    pub items: Vec<T>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-}
-
-impl<T> Paginated<T> {
-    pub fn new(items: Vec<T>, total: u64, page: Page) -> Self {
-        Self {
-            items,
-            total,
-            page: page.page,
-            page_size: page.page_size,
-            total_pages: total_pages(total, page.page_size),
-        }
-    }
 }
 
 #[cfg(test)]
