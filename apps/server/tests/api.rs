@@ -8,7 +8,6 @@ mod api {
     pub mod authorization;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod cli;
-    #[expect(clippy::unwrap_used, reason = "the test fails by panicking")]
     pub mod docs;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod hardening;

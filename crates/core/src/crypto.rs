@@ -7,10 +7,17 @@
 //!   keys (comma-separated, same format) that still decrypt old values; new
 //!   writes always use the current key. A key's id is derived from the key
 //!   itself (the first 8 hex digits of a SHA-256), so nobody assigns ids.
-//! - **Ciphertext.** `enc:v1:<key id>:<base64(nonce ‖ ciphertext ‖ tag)>`,
+//! - **Ciphertext.** `enc:v2:<key id>:<base64(nonce ‖ ciphertext ‖ tag)>`,
 //!   with a fresh 96-bit nonce per value. The key id picks the key that
-//!   decrypts it; a value without the `enc:v1:` prefix is a legacy plaintext
-//!   (rows written before encryption) and is returned as is.
+//!   decrypts it. The value is bound to where it is stored ([`Binding`]:
+//!   purpose, tenant, record) as AES-GCM associated data: copied into another
+//!   tenant's or record's row it no longer decrypts ([`CryptoError::Tampered`]).
+//! - **Legacy values.** `enc:v1:` (unbound, from before binding) and values
+//!   without a prefix (plaintext rows from before encryption) still decrypt
+//!   until the module's re-encryption pass has rewritten them all; the pass
+//!   then calls [`KeyRing::refuse_legacy`], and from then on a legacy value is
+//!   refused ([`CryptoError::Legacy`]): a plaintext written into the column
+//!   behind the module's back is never served as a secret.
 //! - **Lookups.** GCM is randomised, so equal values never have equal
 //!   ciphertexts. [`KeyRing::lookup_hash`] is an HMAC-SHA256 under a key
 //!   derived from the current encryption key (`<key id>:<hex>`); to find a
@@ -23,8 +30,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use aes_gcm::aead::{Aead, KeyInit};
+use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
@@ -33,8 +41,27 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{ConfigError, Env};
 
-/// The prefix of every ciphertext this module writes.
-pub const PREFIX: &str = "enc:v1:";
+/// The prefix of every ciphertext this module writes (bound values).
+pub const PREFIX: &str = "enc:v2:";
+/// The prefix of unbound ciphertexts written before [`Binding`] existed.
+pub const LEGACY_PREFIX: &str = "enc:v1:";
+
+/// Where an encrypted value lives, authenticated with it (AES-GCM associated
+/// data): a module's purpose (`devices.push_token`), the tenant and the
+/// record (an id, or a natural key that does not change). A ciphertext moved
+/// to another tenant or record fails to decrypt.
+#[derive(Clone, Copy, Debug)]
+pub struct Binding<'a> {
+    pub purpose: &'static str,
+    pub tenant: uuid::Uuid,
+    pub record: &'a str,
+}
+
+impl Binding<'_> {
+    fn aad(&self) -> Vec<u8> {
+        format!("stoa\0{}\0{}\0{}", self.purpose, self.tenant, self.record).into_bytes()
+    }
+}
 /// The variable holding the current key.
 pub const KEY_VAR: &str = "STOA_ENCRYPTION_KEY";
 /// The variable holding earlier keys, for decryption only.
@@ -51,6 +78,8 @@ pub enum CryptoError {
     Tampered,
     #[error("no random numbers available")]
     Random,
+    #[error("a legacy (plaintext or unbound) value is no longer accepted")]
+    Legacy,
 }
 
 struct DataKey {
@@ -101,6 +130,9 @@ impl DataKey {
 pub struct KeyRing {
     current: DataKey,
     previous: Vec<DataKey>,
+    /// Whether legacy values (plaintext, `enc:v1:`) still decrypt: until the
+    /// re-encryption pass has run ([`KeyRing::refuse_legacy`]).
+    legacy: AtomicBool,
 }
 
 impl fmt::Debug for KeyRing {
@@ -159,6 +191,7 @@ impl KeyRing {
         Self {
             current: DataKey::new(current),
             previous: previous.iter().map(DataKey::new).collect(),
+            legacy: AtomicBool::new(true),
         }
     }
 
@@ -211,29 +244,39 @@ impl KeyRing {
             .find(|k| k.id == id)
     }
 
-    /// Encrypts `plaintext` with the current key.
-    pub fn encrypt(&self, plaintext: &str) -> Result<String, CryptoError> {
+    /// From now on, legacy values (plaintext, `enc:v1:`) are refused: call
+    /// it once the module's re-encryption pass has rewritten every one.
+    pub fn refuse_legacy(&self) {
+        self.legacy.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether legacy values still decrypt.
+    pub fn accepts_legacy(&self) -> bool {
+        self.legacy.load(Ordering::Relaxed)
+    }
+
+    fn seal_raw(&self, plaintext: &str, aad: &[u8]) -> Result<String, CryptoError> {
         let mut nonce = [0u8; 12];
         getrandom::fill(&mut nonce).map_err(|_| CryptoError::Random)?;
+        let payload = Payload {
+            msg: plaintext.as_bytes(),
+            aad,
+        };
         let sealed = self
             .current
             .cipher
-            .encrypt(&Nonce::from(nonce), plaintext.as_bytes())
+            .encrypt(&Nonce::from(nonce), payload)
             .map_err(|_| CryptoError::Malformed)?;
         let mut bytes = nonce.to_vec();
         bytes.extend_from_slice(&sealed);
         Ok(format!(
-            "{PREFIX}{}:{}",
+            "{}:{}",
             self.current.id,
             STANDARD_NO_PAD.encode(bytes)
         ))
     }
 
-    /// Decrypts a stored value; a legacy plaintext (no [`PREFIX`]) comes back as is.
-    pub fn decrypt(&self, stored: &str) -> Result<String, CryptoError> {
-        let Some(rest) = stored.strip_prefix(PREFIX) else {
-            return Ok(stored.to_string());
-        };
+    fn open_raw(&self, rest: &str, aad: &[u8]) -> Result<String, CryptoError> {
         let (id, data) = rest.split_once(':').ok_or(CryptoError::Malformed)?;
         let key = self
             .key(id)
@@ -246,15 +289,47 @@ impl KeyRing {
         }
         let (nonce, sealed) = bytes.split_at(12);
         let nonce: [u8; 12] = nonce.try_into().map_err(|_| CryptoError::Malformed)?;
+        let payload = Payload { msg: sealed, aad };
         let plain = key
             .cipher
-            .decrypt(&Nonce::from(nonce), sealed)
+            .decrypt(&Nonce::from(nonce), payload)
             .map_err(|_| CryptoError::Tampered)?;
         String::from_utf8(plain).map_err(|_| CryptoError::Malformed)
     }
 
-    /// Whether `stored` is encrypted with the current key (else it is a
-    /// legacy plaintext or under an older key, and should be rewritten).
+    /// Encrypts `plaintext` with the current key, bound to `binding`.
+    pub fn encrypt(&self, plaintext: &str, binding: &Binding<'_>) -> Result<String, CryptoError> {
+        Ok(format!(
+            "{PREFIX}{}",
+            self.seal_raw(plaintext, &binding.aad())?
+        ))
+    }
+
+    /// Decrypts a value stored under `binding`. Legacy values (an unbound
+    /// `enc:v1:` ciphertext, a plaintext) come back while
+    /// [`Self::accepts_legacy`], and are [`CryptoError::Legacy`] after.
+    pub fn decrypt(&self, stored: &str, binding: &Binding<'_>) -> Result<String, CryptoError> {
+        if let Some(rest) = stored.strip_prefix(PREFIX) {
+            return self.open_raw(rest, &binding.aad());
+        }
+        if !self.accepts_legacy() {
+            return Err(CryptoError::Legacy);
+        }
+        match stored.strip_prefix(LEGACY_PREFIX) {
+            Some(rest) => self.open_raw(rest, &[]),
+            None => Ok(stored.to_string()),
+        }
+    }
+
+    /// An unbound `enc:v1:` ciphertext, as written before binding: only for
+    /// tests and tools that plant legacy rows.
+    #[doc(hidden)]
+    pub fn encrypt_legacy(&self, plaintext: &str) -> Result<String, CryptoError> {
+        Ok(format!("{LEGACY_PREFIX}{}", self.seal_raw(plaintext, &[])?))
+    }
+
+    /// Whether `stored` is a bound value under the current key (else it is a
+    /// legacy value or under an older key, and should be rewritten).
     pub fn is_current(&self, stored: &str) -> bool {
         stored
             .strip_prefix(PREFIX)
@@ -276,10 +351,11 @@ impl KeyRing {
             .collect()
     }
 
-    /// Encrypts `plaintext` and hashes it for lookups, with the current key.
-    pub fn seal(&self, plaintext: &str) -> Result<Sealed, CryptoError> {
+    /// Encrypts `plaintext` (bound to `binding`) and hashes it for lookups,
+    /// with the current key.
+    pub fn seal(&self, plaintext: &str, binding: &Binding<'_>) -> Result<Sealed, CryptoError> {
         Ok(Sealed {
-            ciphertext: self.encrypt(plaintext)?,
+            ciphertext: self.encrypt(plaintext, binding)?,
             hash: self.lookup_hash(plaintext),
         })
     }
@@ -294,31 +370,64 @@ mod tests {
         KeyRing::new(&[current; 32], &prev)
     }
 
+    const HERE: Binding<'static> = Binding {
+        purpose: "tests.secret",
+        tenant: uuid::Uuid::nil(),
+        record: "r1",
+    };
+
     #[test]
     fn values_round_trip_and_never_contain_the_plaintext() {
         let keys = ring(1, &[]);
-        let stored = keys.encrypt("device-token-123").unwrap_or_default();
+        let stored = keys.encrypt("device-token-123", &HERE).unwrap_or_default();
         assert!(stored.starts_with(PREFIX));
         assert!(!stored.contains("device-token-123"));
-        assert_eq!(keys.decrypt(&stored), Ok("device-token-123".into()));
-        assert_ne!(keys.encrypt("device-token-123").ok(), Some(stored.clone()));
+        assert_eq!(keys.decrypt(&stored, &HERE), Ok("device-token-123".into()));
+        assert_ne!(
+            keys.encrypt("device-token-123", &HERE).ok(),
+            Some(stored.clone())
+        );
         assert!(keys.is_current(&stored));
+    }
+
+    #[test]
+    fn a_value_is_bound_to_its_tenant_and_record() {
+        let keys = ring(1, &[]);
+        let stored = keys.encrypt("secret", &HERE).unwrap_or_default();
+        let other_record = Binding {
+            record: "r2",
+            ..HERE
+        };
+        let other_tenant = Binding {
+            tenant: uuid::Uuid::from_u128(1),
+            ..HERE
+        };
+        let other_purpose = Binding {
+            purpose: "tests.other",
+            ..HERE
+        };
+        for elsewhere in [other_record, other_tenant, other_purpose] {
+            assert_eq!(
+                keys.decrypt(&stored, &elsewhere),
+                Err(CryptoError::Tampered)
+            );
+        }
     }
 
     #[test]
     fn rotation_keeps_old_values_readable_and_writes_with_the_new_key() {
         let old = ring(1, &[]);
-        let stored = old.encrypt("secret").unwrap_or_default();
+        let stored = old.encrypt("secret", &HERE).unwrap_or_default();
         let rotated = ring(2, &[1]);
-        assert_eq!(rotated.decrypt(&stored), Ok("secret".into()));
+        assert_eq!(rotated.decrypt(&stored, &HERE), Ok("secret".into()));
         assert!(!rotated.is_current(&stored));
-        let fresh = rotated.encrypt("secret").unwrap_or_default();
+        let fresh = rotated.encrypt("secret", &HERE).unwrap_or_default();
         assert!(fresh.starts_with(&format!("{PREFIX}{}:", rotated.current_id())));
         assert_ne!(old.current_id(), rotated.current_id());
         // Without the old key, the old value is refused by name.
         let forgotten = ring(2, &[]);
         assert_eq!(
-            forgotten.decrypt(&stored),
+            forgotten.decrypt(&stored, &HERE),
             Err(CryptoError::UnknownKey(old.current_id().to_string()))
         );
         // Lookups: the old hash is among the rotated ring's candidates.
@@ -334,16 +443,28 @@ mod tests {
     }
 
     #[test]
-    fn legacy_plaintext_and_tampering() {
+    fn legacy_values_decrypt_until_refused_and_tampering_fails() {
         let keys = ring(3, &[]);
-        assert_eq!(keys.decrypt("plain-token"), Ok("plain-token".into()));
-        assert!(!keys.is_current("plain-token"));
-        let stored = keys.encrypt("x").unwrap_or_default();
+        let unbound = keys.encrypt_legacy("old").unwrap_or_default();
+        assert!(unbound.starts_with(LEGACY_PREFIX));
+        assert_eq!(keys.decrypt("plain-token", &HERE), Ok("plain-token".into()));
+        assert_eq!(keys.decrypt(&unbound, &HERE), Ok("old".into()));
+        assert!(!keys.is_current("plain-token") && !keys.is_current(&unbound));
+        let stored = keys.encrypt("x", &HERE).unwrap_or_default();
         let mut tampered = stored.clone();
         tampered.pop();
         tampered.push(if stored.ends_with('A') { 'B' } else { 'A' });
-        assert!(keys.decrypt(&tampered).is_err());
-        assert_eq!(keys.decrypt("enc:v1:nokey"), Err(CryptoError::Malformed));
+        assert!(keys.decrypt(&tampered, &HERE).is_err());
+        assert_eq!(
+            keys.decrypt("enc:v2:nokey", &HERE),
+            Err(CryptoError::Malformed)
+        );
+        // Once the re-encryption pass has run, legacy values are refused;
+        // bound ones still decrypt.
+        keys.refuse_legacy();
+        assert_eq!(keys.decrypt("plain-token", &HERE), Err(CryptoError::Legacy));
+        assert_eq!(keys.decrypt(&unbound, &HERE), Err(CryptoError::Legacy));
+        assert_eq!(keys.decrypt(&stored, &HERE), Ok("x".into()));
     }
 
     #[test]

@@ -8,10 +8,16 @@
 //! read through [`push_token`] upgrades the row it reads. The same happens
 //! to rows under a key that has since been rotated out of
 //! `STOA_ENCRYPTION_KEY` (but is still listed in `STOA_ENCRYPTION_KEYS`).
+//!
+//! A token is bound to its row ([`binding`]: the tenant, the user and the
+//! client's device id, which never change for a row): copied into another
+//! device's row it does not decrypt. Once the re-encryption pass has
+//! rewritten every legacy row (plaintext, or unbound `enc:v1:`), it tells the
+//! key ring to refuse legacy values from then on.
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_core::crypto::KeyRing;
+use stoa_core::crypto::{Binding, KeyRing};
 use uuid::Uuid;
 
 use crate::dto::PushToken;
@@ -46,10 +52,34 @@ pub fn fingerprint(token: &str) -> String {
     chars[chars.len() - take..].iter().collect()
 }
 
-/// Encrypts and hashes `token` with the current key.
-pub fn seal(keys: &KeyRing, token: &PushToken) -> Result<StoredToken, DevicesError> {
+/// What a push token is bound to.
+pub const PURPOSE: &str = "devices.push_token";
+
+/// The record key a device's token is bound to: its user and the client's
+/// device id (known before the row exists, and fixed for the row).
+pub fn record_key(user: Uuid, device_id: &str) -> String {
+    format!("{user}/{device_id}")
+}
+
+/// The binding of the token of the device `(tenant, record)`.
+pub fn binding(tenant: Uuid, record: &str) -> Binding<'_> {
+    Binding {
+        purpose: PURPOSE,
+        tenant,
+        record,
+    }
+}
+
+/// Encrypts and hashes `token` with the current key, bound to the device of
+/// `tenant` named by `record` ([`record_key`]).
+pub fn seal(
+    keys: &KeyRing,
+    token: &PushToken,
+    tenant: Uuid,
+    record: &str,
+) -> Result<StoredToken, DevicesError> {
     let plain = token.expose();
-    let sealed = keys.seal(plain)?;
+    let sealed = keys.seal(plain, &binding(tenant, record))?;
     Ok(StoredToken {
         ciphertext: sealed.ciphertext,
         hash: sealed.hash,
@@ -85,19 +115,20 @@ pub async fn push_token(
     tenant: Uuid,
     id: Uuid,
 ) -> Result<Option<PushToken>, DevicesError> {
-    let stored: Option<Option<String>> = d::user_devices
+    let stored: Option<(Option<String>, Uuid, String)> = d::user_devices
         .filter(d::id.eq(id))
         .filter(d::tenant_id.eq(tenant))
-        .select(d::push_token)
+        .select((d::push_token, d::user_id, d::device_id))
         .first(conn)
         .await
         .optional()?;
-    let Some(Some(stored)) = stored else {
+    let Some((Some(stored), user, device_id)) = stored else {
         return Ok(None);
     };
-    let plain = PushToken::new(keys.decrypt(&stored)?);
+    let record = record_key(user, &device_id);
+    let plain = PushToken::new(keys.decrypt(&stored, &binding(tenant, &record))?);
     if !keys.is_current(&stored) {
-        rewrite(conn, keys, id, &stored, &plain).await?;
+        rewrite(conn, keys, (id, tenant, &record), &stored, &plain).await?;
     }
     Ok(Some(plain))
 }
@@ -107,11 +138,11 @@ pub async fn push_token(
 async fn rewrite(
     conn: &mut AsyncPgConnection,
     keys: &KeyRing,
-    id: Uuid,
+    (id, tenant, record): (Uuid, Uuid, &str),
     old: &str,
     plain: &PushToken,
 ) -> Result<bool, DevicesError> {
-    let sealed = seal(keys, plain)?;
+    let sealed = seal(keys, plain, tenant, record)?;
     let n = diesel::update(
         d::user_devices
             .filter(d::id.eq(id))
@@ -127,40 +158,42 @@ async fn rewrite(
     Ok(n == 1)
 }
 
-/// Encrypts every push token not yet under the current key (plaintext rows
-/// from before encryption, rows under a rotated key), `batch` rows per
-/// statement round; returns how many rows were rewritten. Safe to run from
-/// several processes at once (each row is compared before it is replaced).
+/// Encrypts every push token not yet bound under the current key (plaintext
+/// rows from before encryption, unbound `enc:v1:` rows, rows under a rotated
+/// key), `batch` rows per statement round; returns how many rows were
+/// rewritten. Once none is left, the key ring refuses legacy values
+/// ([`KeyRing::refuse_legacy`]). Safe to run from several processes at once
+/// (each row is compared before it is replaced).
 pub async fn reencrypt_push_tokens(
     conn: &mut AsyncPgConnection,
     keys: &KeyRing,
     batch: i64,
 ) -> Result<usize, DevicesError> {
-    let current = format!("{}:%", keys.current_id());
+    let current = format!("{}{}:%", stoa_core::crypto::PREFIX, keys.current_id());
     let mut done = 0;
     let mut after = Uuid::nil();
     loop {
-        let rows: Vec<(Uuid, Option<String>)> = d::user_devices
+        let rows: Vec<(Uuid, Uuid, Uuid, String, Option<String>)> = d::user_devices
             .filter(d::id.gt(after))
             .filter(d::push_token.is_not_null())
-            .filter(
-                d::push_token_hash
-                    .is_null()
-                    .or(d::push_token_hash.not_like(&current)),
-            )
+            .filter(d::push_token.not_like(&current))
             .order(d::id.asc())
             .limit(batch.max(1))
-            .select((d::id, d::push_token))
+            .select((d::id, d::tenant_id, d::user_id, d::device_id, d::push_token))
             .load(conn)
             .await?;
-        let Some((last, _)) = rows.last() else {
+        let Some((last, ..)) = rows.last() else {
+            // Nothing legacy is left: from now on a legacy value (say, a
+            // plaintext written behind the module's back) is refused.
+            keys.refuse_legacy();
             return Ok(done);
         };
         after = *last;
-        for (id, stored) in rows {
+        for (id, tenant, user, device_id, stored) in rows {
             let Some(stored) = stored else { continue };
-            let plain = PushToken::new(keys.decrypt(&stored)?);
-            if rewrite(conn, keys, id, &stored, &plain).await? {
+            let record = record_key(user, &device_id);
+            let plain = PushToken::new(keys.decrypt(&stored, &binding(tenant, &record))?);
+            if rewrite(conn, keys, (id, tenant, &record), &stored, &plain).await? {
                 done += 1;
             }
         }
@@ -183,10 +216,10 @@ mod tests {
     fn sealed_tokens_never_hold_the_plaintext() {
         let keys = KeyRing::new(&[5; 32], &[]);
         let token = PushToken::new("fcm-token-0123456789");
-        let sealed = seal(&keys, &token).ok();
+        let sealed = seal(&keys, &token, Uuid::nil(), "user/phone").ok();
         let sealed = sealed.as_ref();
         assert!(sealed.is_some_and(|s| !s.ciphertext.contains("0123456789")));
         assert!(sealed.is_some_and(|s| s.hash.starts_with(keys.current_id())));
-        assert!(!format!("{sealed:?}").contains("enc:v1"));
+        assert!(!format!("{sealed:?}").contains("enc:v2"));
     }
 }

@@ -4,6 +4,7 @@
 
 use actix_web::HttpRequest;
 use actix_web::http::header::ACCEPT_LANGUAGE;
+use diesel_async::AsyncConnection;
 use stoa_acl::{AuthContext, CredentialKind, UserDirectory};
 use stoa_core::command::{self, Actor, Operation};
 use stoa_core::crypto::KeyRing;
@@ -50,10 +51,11 @@ pub fn registration(
         .and_then(|v| v.to_str().ok())
         .and_then(stoa_core::i18n::from_accept_language)
         .map(String::from);
+    let record = secrets::record_key(user, body.device_id.trim());
     let push_token = body
         .push_token
         .as_ref()
-        .map(|t| secrets::seal(keys, t))
+        .map(|t| secrets::seal(keys, t, tenant, &record))
         .transpose()?;
     Ok(Registration {
         tenant_id: tenant,
@@ -181,18 +183,21 @@ pub async fn update_device(
     (scope, access, id): (Scope, Access, Uuid),
     body: UpdateDevice,
 ) -> AppResult<(DeviceUpdated, Operation)> {
-    // Sealed before the transaction: the plaintext goes no further.
-    let push = match &body.push_token {
-        None => None,
-        Some(None) => Some(None),
-        Some(Some(token)) => Some(Some(secrets::seal(keys, token)?)),
-    };
-    let (after, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let device = load_for_write(conn, &scope, access, id).await?;
-                command::execute(conn, &actor, UpdateDeviceCommand { device, body, push }).await
-            })
+    let mut conn = db.conn().await?;
+    let (after, op) = conn
+        .transaction(async |conn| {
+            let device = load_for_write(conn, &scope, access, id).await?;
+            // Sealed for this device's row (the binding needs it); the
+            // plaintext goes no further than the handler.
+            let record = secrets::record_key(device.user_id, &device.device_id);
+            let push = match &body.push_token {
+                None => None,
+                Some(None) => Some(None),
+                Some(Some(token)) => {
+                    Some(Some(secrets::seal(keys, token, device.tenant_id, &record)?))
+                }
+            };
+            command::execute(conn, &actor, UpdateDeviceCommand { device, body, push }).await
         })
         .await?;
     Ok((

@@ -45,7 +45,9 @@ async fn the_column_never_holds_the_plaintext() {
     let raw = raw.unwrap();
     assert!(raw.starts_with(PREFIX), "{raw}");
     assert!(!raw.contains("very-secret"), "{raw}");
-    assert_eq!(keys().decrypt(&raw).unwrap(), TOKEN);
+    let (tenant, record) = bound_to(&meta(&app.db, id).await);
+    let here = stoa_devices::secrets::binding(tenant, &record);
+    assert_eq!(keys().decrypt(&raw, &here).unwrap(), TOKEN);
     assert!(hash.unwrap().starts_with(keys().current_id()));
     assert_eq!(fingerprint.as_deref(), Some("23456789"));
     // Nothing in the whole row, as text, carries the token.
@@ -128,8 +130,10 @@ async fn rotation_reads_old_values_and_writes_with_the_new_key() {
         Some(rotated.current_id())
     );
     // The old ring alone can no longer read it; the new one can.
-    assert!(keys().decrypt(&raw).is_err());
-    assert_eq!(rotated.decrypt(&raw).unwrap(), TOKEN);
+    let (tenant, record) = bound_to(&meta(&app.db, id).await);
+    let here = stoa_devices::secrets::binding(tenant, &record);
+    assert!(keys().decrypt(&raw, &here).is_err());
+    assert_eq!(rotated.decrypt(&raw, &here).unwrap(), TOKEN);
 
     // New writes through an app running on the rotated ring use the new key.
     let (second, _) = register(
@@ -206,4 +210,93 @@ async fn plaintext_rows_from_before_encryption_are_migrated() {
     .await
     .unwrap();
     assert_eq!(found.map(|r| r.id), Some(id));
+}
+
+/// A token is bound to its device: copied into another device's row (of the
+/// same tenant, or another's) it does not decrypt.
+#[actix_web::test]
+async fn a_token_copied_into_another_row_does_not_decrypt() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let employee = token_for(&app.db, acme.employee).await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (mine, _) = register(
+        &app,
+        &employee,
+        json!({"deviceId": "phone", "platform": "ios", "pushToken": TOKEN}),
+    )
+    .await;
+    let (theirs, _) = register(
+        &app,
+        &admin,
+        json!({"deviceId": "phone", "platform": "ios", "pushToken": "admin-token-12345678"}),
+    )
+    .await;
+    let (raw, hash, _) = raw_columns(&app.db, mine).await;
+    let mut conn = app.db.conn().await.unwrap();
+    diesel::update(d::user_devices.filter(d::id.eq(theirs)))
+        .set((d::push_token.eq(&raw), d::push_token_hash.eq(&hash)))
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let keys = keys();
+    assert!(
+        push_token(&mut conn, &keys, acme.tenant_id, theirs)
+            .await
+            .is_err()
+    );
+    // The row it came from still reads.
+    let token = push_token(&mut conn, &keys, acme.tenant_id, mine)
+        .await
+        .unwrap();
+    assert_eq!(token.as_ref().map(PushToken::expose), Some(TOKEN));
+}
+
+/// Once the re-encryption pass has run, a plaintext written into the column
+/// behind the module's back is refused, never served as a token.
+#[actix_web::test]
+async fn after_the_pass_legacy_values_are_refused() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let employee = token_for(&app.db, acme.employee).await;
+    let (id, _) = register(
+        &app,
+        &employee,
+        json!({"deviceId": "phone", "platform": "ios"}),
+    )
+    .await;
+    let mut conn = app.db.conn().await.unwrap();
+    let keys = keys();
+    let plant = |value: String| {
+        diesel::update(d::user_devices.filter(d::id.eq(id))).set(d::push_token.eq(value))
+    };
+    // Before the pass: an unbound (`enc:v1:`) value is still read (and upgraded).
+    plant(keys.encrypt_legacy("old-unbound-token-1234").unwrap())
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    assert!(keys.accepts_legacy());
+    let token = push_token(&mut conn, &keys, acme.tenant_id, id)
+        .await
+        .unwrap();
+    assert_eq!(
+        token.as_ref().map(PushToken::expose),
+        Some("old-unbound-token-1234")
+    );
+    assert!(keys.is_current(&raw_columns(&app.db, id).await.0.unwrap()));
+    // The pass finds nothing left and closes the door.
+    assert_eq!(
+        reencrypt_push_tokens(&mut conn, &keys, 100).await.unwrap(),
+        0
+    );
+    assert!(!keys.accepts_legacy());
+    plant("planted-plain-token-999".into())
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    assert!(
+        push_token(&mut conn, &keys, acme.tenant_id, id)
+            .await
+            .is_err()
+    );
 }

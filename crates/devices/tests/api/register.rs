@@ -272,7 +272,15 @@ fn registration(acme: &Tenant) -> Registration {
         os_version: None,
         locale: None,
         default_locale: None,
-        push_token: Some(seal(&keys(), &PushToken::new("t0123456789")).unwrap()),
+        push_token: Some(
+            seal(
+                &keys(),
+                &PushToken::new("t0123456789"),
+                acme.tenant_id,
+                &stoa_devices::secrets::record_key(acme.employee, "raced"),
+            )
+            .unwrap(),
+        ),
         push_provider: None,
     }
 }

@@ -193,13 +193,16 @@ pub fn keys() -> Arc<KeyRing> {
 /// under the test key, never the plaintext.
 pub async fn stored(db: &Db, id: Uuid) -> (Option<String>, Option<String>, bool) {
     let (raw, provider, deleted) = stored_raw(db, id).await;
+    let id_meta = meta(db, id).await;
     let token = raw.map(|raw| {
         let ring = keys();
         assert!(
             ring.is_current(&raw),
             "not encrypted with the current key: {raw}"
         );
-        let plain = ring.decrypt(&raw).unwrap();
+        let (tenant, record) = bound_to(&id_meta);
+        let binding = stoa_devices::secrets::binding(tenant, &record);
+        let plain = ring.decrypt(&raw, &binding).unwrap();
         assert!(!raw.contains(&plain), "the column holds the plaintext");
         plain
     });
@@ -238,4 +241,21 @@ pub fn ts(value: &Value) -> time::OffsetDateTime {
         &time::format_description::well_known::Rfc3339,
     )
     .unwrap()
+}
+
+/// A device row's tenant, user and client device id.
+pub async fn meta(db: &Db, id: Uuid) -> (Uuid, Uuid, String) {
+    use stoa_devices::schema::user_devices::dsl as d;
+    let mut conn = db.conn().await.unwrap();
+    d::user_devices
+        .filter(d::id.eq(id))
+        .select((d::tenant_id, d::user_id, d::device_id))
+        .first(&mut *conn)
+        .await
+        .unwrap()
+}
+
+/// What a device's token is bound to: its tenant and record key.
+pub fn bound_to((tenant, user, device_id): &(Uuid, Uuid, String)) -> (Uuid, String) {
+    (*tenant, stoa_devices::secrets::record_key(*user, device_id))
 }
