@@ -40,6 +40,9 @@ pub fn registry() -> Result<Registry, RegistryError> {
     ] {
         registry.register_operations(operations)?;
     }
+    // Widgets, analytics sources, AI tools and rule entities may name other
+    // modules' features: checked once every module has registered.
+    registry.check_slots()?;
     Ok(registry)
 }
 

@@ -30,6 +30,7 @@ pub mod provision;
 pub mod read_log;
 mod registry;
 mod scope;
+pub mod slots;
 
 pub use accounts::{Accounts, AclResolver, RoleDirectory, UserDirectory, UserRef};
 pub use context::{
@@ -45,3 +46,7 @@ pub use organizations::OrganizationDirectory;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::{Scope, foreign_tenant, out_of_scope};
+pub use slots::{
+    AiTool, AnalyticsField, AnalyticsSource, FieldKind, RuleEntity, RuleField, RuleFieldKind,
+    ToolCall, ToolHandler, ToolKind, WidgetDef, WidgetSize,
+};

@@ -9,6 +9,7 @@ use stoa_core::http::{Access, Operation};
 use utoipa::ToSchema;
 
 use crate::provision::{Seeders, TenantSeeder};
+use crate::slots::Slots;
 
 /// A feature a module checks, as listed in the feature catalog.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -74,6 +75,18 @@ pub enum RegistryError {
         operation: String,
         feature: &'static str,
     },
+    #[error("`{0}` is declared twice in its registry slot")]
+    DuplicateSlot(&'static str),
+    #[error("`{id}`: {message}")]
+    InvalidSlot {
+        id: &'static str,
+        message: &'static str,
+    },
+    #[error("`{slot}` requires `{feature}`, which no module registers")]
+    UnknownSlotFeature {
+        slot: &'static str,
+        feature: &'static str,
+    },
 }
 
 /// Every registered feature and module.
@@ -94,9 +107,20 @@ pub struct Registry {
     /// (`stoa_core::command::guard`); they reach the command bus on the
     /// caller's `Actor` (`AuthContext::actor`).
     write_guards: WriteGuards,
+    /// Widgets, analytics sources, AI tools and rule entities
+    /// (`crate::slots`).
+    slots: Slots,
 }
 
 impl Registry {
+    pub(crate) fn slots(&self) -> &Slots {
+        &self.slots
+    }
+
+    pub(crate) fn slots_mut(&mut self) -> &mut Slots {
+        &mut self.slots
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

@@ -1,0 +1,536 @@
+//! Registry slots: what a module offers to the modules that consume it,
+//! declared like nav entries, so neither depends on the other.
+//!
+//! | slot | declared by | consumed by |
+//! |---|---|---|
+//! | [`WidgetDef`] | any module with a dashboard widget | dashboards (catalog, layouts, role widgets) |
+//! | [`AnalyticsSource`] | modules whose records can be aggregated | dashboards' analytics widgets (`POST /dashboards/widgets/data`) |
+//! | [`AiTool`] | modules whose data an agent may read or change | the AI assistant (agents' `allowedTools`, the approval gate) |
+//! | [`RuleEntity`] | modules whose records business rules may watch | business rules (the condition language's entities, fields and events) |
+//!
+//! Every slot names the features a caller must hold to use it; the registry
+//! refuses an id declared twice, and [`Registry::check_slots`] (run once all
+//! modules registered) refuses a feature no module registers.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use stoa_core::AppError;
+use stoa_core::db::Db;
+use utoipa::ToSchema;
+
+use crate::context::AuthContext;
+use crate::registry::{Registry, RegistryError};
+
+/// A widget's default size on a dashboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WidgetSize {
+    Sm,
+    Md,
+    Lg,
+}
+
+/// A dashboard widget (the reference's widget metadata).
+#[derive(Clone, Debug)]
+pub struct WidgetDef {
+    /// Stable id, e.g. `customers.dashboard.newDeals`.
+    pub id: &'static str,
+    pub module: &'static str,
+    pub title: &'static str,
+    pub description: Option<&'static str>,
+    pub default_size: WidgetSize,
+    /// Shown on a new dashboard, and given to the `employee` role.
+    pub default_enabled: bool,
+    /// The settings a new layout item starts with.
+    pub default_settings: Option<fn() -> Value>,
+    /// Every feature needed to see it.
+    pub features: &'static [&'static str],
+    /// e.g. `analytics`, `customers`.
+    pub category: Option<&'static str>,
+    pub icon: Option<&'static str>,
+    pub supports_refresh: bool,
+}
+
+/// How an analytics field aggregates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// Summed and averaged (`sum`, `avg`, `min`, `max`).
+    Number,
+    /// An amount in minor units with a currency column beside it.
+    Money,
+    /// Grouped by (`groupBy`), counted distinct.
+    Text,
+    /// Bucketed by day, week, month.
+    Date,
+}
+
+/// A field an analytics widget may aggregate or group by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnalyticsField {
+    /// The name in requests, e.g. `valueAmount`.
+    pub name: &'static str,
+    /// Its SQL expression over [`AnalyticsSource::relation`], e.g. `d.value_amount`.
+    pub sql: &'static str,
+    pub kind: FieldKind,
+}
+
+/// An entity type whose records dashboards may aggregate, handed over as SQL
+/// (the way `OrganizationDirectory::organization_name_sql` hands names): the
+/// dashboards module builds one statement over it, always filtered by the
+/// tenant column and the caller's organizations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnalyticsSource {
+    /// e.g. `customers.deals`.
+    pub entity_type: &'static str,
+    pub module: &'static str,
+    /// A relation with an alias, e.g. `customer_deals d` (live rows only:
+    /// put the `deleted_at IS NULL` condition in a subselect if needed).
+    pub relation: &'static str,
+    /// The tenant column, e.g. `d.tenant_id` (never optional).
+    pub tenant_column: &'static str,
+    /// The organization column, when records belong to organizations.
+    pub organization_column: Option<&'static str>,
+    /// The date field ranges and buckets apply to (a `Date` field's name).
+    pub date_field: &'static str,
+    pub fields: &'static [AnalyticsField],
+    /// Every feature needed to read it.
+    pub features: &'static [&'static str],
+}
+
+/// Whether a tool only reads or changes data (a mutation goes through the
+/// assistant's approval gate: a person confirms it first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    Read,
+    Mutation,
+}
+
+/// One call of a tool: the caller it acts for (its grants, tenant and
+/// organizations, with the write guards attached: a mutation runs through the
+/// command bus as this caller) and the input the model produced, already
+/// checked against the tool's schema by the assistant.
+pub struct ToolCall<'a> {
+    pub auth: &'a AuthContext,
+    pub db: &'a Db,
+    pub input: Value,
+}
+
+/// What runs a tool. A mutation writes through the command bus with
+/// `call.auth.actor()`, so it is authorized, logged and undoable like a route.
+pub trait ToolHandler: Send + Sync {
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>>;
+}
+
+/// A tool an AI agent may call.
+#[derive(Clone)]
+pub struct AiTool {
+    /// Dotted, e.g. `customers.update_deal_stage`.
+    pub name: &'static str,
+    pub module: &'static str,
+    pub display_name: &'static str,
+    pub description: &'static str,
+    /// The JSON schema of its input (an object schema).
+    pub input_schema: fn() -> Value,
+    pub kind: ToolKind,
+    /// Every feature the caller must hold to have it run.
+    pub features: &'static [&'static str],
+    pub handler: Arc<dyn ToolHandler>,
+}
+
+impl std::fmt::Debug for AiTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AiTool")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("features", &self.features)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AiTool {
+    /// Runs the tool for `call.auth`: 403 (naming the features) unless the
+    /// caller holds every feature the tool declares. The assistant's own gate
+    /// checks more (whitelists, policies); this one holds for every caller.
+    pub async fn run(&self, call: ToolCall<'_>) -> Result<Value, AppError> {
+        call.auth.require_all(self.features)?;
+        self.handler.call(call).await
+    }
+}
+
+/// The type of a field business rules may test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleFieldKind {
+    Text,
+    Number,
+    Boolean,
+    Date,
+    Uuid,
+}
+
+/// A field of a rule entity (`deal.valueAmount`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleField {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub kind: RuleFieldKind,
+}
+
+/// An entity business rules may watch: its fields (what conditions test)
+/// and the events that trigger rules (the domain events its commands emit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleEntity {
+    /// e.g. `customers.deal`.
+    pub entity_type: &'static str,
+    pub module: &'static str,
+    pub label: &'static str,
+    pub fields: &'static [RuleField],
+    /// e.g. `customers.deal.updated`.
+    pub events: &'static [&'static str],
+    /// Every feature needed to write rules about it.
+    pub features: &'static [&'static str],
+}
+
+/// The slots of a registry (one field of [`Registry`]).
+#[derive(Clone, Debug, Default)]
+pub struct Slots {
+    widgets: Vec<WidgetDef>,
+    analytics: Vec<AnalyticsSource>,
+    tools: Vec<AiTool>,
+    rule_entities: Vec<RuleEntity>,
+}
+
+fn once<T>(
+    list: &[T],
+    id: &'static str,
+    key: impl Fn(&T) -> &'static str,
+) -> Result<(), RegistryError> {
+    if list.iter().any(|item| key(item) == id) {
+        Err(RegistryError::DuplicateSlot(id))
+    } else {
+        Ok(())
+    }
+}
+
+impl Registry {
+    /// Declares a dashboard widget (an id may be declared once).
+    pub fn add_widget(&mut self, widget: WidgetDef) -> Result<(), RegistryError> {
+        once(&self.slots().widgets, widget.id, |w| w.id)?;
+        self.slots_mut().widgets.push(widget);
+        Ok(())
+    }
+
+    /// Every widget, in registration order (the dashboards' catalog order).
+    pub fn widgets(&self) -> &[WidgetDef] {
+        &self.slots().widgets
+    }
+
+    /// Declares an analytics source (an entity type may be declared once).
+    pub fn add_analytics_source(&mut self, source: AnalyticsSource) -> Result<(), RegistryError> {
+        once(&self.slots().analytics, source.entity_type, |s| {
+            s.entity_type
+        })?;
+        if !source
+            .fields
+            .iter()
+            .any(|f| f.name == source.date_field && f.kind == FieldKind::Date)
+        {
+            return Err(RegistryError::InvalidSlot {
+                id: source.entity_type,
+                message: "its date field must be one of its `Date` fields",
+            });
+        }
+        self.slots_mut().analytics.push(source);
+        Ok(())
+    }
+
+    pub fn analytics_sources(&self) -> &[AnalyticsSource] {
+        &self.slots().analytics
+    }
+
+    pub fn analytics_source(&self, entity_type: &str) -> Option<&AnalyticsSource> {
+        self.slots()
+            .analytics
+            .iter()
+            .find(|s| s.entity_type == entity_type)
+    }
+
+    /// Declares an AI tool (a name may be declared once; its input schema
+    /// must be a JSON object schema).
+    pub fn add_ai_tool(&mut self, tool: AiTool) -> Result<(), RegistryError> {
+        once(&self.slots().tools, tool.name, |t| t.name)?;
+        if (tool.input_schema)()["type"] != "object" {
+            return Err(RegistryError::InvalidSlot {
+                id: tool.name,
+                message: "its input schema must be an object schema",
+            });
+        }
+        self.slots_mut().tools.push(tool);
+        Ok(())
+    }
+
+    pub fn ai_tools(&self) -> &[AiTool] {
+        &self.slots().tools
+    }
+
+    pub fn ai_tool(&self, name: &str) -> Option<&AiTool> {
+        self.slots().tools.iter().find(|t| t.name == name)
+    }
+
+    /// Declares an entity business rules may watch (once per entity type).
+    pub fn add_rule_entity(&mut self, entity: RuleEntity) -> Result<(), RegistryError> {
+        once(&self.slots().rule_entities, entity.entity_type, |e| {
+            e.entity_type
+        })?;
+        self.slots_mut().rule_entities.push(entity);
+        Ok(())
+    }
+
+    pub fn rule_entities(&self) -> &[RuleEntity] {
+        &self.slots().rule_entities
+    }
+
+    pub fn rule_entity(&self, entity_type: &str) -> Option<&RuleEntity> {
+        self.slots()
+            .rule_entities
+            .iter()
+            .find(|e| e.entity_type == entity_type)
+    }
+
+    /// Refuses a slot naming a feature no module registers (run once every
+    /// module has registered: slots may name other modules' features).
+    pub fn check_slots(&self) -> Result<(), RegistryError> {
+        let s = self.slots();
+        let named = s
+            .widgets
+            .iter()
+            .map(|w| (w.id, w.features))
+            .chain(s.analytics.iter().map(|a| (a.entity_type, a.features)))
+            .chain(s.tools.iter().map(|t| (t.name, t.features)))
+            .chain(s.rule_entities.iter().map(|e| (e.entity_type, e.features)));
+        for (slot, features) in named {
+            if let Some(feature) = features.iter().find(|f| self.get(f).is_none()) {
+                return Err(RegistryError::UnknownSlotFeature { slot, feature });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::context::ResolvedAcl;
+    use crate::registry::{Feature, ModuleInfo};
+
+    const DEALS: ModuleInfo = ModuleInfo {
+        id: "deals",
+        title: "Deals",
+    };
+    const VIEW: Feature = Feature {
+        id: "deals.view",
+        title: "View deals",
+        module: "deals",
+    };
+
+    fn registry() -> Registry {
+        let mut reg = Registry::new();
+        assert_eq!(reg.register(DEALS, &[VIEW]), Ok(()));
+        reg
+    }
+
+    fn widget(id: &'static str, features: &'static [&'static str]) -> WidgetDef {
+        WidgetDef {
+            id,
+            module: "deals",
+            title: "New deals",
+            description: None,
+            default_size: WidgetSize::Sm,
+            default_enabled: true,
+            default_settings: Some(|| json!({"days": 7})),
+            features,
+            category: Some("deals"),
+            icon: None,
+            supports_refresh: true,
+        }
+    }
+
+    const FIELDS: &[AnalyticsField] = &[
+        AnalyticsField {
+            name: "createdAt",
+            sql: "d.created_at",
+            kind: FieldKind::Date,
+        },
+        AnalyticsField {
+            name: "valueAmount",
+            sql: "d.value_amount",
+            kind: FieldKind::Money,
+        },
+    ];
+
+    fn source(date_field: &'static str) -> AnalyticsSource {
+        AnalyticsSource {
+            entity_type: "deals.deals",
+            module: "deals",
+            relation: "deals d",
+            tenant_column: "d.tenant_id",
+            organization_column: Some("d.organization_id"),
+            date_field,
+            fields: FIELDS,
+            features: &["deals.view"],
+        }
+    }
+
+    /// Echoes its input with the caller's tenant.
+    struct Echo;
+
+    impl ToolHandler for Echo {
+        fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+            Box::pin(async move { Ok(json!({"input": call.input, "tenant": call.auth.tenant_id})) })
+        }
+    }
+
+    fn tool(name: &'static str, schema: fn() -> Value) -> AiTool {
+        AiTool {
+            name,
+            module: "deals",
+            display_name: "Find deals",
+            description: "Finds deals by name",
+            input_schema: schema,
+            kind: ToolKind::Read,
+            features: &["deals.view"],
+            handler: Arc::new(Echo),
+        }
+    }
+
+    #[test]
+    fn slots_are_declared_once_and_found_by_id() {
+        let mut reg = registry();
+        assert_eq!(
+            reg.add_widget(widget("deals.dashboard.new", &["deals.view"])),
+            Ok(())
+        );
+        assert_eq!(
+            reg.add_widget(widget("deals.dashboard.new", &[])),
+            Err(RegistryError::DuplicateSlot("deals.dashboard.new"))
+        );
+        assert_eq!(reg.widgets().len(), 1);
+        assert_eq!(
+            reg.widgets()[0].default_settings.map(|f| f()),
+            Some(json!({"days": 7}))
+        );
+
+        assert_eq!(reg.add_analytics_source(source("createdAt")), Ok(()));
+        assert!(reg.analytics_source("deals.deals").is_some());
+        assert!(reg.analytics_source("deals.other").is_none());
+        let mut other = source("valueAmount");
+        other.entity_type = "deals.other";
+        assert!(matches!(
+            reg.add_analytics_source(other),
+            Err(RegistryError::InvalidSlot { .. })
+        ));
+
+        assert_eq!(
+            reg.add_ai_tool(tool("deals.find", || json!({"type": "object"})))
+                .ok(),
+            Some(())
+        );
+        assert!(matches!(
+            reg.add_ai_tool(tool("deals.bad", || json!({"type": "string"}))),
+            Err(RegistryError::InvalidSlot { .. })
+        ));
+        assert!(matches!(
+            reg.add_ai_tool(tool("deals.find", || json!({"type": "object"}))),
+            Err(RegistryError::DuplicateSlot("deals.find"))
+        ));
+
+        let entity = RuleEntity {
+            entity_type: "deals.deal",
+            module: "deals",
+            label: "Deal",
+            fields: &[RuleField {
+                name: "valueAmount",
+                label: "Value",
+                kind: RuleFieldKind::Number,
+            }],
+            events: &["deals.deal.updated"],
+            features: &["deals.view"],
+        };
+        assert_eq!(reg.add_rule_entity(entity), Ok(()));
+        assert_eq!(
+            reg.add_rule_entity(entity),
+            Err(RegistryError::DuplicateSlot("deals.deal"))
+        );
+        assert_eq!(
+            reg.rule_entity("deals.deal").map(|e| e.events),
+            Some(&["deals.deal.updated"][..])
+        );
+        assert_eq!(reg.check_slots(), Ok(()));
+    }
+
+    #[test]
+    fn a_slot_naming_an_unregistered_feature_is_refused() {
+        let mut reg = registry();
+        assert_eq!(
+            reg.add_widget(widget("deals.dashboard.x", &["sales.orders.view"])),
+            Ok(())
+        );
+        assert_eq!(
+            reg.check_slots(),
+            Err(RegistryError::UnknownSlotFeature {
+                slot: "deals.dashboard.x",
+                feature: "sales.orders.view",
+            })
+        );
+    }
+
+    #[actix_web::test]
+    async fn a_tool_runs_for_a_caller_holding_its_features_only() {
+        let db = Db::from_url(
+            "postgres://docs@127.0.0.1:1/none",
+            1,
+            Duration::from_millis(1),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let tenant = Uuid::from_u128(9);
+        let caller = |features: &[&str]| {
+            AuthContext::for_user(tenant, None, Uuid::nil()).with_acl(ResolvedAcl {
+                features: features.iter().map(|f| f.to_string()).collect(),
+                ..Default::default()
+            })
+        };
+        let t = tool("deals.find", || json!({"type": "object"}));
+        let allowed = caller(&["deals.*"]);
+        let out = t
+            .run(ToolCall {
+                auth: &allowed,
+                db: &db,
+                input: json!({"q": "acme"}),
+            })
+            .await;
+        assert_eq!(
+            out.ok(),
+            Some(json!({"input": {"q": "acme"}, "tenant": tenant}))
+        );
+        let denied = caller(&["other.view"]);
+        let out = t
+            .run(ToolCall {
+                auth: &denied,
+                db: &db,
+                input: json!({}),
+            })
+            .await;
+        assert_eq!(out.err().map(|e| e.status().as_u16()), Some(403));
+    }
+}
