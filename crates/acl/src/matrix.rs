@@ -51,13 +51,34 @@ impl AccessMatrix {
         }
     }
 
-    /// The declarations of `method` whose template matches `path`. More than
-    /// one means overlapping templates (the matrix test forbids them); the
-    /// check then demands all of them.
-    fn matching(&self, method: Method, path: &str) -> impl Iterator<Item = &Operation> {
+    /// The declarations that apply to a request for `path`. When the router
+    /// resolves the request to a declared template (`routed`: the pattern of
+    /// the first registered route that matches, the one actix will run), that
+    /// declaration alone applies: a literal template registered before a
+    /// parametric one under the same method (`/attachments/library` before
+    /// `/attachments/{id}`) needs nothing of the other. Otherwise (a path the
+    /// router sees percent-decoded, say) every declaration whose template
+    /// matches applies, and the check demands all of them.
+    fn matching<'a>(
+        &'a self,
+        method: Method,
+        path: &'a str,
+        routed: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Operation> {
+        let declared_route = routed.filter(|pattern| {
+            self.operations
+                .iter()
+                .any(|(op, def)| op.method == method && def.pattern() == Some(*pattern))
+        });
         self.operations
             .iter()
-            .filter(move |(op, def)| op.method == method && def.is_match(path))
+            .filter(move |(op, def)| {
+                op.method == method
+                    && match declared_route {
+                        Some(pattern) => def.pattern() == Some(pattern),
+                        None => def.is_match(path),
+                    }
+            })
             .map(|(op, _)| op)
     }
 
@@ -68,10 +89,11 @@ impl AccessMatrix {
         // The path as the router matches it (percent-decoded), not the raw
         // one: `/api/%64evices` must meet the declarations of `/api/devices`.
         let path = req.match_info().as_str();
+        let routed = req.match_pattern();
         let mut found = false;
         let mut open = true;
         let mut features = Vec::new();
-        for op in self.matching(method, path) {
+        for op in self.matching(method, path, routed.as_deref()) {
             found = true;
             match op.access {
                 Access::Public | Access::AuthenticatedByHandler => {}

@@ -286,6 +286,22 @@ where
         self.send(TestRequest::delete().uri(path)).await
     }
 
+    /// Sends a request and reads its body for at most `timeout`: the whole body
+    /// when it ends sooner, else what arrived (an event stream, read with a
+    /// deadline); the body is dropped after, as by a client that disconnects.
+    pub async fn send_within(&self, req: TestRequest, timeout: std::time::Duration) -> TestResponse
+    where
+        B: 'static,
+    {
+        let mut res = self.stream(req).await;
+        let body = res.read_for(timeout).await;
+        TestResponse {
+            status: res.status,
+            headers: res.headers.clone(),
+            body,
+        }
+    }
+
     /// Sends a request and returns as soon as the response head is there; read
     /// the body with [`StreamingResponse::next_frame`] / `next_chunk` while the
     /// handler is still producing it. Dropping the result drops the body, as
@@ -315,13 +331,13 @@ where
 pub trait AppService:
     Service<Request, Response = ServiceResponse<Self::Body>, Error = actix_web::Error>
 {
-    type Body: MessageBody;
+    type Body: MessageBody + 'static;
 }
 
 impl<S, B> AppService for S
 where
     S: Service<Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
+    B: MessageBody + 'static,
 {
     type Body = B;
 }

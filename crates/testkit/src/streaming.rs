@@ -134,6 +134,20 @@ impl StreamingResponse {
         }
     }
 
+    /// What the body holds by `timeout`: everything when it ends sooner, else
+    /// what arrived until then (an event stream never ends by itself).
+    pub async fn read_for(&mut self, timeout: Duration) -> Bytes {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut out = BytesMut::from(&self.pending.split()[..]);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.read_chunk(left).await {
+                Ok(chunk) => out.extend_from_slice(&chunk),
+                Err(_) => return out.freeze(),
+            }
+        }
+    }
+
     /// Everything until the body ends (panics if it does not end within `timeout`).
     pub async fn read_to_end(&mut self, timeout: Duration) -> Bytes {
         let deadline = tokio::time::Instant::now() + timeout;

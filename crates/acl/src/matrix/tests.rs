@@ -42,6 +42,10 @@ const OPERATIONS: &[Operation] = &[
     Operation::get("/self", Access::AuthenticatedByHandler),
     Operation::get("/items/{id}", Access::Features(&["items.view"])),
     Operation::get("/secret", Access::Features(&["items.view"])),
+    // Overlapping templates under one method: the literal one is registered
+    // first, so the router runs it for `/library/shelf`.
+    Operation::get("/library/shelf", Access::Authenticated),
+    Operation::get("/library/{id}", Access::Features(&["library.admin"])),
 ];
 
 /// Handlers that check nothing themselves: whatever refuses a caller is
@@ -62,6 +66,8 @@ async fn serve(
                     .route("/items/{id}", web::get().to(HttpResponse::Ok))
                     .route("/items/{id}", web::post().to(HttpResponse::Ok))
                     .route("/secret", web::get().to(HttpResponse::Ok))
+                    .route("/library/shelf", web::get().to(HttpResponse::Ok))
+                    .route("/library/{id}", web::get().to(HttpResponse::Ok))
                     .route(
                         "/whoami",
                         web::get().to(|ctx: AuthContext| async move {
@@ -196,4 +202,31 @@ fn documents_every_declared_operation() {
         serde_json::json!(["items.view"])
     );
     assert!(items.get("x-public").is_none());
+}
+
+/// A literal template registered before a parametric one under the same
+/// method: each request is held to the declaration of the route the router
+/// runs, not to both.
+#[actix_web::test]
+async fn overlapping_templates_follow_the_route_the_router_picks() {
+    let stub = Arc::new(Stub::default());
+    let shelf = TestRequest::get()
+        .uri("/api/library/shelf")
+        .insert_header(("authorization", "Bearer nobody"));
+    assert_eq!(serve(stub.clone(), shelf).await.0, 200);
+    let item = TestRequest::get()
+        .uri("/api/library/7")
+        .insert_header(("authorization", "Bearer viewer"));
+    let (status, body) = serve(stub.clone(), item).await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body["requiredFeatures"],
+        serde_json::json!(["library.admin"])
+    );
+    assert_eq!(
+        serve(stub, TestRequest::get().uri("/api/library/shelf"))
+            .await
+            .0,
+        401
+    );
 }

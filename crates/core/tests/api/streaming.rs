@@ -353,3 +353,29 @@ async fn a_real_client_disconnect_reaches_the_producer() {
     expect(&mut reports, "closed").await;
     handle.stop(false).await;
 }
+
+/// `send_within` reads an endless stream until its deadline and gives back
+/// what arrived (the authorization matrix reads every answer this way).
+#[actix_web::test]
+async fn an_endless_stream_is_read_until_a_deadline() {
+    let (probe, _reports) = Probe::new();
+    let app = app().module(routes(probe)).start().await;
+    let start = Instant::now();
+    let res = app
+        .send_within(
+            TestRequest::get().uri("/api/test/sse/idle-fast"),
+            Duration::from_millis(200),
+        )
+        .await;
+    assert_eq!(res.status, 200);
+    assert!(res.text().contains(": keep-alive"), "{}", res.text());
+    assert!(start.elapsed() < Duration::from_secs(3));
+    // A body that ends is read whole.
+    let res = app
+        .send_within(
+            TestRequest::get().uri("/api/test/json"),
+            Duration::from_secs(5),
+        )
+        .await;
+    assert_eq!(res.body.len(), app.get("/api/test/json").await.body.len());
+}

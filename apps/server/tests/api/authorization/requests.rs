@@ -20,6 +20,8 @@ pub struct Call {
 pub enum Body {
     Json(Value),
     Form(String),
+    /// Field name and value; `None` marks a file part (a few bytes of text).
+    Multipart(Vec<(String, Option<String>)>),
 }
 
 impl Call {
@@ -33,6 +35,16 @@ impl Call {
             Some(Body::Form(body)) => req
                 .insert_header(("content-type", "application/x-www-form-urlencoded"))
                 .set_payload(body.clone()),
+            Some(Body::Multipart(fields)) => fields
+                .iter()
+                .fold(
+                    stoa_testkit::requests::Multipart::new(),
+                    |form, (name, value)| match value {
+                        Some(text) => form.text(name, text),
+                        None => form.file(name, "matrix.txt", "text/plain", b"matrix"),
+                    },
+                )
+                .into_request(req),
         }
     }
 }
@@ -90,6 +102,20 @@ pub fn call(doc: &Value, path: &str, method: &str, records: &Records, fill: Fill
             .map(|(k, v)| format!("{k}={}", plain(v)))
             .collect();
         Some(Body::Form(pairs.join("&")))
+    } else if let Some(schema) = content.get("multipart/form-data").map(|c| &c["schema"]) {
+        // Binary properties are file parts; the rest are text fields.
+        let schema = concrete(doc, schema);
+        let fields = object(doc, schema, path, records, fill);
+        let parts = fields
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(name, value)| {
+                let binary = concrete(doc, &schema["properties"][name])["format"] == "binary";
+                (name.clone(), (!binary).then(|| plain(value)))
+            })
+            .collect();
+        Some(Body::Multipart(parts))
     } else {
         None
     };

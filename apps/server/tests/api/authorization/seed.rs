@@ -12,7 +12,7 @@ use stoa_testkit::{AppService, TestApp};
 use uuid::Uuid;
 
 /// Tenant A's records, one of each kind, by what names them in requests.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Records {
     pub tenant: Uuid,
     /// A child organization (the root is in `all`).
