@@ -10,9 +10,11 @@
 //!
 //! Input/output shared by modules: outbound HTTP with an address guard
 //! ([`outbound`]), object storage ([`storage`]), streamed multipart uploads
-//! ([`upload`]) and exact money amounts ([`money`]).
+//! ([`upload`]) and exact money amounts ([`money`]); work left running after
+//! an answer ([`behind`]).
 #![doc = include_str!("../README.md")]
 
+pub mod behind;
 pub mod collection;
 pub mod command;
 pub mod config;
