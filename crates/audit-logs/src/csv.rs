@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn full_width_starters_pipes_and_padded_formulas_are_defused() {
         for (raw, cell) in [
-            ("\u{FF1D}HYPERLINK(\"x\")", "\"'\u{FF1D}HYPERLINK(\"\"x\"\")\""),
+            (
+                "\u{FF1D}HYPERLINK(\"x\")",
+                "\"'\u{FF1D}HYPERLINK(\"\"x\"\")\"",
+            ),
             ("\u{FF0B}1", "'\u{FF0B}1"),
             ("\u{FF0D}1", "'\u{FF0D}1"),
             ("\u{FF20}SUM(A1)", "'\u{FF20}SUM(A1)"),

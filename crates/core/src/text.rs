@@ -107,7 +107,14 @@ mod tests {
             assert!(hidden_character(name).is_some(), "{name:?}");
             assert!(validate_name(name).is_err(), "{name:?}");
         }
-        for name in ["Sales & Marketing", "Zoë Ångström", "山田 太郎", "O'Brien-Smith", "Team 🚀", "Ana María"] {
+        for name in [
+            "Sales & Marketing",
+            "Zoë Ångström",
+            "山田 太郎",
+            "O'Brien-Smith",
+            "Team 🚀",
+            "Ana María",
+        ] {
             assert_eq!(hidden_character(name), None, "{name:?}");
         }
         assert_eq!(
@@ -119,7 +126,10 @@ mod tests {
     #[test]
     fn names_are_folded_to_their_plain_form() {
         assert_eq!(normalize_name("ｓｕｐｅｒａｄｍｉｎ"), "superadmin");
-        assert_eq!(normalize_name("  super \u{00A0}\u{3000} admin "), "super admin");
+        assert_eq!(
+            normalize_name("  super \u{00A0}\u{3000} admin "),
+            "super admin"
+        );
         assert_eq!(normalize_name("ﬁnance"), "finance");
         assert_eq!(normalize_name("Zoë"), "Zoë");
     }

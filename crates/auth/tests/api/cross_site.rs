@@ -39,8 +39,14 @@ async fn a_cookie_session_is_checked_whatever_other_headers_come_with_it() {
     // Before the fix each of these answered 201: any `Authorization` or
     // `x-api-key` switched the guard off while the cookie signed the request in.
     let attempts = [
-        ("Pwned basic", forged("Pwned basic").insert_header(("authorization", "Basic dTpw"))),
-        ("Pwned key", forged("Pwned key").insert_header(("x-api-key", "omk_00000000.ff"))),
+        (
+            "Pwned basic",
+            forged("Pwned basic").insert_header(("authorization", "Basic dTpw")),
+        ),
+        (
+            "Pwned key",
+            forged("Pwned key").insert_header(("x-api-key", "omk_00000000.ff")),
+        ),
         ("Pwned plain", forged("Pwned plain")),
     ];
     for (name, req) in attempts {

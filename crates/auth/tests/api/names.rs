@@ -46,7 +46,11 @@ async fn role_names_that_hide_or_fake_characters_are_refused() {
 
     // A rename is held to the same rules.
     let res = app
-        .send(post_json("/api/auth/roles", &root, json!({"name": "Field  Team"})))
+        .send(post_json(
+            "/api/auth/roles",
+            &root,
+            json!({"name": "Field  Team"}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let id = res.json()["id"].as_str().unwrap().to_string();
@@ -60,10 +64,13 @@ async fn role_names_that_hide_or_fake_characters_are_refused() {
     assert_eq!(res.status, 400, "{}", res.text());
     // The legitimate path: stored folded (one space), listed by that name,
     // and a second "Ｆｉｅｌｄ Team" is the same name.
-    let res = app
-        .send(get("/api/auth/roles?search=Field", &root))
-        .await;
-    assert_eq!(res.json()["items"][0]["name"], "Field Team", "{}", res.text());
+    let res = app.send(get("/api/auth/roles?search=Field", &root)).await;
+    assert_eq!(
+        res.json()["items"][0]["name"],
+        "Field Team",
+        "{}",
+        res.text()
+    );
     let res = app
         .send(post_json(
             "/api/auth/roles",

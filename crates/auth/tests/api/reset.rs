@@ -166,7 +166,10 @@ async fn reset_answers_before_looking_the_account_up() {
     acme(&app.db).await;
     // One of the pool's four connections; the two requests behind take two.
     let mut locker = app.db.conn().await.unwrap();
-    diesel::sql_query("BEGIN").execute(&mut *locker).await.unwrap();
+    diesel::sql_query("BEGIN")
+        .execute(&mut *locker)
+        .await
+        .unwrap();
     diesel::sql_query("LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
         .execute(&mut *locker)
         .await
@@ -195,7 +198,10 @@ async fn reset_answers_before_looking_the_account_up() {
     assert_eq!(known.header("x-ratelimit-limit"), Some("3"));
     assert_eq!(known.header("x-ratelimit-remaining"), Some("2"));
     assert_eq!(app.db.behind().running(), 2, "both wait behind the lock");
-    diesel::sql_query("COMMIT").execute(&mut *locker).await.unwrap();
+    diesel::sql_query("COMMIT")
+        .execute(&mut *locker)
+        .await
+        .unwrap();
     drop(locker);
     // Only the known account got a message (through the outbox).
     let sent = mails(&app).await;

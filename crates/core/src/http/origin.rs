@@ -205,9 +205,10 @@ fn is_cookie_authenticated_write(req: &ServiceRequest) -> bool {
         *req.method(),
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
     );
-    let has_cookie = CREDENTIAL_COOKIES
-        .iter()
-        .any(|name| req.cookie(name).is_some_and(|c| !c.value().trim().is_empty()));
+    let has_cookie = CREDENTIAL_COOKIES.iter().any(|name| {
+        req.cookie(name)
+            .is_some_and(|c| !c.value().trim().is_empty())
+    });
     unsafe_method && cookie_authenticates(req.headers(), has_cookie)
 }
 
@@ -330,8 +331,14 @@ mod tests {
         assert!(policy.trusts("https://API.example.com:443", own));
         assert!(policy.trusts("https://ui.example.com", own));
         assert!(policy.trusts("https://app.example.com/x", own));
-        assert!(!policy.trusts("http://api.example.com", own), "scheme counts");
-        assert!(!policy.trusts("https://api.example.com:8443", own), "port counts");
+        assert!(
+            !policy.trusts("http://api.example.com", own),
+            "scheme counts"
+        );
+        assert!(
+            !policy.trusts("https://api.example.com:8443", own),
+            "port counts"
+        );
         assert!(!policy.trusts("https://evil.example", own));
         assert!(!policy.trusts("null", own));
         assert!(!policy.cors_allows("https://app.example.com"));
@@ -348,12 +355,18 @@ mod tests {
             proxy_depth: depth,
             ..OriginPolicy::default()
         };
-        assert_eq!(at(0).own_origin(&req).as_deref(), Some("http://internal:8080"));
+        assert_eq!(
+            at(0).own_origin(&req).as_deref(),
+            Some("http://internal:8080")
+        );
         assert_eq!(
             at(1).own_origin(&req).as_deref(),
             Some("https://api.example.com")
         );
-        assert_eq!(at(2).own_origin(&req).as_deref(), Some("http://evil.example"));
+        assert_eq!(
+            at(2).own_origin(&req).as_deref(),
+            Some("http://evil.example")
+        );
     }
 
     #[test]
@@ -374,7 +387,10 @@ mod tests {
         assert!(with(Some("ApiKey omk_a.b"), false));
         assert!(with(Some("Bearer omk_a.b"), false), "a key in bearer form");
         assert!(with(Some("Bearer "), false));
-        assert!(!with(Some("Bearer eyJ.a.b"), false), "the bearer token wins");
+        assert!(
+            !with(Some("Bearer eyJ.a.b"), false),
+            "the bearer token wins"
+        );
         assert!(!with(Some("bearer eyJ.a.b"), true));
         assert!(!cookie_authenticates(
             actix_web::test::TestRequest::default()

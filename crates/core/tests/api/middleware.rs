@@ -231,11 +231,23 @@ async fn cookie_writes_are_checked_whatever_other_credentials_they_carry() {
     let app = app().module(counting(hits.clone())).start().await;
     let evil = || write(Method::POST).insert_header(("origin", "https://evil.example"));
     let refused = [
-        ("cached Basic", evil().insert_header(("authorization", "Basic dTpw"))),
+        (
+            "cached Basic",
+            evil().insert_header(("authorization", "Basic dTpw")),
+        ),
         ("x-api-key", evil().insert_header(("x-api-key", "omk_a.b"))),
-        ("ApiKey scheme", evil().insert_header(("authorization", "ApiKey omk_a.b"))),
-        ("key as bearer", evil().insert_header(("authorization", "Bearer omk_a.b"))),
-        ("empty bearer", evil().insert_header(("authorization", "Bearer "))),
+        (
+            "ApiKey scheme",
+            evil().insert_header(("authorization", "ApiKey omk_a.b")),
+        ),
+        (
+            "key as bearer",
+            evil().insert_header(("authorization", "Bearer omk_a.b")),
+        ),
+        (
+            "empty bearer",
+            evil().insert_header(("authorization", "Bearer ")),
+        ),
         (
             "Negotiate",
             evil().insert_header(("authorization", "Negotiate YIIB")),
@@ -300,7 +312,11 @@ async fn forwarded_headers_count_only_behind_the_configured_proxies() {
             .insert_header(("x-forwarded-proto", proto))
     };
     let res = app
-        .send(proxied("https://api.example.com", "api.example.com", "https"))
+        .send(proxied(
+            "https://api.example.com",
+            "api.example.com",
+            "https",
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     // The client prepended its own entries; the proxy appended the real ones.
@@ -313,7 +329,11 @@ async fn forwarded_headers_count_only_behind_the_configured_proxies() {
         .await;
     assert_eq!(res.status, 403, "{}", res.text());
     let res = app
-        .send(proxied("http://api.example.com", "api.example.com", "https"))
+        .send(proxied(
+            "http://api.example.com",
+            "api.example.com",
+            "https",
+        ))
         .await;
     assert_eq!(res.status, 403, "scheme counts: {}", res.text());
 }

@@ -68,7 +68,11 @@ async fn undoing_a_move_that_would_close_a_loop_is_refused() {
         .await;
     assert_eq!(res.status, 409, "{}", res.text());
     assert_eq!(res.json()["code"], "organization_cycle");
-    assert_eq!(parents(&app.db, acme.tenant_id).await, before, "tree unchanged");
+    assert_eq!(
+        parents(&app.db, acme.tenant_id).await,
+        before,
+        "tree unchanged"
+    );
     assert_eq!(before[&leaf], Some(a));
     assert_eq!(before[&b], Some(a));
     assert_eq!(before[&a], Some(root));
@@ -114,7 +118,11 @@ async fn a_write_that_would_close_a_loop_is_refused() {
             "code": "organization_cycle"
         })
     );
-    assert_eq!(parents(&app.db, acme.tenant_id).await, before, "tree unchanged");
+    assert_eq!(
+        parents(&app.db, acme.tenant_id).await,
+        before,
+        "tree unchanged"
+    );
     assert_eq!(before[&below], Some(c));
 
     // The legitimate path: the same request without the loop.

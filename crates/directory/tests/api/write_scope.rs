@@ -38,9 +38,13 @@ async fn an_admin_edits_what_it_created_wherever_its_home_is() {
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let branch: Uuid = res.json()["id"].as_str().unwrap().parse().unwrap();
-    let manage = ["directory.organizations.view", "directory.organizations.manage"];
+    let manage = [
+        "directory.organizations.view",
+        "directory.organizations.manage",
+    ];
     // Unrestricted, at home in the branch (its default selection).
-    let lead = user_with_features(&app.db, &acme, "lead@acme.com", &manage, None, Some(branch)).await;
+    let lead =
+        user_with_features(&app.db, &acme, "lead@acme.com", &manage, None, Some(branch)).await;
     let lead = token_for(&app.db, lead).await;
 
     let res = app
@@ -61,7 +65,12 @@ async fn an_admin_edits_what_it_created_wherever_its_home_is() {
             json!({"id": acme.organization_id, "name": "Acme Group"}),
         ))
         .await;
-    assert_eq!(res.status, 200, "the tenant's root is in its scope too: {}", res.text());
+    assert_eq!(
+        res.status,
+        200,
+        "the tenant's root is in its scope too: {}",
+        res.text()
+    );
 
     // A restricted admin of the branch, selecting it or anything else,
     // still reaches only the branch.
@@ -77,7 +86,11 @@ async fn an_admin_edits_what_it_created_wherever_its_home_is() {
     let restricted = token_for(&app.db, restricted).await;
     for target in [created, acme.organization_id] {
         let res = app
-            .send(put_json(ORGS, &restricted, json!({"id": target, "name": "Pwned"})))
+            .send(put_json(
+                ORGS,
+                &restricted,
+                json!({"id": target, "name": "Pwned"}),
+            ))
             .await;
         assert_eq!(res.status, 404, "{}", res.text());
         let res = app
@@ -88,7 +101,11 @@ async fn an_admin_edits_what_it_created_wherever_its_home_is() {
     assert_eq!(name_of(&app.db, created).await, "HQ");
     assert_eq!(name_of(&app.db, acme.organization_id).await, "Acme Group");
     let res = app
-        .send(put_json(ORGS, &restricted, json!({"id": branch, "name": "Branch East"})))
+        .send(put_json(
+            ORGS,
+            &restricted,
+            json!({"id": branch, "name": "Branch East"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "inside its organizations: {}", res.text());
 

@@ -18,9 +18,7 @@ async fn role_settings<S: stoa_testkit::AppService>(
     root: &str,
     role: uuid::Uuid,
 ) -> Value {
-    let res = app
-        .send(get(&format!("{PREFS}?roleId={role}"), root))
-        .await;
+    let res = app.send(get(&format!("{PREFS}?roleId={role}"), root)).await;
     assert_eq!(res.status, 200, "{}", res.text());
     res.json()["settings"].clone()
 }
@@ -84,8 +82,16 @@ async fn only_callers_who_could_grant_a_role_write_its_navigation() {
             token,
             json!({"scope": {"type": "role", "roleId": role}, "settings": forged}),
         );
-        let copied = put_json(PREFS, token, json!({"settings": forged, "applyToRoles": [role]}));
-        let cleared = put_json(PREFS, token, json!({"settings": {}, "clearRoleIds": [role]}));
+        let copied = put_json(
+            PREFS,
+            token,
+            json!({"settings": forged, "applyToRoles": [role]}),
+        );
+        let cleared = put_json(
+            PREFS,
+            token,
+            json!({"settings": {}, "clearRoleIds": [role]}),
+        );
         let deleted = delete(&format!("{PREFS}?roleId={role}"), token);
         for (how, req) in [
             ("scope", scoped),
