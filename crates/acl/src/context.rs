@@ -29,14 +29,9 @@ pub const SELECTED_TENANT_COOKIE: &str = "om_selected_tenant";
 /// Header equivalents of the selection cookies, for API clients.
 pub const SELECTED_ORG_HEADER: &str = stoa_core::http::headers::SELECTED_ORG;
 pub const SELECTED_TENANT_HEADER: &str = stoa_core::http::headers::SELECTED_TENANT;
-/// The prefix of API-key secrets (`omk_<8 hex>.<48 hex>`, as the reference makes them).
-pub const API_KEY_PREFIX: &str = "omk_";
-
-/// Whether a credential value has the shape of an API-key secret. Some clients
-/// send keys as `Authorization: Bearer <secret>`; a JWT never starts with `omk_`.
-pub fn looks_like_api_key(value: &str) -> bool {
-    value.starts_with(API_KEY_PREFIX) && value.contains('.') && value.len() <= 256
-}
+/// The API-key shape, defined in stoa-core so the origin guard and the
+/// authenticator agree on which credential a request carries.
+pub use stoa_core::http::headers::{API_KEY_PREFIX, looks_like_api_key};
 
 /// The value that selects every organization the caller may see.
 pub const ALL_ORGANIZATIONS: &str = "__all__";

@@ -58,11 +58,28 @@ pub fn csv_rows(r: &ExportRow, user: Option<&String>) -> String {
         .collect()
 }
 
-/// One CSV cell: quoted when needed, and defused when a spreadsheet would read
-/// it as a formula.
+/// What a spreadsheet may read as the start of a formula or command: the
+/// ASCII starters, their full-width forms (spreadsheets with East Asian input
+/// fold `＝SUM(..)` to `=SUM(..)`), `|` (DDE commands in older Excel), tab
+/// and line breaks.
+const FORMULA_STARTS: [char; 12] = [
+    '=', '+', '-', '@', '|', '\t', '\r', '\n', '\u{FF1D}', '\u{FF0B}', '\u{FF0D}', '\u{FF20}',
+];
+
+/// Whether a spreadsheet could take `value` for a formula: it starts with a
+/// [`FORMULA_STARTS`] character, also after leading spaces (plain, no-break
+/// or ideographic), which some importers strip before they look.
+fn looks_like_formula(value: &str) -> bool {
+    value
+        .trim_start_matches([' ', '\u{00A0}', '\u{3000}'])
+        .starts_with(FORMULA_STARTS)
+}
+
+/// One CSV cell: quoted when needed, and defused (a leading `'`) when a
+/// spreadsheet could read it as a formula.
 pub fn csv_cell(value: &str) -> String {
     let mut v = value.to_string();
-    if v.starts_with(['=', '+', '-', '@', '\t', '\r', '\n']) {
+    if looks_like_formula(&v) {
         v.insert(0, '\'');
     }
     if v.contains(['"', ',', '\n', '\r']) {
@@ -99,5 +116,25 @@ mod tests {
         assert_eq!(csv_cell("@cmd"), "'@cmd");
         assert_eq!(csv_cell("-1,2"), "\"'-1,2\"");
         assert_eq!(cell_text(Some(&serde_json::json!(["a", 1]))), "a, 1");
+    }
+
+    #[test]
+    fn full_width_starters_pipes_and_padded_formulas_are_defused() {
+        for (raw, cell) in [
+            (
+                "\u{FF1D}HYPERLINK(\"x\")",
+                "\"'\u{FF1D}HYPERLINK(\"\"x\"\")\"",
+            ),
+            ("\u{FF0B}1", "'\u{FF0B}1"),
+            ("\u{FF0D}1", "'\u{FF0D}1"),
+            ("\u{FF20}SUM(A1)", "'\u{FF20}SUM(A1)"),
+            ("|calc", "'|calc"),
+            ("cmd|' /C calc'!A0", "cmd|' /C calc'!A0"),
+            ("  =1+1", "'  =1+1"),
+            ("\u{3000}\u{FF1D}1", "'\u{3000}\u{FF1D}1"),
+            ("a = b", "a = b"),
+        ] {
+            assert_eq!(csv_cell(raw), cell, "{raw:?}");
+        }
     }
 }

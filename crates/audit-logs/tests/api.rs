@@ -7,6 +7,7 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod batch;
     pub mod export;
+    pub mod export_formulas;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod guards;
     pub mod lists;

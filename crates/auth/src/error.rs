@@ -47,6 +47,10 @@ pub enum AuthError {
     /// `{ok:false}`: the user lacks the role the login asked for.
     #[error("Not authorized for this area")]
     NotAuthorizedForArea,
+    /// `{ok:false}`: a sign-in posted from another site's page (login CSRF:
+    /// it would sign the victim's browser into the attacker's account).
+    #[error("Cross-site sign-in refused: this origin may not sign in")]
+    CrossSiteLogin,
 
     // --- 401 -------------------------------------------------------------
     #[error("Unauthorized")]
@@ -161,7 +165,8 @@ impl ApiError for AuthError {
             | Self::SuperAdminAccount
             | Self::SuperAdminRole
             | Self::UserOutsideOrganizations
-            | Self::NotAuthorizedForArea => StatusCode::FORBIDDEN,
+            | Self::NotAuthorizedForArea
+            | Self::CrossSiteLogin => StatusCode::FORBIDDEN,
             Self::Unauthorized
             | Self::StaleSessionCookie
             | Self::InvalidCredentials
@@ -206,6 +211,7 @@ impl ApiError for AuthError {
         match self {
             Self::AclFeaturesRequired => Some("acl_features_required"),
             Self::RoleNameTaken => Some("role_name_taken"),
+            Self::CrossSiteLogin => Some("cross_site_login"),
             Self::TenantRequired { .. } => Some("tenant_required"),
             Self::SelectionInvalid { .. } => Some(SELECTION_INVALID),
             _ => None,
@@ -219,6 +225,7 @@ impl AuthError {
         matches!(
             self,
             Self::NotAuthorizedForArea
+                | Self::CrossSiteLogin
                 | Self::InvalidCredentials
                 | Self::InvalidRefreshToken
                 | Self::InvalidLoginForm

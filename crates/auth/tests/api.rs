@@ -7,6 +7,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod acl_scope;
     pub mod acls;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod cross_site;
     pub mod features;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod grant_sync;
@@ -18,6 +20,7 @@ mod api {
     pub mod login;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod login_limits;
+    pub mod names;
     pub mod profile;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod reset;

@@ -70,6 +70,12 @@ pub struct HttpConfig {
     /// `STOA_SSE_KEEP_ALIVE_SECS`: how often an idle event stream sends a
     /// keep-alive comment.
     pub sse_keep_alive: Duration,
+    /// `RATE_LIMIT_TRUST_PROXY_DEPTH`: how many reverse proxies in front of
+    /// stoa set `X-Forwarded-*` (0: none, the headers are ignored). The
+    /// origin guard reads the request's own origin through them
+    /// (`http::origin`); stoa-auth reads the same variable for client
+    /// addresses.
+    pub trust_proxy_depth: usize,
 }
 
 /// Log output format.
@@ -158,6 +164,7 @@ impl Config {
                 "STOA_SSE_KEEP_ALIVE_SECS",
                 crate::http::sse::DEFAULT_SSE_KEEP_ALIVE.as_secs(),
             )?),
+            trust_proxy_depth: env.parse_or("RATE_LIMIT_TRUST_PROXY_DEPTH", 0usize)?,
         };
         if http.sse_keep_alive.is_zero() {
             return Err(ConfigError {

@@ -119,6 +119,8 @@ pub struct Db {
     timeout: Duration,
     /// Access-log entries written behind kept answers (one queue per pool).
     access: Arc<AccessQueue>,
+    /// Work requests left running after their answers ([`crate::behind`]).
+    behind: Arc<crate::behind::Behind>,
 }
 
 impl Db {
@@ -142,6 +144,7 @@ impl Db {
             pool,
             timeout,
             access: Arc::default(),
+            behind: Arc::default(),
         })
     }
 
@@ -193,6 +196,11 @@ impl Db {
     /// [`crate::command::access::log_behind`]).
     pub fn access_queue(&self) -> &Arc<AccessQueue> {
         &self.access
+    }
+
+    /// Work requests left running after their answers (see [`crate::behind`]).
+    pub fn behind(&self) -> &Arc<crate::behind::Behind> {
+        &self.behind
     }
 
     /// Pool statistics for `/metrics`: (size, available, max).

@@ -10,9 +10,12 @@
 //!
 //! Input/output shared by modules: outbound HTTP with an address guard
 //! ([`outbound`]), object storage ([`storage`]), streamed multipart uploads
-//! ([`upload`]) and exact money amounts ([`money`]).
+//! ([`upload`]) and exact money amounts ([`money`]); work left running after
+//! an answer ([`behind`]); names people read, without hidden characters
+//! ([`text`]).
 #![doc = include_str!("../README.md")]
 
+pub mod behind;
 pub mod collection;
 pub mod command;
 pub mod config;
@@ -33,6 +36,7 @@ pub mod serde_util;
 pub mod storage;
 pub mod system;
 pub mod telemetry;
+pub mod text;
 pub mod upload;
 
 pub use config::Config;

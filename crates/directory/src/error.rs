@@ -16,6 +16,10 @@ pub enum DirectoryError {
     InvalidChild,
     #[error("An organization cannot be its own parent or be moved under its own descendant")]
     Cycle,
+    /// A write or undo that would close a parent loop (the stored tree then
+    /// stays as it was).
+    #[error("This change would make an organization its own ancestor")]
+    TreeCycle,
     #[error("Tenant scope required")]
     TenantScopeRequired,
     #[error("Organization is outside your allowed organizations")]
@@ -43,8 +47,13 @@ impl ApiError for DirectoryError {
             | Self::TenantScopeRequired
             | Self::BadCursor => StatusCode::BAD_REQUEST,
             Self::OrganizationNotAllowed => StatusCode::FORBIDDEN,
+            Self::TreeCycle => StatusCode::CONFLICT,
             Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
+    }
+
+    fn code(&self) -> Option<&'static str> {
+        matches!(self, Self::TreeCycle).then_some("organization_cycle")
     }
 }
 

@@ -18,4 +18,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod switcher;
     pub mod tenants;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod tree_cycles;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod write_scope;
 }

@@ -1,6 +1,6 @@
 //! The module's own state, registered as app data by [`crate::configure`]:
-//! the database, the consent key and the user directory (stoa-auth's, handed
-//! over by the server through `stoa_acl::accounts`).
+//! the database, the consent key, and the user and role directories
+//! (stoa-auth's, handed over by the server through `stoa_acl::accounts`).
 //!
 //! The handlers also read two things every module shares, registered as app
 //! data by the module that provides authentication (stoa-auth): the
@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use stoa_acl::UserDirectory;
+use stoa_acl::{RoleDirectory, UserDirectory};
 use stoa_core::db::Db;
 
 use crate::consents::ConsentKey;
@@ -21,16 +21,21 @@ pub struct PreferencesState {
     pub consent_key: ConsentKey,
     /// Users, for the consents list (stoa-auth's `PgAccounts` in the server).
     pub users: Arc<dyn UserDirectory>,
+    /// Roles with their grants, for the grant boundary of role-scoped
+    /// writes (stoa-auth's `PgAccounts` in the server).
+    pub roles: Arc<dyn RoleDirectory>,
 }
 
 impl PreferencesState {
     /// The state over `db`, deriving the consent key from `secret` (the JWT
-    /// secret, `STOA_JWT_SECRET`, under the consent key's own label).
-    pub fn new(db: Db, secret: &str, users: Arc<dyn UserDirectory>) -> Self {
+    /// secret, `STOA_JWT_SECRET`, under the consent key's own label), with
+    /// `accounts` as the user and role directory.
+    pub fn new<A: UserDirectory + RoleDirectory>(db: Db, secret: &str, accounts: Arc<A>) -> Self {
         Self {
             db,
             consent_key: ConsentKey::derive(secret),
-            users,
+            users: accounts.clone(),
+            roles: accounts,
         }
     }
 }

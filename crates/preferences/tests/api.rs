@@ -8,6 +8,7 @@ mod api {
     pub mod consents;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod nav;
+    pub mod role_boundary;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod sidebar;
     pub mod support;

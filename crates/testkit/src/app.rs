@@ -33,6 +33,7 @@ pub fn app() -> TestAppBuilder {
             body_limit: DEFAULT_BODY_LIMIT,
             version: stoa_core::BUILD_VERSION.to_string(),
             sse_keep_alive: stoa_core::http::sse::DEFAULT_SSE_KEEP_ALIVE,
+            trust_proxy_depth: 0,
         },
         unreachable_db: false,
         metrics: false,

@@ -198,15 +198,18 @@ pub async fn list(
     Ok((list, deps, versions))
 }
 
+/// The name to store: NFKC form, trimmed, single spaces (hidden characters
+/// were refused with the body), so a full-width `ｓｕｐｅｒａｄｍｉｎ` is the
+/// reserved `superadmin` and no two roles merely look alike.
 fn clean_name(raw: &str) -> Result<String, AppError> {
-    let name = raw.trim();
+    let name = stoa_core::text::normalize_name(raw);
     if name.chars().count() < 2 {
         return Err(AuthError::RoleNameLength.into());
     }
-    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(&name)) {
         return Err(AuthError::RoleNameReserved.into());
     }
-    Ok(name.to_string())
+    Ok(name)
 }
 
 async fn name_taken(

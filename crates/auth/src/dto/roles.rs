@@ -55,7 +55,12 @@ pub struct RoleList {
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateRole {
-    #[validate(length(min = 2, max = 100))]
+    /// Without invisible, control or formatting characters; stored in NFKC
+    /// form (`stoa_core::text`).
+    #[validate(
+        length(min = 2, max = 100),
+        custom(function = "stoa_core::text::validate_name")
+    )]
     pub name: String,
     /// Defaults to the caller's tenant; `null` is refused (no global roles).
     #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
@@ -67,7 +72,12 @@ pub struct CreateRole {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateRole {
     pub id: Uuid,
-    #[validate(length(min = 2, max = 100))]
+    /// Without invisible, control or formatting characters; stored in NFKC
+    /// form (`stoa_core::text`).
+    #[validate(
+        length(min = 2, max = 100),
+        custom(function = "stoa_core::text::validate_name")
+    )]
     pub name: Option<String>,
     /// Moves the role to another tenant (super admins only; its ACL is reset).
     pub tenant_id: Option<Uuid>,

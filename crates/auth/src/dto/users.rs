@@ -95,8 +95,9 @@ pub struct UserList {
 pub struct CreateUser {
     #[validate(length(min = 3, max = 254))]
     pub email: String,
-    /// Trimmed; blank = none.
-    #[validate(length(max = 120))]
+    /// Trimmed; blank = none. Without invisible, control or formatting
+    /// characters (`stoa_core::text`).
+    #[validate(length(max = 120), custom(function = "stoa_core::text::validate_name"))]
     pub name: Option<String>,
     /// Must meet the password policy. Required unless `sendInviteEmail`.
     pub password: Option<String>,
@@ -123,9 +124,11 @@ pub struct UpdateUser {
     pub id: Uuid,
     #[validate(length(min = 3, max = 254))]
     pub email: Option<String>,
-    /// `null` or blank clears the name.
+    /// `null` or blank clears the name. Without invisible, control or
+    /// formatting characters (`stoa_core::text`).
     #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
     #[schema(value_type = Option<String>)]
+    #[validate(custom(function = "stoa_core::text::validate_name"))]
     pub name: Option<Option<String>>,
     pub password: Option<String>,
     /// Required when callers change their own e-mail or password (as in

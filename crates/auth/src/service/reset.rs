@@ -1,5 +1,6 @@
 //! Password reset: storing a request and confirming it.
 
+use actix_web::web;
 use stoa_core::{AppError, AppResult};
 use stoa_mail::Mail;
 use time::OffsetDateTime;
@@ -11,11 +12,22 @@ use crate::tokens::{random_token, token_hash};
 /// Reset links are valid for an hour.
 const RESET_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// Queues the reset request of `email` behind the answer
+/// ([`stoa_core::behind`]): the client learns nothing from how long the
+/// lookup and the writes take. A failure is logged; the client already has
+/// its `{ok:true}` and can ask again.
+pub fn request_behind(state: &web::Data<AuthState>, app_url: String, email: String) {
+    let state = state.clone();
+    state.db.behind().clone().spawn(async move {
+        if let Err(err) = request(&state, &app_url, &email).await {
+            tracing::error!(error = %err, "password reset request not stored");
+        }
+    });
+}
+
 /// Stores a reset token and its message for the account of `email`, if there
-/// is one, in one statement. Token and message are prepared for every
-/// request, so a known account costs what an unknown one does. With SMTP the
-/// message is sent after the answer, never while the client waits.
-pub async fn request(state: &AuthState, app_url: &str, email: &str) -> AppResult<()> {
+/// is one, in one statement; with SMTP then sends the message.
+async fn request(state: &AuthState, app_url: &str, email: &str) -> AppResult<()> {
     let token = random_token();
     let hash = token_hash(&token);
     let subject = "Reset your password";
@@ -40,18 +52,14 @@ pub async fn request(state: &AuthState, app_url: &str, email: &str) -> AppResult
     .await?;
     drop(conn);
     if smtp && let Some(to) = recipient {
-        // SMTP takes as long as the remote server does: never inside the request.
-        let mailer = state.mailer.clone();
         let mail = Mail {
             to,
             subject: subject.into(),
             body,
         };
-        actix_web::rt::spawn(async move {
-            if let Err(err) = mailer.send(mail).await {
-                tracing::warn!(error = %err, "password reset e-mail not delivered");
-            }
-        });
+        if let Err(err) = state.mailer.send(mail).await {
+            tracing::warn!(error = %err, "password reset e-mail not delivered");
+        }
     }
     Ok(())
 }

@@ -11,6 +11,31 @@
 
 /// `Authorization: Bearer <jwt or key>` / `ApiKey <key>`.
 pub const AUTHORIZATION: &str = "authorization";
+/// The prefix of API-key secrets (`omk_<8 hex>.<48 hex>`, as the reference
+/// makes them).
+pub const API_KEY_PREFIX: &str = "omk_";
+
+/// Whether a credential value has the shape of an API-key secret. Some clients
+/// send keys as `Authorization: Bearer <secret>`; a JWT never starts with `omk_`.
+pub fn looks_like_api_key(value: &str) -> bool {
+    value.starts_with(API_KEY_PREFIX) && value.contains('.') && value.len() <= 256
+}
+
+/// The session token of an `Authorization` value: `Bearer <token>` whose
+/// token is not an API key. The authenticator uses this token instead of
+/// the session cookie, so a request carrying one is never authenticated by
+/// the cookie (`http::origin` relies on it). `Basic`, `ApiKey` and the other
+/// schemes are not session tokens.
+pub fn bearer_session_token(authorization: &str) -> Option<&str> {
+    let (scheme, rest) = authorization
+        .trim()
+        .split_once(' ')
+        .unwrap_or((authorization.trim(), ""));
+    let token = rest.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && !looks_like_api_key(token))
+        .then_some(token)
+}
+
 /// The body's media type (JSON, form, multipart).
 pub const CONTENT_TYPE: &str = "content-type";
 /// Safelisted by browsers; listed so a preflight naming it passes.

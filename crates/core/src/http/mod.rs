@@ -32,7 +32,10 @@ pub use download::{Disposition, Download, content_disposition};
 pub use errors::{json_error_bodies, not_found};
 pub use headers::{ALLOWED_HEADERS, EXPOSED_HEADERS};
 pub use metrics::{Metrics, metrics_app};
-pub use origin::{ALLOWED_METHODS, CREDENTIAL_COOKIES, OriginPolicy, origin_guard, origin_of};
+pub use origin::{
+    ALLOWED_METHODS, CREDENTIAL_COOKIES, OriginPolicy, cookie_authenticates, origin_guard,
+    origin_of, require_trusted_source,
+};
 pub use read_cache::{ReadCache, ReadCacheData, read_cache_data};
 pub use request_context::{RequestId, request_context};
 pub use sse::{Disconnected, Sse, SseEvent, SseKeepAlive, SseSender};

@@ -8,22 +8,34 @@
 //!   (actix-cors's own rejection is a text body outside the JSON error handlers).
 //! - **Cross-site writes.** Browsers attach cookies to cross-site requests; only
 //!   `SameSite=Lax` kept a forged form POST from being executed with the victim's
-//!   session. A cookie-authenticated unsafe request (POST, PUT, PATCH, DELETE
-//!   carrying the `auth_token` or `session_token` cookie and neither
-//!   `Authorization` nor `x-api-key`) is refused with 403 before any handler runs
-//!   when its `Origin` (or, without one, its `Referer`) is not the server's own
-//!   origin, a `STOA_CORS_ORIGINS` entry or `APP_URL`'s origin. Requests that
-//!   carry neither header (non-browser clients) pass: a browser always sends
-//!   `Origin` on a cross-site POST.
+//!   session. An unsafe request (POST, PUT, PATCH, DELETE) that the session
+//!   cookie authenticates is refused with 403 before any handler runs when its
+//!   `Origin` (or, without one, its `Referer`) is not the request's own origin,
+//!   a `STOA_CORS_ORIGINS` entry or `APP_URL`'s origin. The cookie
+//!   authenticates whenever the request carries it (`auth_token` or
+//!   `session_token`) and no bearer session token: the authenticator prefers a
+//!   valid cookie to an API key, and ignores `Basic` and other schemes, so an
+//!   `x-api-key` or a cached `Authorization: Basic` beside the cookie does not
+//!   exempt the request. Requests that carry neither header (non-browser
+//!   clients) pass: a browser always sends `Origin` on a cross-site POST.
+//! - **The own origin** is scheme, host and port as the client addressed
+//!   them: the `Host` header and whether the listener is TLS, or, behind
+//!   `RATE_LIMIT_TRUST_PROXY_DEPTH` proxies, the `X-Forwarded-Proto` and
+//!   `X-Forwarded-Host` entries the outermost trusted proxy wrote. Without a
+//!   configured depth those headers are ignored: anyone can send them.
+//! - **Sign-in** sets the session cookie, so a forged cross-site login would
+//!   sign the victim's browser into the attacker's account. stoa-auth's
+//!   login calls [`require_trusted_source`], which refuses an untrusted
+//!   `Origin`/`Referer` whatever the body.
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{self, HeaderName};
+use actix_web::http::header::{self, HeaderMap, HeaderName};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::web;
+use actix_web::{HttpRequest, web};
 
-use super::headers::{ALLOWED_HEADERS, API_KEY};
+use super::headers::{ALLOWED_HEADERS, bearer_session_token};
 use crate::config::HttpConfig;
 use crate::error::AppError;
 
@@ -42,6 +54,9 @@ pub struct OriginPolicy {
     cors: Vec<String>,
     /// `APP_URL`'s origin: may send cookie-authenticated writes.
     app: Option<String>,
+    /// `RATE_LIMIT_TRUST_PROXY_DEPTH`: `X-Forwarded-*` count only behind
+    /// this many proxies (0: never).
+    proxy_depth: usize,
 }
 
 impl OriginPolicy {
@@ -53,6 +68,7 @@ impl OriginPolicy {
                 .filter_map(|o| origin_of(o))
                 .collect(),
             app: http.app_url.as_deref().and_then(origin_of),
+            proxy_depth: http.trust_proxy_depth,
         }
     }
 
@@ -61,17 +77,57 @@ impl OriginPolicy {
         origin_of(origin).is_some_and(|o| self.cors.contains(&o))
     }
 
-    /// Whether a cookie-authenticated write may come from `origin`: the server's
-    /// own origin (the request's host), a CORS origin or `APP_URL`'s.
-    fn trusts(&self, origin: &str, own_host: &str) -> bool {
-        let Some(origin) = origin_of(origin) else {
+    /// Whether a cookie-authenticated write may come from `source` (an
+    /// `Origin` or `Referer` value): the request's own origin (`own`, see
+    /// [`own_origin`]), a CORS origin or `APP_URL`'s. Scheme, host and port
+    /// must all match: `http://host` is not `https://host`.
+    fn trusts(&self, source: &str, own: Option<&str>) -> bool {
+        let Some(origin) = origin_of(source) else {
             return false;
         };
-        let host = origin.split_once("://").map_or("", |(_, host)| host);
-        host.eq_ignore_ascii_case(own_host)
+        own.is_some_and(|own| own == origin)
             || self.cors.contains(&origin)
             || self.app.as_deref() == Some(origin.as_str())
     }
+
+    /// The origin the client addressed: `scheme://host[:port]`, normalized as
+    /// [`origin_of`] does. Forwarded headers count only behind a configured
+    /// proxy depth; with depth `n` the entry the `n`-th proxy from stoa (the
+    /// outermost trusted one) wrote, as for `X-Forwarded-For`.
+    fn own_origin(&self, req: &HttpRequest) -> Option<String> {
+        let headers = req.headers();
+        let forwarded = |name: &str| forwarded_entry(headers, name, self.proxy_depth);
+        let scheme = forwarded("x-forwarded-proto").unwrap_or_else(|| {
+            let tls = req.uri().scheme_str() == Some("https") || req.app_config().secure();
+            if tls { "https" } else { "http" }.to_string()
+        });
+        let host = forwarded("x-forwarded-host")
+            .or_else(|| {
+                headers
+                    .get(header::HOST)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            })
+            .or_else(|| req.uri().authority().map(|a| a.to_string()))
+            .unwrap_or_else(|| req.app_config().host().to_string());
+        origin_of(&format!("{scheme}://{host}"))
+    }
+}
+
+/// Entry `len - depth` of a comma-separated forwarded header (the left-most
+/// when there are fewer entries); `None` with depth 0 or no such header.
+fn forwarded_entry(headers: &HeaderMap, name: &str, depth: usize) -> Option<String> {
+    if depth == 0 {
+        return None;
+    }
+    let value = headers.get(name)?.to_str().ok()?;
+    let hops: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    hops.get(hops.len().saturating_sub(depth))
+        .map(|s| s.to_ascii_lowercase())
 }
 
 /// `scheme://host[:port]` of an absolute http(s) URL, lowercased; `None` for
@@ -88,7 +144,11 @@ pub fn origin_of(url: &str) -> Option<String> {
     if authority.is_empty() || authority.contains('@') {
         return None;
     }
-    Some(format!("{scheme}://{}", authority.to_ascii_lowercase()))
+    let authority = authority.to_ascii_lowercase();
+    // Browsers leave the default port out of `Origin`; a `Host` may carry it.
+    let default_port = if scheme == "https" { ":443" } else { ":80" };
+    let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
+    Some(format!("{scheme}://{authority}"))
 }
 
 fn header_str<'a>(req: &'a ServiceRequest, name: &HeaderName) -> Option<&'a str> {
@@ -126,17 +186,44 @@ fn preflight_error(req: &ServiceRequest, policy: &OriginPolicy) -> Option<AppErr
         .map(|h| AppError::bad_request(format!("CORS preflight: header `{h}` is not allowed")))
 }
 
+/// Whether the session cookie is what authenticates `req`: it carries a
+/// credential cookie and no bearer session token, which the authenticator
+/// would use instead (stoa-auth's `AuthState::authenticate`). Any other
+/// `Authorization` scheme or an API key beside the cookie does not count:
+/// the cookie still signs the request in when valid.
+pub fn cookie_authenticates(headers: &HeaderMap, has_cookie: bool) -> bool {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer_session_token)
+        .is_some();
+    has_cookie && !bearer
+}
+
 fn is_cookie_authenticated_write(req: &ServiceRequest) -> bool {
     let unsafe_method = matches!(
         *req.method(),
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
     );
-    unsafe_method
-        && !req.headers().contains_key(header::AUTHORIZATION)
-        && !req.headers().contains_key(API_KEY)
-        && CREDENTIAL_COOKIES
-            .iter()
-            .any(|name| req.cookie(name).is_some_and(|c| !c.value().is_empty()))
+    let has_cookie = CREDENTIAL_COOKIES.iter().any(|name| {
+        req.cookie(name)
+            .is_some_and(|c| !c.value().trim().is_empty())
+    });
+    unsafe_method && cookie_authenticates(req.headers(), has_cookie)
+}
+
+/// `Err(source)` when `req` names an `Origin` (or, without one, a `Referer`)
+/// the policy does not trust; `Ok` when it is trusted or names none.
+fn check_source<'a>(req: &'a HttpRequest, policy: &OriginPolicy) -> Result<(), &'a str> {
+    let header = |name: &HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let Some(source) = header(&header::ORIGIN).or_else(|| header(&header::REFERER)) else {
+        return Ok(());
+    };
+    if policy.trusts(source, policy.own_origin(req).as_deref()) {
+        Ok(())
+    } else {
+        Err(source)
+    }
 }
 
 /// Refuses a cookie-authenticated write from an untrusted origin.
@@ -144,17 +231,27 @@ fn cross_site_error(req: &ServiceRequest, policy: &OriginPolicy) -> Option<AppEr
     if !is_cookie_authenticated_write(req) {
         return None;
     }
-    let source = header_str(req, &header::ORIGIN).or_else(|| header_str(req, &header::REFERER));
-    let source = source?;
-    let own_host = req.connection_info().host().to_string();
-    if policy.trusts(source, &own_host) {
-        return None;
-    }
+    let source = check_source(req.request(), policy).err()?;
     tracing::warn!(http.origin = %source, "cross-site cookie-authenticated request refused");
     Some(AppError::new(
         StatusCode::FORBIDDEN,
         "Cross-site request refused: this origin may not act with the session cookie",
     ))
+}
+
+/// For routes that set a session (sign-in): `Err(source)` when the request
+/// names an `Origin` (or `Referer`) other than the request's own origin, a
+/// CORS origin or `APP_URL`'s. Requests naming none pass (non-browser
+/// clients). Without a registered [`OriginPolicy`] (a bare test app) only the
+/// own origin is trusted.
+pub fn require_trusted_source(req: &HttpRequest) -> Result<(), String> {
+    let fallback = OriginPolicy::default();
+    let policy = req.app_data::<web::Data<OriginPolicy>>();
+    let policy = policy.map_or(&fallback, |p| p.get_ref());
+    check_source(req, policy).map_err(|source| {
+        tracing::warn!(http.origin = %source, "cross-site sign-in refused");
+        source.to_string()
+    })
 }
 
 /// The middleware: refused preflights and cross-site writes answer a JSON error
@@ -223,16 +320,83 @@ mod tests {
     }
 
     #[test]
-    fn trust_covers_own_host_cors_and_app_url() {
+    fn trust_covers_own_origin_cors_and_app_url() {
         let policy = OriginPolicy {
             cors: vec!["https://ui.example.com".into()],
             app: Some("https://app.example.com".into()),
+            proxy_depth: 0,
         };
-        assert!(policy.trusts("https://api.example.com", "api.example.com"));
-        assert!(policy.trusts("https://ui.example.com", "api.example.com"));
-        assert!(policy.trusts("https://app.example.com/x", "api.example.com"));
-        assert!(!policy.trusts("https://evil.example", "api.example.com"));
-        assert!(!policy.trusts("null", "api.example.com"));
+        let own = Some("https://api.example.com");
+        assert!(policy.trusts("https://api.example.com", own));
+        assert!(policy.trusts("https://API.example.com:443", own));
+        assert!(policy.trusts("https://ui.example.com", own));
+        assert!(policy.trusts("https://app.example.com/x", own));
+        assert!(
+            !policy.trusts("http://api.example.com", own),
+            "scheme counts"
+        );
+        assert!(
+            !policy.trusts("https://api.example.com:8443", own),
+            "port counts"
+        );
+        assert!(!policy.trusts("https://evil.example", own));
+        assert!(!policy.trusts("null", own));
         assert!(!policy.cors_allows("https://app.example.com"));
+    }
+
+    #[test]
+    fn forwarded_headers_count_only_within_the_depth() {
+        let req = actix_web::test::TestRequest::default()
+            .insert_header(("host", "internal:8080"))
+            .insert_header(("x-forwarded-host", "evil.example, api.example.com"))
+            .insert_header(("x-forwarded-proto", "http, https"))
+            .to_http_request();
+        let at = |depth| OriginPolicy {
+            proxy_depth: depth,
+            ..OriginPolicy::default()
+        };
+        assert_eq!(
+            at(0).own_origin(&req).as_deref(),
+            Some("http://internal:8080")
+        );
+        assert_eq!(
+            at(1).own_origin(&req).as_deref(),
+            Some("https://api.example.com")
+        );
+        assert_eq!(
+            at(2).own_origin(&req).as_deref(),
+            Some("http://evil.example")
+        );
+    }
+
+    #[test]
+    fn the_cookie_authenticates_unless_a_bearer_session_token_is_sent() {
+        let with = |authorization: Option<&str>, key: bool| {
+            let mut req = actix_web::test::TestRequest::default();
+            if let Some(value) = authorization {
+                req = req.insert_header(("authorization", value.to_string()));
+            }
+            if key {
+                req = req.insert_header(("x-api-key", "omk_a.b"));
+            }
+            cookie_authenticates(req.to_http_request().headers(), true)
+        };
+        assert!(with(None, false));
+        assert!(with(Some("Basic dTpw"), false), "a cached Basic header");
+        assert!(with(None, true), "an API key beside the cookie");
+        assert!(with(Some("ApiKey omk_a.b"), false));
+        assert!(with(Some("Bearer omk_a.b"), false), "a key in bearer form");
+        assert!(with(Some("Bearer "), false));
+        assert!(
+            !with(Some("Bearer eyJ.a.b"), false),
+            "the bearer token wins"
+        );
+        assert!(!with(Some("bearer eyJ.a.b"), true));
+        assert!(!cookie_authenticates(
+            actix_web::test::TestRequest::default()
+                .to_http_request()
+                .headers(),
+            false
+        ));
     }
 }

@@ -19,8 +19,10 @@ const NOT_FROM_SCRIPTS: &[&str] = &[
     "accept-encoding",
     "access-control-request-method",
     "access-control-request-headers",
-    // Set by the reverse proxy (`STOA_TRUSTED_PROXIES`), never by a browser.
+    // Set by the reverse proxy (`RATE_LIMIT_TRUST_PROXY_DEPTH`), never by a browser.
     "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
     // Response headers the middleware inspects.
     "content-encoding",
     "retry-after",

@@ -205,9 +205,6 @@ async fn cookie_authenticated_writes_from_foreign_origins_are_refused() {
         write(Method::POST)
             .insert_header(("origin", "https://evil.example"))
             .insert_header(("authorization", "Bearer x")),
-        write(Method::POST)
-            .insert_header(("origin", "https://evil.example"))
-            .insert_header(("x-api-key", "omk_x")),
         write(Method::GET).insert_header(("origin", "https://evil.example")),
         TestRequest::post()
             .uri("/api/test/write")
@@ -219,6 +216,126 @@ async fn cookie_authenticated_writes_from_foreign_origins_are_refused() {
         assert_eq!(res.status, 200, "case {i}: {}", res.text());
     }
     assert_eq!(hits.load(Ordering::SeqCst), count);
+}
+
+/// The attacker's page posts a form to the API; the victim's browser attaches
+/// the session cookie and, for a site it once signed into with HTTP Basic,
+/// the cached `Authorization: Basic`. Whatever else a request carries, the
+/// cookie authenticates it unless a bearer session token is sent, so the
+/// guard checks it.
+#[actix_web::test]
+async fn cookie_writes_are_checked_whatever_other_credentials_they_carry() {
+    use actix_web::http::Method;
+    use std::sync::atomic::Ordering;
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = app().module(counting(hits.clone())).start().await;
+    let evil = || write(Method::POST).insert_header(("origin", "https://evil.example"));
+    let refused = [
+        (
+            "cached Basic",
+            evil().insert_header(("authorization", "Basic dTpw")),
+        ),
+        ("x-api-key", evil().insert_header(("x-api-key", "omk_a.b"))),
+        (
+            "ApiKey scheme",
+            evil().insert_header(("authorization", "ApiKey omk_a.b")),
+        ),
+        (
+            "key as bearer",
+            evil().insert_header(("authorization", "Bearer omk_a.b")),
+        ),
+        (
+            "empty bearer",
+            evil().insert_header(("authorization", "Bearer ")),
+        ),
+        (
+            "Negotiate",
+            evil().insert_header(("authorization", "Negotiate YIIB")),
+        ),
+        // The own host over the other scheme is another origin.
+        (
+            "https on an http listener",
+            write(Method::POST).insert_header(("origin", "https://localhost:8080")),
+        ),
+        // Without a configured proxy depth, forwarded headers are the
+        // client's own words.
+        (
+            "spoofed forwarded host",
+            evil()
+                .insert_header(("x-forwarded-host", "evil.example"))
+                .insert_header(("x-forwarded-proto", "https")),
+        ),
+    ];
+    for (case, req) in refused {
+        let res = app.send(req).await;
+        assert_eq!(res.status, 403, "{case}: {}", res.text());
+        assert!(res.json()["error"].as_str().unwrap().contains("Cross-site"));
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "no refused handler ran");
+
+    // The legitimate paths: a bearer session token (never the cookie), the
+    // same origin, and an API key without the cookie.
+    let allowed = [
+        evil().insert_header(("authorization", "Bearer eyJ.a.b")),
+        write(Method::POST)
+            .insert_header(("origin", "http://localhost:8080"))
+            .insert_header(("authorization", "Basic dTpw")),
+        TestRequest::post()
+            .uri("/api/test/write")
+            .insert_header(("origin", "https://evil.example"))
+            .insert_header(("x-api-key", "omk_a.b")),
+    ];
+    let count = allowed.len();
+    for (i, req) in allowed.into_iter().enumerate() {
+        let res = app.send(req).await;
+        assert_eq!(res.status, 200, "case {i}: {}", res.text());
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), count);
+}
+
+/// Behind a configured proxy, the origin the client addressed comes from the
+/// entries the trusted proxy wrote; what the client put before them does not
+/// count.
+#[actix_web::test]
+async fn forwarded_headers_count_only_behind_the_configured_proxies() {
+    use actix_web::http::Method;
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = app()
+        .module(counting(hits.clone()))
+        .http(|h| h.trust_proxy_depth = 1)
+        .start()
+        .await;
+    let proxied = |origin: &'static str, host: &'static str, proto: &'static str| {
+        write(Method::POST)
+            .insert_header(("origin", origin))
+            .insert_header(("x-forwarded-host", host))
+            .insert_header(("x-forwarded-proto", proto))
+    };
+    let res = app
+        .send(proxied(
+            "https://api.example.com",
+            "api.example.com",
+            "https",
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The client prepended its own entries; the proxy appended the real ones.
+    let res = app
+        .send(proxied(
+            "https://evil.example",
+            "evil.example, api.example.com",
+            "https, https",
+        ))
+        .await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let res = app
+        .send(proxied(
+            "http://api.example.com",
+            "api.example.com",
+            "https",
+        ))
+        .await;
+    assert_eq!(res.status, 403, "scheme counts: {}", res.text());
 }
 
 #[actix_web::test]

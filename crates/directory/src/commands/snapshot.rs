@@ -14,8 +14,8 @@ use stoa_core::command::{Actor, CommandHandler};
 use uuid::Uuid;
 
 use super::{ORGANIZATION_KIND, missing, moved_children};
-use crate::queries::rebuild_tree;
 use crate::queries::snapshots::{restore, restore_parents, snapshot};
+use crate::queries::{ensure_acyclic, rebuild_tree};
 
 /// Everything needed to put an organization back as it was.
 ///
@@ -64,6 +64,21 @@ fn to_value(s: &OrganizationSnapshot) -> Value {
     value
 }
 
+/// The parent links writing `state` back sets: the organization's own
+/// (unless the state is deleted), the children the recorded command moved
+/// given back their previous parents, and its listed children under it.
+fn restored_links(
+    state: &OrganizationSnapshot,
+    back: &HashMap<Uuid, Option<Uuid>>,
+) -> HashMap<Uuid, Option<Uuid>> {
+    let mut links = back.clone();
+    if !state.deleted {
+        links.insert(state.id, state.parent_id);
+        links.extend(state.child_ids.iter().map(|c| (*c, Some(state.id))));
+    }
+    links
+}
+
 /// Undo and redo write the tree as the routes do, for the caller of the undo
 /// now: `directory.organizations.manage` in the organization's tenant, and
 /// every organization the write involves inside the caller's scope.
@@ -108,6 +123,9 @@ impl Tracked for OrganizationSnapshot {
             .filter(|(child, _)| !self.child_ids.contains(child))
             .map(|(child, parent)| (*child, *parent))
             .collect();
+        // A state recorded before later moves can close a loop (undoing "A
+        // back under B" after B moved under A): 409 before anything is written.
+        ensure_acyclic(conn, self.tenant_id, &restored_links(self, &back)).await?;
         restore_parents(conn, &back).await?;
         restore(conn, self).await?;
         rebuild_tree(conn, self.tenant_id).await?;

@@ -23,7 +23,7 @@ pub use slugs::slugify;
 use slugs::unique_slug;
 pub(crate) use tenant::live_tenants;
 use tree::assign_children;
-pub use tree::{lock_tree, organization_tenant_of, rebuild_tree};
+pub use tree::{ensure_acyclic, lock_tree, organization_tenant_of, rebuild_tree};
 
 type Result<T> = std::result::Result<T, DirectoryError>;
 

@@ -78,12 +78,64 @@ pub(super) async fn assign_children(
     Ok(())
 }
 
-/// Recomputes `root_id`, `depth` and `ancestor_ids` for the tenant's live
-/// organizations from their `parent_id`s, writing only rows that changed. A
-/// missing parent or a cycle makes a node a root.
 /// `(id, parent_id, root_id, depth, ancestor_ids)` of one organization.
 type TreeRow = (Uuid, Option<Uuid>, Uuid, i32, Vec<Uuid>);
 
+/// An organization on a parent loop in `parents` (`None` when the links form
+/// a forest). Links to organizations missing from the map end a chain.
+fn organization_on_a_cycle(parents: &HashMap<Uuid, Option<Uuid>>) -> Option<Uuid> {
+    // Nodes whose chain is known to reach a root (or a missing parent).
+    let mut settled: HashSet<Uuid> = HashSet::new();
+    for &start in parents.keys() {
+        let mut walk = Vec::new();
+        let mut on_walk = HashSet::new();
+        let mut current = Some(start);
+        while let Some(id) = current {
+            if settled.contains(&id) || !parents.contains_key(&id) {
+                break;
+            }
+            if !on_walk.insert(id) {
+                return Some(id);
+            }
+            walk.push(id);
+            current = parents.get(&id).copied().flatten();
+        }
+        settled.extend(walk);
+    }
+    None
+}
+
+/// 409 when the tenant's live organizations, with `moves` applied (an
+/// organization → its new parent; `None` = a root), would form a parent loop.
+/// Undo and redo call it before writing a recorded state back: a state
+/// recorded before a later move can close a loop the forward checks never
+/// saw.
+pub async fn ensure_acyclic(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    moves: &HashMap<Uuid, Option<Uuid>>,
+) -> Result<()> {
+    let mut parents: HashMap<Uuid, Option<Uuid>> = organizations::table
+        .filter(organizations::tenant_id.eq(tenant))
+        .filter(organizations::deleted_at.is_null())
+        .select((organizations::id, organizations::parent_id))
+        .load::<(Uuid, Option<Uuid>)>(conn)
+        .await?
+        .into_iter()
+        .collect();
+    parents.extend(moves.iter().map(|(id, parent)| (*id, *parent)));
+    match organization_on_a_cycle(&parents) {
+        Some(_) => Err(DirectoryError::TreeCycle),
+        None => Ok(()),
+    }
+}
+
+/// Recomputes `root_id`, `depth` and `ancestor_ids` for the tenant's live
+/// organizations from their `parent_id`s, writing only rows that changed. A
+/// missing parent makes a node a root. A parent loop is refused (409): every
+/// write ends here, and the stored tree has none (this rebuild never stores
+/// one), so a loop is the current write's; making its organizations roots
+/// would silently cut them and everything below them loose.
 pub async fn rebuild_tree(conn: &mut AsyncPgConnection, tenant: Uuid) -> Result<()> {
     let rows: Vec<TreeRow> = organizations::table
         .filter(organizations::tenant_id.eq(tenant))
@@ -98,6 +150,9 @@ pub async fn rebuild_tree(conn: &mut AsyncPgConnection, tenant: Uuid) -> Result<
         .load(conn)
         .await?;
     let parents: HashMap<Uuid, Option<Uuid>> = rows.iter().map(|r| (r.0, r.1)).collect();
+    if organization_on_a_cycle(&parents).is_some() {
+        return Err(DirectoryError::TreeCycle);
+    }
     for (id, parent, root, depth, ancestors) in &rows {
         let path = ancestor_path(*id, &parents);
         let new_root = <[Uuid]>::first(&path).copied().unwrap_or(*id);
@@ -161,5 +216,28 @@ mod tests {
         assert_eq!(ancestor_path(d, &parents), Vec::<Uuid>::new());
         let looped = HashMap::from([(a, Some(b)), (b, Some(a))]);
         assert_eq!(ancestor_path(a, &looped), Vec::<Uuid>::new());
+    }
+
+    #[test]
+    fn loops_are_found_and_forests_pass() {
+        let id = Uuid::from_u128;
+        let forest = HashMap::from([
+            (id(1), None),
+            (id(2), Some(id(1))),
+            (id(3), Some(id(2))),
+            (id(4), Some(id(9))),
+        ]);
+        assert_eq!(organization_on_a_cycle(&forest), None);
+        let own_parent = HashMap::from([(id(1), Some(id(1)))]);
+        assert_eq!(organization_on_a_cycle(&own_parent), Some(id(1)));
+        // A loop high up, with a branch hanging below it.
+        let looped = HashMap::from([
+            (id(1), Some(id(3))),
+            (id(2), Some(id(1))),
+            (id(3), Some(id(2))),
+            (id(4), Some(id(3))),
+            (id(5), None),
+        ]);
+        assert!(organization_on_a_cycle(&looped).is_some());
     }
 }

@@ -26,9 +26,13 @@ fn check_allowed(ctx: &AuthContext, org: Option<Uuid>) -> AppResult<()> {
     }
 }
 
-/// An organization the caller cannot see answers 404, as an unknown one.
-fn check_visible(ctx: &AuthContext, id: Uuid) -> AppResult<()> {
-    if ctx.can_see_organization(id) || ctx.is_super_admin() {
+/// An organization outside the caller's allowed scope answers 404, as an
+/// unknown one. The allowed scope, not the selection: selecting an
+/// organization narrows what lists show, never what the caller may write (a
+/// tenant admin at home in one branch edits the root-level organization it
+/// just created).
+fn check_writable(ctx: &AuthContext, id: Uuid) -> AppResult<()> {
+    if ctx.may_write_organization(Some(id)) {
         Ok(())
     } else {
         Err(AppError::new(StatusCode::NOT_FOUND, "Not found"))
@@ -57,15 +61,15 @@ pub async fn create(
     .await
 }
 
-/// A partial update of an organization of `tenant` the caller sees; a new
-/// parent must be inside the caller's scope.
+/// A partial update of an organization of `tenant` inside the caller's
+/// allowed scope; a new parent must be inside it too.
 pub async fn update(
     db: &Db,
     ctx: &AuthContext,
     tenant: Uuid,
     input: UpdateOrganization,
 ) -> AppResult<Operation> {
-    check_visible(ctx, input.id)?;
+    check_writable(ctx, input.id)?;
     if let Some(Some(parent)) = input.parent_id {
         check_allowed(ctx, Some(parent))?;
     }
@@ -80,9 +84,9 @@ pub async fn update(
     Ok(op)
 }
 
-/// Soft-deletes an organization of `tenant` the caller sees.
+/// Soft-deletes an organization of `tenant` inside the caller's allowed scope.
 pub async fn delete(db: &Db, ctx: &AuthContext, tenant: Uuid, id: Uuid) -> AppResult<Operation> {
-    check_visible(ctx, id)?;
+    check_writable(ctx, id)?;
     let actor = ctx.actor();
     let (_, op) = db
         .transaction::<_, AppError, _>(|conn| {

@@ -1,8 +1,10 @@
 //! Sidebar preferences: the caller's or a role's, read, saved (with copies to
 //! and removals from roles) and deleted.
 
+use std::sync::Arc;
+
 use diesel_async::AsyncPgConnection;
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, RoleDirectory};
 use stoa_core::{AppError, AppResult};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -23,6 +25,24 @@ async fn tenant_role(conn: &mut AsyncPgConnection, ctx: &AuthContext, id: Uuid) 
     Ok(queries::tenant_role(conn, id, tenant)
         .await?
         .ok_or(PreferencesError::RoleNotFound)?)
+}
+
+/// The grant boundary of a role-scoped write: a role's preference (its
+/// navigation labels, order and hidden pages) is part of how its holders see
+/// the product, so only a caller who could grant the role may set it — one
+/// holding every feature it grants, inside the caller's organizations, and a
+/// super admin for a super-admin role (`stoa_acl::grants::check_roles`, 403).
+async fn may_write_for_roles(
+    conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
+    ctx: &AuthContext,
+    ids: &[Uuid],
+) -> AppResult<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let grants = roles.role_grants(conn, ids).await?;
+    stoa_acl::grants::check_roles(ctx, &grants)
 }
 
 /// The roles list of a response: the tenant's roles for managers, else empty.
@@ -177,6 +197,7 @@ async fn save_for_user(
     let actor = ctx.actor();
     let locale = command.scope.locale;
     let caller = ctx.clone();
+    let directory = Arc::clone(&state.roles);
     let (saved, roles) = state
         .db
         .transaction::<_, AppError, _>(|conn| {
@@ -188,6 +209,7 @@ async fn save_for_user(
                     .copied()
                     .collect();
                 check_known_roles(conn, command.scope.tenant_id, &wanted).await?;
+                may_write_for_roles(conn, &*directory, &caller, &wanted).await?;
                 let (saved, _) = stoa_core::command::execute(conn, &actor, command).await?;
                 let roles = roles_for(conn, &caller, locale).await?;
                 Ok((saved, roles))
@@ -218,12 +240,15 @@ async fn save_for_role(
 ) -> AppResult<PreferenceUpdated> {
     let actor = ctx.actor();
     let caller = ctx.clone();
+    let directory = Arc::clone(&state.roles);
     let (stored, roles) = state
         .db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
+                let role = tenant_role(conn, &caller, role_id).await?;
+                may_write_for_roles(conn, &*directory, &caller, &[role]).await?;
                 let command = SaveRolePreference {
-                    role: tenant_role(conn, &caller, role_id).await?,
+                    role,
                     tenant: caller.tenant()?,
                     locale,
                     settings,
@@ -258,11 +283,13 @@ pub async fn delete_role(
 ) -> AppResult<RolePreferenceDeleted> {
     let actor = ctx.actor();
     let caller = ctx.clone();
+    let directory = Arc::clone(&state.roles);
     state
         .db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
                 let role = tenant_role(conn, &caller, role_id).await?;
+                may_write_for_roles(conn, &*directory, &caller, &[role]).await?;
                 let tenant = caller.tenant()?;
                 if let Some(before) =
                     queries::role_preference(conn, role, tenant, locale, true).await?

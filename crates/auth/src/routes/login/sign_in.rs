@@ -37,7 +37,7 @@ fn valid_email(email: &str) -> bool {
         (status = 200, body = LoginResponse, description = "Signed in; `auth_token` cookie set"),
         (status = 400, body = ErrorBody, description = "`{ok:false,error}`: invalid form"),
         (status = 401, body = ErrorBody, description = "`{ok:false,error}`: invalid credentials"),
-        (status = 403, body = ErrorBody, description = "`{ok:false,error}`: the user lacks the required role"),
+        (status = 403, body = ErrorBody, description = "`{ok:false,error}`: the user lacks the required role, or (`code: cross_site_login`) the form was posted from an untrusted origin"),
         (status = 409, body = ErrorBody, description = "`{ok:false,error,code:\"tenant_required\",tenantIds}`: the password opens accounts in several tenants; send `tenantId`"),
         (status = 429, body = ErrorBody, description = "Too many failed attempts (`Retry-After`)"),
     )
@@ -58,6 +58,9 @@ async fn sign_in(
 ) -> AppResult<HttpResponse> {
     let ip = ip_of(req, state);
     *quota = limits::login_address(state, &ip).peek();
+    // Before anything else: a forged cross-site form must not sign the
+    // victim's browser in (docs/security.md, "Sign-in comes from our pages").
+    stoa_core::http::require_trusted_source(req).map_err(|_| AuthError::CrossSiteLogin)?;
     let form: LoginForm = parse_form(req, body, AuthError::InvalidLoginForm)?;
     let email = normalize_email(form.email.as_deref().unwrap_or(""));
     let layers = limits::login(state, &ip, &email);

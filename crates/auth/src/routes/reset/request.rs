@@ -13,9 +13,11 @@ use crate::routes::{State, ip_of, parse_form};
 use crate::state::AuthState;
 
 /// Requests a password reset link. Always answers `{ok:true}`, whether or not
-/// the account exists, after the same work: one statement stores the token and
-/// the message (in `mail_outbox`) when the account exists. With SMTP the
-/// message is sent after the answer, never while the client waits.
+/// the account exists, before looking for it: the input, the rate limits and
+/// the origin are checked, then the answer goes out while one statement
+/// stores the token and the message (in `mail_outbox`) for an existing
+/// account behind it (`stoa_core::behind`), so known and unknown e-mails cost
+/// the client the same. With SMTP the message is sent after that too.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body(content = ResetForm, content_type = "application/x-www-form-urlencoded"),
@@ -39,7 +41,7 @@ pub async fn request_reset(
 
 async fn request(
     req: &HttpRequest,
-    state: &AuthState,
+    state: &web::Data<AuthState>,
     body: &[u8],
     quota: &mut Option<Quota>,
 ) -> AppResult<HttpResponse> {
@@ -73,6 +75,6 @@ async fn request(
     {
         return Err(AuthError::InvalidOrigin.into());
     }
-    crate::service::reset::request(state, &app_url, &email).await?;
+    crate::service::reset::request_behind(state, app_url, email);
     Ok(HttpResponse::Ok().json(OkTrue { ok: true }))
 }
