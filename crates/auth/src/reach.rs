@@ -32,6 +32,12 @@ fn home_inside(allowed: &[Uuid], home: Option<Uuid>) -> bool {
     home.is_none_or(|h| allowed.contains(&h))
 }
 
+/// The organizations a restricted caller may reach, when an ACL that grants
+/// something is being written (`None`: nothing to check).
+fn restriction(ctx: &AuthContext, grants_something: bool) -> Option<&[Uuid]> {
+    ctx.organization_restriction().filter(|_| grants_something)
+}
+
 /// 403 unless the ACL of role `role` scoped to `organizations` stays inside
 /// the caller's organizations for every live holder of the role.
 pub async fn role_scope(
@@ -41,12 +47,9 @@ pub async fn role_scope(
     organizations: Option<&[Uuid]>,
     grants_something: bool,
 ) -> Result<(), AppError> {
-    let Some(allowed) = ctx.organization_restriction() else {
+    let Some(allowed) = restriction(ctx, grants_something) else {
         return Ok(());
     };
-    if !grants_something {
-        return Ok(());
-    }
     match organizations {
         None => Err(outside("This role")),
         Some(list) if !list.is_empty() => {
@@ -84,12 +87,9 @@ pub fn user_scope(
     organizations: Option<&[Uuid]>,
     grants_something: bool,
 ) -> Result<(), AppError> {
-    let Some(allowed) = ctx.organization_restriction() else {
+    let Some(allowed) = restriction(ctx, grants_something) else {
         return Ok(());
     };
-    if !grants_something {
-        return Ok(());
-    }
     let inside = match organizations {
         None => false,
         Some([]) => home_inside(allowed, user.organization_id),

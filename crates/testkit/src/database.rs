@@ -120,6 +120,14 @@ async fn database_exists(conn: &mut AsyncPgConnection, name: &str) -> bool {
         .expect("query pg_database")
 }
 
+/// Seconds since the epoch (0 if the clock is before it).
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
 /// Creates the template once per migrations hash, across processes.
 async fn ensure_template(server: &str) -> String {
     let name = format!("stoa_tpl_{}", migrations_hash());
@@ -163,12 +171,27 @@ async fn ensure_template(server: &str) -> String {
             "mark the template",
         )
         .await;
-        // Templates of older migration sets are dead weight now.
+        exec(
+            &mut conn,
+            format!(
+                "COMMENT ON DATABASE {name} IS 'stoa test template built at {}'",
+                unix_now()
+            ),
+            "date the template",
+        )
+        .await;
+        // Templates of older migration sets are dead weight now, once they
+        // are a day old: a younger one may belong to another checkout whose
+        // tests run at this moment against the same server (another branch,
+        // another migration set), and dropping it would fail them.
         let stale = diesel::sql_query(
-            "SELECT datname FROM pg_database WHERE datname LIKE 'stoa_tpl_%' AND datname <> $1 \
-             AND datname NOT LIKE '%_building'",
+            "SELECT datname FROM pg_database d WHERE datname LIKE 'stoa_tpl_%' AND datname <> $1 \
+             AND datname NOT LIKE '%_building' \
+             AND coalesce(substring(shobj_description(d.oid, 'pg_database') \
+                 FROM 'built at ([0-9]+)')::bigint, 0) < $2",
         )
         .bind::<Text, _>(&name)
+        .bind::<diesel::sql_types::BigInt, _>(unix_now() - 24 * 3600)
         .load::<Name>(&mut conn)
         .await
         .unwrap_or_default();
