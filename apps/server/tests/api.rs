@@ -9,6 +9,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod cli;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod context;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod hardening;
     pub mod openapi;
 }

@@ -150,3 +150,40 @@ pub trait RoleDirectory: Send + Sync + 'static {
 pub trait Accounts: UserDirectory + AclResolver + RoleDirectory {}
 
 impl<T: UserDirectory + AclResolver + RoleDirectory> Accounts for T {}
+
+/// Who put work on the queue: the scope a job keeps, resolved again when it
+/// runs (`stoa_progress::JobContext::creator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Creator {
+    pub tenant_id: Uuid,
+    /// The organization the creator's writes went to (`None` = every
+    /// organization the creator may see).
+    pub organization_id: Option<Uuid>,
+    /// The user (`None` for an API key acting on its own).
+    pub user_id: Option<Uuid>,
+    pub api_key_id: Option<Uuid>,
+}
+
+/// Why a creator can no longer act (deleted, deactivated, key revoked,
+/// tenant or organization out of reach): the job ends with this message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CreatorGone(pub String);
+
+/// Rebuilds the [`crate::AuthContext`] of a job's creator when the job runs:
+/// its current grants in the job's tenant, with the job's organization
+/// selected. stoa-auth implements it (users; API keys through
+/// stoa-api-keys), so a job handler needs neither crate.
+pub trait CreatorResolver: Send + Sync + 'static {
+    /// The creator as it stands now, or [`CreatorGone`]. Inside a
+    /// transaction the rows the answer rests on (the user, its role links,
+    /// role and user ACLs; a key) are locked `FOR SHARE`, so a demotion or a
+    /// deletion made meanwhile waits for the transaction to end: nothing the
+    /// transaction writes under the answer lands after the demotion. The
+    /// write guards are not attached (the caller holds the registry).
+    fn resolve_creator<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        creator: Creator,
+    ) -> BoxFuture<'a, Result<Result<crate::AuthContext, CreatorGone>, AppError>>;
+}

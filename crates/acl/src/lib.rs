@@ -30,8 +30,12 @@ pub mod provision;
 pub mod read_log;
 mod registry;
 mod scope;
+pub mod services;
 
-pub use accounts::{Accounts, AclResolver, RoleDirectory, UserDirectory, UserRef};
+pub use accounts::{
+    Accounts, AclResolver, Creator, CreatorGone, CreatorResolver, RoleDirectory, UserDirectory,
+    UserRef,
+};
 pub use context::{
     ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,
     CredentialKind, Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER,
@@ -45,3 +49,4 @@ pub use organizations::OrganizationDirectory;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::{Scope, foreign_tenant, out_of_scope};
+pub use services::Services;

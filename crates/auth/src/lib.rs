@@ -15,6 +15,7 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod creators;
 pub mod dto;
 pub mod error;
 pub mod grant_sync;
@@ -48,6 +49,7 @@ use stoa_core::rate_limit::RateLimiter;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use config::AuthConfig;
+pub use creators::PgCreators;
 pub use error::AuthError;
 pub use interfaces::PgAccounts;
 pub use state::AuthState;
