@@ -97,6 +97,17 @@ impl From<diesel::result::Error> for TxError {
 }
 
 impl JobContext {
+    /// A context for `job` that cannot act as its creator (tests driving
+    /// units by hand); the workers build theirs with the module context.
+    pub fn new(db: Db, job: Job) -> Self {
+        Self {
+            db,
+            job,
+            creators: None,
+            guards: WriteGuards::default(),
+        }
+    }
+
     pub fn payload(&self) -> &Value {
         &self.job.payload
     }
