@@ -1,4 +1,4 @@
-//! The CLI's commands: `migrate`, `grants sync`, `init`, `serve`, `worker`,
+//! The CLI's commands: `migrate`, `grants sync`, `seed sync`, `init`, `serve`, `worker`,
 //! `openapi`. The hidden benchmark and seeding commands are in `bench`.
 
 use std::net::SocketAddr;
@@ -26,8 +26,8 @@ pub enum CommandError {
     Other(String),
 }
 
-/// `stoa migrate`: applies pending migrations, then syncs default grants;
-/// idempotent.
+/// `stoa migrate`: applies pending migrations, then syncs default grants and
+/// module seed data; idempotent.
 pub async fn migrate(config: &Config) -> Result<(), CommandError> {
     let applied = run_migrations(config.db.url.expose()).await?;
     if applied.is_empty() {
@@ -37,7 +37,27 @@ pub async fn migrate(config: &Config) -> Result<(), CommandError> {
             println!("migrations: applied {version}");
         }
     }
-    sync_grants(config).await
+    sync_grants(config).await?;
+    sync_seeds(config).await
+}
+
+/// `stoa seed sync`: runs the module seeders existing tenants have not had
+/// yet, once each (`stoa_directory::seed_sync`).
+pub async fn sync_seeds(config: &Config) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
+    let mut conn = db
+        .conn()
+        .await
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    let report = stoa_directory::seed_sync::sync(&mut conn, &registry)
+        .await
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    println!(
+        "seeds: {} seeder run(s) for existing tenants, {} recorded without running",
+        report.seeded, report.recorded
+    );
+    Ok(())
 }
 
 /// `stoa grants sync`: gives existing tenants' built-in roles the registry's

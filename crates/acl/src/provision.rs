@@ -35,6 +35,8 @@ pub struct NewTenant {
     pub tenant_id: Uuid,
     /// The root organization.
     pub organization_id: Uuid,
+    /// Its first users; empty when `stoa seed sync` seeds a tenant that
+    /// existed before the seeder.
     pub users: Vec<FirstUser>,
 }
 
@@ -46,6 +48,13 @@ pub trait TenantSeeder: Send + Sync {
     /// module data at the default 100, so it may refer to the roles.
     fn order(&self) -> i32 {
         100
+    }
+    /// Whether tenants created before the seeder was registered get its
+    /// data from `stoa seed sync` (once; default yes). A seeder of what only
+    /// a brand-new tenant can have (its first users) says no: the sync then
+    /// only records it as done.
+    fn syncs_existing(&self) -> bool {
+        true
     }
     fn seed<'a>(
         &'a self,

@@ -83,6 +83,11 @@ impl TenantSeeder for AccountsSeeder {
         0
     }
 
+    /// First users and default roles belong to provisioning only.
+    fn syncs_existing(&self) -> bool {
+        false
+    }
+
     fn seed<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,
