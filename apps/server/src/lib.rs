@@ -89,6 +89,7 @@ pub fn services(
         registry,
         accounts,
         creators,
+        onboarding: Arc::new(stoa_auth::PgOnboarding::new(auth)),
         // The tenant and organization interface (stoa_acl::organizations),
         // so modules need not depend on stoa-directory.
         organizations: Arc::new(stoa_directory::PgDirectory),
@@ -207,8 +208,12 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
 /// In-process event subscribers (modules append theirs, built from the
 /// module context). Events nobody subscribes to are logged at debug level
 /// and marked delivered.
-pub fn subscribers(_services: &Services) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
-    vec![Arc::new(stoa_core::command::outbox::LogSubscriber)]
+pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
+    vec![
+        Arc::new(stoa_core::command::outbox::LogSubscriber),
+        // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
+        Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
+    ]
 }
 
 /// Every job handler (modules append theirs, built from the module

@@ -33,8 +33,8 @@ mod scope;
 pub mod services;
 
 pub use accounts::{
-    Accounts, AclResolver, Creator, CreatorGone, CreatorResolver, RoleDirectory, UserDirectory,
-    UserRef,
+    Accounts, AclResolver, Creator, CreatorGone, CreatorResolver, IssuedSession, Onboarding,
+    RoleDirectory, UserDirectory, UserRef,
 };
 pub use context::{
     ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,

@@ -21,6 +21,9 @@ use crate::registry::Registry;
 /// A first user of a new tenant.
 #[derive(Clone, Debug)]
 pub struct FirstUser {
+    /// Chosen before provisioning, so the caller knows the user it created
+    /// ([`NewTenant::user_ids`]).
+    pub id: Uuid,
     /// Normalised (trimmed, lower-cased).
     pub email: String,
     /// Already hashed; `None` = the user must be invited or reset.
@@ -38,6 +41,13 @@ pub struct NewTenant {
     /// Its first users; empty when `stoa seed sync` seeds a tenant that
     /// existed before the seeder.
     pub users: Vec<FirstUser>,
+}
+
+impl NewTenant {
+    /// The ids of the first users provisioning created, in order.
+    pub fn user_ids(&self) -> Vec<Uuid> {
+        self.users.iter().map(|u| u.id).collect()
+    }
 }
 
 /// Seeds a module's initial data into a new tenant.

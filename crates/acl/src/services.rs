@@ -19,7 +19,9 @@ use stoa_core::outbound::Outbound;
 use stoa_core::storage::Storage;
 use stoa_mail::Mailer;
 
-use crate::accounts::{Accounts, AclResolver, CreatorResolver, RoleDirectory, UserDirectory};
+use crate::accounts::{
+    Accounts, AclResolver, CreatorResolver, Onboarding, RoleDirectory, UserDirectory,
+};
 use crate::organizations::OrganizationDirectory;
 use crate::registry::Registry;
 
@@ -35,12 +37,16 @@ pub struct Services {
     pub accounts: Arc<dyn Accounts>,
     /// A job's creator, resolved again when the job runs.
     pub creators: Arc<dyn CreatorResolver>,
+    /// Password policy and hashing, first users and their sessions.
+    pub onboarding: Arc<dyn Onboarding>,
     /// Tenants and organizations (stoa-directory's `PgDirectory`).
     pub organizations: Arc<dyn OrganizationDirectory>,
     pub storage: Storage,
     pub outbound: Outbound,
     /// Secrets at rest (`STOA_ENCRYPTION_KEY`).
     pub keys: Arc<KeyRing>,
+    /// Sends at once; mail that must follow a commit is queued with
+    /// `stoa_mail::queue` and delivered by the outbox (`MailSubscriber`).
     pub mailer: Arc<dyn Mailer>,
 }
 
@@ -49,7 +55,7 @@ impl Services {
     /// extracts: `web::Data<Db>`, `web::Data<Registry>`, `web::Data<Storage>`,
     /// `web::Data<Outbound>`, `web::Data<KeyRing>`, `web::Data<dyn Mailer>`,
     /// `web::Data<dyn UserDirectory>` (and `AclResolver`, `RoleDirectory`,
-    /// `CreatorResolver`, `OrganizationDirectory`) and `web::Data<Services>`.
+    /// `CreatorResolver`, `Onboarding`, `OrganizationDirectory`) and `web::Data<Services>`.
     pub fn configurator(&self) -> ApiConfigurator {
         let db = web::Data::new(self.db.clone());
         let registry = web::Data::from(self.registry.clone());
@@ -61,6 +67,7 @@ impl Services {
         let acl: web::Data<dyn AclResolver> = web::Data::from(as_acl(&self.accounts));
         let roles: web::Data<dyn RoleDirectory> = web::Data::from(as_roles(&self.accounts));
         let creators: web::Data<dyn CreatorResolver> = web::Data::from(self.creators.clone());
+        let onboarding: web::Data<dyn Onboarding> = web::Data::from(self.onboarding.clone());
         let organizations: web::Data<dyn OrganizationDirectory> =
             web::Data::from(self.organizations.clone());
         let services = web::Data::new(self.clone());
@@ -75,6 +82,7 @@ impl Services {
                 .app_data(acl.clone())
                 .app_data(roles.clone())
                 .app_data(creators.clone())
+                .app_data(onboarding.clone())
                 .app_data(organizations.clone())
                 .app_data(services.clone());
         })

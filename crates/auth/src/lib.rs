@@ -26,6 +26,7 @@ pub mod invite;
 pub mod limits;
 pub mod lock;
 pub mod nav;
+pub mod onboarding;
 pub mod operations;
 pub mod password;
 pub mod queries;
@@ -52,6 +53,7 @@ pub use config::AuthConfig;
 pub use creators::PgCreators;
 pub use error::AuthError;
 pub use interfaces::PgAccounts;
+pub use onboarding::PgOnboarding;
 pub use state::AuthState;
 
 pub const MODULE: ModuleInfo = ModuleInfo {

@@ -232,14 +232,15 @@ pub fn services(db: &Db, registry: stoa_acl::Registry) -> stoa_acl::Services {
         "postgres://tests@127.0.0.1:1/none".to_string(),
     )]);
     let config = stoa_core::Config::from_vars(&vars).unwrap_or_else(|e| panic!("{e}"));
-    let outbound = stoa_core::outbound::Outbound::new(&config.outbound)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outbound =
+        stoa_core::outbound::Outbound::new(&config.outbound).unwrap_or_else(|e| panic!("{e}"));
     stoa_acl::Services {
         db: db.clone(),
         config: Arc::new(config),
         registry: Arc::new(registry),
         accounts: Arc::new(crate::PgAccounts),
         creators: Arc::new(crate::PgCreators::new()),
+        onboarding: Arc::new(crate::PgOnboarding::new(&AuthConfig::for_tests())),
         organizations: Arc::new(stoa_directory::PgDirectory),
         storage: stoa_core::storage::Storage::memory(),
         outbound,

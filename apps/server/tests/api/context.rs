@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
-use stoa_acl::accounts::{AclResolver, CreatorResolver, RoleDirectory, UserDirectory};
+use stoa_acl::accounts::{AclResolver, CreatorResolver, Onboarding, RoleDirectory, UserDirectory};
 use stoa_acl::{OrganizationDirectory, Registry, Services};
 use stoa_auth::AuthConfig;
 use stoa_core::crypto::KeyRing;
@@ -31,6 +31,7 @@ async fn uses_everything(
     _acl: web::Data<dyn AclResolver>,
     _roles: web::Data<dyn RoleDirectory>,
     _creators: web::Data<dyn CreatorResolver>,
+    _onboarding: web::Data<dyn Onboarding>,
     _organizations: web::Data<dyn OrganizationDirectory>,
     _services: web::Data<Services>,
 ) -> HttpResponse {
@@ -109,4 +110,61 @@ fn the_document_and_the_workers_use_the_same_context() {
     unique.sort_unstable();
     unique.dedup();
     assert_eq!(unique.len(), kinds.len(), "a job kind is handled twice");
+}
+
+#[derive(diesel::QueryableByName)]
+struct Sent {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    recipient: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    body: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    html: Option<String>,
+}
+
+#[actix_web::test]
+async fn mail_queued_in_a_transaction_is_sent_after_commit_and_never_after_a_rollback() {
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    use stoa_core::AppError;
+    use stoa_mail::Mail;
+
+    let app = stoa_testkit::app().start().await;
+    let services = stoa_server::test_services(&app.db).unwrap();
+    let mut conn = app.db.conn().await.unwrap();
+    let welcome = Mail::text("founder@initech.com", "Welcome", "Hello in text")
+        .with_html("<p>Hello in <b>HTML</b></p>");
+    conn.transaction::<_, AppError, _>(async |conn| stoa_mail::queue(conn, &welcome, None).await)
+        .await
+        .unwrap();
+    let lost = Mail::text("ghost@initech.com", "Never", "rolled back");
+    let rolled_back = conn
+        .transaction::<(), AppError, _>(async |conn| {
+            stoa_mail::queue(conn, &lost, None).await?;
+            Err(AppError::bad_request("the sign-up failed"))
+        })
+        .await;
+    assert!(rolled_back.is_err());
+    // Nothing is sent before the dispatcher delivers.
+    let sent = || async {
+        let mut conn = app.db.conn().await.unwrap();
+        diesel::sql_query("SELECT recipient, body, html FROM mail_outbox ORDER BY created_at")
+            .load::<Sent>(&mut *conn)
+            .await
+            .unwrap()
+    };
+    assert!(sent().await.is_empty());
+    let dispatcher = stoa_core::command::outbox::Dispatcher::new(
+        app.db.clone(),
+        stoa_server::subscribers(&services),
+    );
+    assert_eq!(
+        dispatcher.run_once().await.unwrap(),
+        1,
+        "one event committed"
+    );
+    let sent = sent().await;
+    assert_eq!(sent.len(), 1, "only the committed message");
+    assert_eq!(sent[0].recipient, "founder@initech.com");
+    assert_eq!(sent[0].body, "Hello in text");
+    assert_eq!(sent[0].html.as_deref(), Some("<p>Hello in <b>HTML</b></p>"));
 }

@@ -46,6 +46,7 @@ pub async fn request(state: &AuthState, app_url: &str, email: &str) -> AppResult
             to,
             subject: subject.into(),
             body,
+            html: None,
         };
         actix_web::rt::spawn(async move {
             if let Err(err) = mailer.send(mail).await {

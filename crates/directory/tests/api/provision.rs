@@ -185,8 +185,8 @@ async fn seed_sync_gives_older_tenants_a_new_seeder_once_and_never_re_adds_delet
     );
     let with_module = registry();
     // Initech is provisioned with the module: seeded there, and recorded.
-    let initech = stoa_auth::testing::seed_tenant_with(&app.db, &with_module, "Initech", "initech.com")
-        .await;
+    let initech =
+        stoa_auth::testing::seed_tenant_with(&app.db, &with_module, "Initech", "initech.com").await;
     assert_eq!(seeded_organizations(&app.db, initech.tenant_id).await, 1);
 
     let report = stoa_directory::seed_sync::sync(&mut conn, &with_module)

@@ -66,7 +66,10 @@ fn touch(
     Box::pin(async move {
         let mut report = UnitReport::ok();
         if !creator.has("progress.update") {
-            report.fail(item.to_string(), "the creator no longer holds progress.update");
+            report.fail(
+                item.to_string(),
+                "the creator no longer holds progress.update",
+            );
             return Ok(report);
         }
         let entry = LogEntry {
@@ -166,27 +169,19 @@ struct EntryRow {
 async fn run(how: Demotion) -> (Run, Uuid) {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let user = user_with_features(
-        &app.db,
-        &acme,
-        "bulk@acme.com",
-        &["progress.*"],
-        None,
-        None,
-    )
-    .await;
+    let user =
+        user_with_features(&app.db, &acme, "bulk@acme.com", &["progress.*"], None, None).await;
     let calls = Arc::new(AtomicUsize::new(0));
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_progress::register(&mut registry).unwrap();
     registry.add_write_guard(Arc::new(Counting(calls.clone())));
     let services = stoa_auth::testing::services(&app.db, registry);
-    let caller = AuthContext::for_user(acme.tenant_id, acme.organization_id, user).with_acl(
-        ResolvedAcl {
+    let caller =
+        AuthContext::for_user(acme.tenant_id, acme.organization_id, user).with_acl(ResolvedAcl {
             features: vec!["progress.*".into()],
             selected_organization_id: Some(acme.organization_id),
             ..Default::default()
-        },
-    );
+        });
     let queued = {
         let mut conn = app.db.conn().await.unwrap();
         enqueue_job_with(
@@ -202,7 +197,8 @@ async fn run(how: Demotion) -> (Run, Uuid) {
         demotion: how,
         waited: waited.clone(),
     });
-    let workers = Workers::new(app.db.clone(), vec![handler], config(5_000)).with_services(&services);
+    let workers =
+        Workers::new(app.db.clone(), vec![handler], config(5_000)).with_services(&services);
     assert!(workers.run_one().await.unwrap());
     let mut conn = app.db.conn().await.unwrap();
     let progress = service::get(&mut conn, queued.progress_job_id)
@@ -235,7 +231,10 @@ async fn run(how: Demotion) -> (Run, Uuid) {
 #[actix_web::test]
 async fn a_creator_demoted_while_the_job_runs_fails_the_items_after_the_demotion() {
     let (run, user) = run(Demotion::Revoke).await;
-    assert_eq!(run.waited, 1, "the demotion waited for the unit that held the grants");
+    assert_eq!(
+        run.waited, 1,
+        "the demotion waited for the unit that held the grants"
+    );
     assert_eq!(run.status, "completed");
     // Unit 0 wrote as the creator, through the registry's guards; units 1
     // and 2 ran after the demotion and wrote nothing.
@@ -251,7 +250,10 @@ async fn a_creator_demoted_while_the_job_runs_fails_the_items_after_the_demotion
 #[actix_web::test]
 async fn a_creator_deleted_while_the_job_runs_ends_the_job_for_good() {
     let (run, user) = run(Demotion::Delete).await;
-    assert_eq!(run.waited, 1, "the deletion waited for the unit that held the user");
+    assert_eq!(
+        run.waited, 1,
+        "the deletion waited for the unit that held the user"
+    );
     assert_eq!(run.status, "failed");
     let error = run.error.unwrap_or_default();
     assert!(
@@ -266,11 +268,12 @@ async fn a_creator_deleted_while_the_job_runs_ends_the_job_for_good() {
 async fn a_job_without_a_module_context_cannot_act_as_anyone() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let caller = AuthContext::for_user(acme.tenant_id, acme.organization_id, acme.admin)
-        .with_acl(ResolvedAcl {
+    let caller = AuthContext::for_user(acme.tenant_id, acme.organization_id, acme.admin).with_acl(
+        ResolvedAcl {
             features: vec!["*".into()],
             ..Default::default()
-        });
+        },
+    );
     let queued = {
         let mut conn = app.db.conn().await.unwrap();
         enqueue_job_with(
