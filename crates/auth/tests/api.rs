@@ -18,7 +18,6 @@ mod api {
     pub mod login;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod login_limits;
-    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod onboarding;
     pub mod profile;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

@@ -108,7 +108,7 @@ pub async fn sync(
                     users: Vec::new(),
                 };
                 seeder.seed(conn, registry, &tenant).await?;
-                record(conn, row.tenant_id, &[row.seeder_id.clone()]).await?;
+                record(conn, row.tenant_id, std::slice::from_ref(&row.seeder_id)).await?;
                 seeded += 1;
             }
         }
