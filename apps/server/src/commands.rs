@@ -1,4 +1,4 @@
-//! The CLI's commands: `migrate`, `grants sync`, `init`, `serve`, `worker`,
+//! The CLI's commands: `migrate`, `grants sync`, `seed sync`, `init`, `serve`, `worker`,
 //! `openapi`. The hidden benchmark and seeding commands are in `bench`.
 
 use std::net::SocketAddr;
@@ -26,8 +26,8 @@ pub enum CommandError {
     Other(String),
 }
 
-/// `stoa migrate`: applies pending migrations, then syncs default grants;
-/// idempotent.
+/// `stoa migrate`: applies pending migrations, then syncs default grants and
+/// module seed data; idempotent.
 pub async fn migrate(config: &Config) -> Result<(), CommandError> {
     let applied = run_migrations(config.db.url.expose()).await?;
     if applied.is_empty() {
@@ -37,7 +37,27 @@ pub async fn migrate(config: &Config) -> Result<(), CommandError> {
             println!("migrations: applied {version}");
         }
     }
-    sync_grants(config).await
+    sync_grants(config).await?;
+    sync_seeds(config).await
+}
+
+/// `stoa seed sync`: runs the module seeders existing tenants have not had
+/// yet, once each (`stoa_directory::seed_sync`).
+pub async fn sync_seeds(config: &Config) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
+    let mut conn = db
+        .conn()
+        .await
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    let report = stoa_directory::seed_sync::sync(&mut conn, &registry)
+        .await
+        .map_err(|e| CommandError::Other(e.to_string()))?;
+    println!(
+        "seeds: {} seeder run(s) for existing tenants, {} recorded without running",
+        report.seeded, report.recorded
+    );
+    Ok(())
 }
 
 /// `stoa grants sync`: gives existing tenants' built-in roles the registry's
@@ -110,10 +130,10 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         );
     }
     let encryption = std::sync::Arc::new(encryption);
-    let modules = crate::modules(&db, auth, encryption.clone()).map_err(CommandError::Other)?;
+    let services = build_services(&db, &config, &auth, encryption.clone())?;
+    let modules = crate::modules(&services, auth).map_err(CommandError::Other)?;
     let api_keys = modules.api_keys;
-    let mut configurators = modules.configurators;
-    configurators.push(io_data(&config)?);
+    let configurators = modules.configurators;
     let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators)
         .with_access(modules.access)
         .with_reads(modules.reads);
@@ -142,11 +162,11 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     // Events are delivered after commit by the outbox dispatcher.
     let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
         db.clone(),
-        crate::subscribers(),
+        crate::subscribers(&services),
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     start_workers(
-        &db,
+        &services,
         stoa_progress::WorkerConfig::from_env()?,
         crate::job_schedules()?,
     );
@@ -195,23 +215,20 @@ pub fn openapi() -> Result<String, CommandError> {
         .map_err(|e| CommandError::Other(e.to_string()))
 }
 
-/// Builds the outbound HTTP clients and the object store once (a bad
-/// setting or an unwritable `STOA_DATA_DIR` stops start-up) and shares them
-/// with every module as app data: handlers take `web::Data<Outbound>` /
-/// `web::Data<Storage>`.
-fn io_data(config: &Config) -> Result<stoa_core::http::ApiConfigurator, CommandError> {
-    let outbound = web::Data::new(
-        stoa_core::outbound::Outbound::new(&config.outbound)
-            .map_err(|e| CommandError::Other(e.to_string()))?,
-    );
-    let storage = web::Data::new(
-        stoa_core::storage::Storage::from_config(&config.storage, &config.outbound)
-            .map_err(|e| CommandError::Other(e.to_string()))?,
-    );
+/// Builds the module context once (`crate::services`): the object store
+/// from `STOA_DATA_DIR` / `STOA_S3_*` (an unwritable directory or a bad
+/// setting stops start-up), the outbound clients, the mailer and the
+/// account interfaces, shared by the routes, the workers and the dispatcher.
+fn build_services(
+    db: &Db,
+    config: &Config,
+    auth: &AuthConfig,
+    keys: std::sync::Arc<stoa_core::crypto::KeyRing>,
+) -> Result<stoa_acl::Services, CommandError> {
+    let storage = stoa_core::storage::Storage::from_config(&config.storage, &config.outbound)
+        .map_err(|e| CommandError::Other(e.to_string()))?;
     tracing::info!(storage.kind = storage.kind(), "object storage ready");
-    Ok(std::sync::Arc::new(move |cfg| {
-        cfg.app_data(outbound.clone()).app_data(storage.clone());
-    }))
+    crate::services(db, config.clone(), auth, keys, storage).map_err(CommandError::Other)
 }
 
 /// Encrypts the push tokens not yet under the current key (see
@@ -233,7 +250,7 @@ async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::K
 /// Starts the queue's workers on the current runtime: one loop keeping up to
 /// `config.count` jobs in flight and enqueuing due recurring jobs.
 fn start_workers(
-    db: &Db,
+    services: &stoa_acl::Services,
     config: stoa_progress::WorkerConfig,
     schedules: Vec<stoa_progress::Schedule>,
 ) {
@@ -241,10 +258,7 @@ fn start_workers(
     if count == 0 {
         return;
     }
-    let workers = std::sync::Arc::new(
-        stoa_progress::Workers::new(db.clone(), crate::job_handlers(), config)
-            .with_schedules(schedules),
-    );
+    let workers = std::sync::Arc::new(crate::workers(services, config, schedules));
     actix_web::rt::spawn(workers.run());
     tracing::info!(count, "job workers started");
 }
@@ -253,13 +267,20 @@ fn start_workers(
 /// serving HTTP, until SIGINT/SIGTERM.
 pub async fn worker(config: Config) -> Result<(), CommandError> {
     let db = Db::connect(&config.db)?;
+    let (keys, _) = stoa_core::crypto::KeyRing::from_env()?;
+    let services = build_services(
+        &db,
+        &config,
+        &AuthConfig::from_env()?,
+        std::sync::Arc::new(keys),
+    )?;
     let mut workers = stoa_progress::WorkerConfig::from_env()?;
     workers.count = workers.count.max(1);
     let count = workers.count;
-    start_workers(&db, workers, crate::job_schedules()?);
+    start_workers(&services, workers, crate::job_schedules()?);
     let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
         db,
-        crate::subscribers(),
+        crate::subscribers(&services),
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     println!("stoa worker: {count} worker(s) running");

@@ -6,12 +6,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use stoa_acl::{AccessMatrix, Registry, RegistryError};
+use stoa_acl::{AccessMatrix, Accounts, Registry, RegistryError, Services};
 use stoa_auth::{AuthConfig, AuthState};
+use stoa_core::Config;
 use stoa_core::command::CommandRegistry;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator, ReadCache};
+use stoa_core::outbound::Outbound;
+use stoa_core::storage::Storage;
 
 pub mod bench;
 pub mod commands;
@@ -55,14 +58,75 @@ pub fn commands() -> CommandRegistry {
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
-/// Every module's routes, in mount order. Each new module crate adds its
-/// `configure` here (and its features to [`registry`]).
-pub fn configurators(
+/// Builds every shared service once: the one module context that
+/// [`modules`], the workers, the outbox dispatcher, the tests and the
+/// OpenAPI document all use (`stoa_acl::Services`). `storage` is built by the
+/// caller (`Storage::from_config` in `serve`, memory in tests); the mailer
+/// follows `SMTP_URL` / `MAIL_FROM` of `auth`.
+pub fn services(
     db: &Db,
+    config: Config,
+    auth: &AuthConfig,
+    keys: Arc<KeyRing>,
+    storage: Storage,
+) -> Result<Services, String> {
+    let registry = Arc::new(registry().map_err(|e| e.to_string())?);
+    // The account interfaces (stoa_acl::accounts) other modules use instead
+    // of depending on stoa-auth.
+    let accounts: Arc<dyn Accounts> = Arc::new(stoa_auth::PgAccounts);
+    // Job creators: users by stoa-auth, API keys by stoa-api-keys (which
+    // resolves the key's creating user through stoa-auth's resolver).
+    let users = Arc::new(stoa_auth::PgCreators::new());
+    let keys_creators = Arc::new(stoa_api_keys::KeyCreators::new(accounts.clone(), users));
+    let creators = Arc::new(stoa_auth::PgCreators::new().with_api_keys(keys_creators));
+    let outbound = Outbound::new(&config.outbound).map_err(|e| e.to_string())?;
+    let mailer = stoa_mail::mailer(
+        db.clone(),
+        auth.smtp_url.as_ref().map(|s| s.expose()),
+        &auth.mail_from,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Services {
+        db: db.clone(),
+        config: Arc::new(config),
+        registry,
+        accounts,
+        creators,
+        onboarding: Arc::new(stoa_auth::PgOnboarding::new(auth)),
+        // The tenant and organization interface (stoa_acl::organizations),
+        // so modules need not depend on stoa-directory.
+        organizations: Arc::new(stoa_directory::PgDirectory),
+        storage,
+        outbound,
+        keys,
+        mailer,
+    })
+}
+
+/// [`services`] for tests and the OpenAPI document: memory storage, a fixed
+/// key ring, the development auth settings (mail goes to `mail_outbox`).
+pub fn test_services(db: &Db) -> Result<Services, String> {
+    let vars = std::collections::HashMap::from([(
+        "DATABASE_URL".to_string(),
+        "postgres://docs@127.0.0.1:1/none".to_string(),
+    )]);
+    let config = Config::from_vars(&vars).map_err(|e| e.to_string())?;
+    let keys = Arc::new(KeyRing::new(&[7; 32], &[]));
+    services(
+        db,
+        config,
+        &AuthConfig::for_tests(),
+        keys,
+        Storage::memory(),
+    )
+}
+
+/// Every module's routes, in mount order (see [`modules`]).
+pub fn configurators(
+    services: &Services,
     auth: AuthConfig,
-    encryption: Arc<KeyRing>,
 ) -> Result<Vec<ApiConfigurator>, String> {
-    modules(db, auth, encryption).map(|m| m.configurators)
+    modules(services, auth).map(|m| m.configurators)
 }
 
 /// The mounted modules and the per-process services the server runs beside
@@ -77,28 +141,32 @@ pub struct Modules {
     pub reads: Arc<dyn ReadCache>,
 }
 
-/// Builds every module (see [`configurators`]). `encryption` protects
-/// secrets at rest (devices' push tokens).
-pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Modules, String> {
-    let registry = Arc::new(registry().map_err(|e| e.to_string())?);
-    // The account interfaces (stoa_acl::accounts) other modules use instead
-    // of depending on stoa-auth.
-    let accounts = Arc::new(stoa_auth::PgAccounts);
-    // The tenant and organization interface (stoa_acl::organizations), so
-    // modules need not depend on stoa-directory.
-    let organizations = Arc::new(stoa_directory::PgDirectory);
+/// Builds every module from the module context. The first configurator
+/// registers every shared service as app data (`Services::configurator`),
+/// so a handler extracting one finds it wherever the modules are mounted.
+/// Each new module crate adds its `configure` here (and its features to
+/// [`registry`]).
+pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String> {
+    let db = &services.db;
+    let accounts = services.accounts.clone();
     let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone(), accounts.clone());
     let preferences = stoa_preferences::PreferencesState::new(
         db.clone(),
         auth.jwt_secret.expose(),
         accounts.clone(),
     );
-    let auth = AuthState::new(db.clone(), auth, registry.clone()).map_err(|e| e.to_string())?;
+    let mut auth =
+        AuthState::new(db.clone(), auth, services.registry.clone()).map_err(|e| e.to_string())?;
+    auth.mailer = services.mailer.clone();
     let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
-    let access = Arc::new(AccessMatrix::new(registry.operations(), auth.clone()));
+    let access = Arc::new(AccessMatrix::new(
+        services.registry.operations(),
+        auth.clone(),
+    ));
     let reads = Arc::new(auth.reads());
     Ok(Modules {
         configurators: vec![
+            services.configurator(),
             Arc::new(stoa_auth::configure(auth)),
             Arc::new(stoa_preferences::configure(preferences)),
             Arc::new(stoa_directory::configure),
@@ -107,8 +175,14 @@ pub fn modules(db: &Db, auth: AuthConfig, encryption: Arc<KeyRing>) -> Result<Mo
                 accounts.clone(),
             )),
             Arc::new(stoa_progress::configure),
-            Arc::new(stoa_devices::configure(encryption, accounts.clone())),
-            Arc::new(stoa_api_keys::configure(accounts, organizations)),
+            Arc::new(stoa_devices::configure(
+                services.keys.clone(),
+                accounts.clone(),
+            )),
+            Arc::new(stoa_api_keys::configure(
+                accounts,
+                services.organizations.clone(),
+            )),
         ],
         api_keys,
         access,
@@ -125,22 +199,30 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
         Duration::from_millis(1),
     )
     .map_err(|e| e.to_string())?;
-    // Nor a key: the document's app serves no request, so it never encrypts.
-    let encryption = Arc::new(KeyRing::new(&[0; 32], &[]));
-    let modules = modules(&db, AuthConfig::for_tests(), encryption)?;
+    // The document's app serves no request: test services (memory storage,
+    // a fixed key) build the same routes as `serve`.
+    let services = test_services(&db)?;
+    let modules = modules(&services, AuthConfig::for_tests())?;
     let mut doc = stoa_core::http::openapi_doc(&modules.configurators, stoa_core::BUILD_VERSION);
     modules.access.document(&mut doc);
     Ok(doc)
 }
 
-/// In-process event subscribers (modules append theirs). Events nobody
-/// subscribes to are logged at debug level and marked delivered.
-pub fn subscribers() -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
-    vec![Arc::new(stoa_core::command::outbox::LogSubscriber)]
+/// In-process event subscribers (modules append theirs, built from the
+/// module context). Events nobody subscribes to are logged at debug level
+/// and marked delivered.
+pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
+    vec![
+        Arc::new(stoa_core::command::outbox::LogSubscriber),
+        // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
+        Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
+    ]
 }
 
-/// Every job handler (modules append theirs).
-pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+/// Every job handler (modules append theirs, built from the module
+/// context). The workers that run them get the context too
+/// ([`workers`]), so a handler can act as its job's creator.
+pub fn job_handlers(_services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
     let mut handlers = stoa_progress::handlers();
     handlers.extend(stoa_audit_logs::retention::handlers());
     handlers
@@ -153,4 +235,16 @@ pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config
     let mut schedules = stoa_progress::schedules();
     schedules.push(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedule());
     Ok(schedules)
+}
+
+/// The queue's workers of this process, with every module's handlers and
+/// the module context (creators re-resolved, write guards attached).
+pub fn workers(
+    services: &Services,
+    config: stoa_progress::WorkerConfig,
+    schedules: Vec<stoa_progress::Schedule>,
+) -> stoa_progress::Workers {
+    stoa_progress::Workers::new(services.db.clone(), job_handlers(services), config)
+        .with_services(services)
+        .with_schedules(schedules)
 }

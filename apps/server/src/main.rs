@@ -22,7 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Apply pending database migrations, then sync default grants (idempotent).
+    /// Apply pending database migrations, then sync default grants and module
+    /// seed data (idempotent).
     Migrate,
     /// Give existing tenants' built-in roles the default grants of modules added
     /// since they were created (never re-adding one an administrator revoked).
@@ -86,8 +87,8 @@ enum Command {
         #[arg(long, default_value_t = 100_000)]
         count: i64,
     },
-    /// Seed benchmark data into the demo tenant (`stoa init --demo` first);
-    /// each module seeds its own tables.
+    /// Give existing tenants the seed data of modules added since they were
+    /// created (`seed sync`), or seed benchmark data into the demo tenant.
     #[command(subcommand)]
     Seed(Seed),
     /// Print the OpenAPI document as JSON.
@@ -108,10 +109,15 @@ enum Command {
     },
 }
 
-/// Benchmark data; the server only dispatches, every module seeds its own
-/// tables (`stoa_auth::seed`, `stoa_directory::seed`, `stoa_audit_logs::seed`).
+/// Seed data: the modules' per-tenant data for existing tenants, and
+/// benchmark data. The server only dispatches; every module seeds its own
+/// tables (`stoa_directory::seed_sync`, `stoa_auth::seed`,
+/// `stoa_directory::seed`, `stoa_audit_logs::seed`).
 #[derive(Subcommand)]
 enum Seed {
+    /// Run the module seeders existing tenants have not had yet, once each
+    /// (also run by `migrate`); what an administrator deleted is not re-added.
+    Sync,
     /// Add `count` users (`user000001@bench.acme.com`, ...) over ten new
     /// branches of the demo organization, each holding the `employee` role.
     Users {
@@ -193,6 +199,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
                 demo,
             };
             one_thread_runtime()?.block_on(commands::init(&config, request))
+        }
+        Command::Seed(Seed::Sync) => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(commands::sync_seeds(&config))
         }
         Command::Seed(Seed::ActionLogs { count, mutations })
         | Command::BenchAudit { count, mutations } => {

@@ -8,6 +8,8 @@ mod api {
     pub mod authorization;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod cli;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod context;
     pub mod docs;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod hardening;

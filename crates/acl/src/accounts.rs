@@ -150,3 +150,98 @@ pub trait RoleDirectory: Send + Sync + 'static {
 pub trait Accounts: UserDirectory + AclResolver + RoleDirectory {}
 
 impl<T: UserDirectory + AclResolver + RoleDirectory> Accounts for T {}
+
+/// Who put work on the queue: the scope a job keeps, resolved again when it
+/// runs (`stoa_progress::JobContext::creator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Creator {
+    pub tenant_id: Uuid,
+    /// The organization the creator's writes went to (`None` = every
+    /// organization the creator may see).
+    pub organization_id: Option<Uuid>,
+    /// The user (`None` for an API key acting on its own).
+    pub user_id: Option<Uuid>,
+    pub api_key_id: Option<Uuid>,
+}
+
+/// Why a creator can no longer act (deleted, deactivated, key revoked,
+/// tenant or organization out of reach): the job ends with this message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CreatorGone(pub String);
+
+/// Rebuilds the [`crate::AuthContext`] of a job's creator when the job runs:
+/// its current grants in the job's tenant, with the job's organization
+/// selected. stoa-auth implements it (users; API keys through
+/// stoa-api-keys), so a job handler needs neither crate.
+pub trait CreatorResolver: Send + Sync + 'static {
+    /// The creator as it stands now, or [`CreatorGone`]. Inside a
+    /// transaction the rows the answer rests on (the user, its role links,
+    /// role and user ACLs; a key) are locked `FOR SHARE`, so a demotion or a
+    /// deletion made meanwhile waits for the transaction to end: nothing the
+    /// transaction writes under the answer lands after the demotion. The
+    /// write guards are not attached (the caller holds the registry).
+    fn resolve_creator<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        creator: Creator,
+    ) -> BoxFuture<'a, Result<Result<crate::AuthContext, CreatorGone>, AppError>>;
+}
+
+/// A session opened for a user without a login (onboarding's first user).
+#[derive(Clone, Debug)]
+pub struct IssuedSession {
+    pub user_id: Uuid,
+    /// The signed access token (`auth_token`).
+    pub access_token: String,
+    /// The raw refresh (session) token (`session_token`); only its hash is
+    /// stored.
+    pub session_token: String,
+}
+
+/// What onboarding (self-service sign-up) needs of accounts: the password
+/// policy and hashing, whether an e-mail is taken, the first user of the new
+/// tenant (provisioned through [`crate::NewTenant`]) and a session for it.
+pub trait Onboarding: Send + Sync + 'static {
+    /// `Err(message)` naming every rule of the password policy `password`
+    /// breaks.
+    fn check_password(&self, password: &str) -> Result<(), String>;
+
+    /// Hashes `password` (argon2id, off the async threads) once it passes
+    /// the policy (400 naming the rules otherwise).
+    fn hash_password<'a>(&'a self, password: &'a str) -> BoxFuture<'a, Result<String, AppError>>;
+
+    /// Whether `password` matches `hash` (constant time, off the async
+    /// threads).
+    fn verify_password<'a>(
+        &'a self,
+        password: &'a str,
+        hash: &'a str,
+    ) -> BoxFuture<'a, Result<bool, AppError>>;
+
+    /// Whether a live (not deleted) user of any tenant has `email`
+    /// (compared trimmed and case-insensitively).
+    fn email_taken<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        email: &'a str,
+    ) -> BoxFuture<'a, Result<bool, AppError>>;
+
+    /// The first user of a tenant being provisioned: the e-mail normalised
+    /// and checked (400 when it is not an address), a fresh id
+    /// ([`crate::NewTenant::user_ids`] lists it once provisioned).
+    fn first_user(
+        &self,
+        email: &str,
+        password_hash: Option<String>,
+        role: &'static str,
+    ) -> Result<crate::FirstUser, AppError>;
+
+    /// Opens a session for the live user `user_id` on `conn` (the caller's
+    /// transaction: a rollback leaves no session) and signs its access token.
+    fn issue_session<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        user_id: Uuid,
+    ) -> BoxFuture<'a, Result<IssuedSession, AppError>>;
+}

@@ -30,9 +30,13 @@ pub mod provision;
 pub mod read_log;
 mod registry;
 mod scope;
+pub mod services;
 pub mod slots;
 
-pub use accounts::{Accounts, AclResolver, RoleDirectory, UserDirectory, UserRef};
+pub use accounts::{
+    Accounts, AclResolver, Creator, CreatorGone, CreatorResolver, IssuedSession, Onboarding,
+    RoleDirectory, UserDirectory, UserRef,
+};
 pub use context::{
     ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,
     CredentialKind, Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER,
@@ -46,6 +50,7 @@ pub use organizations::OrganizationDirectory;
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::{Scope, foreign_tenant, out_of_scope};
+pub use services::Services;
 pub use slots::{
     AiTool, AnalyticsField, AnalyticsSource, FieldKind, RuleEntity, RuleField, RuleFieldKind,
     ToolCall, ToolHandler, ToolKind, WidgetDef, WidgetSize,

@@ -21,6 +21,9 @@ use crate::registry::Registry;
 /// A first user of a new tenant.
 #[derive(Clone, Debug)]
 pub struct FirstUser {
+    /// Chosen before provisioning, so the caller knows the user it created
+    /// ([`NewTenant::user_ids`]).
+    pub id: Uuid,
     /// Normalised (trimmed, lower-cased).
     pub email: String,
     /// Already hashed; `None` = the user must be invited or reset.
@@ -35,7 +38,16 @@ pub struct NewTenant {
     pub tenant_id: Uuid,
     /// The root organization.
     pub organization_id: Uuid,
+    /// Its first users; empty when `stoa seed sync` seeds a tenant that
+    /// existed before the seeder.
     pub users: Vec<FirstUser>,
+}
+
+impl NewTenant {
+    /// The ids of the first users provisioning created, in order.
+    pub fn user_ids(&self) -> Vec<Uuid> {
+        self.users.iter().map(|u| u.id).collect()
+    }
 }
 
 /// Seeds a module's initial data into a new tenant.
@@ -46,6 +58,13 @@ pub trait TenantSeeder: Send + Sync {
     /// module data at the default 100, so it may refer to the roles.
     fn order(&self) -> i32 {
         100
+    }
+    /// Whether tenants created before the seeder was registered get its
+    /// data from `stoa seed sync` (once; default yes). A seeder of what only
+    /// a brand-new tenant can have (its first users) says no: the sync then
+    /// only records it as done.
+    fn syncs_existing(&self) -> bool {
+        true
     }
     fn seed<'a>(
         &'a self,

@@ -39,17 +39,17 @@ use crate::secret;
 
 /// What the per-request check reads.
 #[derive(Queryable)]
-struct LiveKey {
-    id: Uuid,
-    key_hash: String,
-    tenant_id: Uuid,
-    organization_id: Option<Uuid>,
-    role_ids: Vec<Uuid>,
-    creator_key_ids: Vec<Uuid>,
-    creator_user_id: Uuid,
-    creator_tenant_id: Option<Uuid>,
-    creator_organization_id: Option<Uuid>,
-    version: Option<i64>,
+pub(crate) struct LiveKey {
+    pub(crate) id: Uuid,
+    pub(crate) key_hash: String,
+    pub(crate) tenant_id: Uuid,
+    pub(crate) organization_id: Option<Uuid>,
+    pub(crate) role_ids: Vec<Uuid>,
+    pub(crate) creator_key_ids: Vec<Uuid>,
+    pub(crate) creator_user_id: Uuid,
+    pub(crate) creator_tenant_id: Option<Uuid>,
+    pub(crate) creator_organization_id: Option<Uuid>,
+    pub(crate) version: Option<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -266,7 +266,7 @@ struct ChainKey {
 /// The key's ACL bounded by its creators; `None` when a key of its creator
 /// chain is gone (deleting a key deletes the keys made through it, so this
 /// is a safety net).
-async fn resolve(
+pub(crate) async fn resolve(
     acl: &dyn AclResolver,
     conn: &mut AsyncPgConnection,
     key: &LiveKey,

@@ -11,6 +11,7 @@
 pub mod authenticator;
 pub mod commands;
 pub mod config;
+pub mod creators;
 pub mod error;
 pub mod model;
 pub mod operations;
@@ -30,6 +31,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use authenticator::ApiKeyAuthenticator;
 pub use config::ApiKeysConfig;
+pub use creators::KeyCreators;
 pub use error::ApiKeysError;
 
 pub const MODULE: ModuleInfo = ModuleInfo {

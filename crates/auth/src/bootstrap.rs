@@ -83,6 +83,11 @@ impl TenantSeeder for AccountsSeeder {
         0
     }
 
+    /// First users and default roles belong to provisioning only.
+    fn syncs_existing(&self) -> bool {
+        false
+    }
+
     fn seed<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,
@@ -96,6 +101,7 @@ impl TenantSeeder for AccountsSeeder {
             for first in &tenant.users {
                 let user: Uuid = diesel::insert_into(users::table)
                     .values((
+                        users::id.eq(first.id),
                         users::tenant_id.eq(tenant.tenant_id),
                         users::organization_id.eq(tenant.organization_id),
                         users::email.eq(&first.email),
@@ -210,6 +216,7 @@ pub async fn init(
                 let users = accounts
                     .iter()
                     .map(|(email, role)| FirstUser {
+                        id: Uuid::new_v4(),
                         email: email.clone(),
                         password_hash: Some(hash.clone()),
                         role,
@@ -222,18 +229,12 @@ pub async fn init(
                     users,
                 };
                 let new = provision_tenant(conn, &registry, request).await?;
-                let (tenant, organization) = (new.tenant_id, new.organization_id);
-                let first_user: Option<Uuid> = users::table
-                    .filter(users::tenant_id.eq(tenant))
-                    .filter(users::email.eq(&email))
-                    .select(users::id)
-                    .first(conn)
-                    .await
-                    .optional()?;
+                // The super admin is the first of the first users.
+                let first_user = new.users.iter().map(|u| u.id).next().unwrap_or_default();
                 Ok(InitOutcome {
-                    tenant_id: tenant,
-                    organization_id: organization,
-                    user_id: first_user.unwrap_or_default(),
+                    tenant_id: new.tenant_id,
+                    organization_id: new.organization_id,
+                    user_id: first_user,
                     demo_accounts: if req.demo {
                         accounts.clone()
                     } else {

@@ -91,6 +91,7 @@ pub async fn send_invitation(
              Open this link within {hours} hours to choose your password:\n{app_url}/reset/{token}\n\n\
              If you did not expect this invitation, ignore this message."
         ),
+        html: None,
     };
     match state.mailer.send(mail).await {
         Ok(()) => None,

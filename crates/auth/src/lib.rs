@@ -15,6 +15,7 @@ pub mod bootstrap;
 pub mod cache;
 pub mod commands;
 pub mod config;
+pub mod creators;
 pub mod dto;
 pub mod error;
 pub mod grant_sync;
@@ -25,6 +26,7 @@ pub mod invite;
 pub mod limits;
 pub mod lock;
 pub mod nav;
+pub mod onboarding;
 pub mod operations;
 pub mod password;
 pub mod queries;
@@ -48,8 +50,10 @@ use stoa_core::rate_limit::RateLimiter;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use config::AuthConfig;
+pub use creators::PgCreators;
 pub use error::AuthError;
 pub use interfaces::PgAccounts;
+pub use onboarding::PgOnboarding;
 pub use state::AuthState;
 
 pub const MODULE: ModuleInfo = ModuleInfo {

@@ -221,3 +221,30 @@ pub async fn organization(db: &Db, tenant: Uuid, parent: Uuid, name: &str) -> Uu
         .await
         .unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// A module context (`stoa_acl::Services`) for tests of one crate: this
+/// database, `registry`, stoa-auth's accounts and job creators (users; API
+/// keys are the server's wiring), memory storage, a fixed key ring and the
+/// outbox mailer. The server's own tests use `stoa_server::test_services`.
+pub fn services(db: &Db, registry: stoa_acl::Registry) -> stoa_acl::Services {
+    let vars = std::collections::HashMap::from([(
+        "DATABASE_URL".to_string(),
+        "postgres://tests@127.0.0.1:1/none".to_string(),
+    )]);
+    let config = stoa_core::Config::from_vars(&vars).unwrap_or_else(|e| panic!("{e}"));
+    let outbound =
+        stoa_core::outbound::Outbound::new(&config.outbound).unwrap_or_else(|e| panic!("{e}"));
+    stoa_acl::Services {
+        db: db.clone(),
+        config: Arc::new(config),
+        registry: Arc::new(registry),
+        accounts: Arc::new(crate::PgAccounts),
+        creators: Arc::new(crate::PgCreators::new()),
+        onboarding: Arc::new(crate::PgOnboarding::new(&AuthConfig::for_tests())),
+        organizations: Arc::new(stoa_directory::PgDirectory),
+        storage: stoa_core::storage::Storage::memory(),
+        outbound,
+        keys: Arc::new(stoa_core::crypto::KeyRing::new(&[7; 32], &[])),
+        mailer: Arc::new(stoa_mail::OutboxMailer::new(db.clone())),
+    }
+}

@@ -21,6 +21,7 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod login_limits;
     pub mod names;
+    pub mod onboarding;
     pub mod profile;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod reset;

@@ -21,6 +21,7 @@ pub mod queries;
 pub mod routes;
 pub mod schema;
 pub mod seed;
+pub mod seed_sync;
 pub mod service;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};

@@ -3,7 +3,7 @@
 //! On the caller's connection (inside its transaction): the tenant, its root
 //! organization, then every module's [`stoa_acl::TenantSeeder`] — stoa-auth's
 //! creates the default roles with every module's default grants and the first
-//! users. `stoa init` and `POST /directory/tenants` (later onboarding) call it,
+//! users — recorded in the seed ledger ([`crate::seed_sync`]). `stoa init` and `POST /directory/tenants` (later onboarding) call it,
 //! so a tenant made through the API is usable at once.
 
 use diesel_async::AsyncPgConnection;
@@ -60,5 +60,7 @@ pub async fn provision_tenant(
         users: request.users,
     };
     stoa_acl::seed_tenant(conn, registry, &tenant).await?;
+    // The seeders ran: `stoa seed sync` never runs them again for it.
+    crate::seed_sync::record_tenant(conn, registry, tenant_id).await?;
     Ok(tenant)
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
-use lettre::message::Mailbox;
+use lettre::message::{Mailbox, MultiPart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use stoa_core::db::Db;
 
@@ -25,15 +25,42 @@ diesel::table! {
         status -> Text,
         error -> Nullable<Text>,
         created_at -> Timestamptz,
+        html -> Nullable<Text>,
     }
 }
 
-/// One plain-text message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One message: a text body, and optionally an HTML one (sent as
+/// `multipart/alternative`, text first).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mail {
     pub to: String,
     pub subject: String,
+    /// The text body.
     pub body: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+}
+
+impl Mail {
+    /// A text-only message.
+    pub fn text(
+        to: impl Into<String>,
+        subject: impl Into<String>,
+        body: impl Into<String>,
+    ) -> Self {
+        Self {
+            to: to.into(),
+            subject: subject.into(),
+            body: body.into(),
+            html: None,
+        }
+    }
+
+    /// The same message with an HTML body beside the text one.
+    pub fn with_html(mut self, html: impl Into<String>) -> Self {
+        self.html = Some(html.into());
+        self
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +70,10 @@ pub enum MailError {
     #[error("cannot send mail: {0}")]
     Send(String),
 }
+
+pub mod queue;
+
+pub use queue::{MAIL_EVENT, MailSubscriber, queue};
 
 /// Something that delivers mail.
 pub trait Mailer: Send + Sync {
@@ -72,6 +103,7 @@ async fn record(
             mail_outbox::recipient.eq(&mail.to),
             mail_outbox::subject.eq(&mail.subject),
             mail_outbox::body.eq(&mail.body),
+            mail_outbox::html.eq(&mail.html),
             mail_outbox::status.eq(status),
             mail_outbox::error.eq(error),
         ))
@@ -131,12 +163,18 @@ impl Mailer for SmtpMailer {
                 .to
                 .parse()
                 .map_err(|e: lettre::address::AddressError| MailError::Send(e.to_string()))?;
-            let message = Message::builder()
+            let builder = Message::builder()
                 .from(self.from.clone())
                 .to(to)
-                .subject(&mail.subject)
-                .body(mail.body.clone())
-                .map_err(|e| MailError::Send(e.to_string()))?;
+                .subject(&mail.subject);
+            let message = match &mail.html {
+                Some(html) => builder.multipart(MultiPart::alternative_plain_html(
+                    mail.body.clone(),
+                    html.clone(),
+                )),
+                None => builder.body(mail.body.clone()),
+            }
+            .map_err(|e| MailError::Send(e.to_string()))?;
             match self.transport.send(message).await {
                 Ok(_) => record(&self.db, &mail, "sent", None).await,
                 Err(err) => {

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use stoa_acl::{RoleDirectory, UserDirectory};
+use stoa_acl::{Accounts, RoleDirectory, UserDirectory};
 use stoa_core::db::Db;
 
 use crate::consents::ConsentKey;
@@ -30,7 +30,7 @@ impl PreferencesState {
     /// The state over `db`, deriving the consent key from `secret` (the JWT
     /// secret, `STOA_JWT_SECRET`, under the consent key's own label), with
     /// `accounts` as the user and role directory.
-    pub fn new<A: UserDirectory + RoleDirectory>(db: Db, secret: &str, accounts: Arc<A>) -> Self {
+    pub fn new(db: Db, secret: &str, accounts: Arc<dyn Accounts>) -> Self {
         Self {
             db,
             consent_key: ConsentKey::derive(secret),

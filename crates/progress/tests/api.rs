@@ -8,6 +8,8 @@ mod api {
     pub mod bulk;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod collection;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod creator;
     pub mod endpoints;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod lists;

@@ -93,8 +93,11 @@ fn expired(user: uuid::Uuid, tenant: uuid::Uuid) -> String {
 async fn every_operation_answers_only_the_callers_it_declares() {
     let app = stoa_testkit::app()
         .server_with(|db| {
-            let modules =
-                stoa_server::modules(db, AuthConfig::for_tests(), test_key_ring()).unwrap();
+            let modules = stoa_server::modules(
+                &stoa_server::test_services(db).unwrap(),
+                AuthConfig::for_tests(),
+            )
+            .unwrap();
             (modules.configurators, Some(modules.access))
         })
         .reads_with(stoa_auth::testing::reads)
@@ -163,6 +166,7 @@ async fn every_operation_answers_only_the_callers_it_declares() {
                 res.text().chars().take(160).collect::<String>()
             ),
         );
+        missing_data(&mut failures, row, &res, "tenant B's admin");
         let refused = matches!(status, 400 | 403 | 404 | 409 | 422);
         let answered_ok = res.status.is_success() || res.status.is_redirection();
         if !(refused || answered_ok) || (answered_ok && !leaked.is_empty()) {
@@ -216,6 +220,7 @@ async fn every_operation_answers_only_the_callers_it_declares() {
         let token = token_for(&app.db, user).await;
         let probe = call(&doc, &row.path, &row.method, &records, Fill::Required);
         let res = send(&app, &Caller::Bearer(&token), &probe).await;
+        missing_data(&mut failures, row, &res, "a holder of its features");
         let extra = res.status == 403
             && res.json()["requiredFeatures"]
                 .as_array()
@@ -236,6 +241,17 @@ async fn every_operation_answers_only_the_callers_it_declares() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// A handler that reached an extractor of app data nobody registered (a
+/// shared service missing from the module context).
+fn missing_data(failures: &mut Vec<String>, row: &Row, res: &TestResponse, who: &str) {
+    if res.status == 500 && res.json()["code"] == stoa_core::http::APP_DATA_MISSING {
+        failures.push(format!(
+            "{} as {who}: extracts app data the modules do not register",
+            row.name()
+        ));
+    }
 }
 
 /// Overlapping templates under one method (`/attachments/library` beside
@@ -269,11 +285,6 @@ fn assert_overlaps_route_to_the_literal_template(
             row.name()
         );
     }
-}
-
-/// A fixed encryption key for tests (the module encrypts devices' push tokens).
-fn test_key_ring() -> std::sync::Arc<stoa_core::crypto::KeyRing> {
-    std::sync::Arc::new(stoa_core::crypto::KeyRing::new(&[7; 32], &[]))
 }
 
 /// The matrix builds multipart bodies for operations that take them: binary

@@ -57,6 +57,15 @@ async fn migrate_twice_in_a_row_succeeds() {
         String::from_utf8_lossy(&second.stderr)
     );
     assert!(String::from_utf8_lossy(&second.stdout).contains("up to date"));
+    // Both ran the seed sync, which finds nothing to do on an empty database.
+    assert!(String::from_utf8_lossy(&second.stdout).contains("seeds: 0 seeder run(s)"));
+    let sync = stoa(db.url()).args(["seed", "sync"]).output().unwrap();
+    assert!(
+        sync.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sync.stderr)
+    );
+    assert!(String::from_utf8_lossy(&sync.stdout).contains("seeds: 0 seeder run(s)"));
 }
 
 #[tokio::test]

@@ -17,8 +17,11 @@ use stoa_testkit::requests::{bearer, form, get, post_json};
 
 /// Every module, mounted as the server mounts them.
 fn everything(db: &Db) -> ApiConfigurator {
-    let configurators =
-        stoa_server::configurators(db, AuthConfig::for_tests(), test_key_ring()).unwrap();
+    let configurators = stoa_server::configurators(
+        &stoa_server::test_services(db).unwrap(),
+        AuthConfig::for_tests(),
+    )
+    .unwrap();
     Arc::new(move |cfg| {
         for configure in &configurators {
             configure(cfg);
@@ -311,9 +314,4 @@ async fn a_session_cookie_cannot_be_used_by_a_foreign_site() {
         .await
         .json();
     assert_eq!(res["total"], 0, "{res}");
-}
-
-/// A fixed encryption key for tests (the module encrypts devices' push tokens).
-fn test_key_ring() -> std::sync::Arc<stoa_core::crypto::KeyRing> {
-    std::sync::Arc::new(stoa_core::crypto::KeyRing::new(&[7; 32], &[]))
 }

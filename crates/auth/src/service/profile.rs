@@ -41,6 +41,7 @@ pub(crate) async fn notify_email_change(state: &AuthState, old: &str, new: &str)
              If you did not do this, contact your administrator at once: password \
              reset links now go to the new address."
         ),
+        html: None,
     };
     if let Err(err) = state.mailer.send(mail).await {
         tracing::warn!(error = %err, "e-mail change notice not delivered");

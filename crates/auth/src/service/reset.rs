@@ -56,6 +56,7 @@ async fn request(state: &AuthState, app_url: &str, email: &str) -> AppResult<()>
             to,
             subject: subject.into(),
             body,
+            html: None,
         };
         if let Err(err) = state.mailer.send(mail).await {
             tracing::warn!(error = %err, "password reset e-mail not delivered");

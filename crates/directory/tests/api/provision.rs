@@ -127,3 +127,145 @@ async fn a_tenant_created_by_api_has_roles_grants_and_seed_data() {
         .expect("seeded");
     assert_eq!(seeded["parentId"], root["id"]);
 }
+
+/// Counts the live "Seeded" organizations of `tenant`.
+async fn seeded_organizations(db: &stoa_core::db::Db, tenant: uuid::Uuid) -> i64 {
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::get_result::<N>(
+        diesel::sql_query(
+            "SELECT count(*) AS n FROM organizations \
+             WHERE tenant_id = $1 AND name = 'Seeded' AND deleted_at IS NULL",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(tenant),
+        &mut *conn,
+    )
+    .await
+    .unwrap()
+    .n
+}
+
+/// Counts the roles and users of `tenant` (what the accounts seeder makes).
+async fn roles_of(db: &stoa_core::db::Db, tenant: uuid::Uuid) -> i64 {
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::get_result::<N>(
+        diesel::sql_query(
+            "SELECT (SELECT count(*) FROM roles WHERE tenant_id = $1)                   + (SELECT count(*) FROM users WHERE tenant_id = $1) AS n",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(tenant),
+        &mut *conn,
+    )
+    .await
+    .unwrap()
+    .n
+}
+
+#[actix_web::test]
+async fn seed_sync_gives_older_tenants_a_new_seeder_once_and_never_re_adds_deleted_data() {
+    let app = stoa_testkit::app().start().await;
+    // Acme exists before the module that seeds organizations.
+    let acme = seed_tenant(&app.db, "Acme Corp", "acme.com").await;
+    let roles_before = roles_of(&app.db, acme.tenant_id).await;
+    let mut conn = app.db.conn().await.unwrap();
+    // The old registry's seeders are already recorded for Acme.
+    assert_eq!(
+        stoa_directory::seed_sync::recorded(&mut conn, acme.tenant_id)
+            .await
+            .unwrap(),
+        1
+    );
+    let with_module = registry();
+    // Initech is provisioned with the module: seeded there, and recorded.
+    let initech =
+        stoa_auth::testing::seed_tenant_with(&app.db, &with_module, "Initech", "initech.com").await;
+    assert_eq!(seeded_organizations(&app.db, initech.tenant_id).await, 1);
+
+    let report = stoa_directory::seed_sync::sync(&mut conn, &with_module)
+        .await
+        .unwrap();
+    assert_eq!(report.seeded, 1, "only Acme lacked the seeder");
+    assert_eq!(seeded_organizations(&app.db, acme.tenant_id).await, 1);
+    assert_eq!(seeded_organizations(&app.db, initech.tenant_id).await, 1);
+    // The accounts seeder (first users, default roles) never runs again.
+    assert_eq!(roles_of(&app.db, acme.tenant_id).await, roles_before);
+
+    // Again: nothing to do.
+    let again = stoa_directory::seed_sync::sync(&mut conn, &with_module)
+        .await
+        .unwrap();
+    assert_eq!(again.seeded, 0);
+    assert_eq!(seeded_organizations(&app.db, acme.tenant_id).await, 1);
+
+    // An administrator deletes the seeded organization: it stays deleted.
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "UPDATE organizations SET deleted_at = now() WHERE tenant_id = $1 AND name = 'Seeded'",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(acme.tenant_id),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+    let after_delete = stoa_directory::seed_sync::sync(&mut conn, &with_module)
+        .await
+        .unwrap();
+    assert_eq!(after_delete.seeded, 0);
+    assert_eq!(seeded_organizations(&app.db, acme.tenant_id).await, 0);
+}
+
+/// A seeder that fails: the whole sync rolls back and the next run retries.
+struct Fails;
+
+impl TenantSeeder for Fails {
+    fn id(&self) -> &'static str {
+        "test.fails"
+    }
+    fn order(&self) -> i32 {
+        200
+    }
+    fn seed<'a>(
+        &'a self,
+        _: &'a mut AsyncPgConnection,
+        _: &'a Registry,
+        _: &'a NewTenant,
+    ) -> BoxFuture<'a, Result<(), AppError>> {
+        Box::pin(async { Err(AppError::internal("seed store unavailable")) })
+    }
+}
+
+#[actix_web::test]
+async fn a_failing_seeder_leaves_no_data_and_is_retried() {
+    let app = stoa_testkit::app().start().await;
+    let acme = seed_tenant(&app.db, "Acme Corp", "acme.com").await;
+    let mut failing = registry();
+    failing.add_seeder(Arc::new(Fails));
+    let mut conn = app.db.conn().await.unwrap();
+    assert!(
+        stoa_directory::seed_sync::sync(&mut conn, &failing)
+            .await
+            .is_err()
+    );
+    assert_eq!(seeded_organizations(&app.db, acme.tenant_id).await, 0);
+    assert_eq!(
+        stoa_directory::seed_sync::recorded(&mut conn, acme.tenant_id)
+            .await
+            .unwrap(),
+        1,
+        "nothing recorded"
+    );
+    // Without the failing seeder the organization seeder now runs.
+    let report = stoa_directory::seed_sync::sync(&mut conn, &registry())
+        .await
+        .unwrap();
+    assert_eq!(report.seeded, 1);
+    assert_eq!(seeded_organizations(&app.db, acme.tenant_id).await, 1);
+}

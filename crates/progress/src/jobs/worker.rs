@@ -12,6 +12,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use stoa_acl::Services;
+use stoa_acl::accounts::CreatorResolver;
+use stoa_core::command::WriteGuards;
 use stoa_core::db::{Db, DbError};
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
@@ -31,6 +34,10 @@ pub struct Workers {
     schedules: Vec<Schedule>,
     config: WorkerConfig,
     name: String,
+    /// What handlers re-resolve their job's creator with (from the module
+    /// context, [`Workers::with_services`]).
+    creators: Option<Arc<dyn CreatorResolver>>,
+    guards: WriteGuards,
 }
 
 impl Workers {
@@ -41,7 +48,17 @@ impl Workers {
             schedules: Vec::new(),
             config,
             name: format!("{}-{}", std::process::id(), Uuid::new_v4().simple()),
+            creators: None,
+            guards: WriteGuards::default(),
         }
+    }
+
+    /// Gives handlers the module context's creator resolver and the
+    /// registry's write guards ([`JobContext::creator`]).
+    pub fn with_services(mut self, services: &Services) -> Self {
+        self.creators = Some(services.creators.clone());
+        self.guards = services.registry.write_guards().clone();
+        self
     }
 
     /// Recurring jobs this process registers and enqueues when due.
@@ -141,6 +158,8 @@ impl Workers {
         let ctx = JobContext {
             db: self.db.clone(),
             job: job.clone(),
+            creators: self.creators.clone(),
+            guards: self.guards.clone(),
         };
         // The heartbeat is polled beside the handler, never instead of it: a
         // heartbeat waiting for a pooled connection must not stop the handler

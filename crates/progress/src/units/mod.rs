@@ -16,7 +16,10 @@ mod store;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use stoa_core::command::Actor;
+use std::sync::Arc;
+use stoa_acl::AuthContext;
+use stoa_acl::accounts::{Creator, CreatorResolver};
+use stoa_core::command::{Actor, WriteGuards};
 use stoa_core::db::Db;
 
 use crate::enqueue::JobScope;
@@ -46,11 +49,39 @@ pub type UnitFn<'c> = Box<
         + 'c,
 >;
 
+/// A unit's work acting as the job's creator ([`JobContext::unit_as`]);
+/// it owns what it uses (move the unit's ids in).
+pub type UnitAsFn = Box<
+    dyn for<'r> FnOnce(
+            &'r mut AsyncPgConnection,
+            AuthContext,
+        ) -> BoxFuture<'r, Result<UnitReport, UnitError>>
+        + Send
+        + 'static,
+>;
+
+/// Resolves `creator`; a database failure is retried.
+async fn creator_of(
+    creators: &dyn CreatorResolver,
+    conn: &mut AsyncPgConnection,
+    creator: Creator,
+) -> Result<Result<AuthContext, stoa_acl::CreatorGone>, JobError> {
+    creators
+        .resolve_creator(conn, creator)
+        .await
+        .map_err(JobError::from)
+}
+
 /// What a handler gets: the job, its scope and helpers for units, progress and
 /// cancellation.
 pub struct JobContext {
     pub db: Db,
     pub job: Job,
+    /// Resolves the creator again ([`JobContext::creator`]); the workers get
+    /// it from the module context (`Workers::with_services`).
+    pub(crate) creators: Option<Arc<dyn CreatorResolver>>,
+    /// The registry's write guards, attached to the creator's context.
+    pub(crate) guards: WriteGuards,
 }
 
 /// The transaction's error: the unit's own (rolled back), or the database's.
@@ -66,6 +97,17 @@ impl From<diesel::result::Error> for TxError {
 }
 
 impl JobContext {
+    /// A context for `job` that cannot act as its creator (tests driving
+    /// units by hand); the workers build theirs with the module context.
+    pub fn new(db: Db, job: Job) -> Self {
+        Self {
+            db,
+            job,
+            creators: None,
+            guards: WriteGuards::default(),
+        }
+    }
+
     pub fn payload(&self) -> &Value {
         &self.job.payload
     }
@@ -76,8 +118,71 @@ impl JobContext {
         self.job.scope()
     }
 
-    /// A command-bus actor for the job's scope (source `system`, no
-    /// principal): handlers that re-authorize the creator attach one.
+    /// The creator's [`AuthContext`] as it stands now — user or API key,
+    /// current grants, the job's tenant and organization selected, the
+    /// registry's write guards attached — resolved on `conn`. Call it inside
+    /// the transaction that writes (a unit's, see [`JobContext::unit_as`]):
+    /// the resolution locks what it read, so a demotion or deletion made
+    /// meanwhile waits for the write to commit, and the next resolution sees
+    /// it. Its [`AuthContext::actor`] records the creator on every entry
+    /// and passes the guards. A creator that can no longer act (deleted,
+    /// deactivated, key revoked) is a final error naming why; a creator
+    /// that still acts but lost a feature is the handler's check
+    /// (`creator.require(..)`, per item or for the job).
+    pub async fn creator(&self, conn: &mut AsyncPgConnection) -> Result<AuthContext, JobError> {
+        let Some(scope) = self.scope() else {
+            return Err(JobError::fatal("a system job has no creator to act as"));
+        };
+        let Some(creators) = &self.creators else {
+            return Err(JobError::fatal(
+                "the workers have no creator resolver (Workers::with_services)",
+            ));
+        };
+        let creator = Creator {
+            tenant_id: scope.tenant_id,
+            organization_id: scope.organization_id,
+            user_id: scope.user_id,
+            api_key_id: scope.api_key_id,
+        };
+        match creator_of(creators.as_ref(), conn, creator).await? {
+            Ok(mut ctx) => {
+                ctx.guards = self.guards.clone();
+                Ok(ctx)
+            }
+            Err(gone) => Err(JobError::fatal(format!(
+                "The job's creator can no longer act: {gone}"
+            ))),
+        }
+    }
+
+    /// [`JobContext::unit`] acting as the creator: the creator is resolved
+    /// inside the unit's transaction ([`JobContext::creator`]) and handed to
+    /// `f`, so the unit's writes rest on the grants held at that moment. A
+    /// creator gone since the last unit ends the job; finished units stay.
+    pub async fn unit_as(&self, key: &str, items: usize, f: UnitAsFn) -> Result<UnitRun, JobError> {
+        // The unit's closure may not borrow the context: it gets a copy.
+        let this = JobContext {
+            db: self.db.clone(),
+            job: self.job.clone(),
+            creators: self.creators.clone(),
+            guards: self.guards.clone(),
+        };
+        self.unit(
+            key,
+            items,
+            Box::new(move |conn| {
+                Box::pin(async move {
+                    let creator = this.creator(conn).await.map_err(UnitError::Job)?;
+                    f(conn, creator).await
+                })
+            }),
+        )
+        .await
+    }
+
+    /// A command-bus actor for system work (source `system`, no principal,
+    /// no guards): recurring sweeps and jobs without a creator. A job acting
+    /// for its creator writes with `ctx.creator(conn).await?.actor()`.
     pub fn actor(&self) -> Actor {
         let scope = self.scope();
         Actor {

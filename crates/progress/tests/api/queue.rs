@@ -104,10 +104,7 @@ async fn an_abandoned_job_is_retried_after_the_visibility_timeout_without_redoin
     let crashed = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
     let claimed = crashed.claim().await.unwrap().unwrap();
     assert_eq!(claimed.id, job);
-    let ctx = JobContext {
-        db: app.db.clone(),
-        job: claimed,
-    };
+    let ctx = JobContext::new(app.db.clone(), claimed);
     for unit in ["0", "1"] {
         assert!(
             ctx.unit(

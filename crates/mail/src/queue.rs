@@ -1,0 +1,60 @@
+//! Mail sent after commit: [`queue`] writes the message to the event outbox
+//! in the caller's transaction, and [`MailSubscriber`] (one of the server's
+//! outbox subscribers) hands it to the [`Mailer`] once the transaction
+//! committed. A rolled-back transaction sends nothing; a failed delivery is
+//! retried with the outbox's back-off (at least once: a retry after a send
+//! whose success was not recorded sends again).
+
+use std::sync::Arc;
+
+use diesel_async::AsyncPgConnection;
+use futures_util::future::BoxFuture;
+use stoa_core::command::Event;
+use stoa_core::command::outbox::{Delivered, Subscriber, enqueue};
+use uuid::Uuid;
+
+use crate::{Mail, Mailer};
+
+/// The outbox event carrying a message.
+pub const MAIL_EVENT: &str = "mail.send";
+
+/// Queues `mail` on `conn` (the caller's transaction), for `tenant` when the
+/// message belongs to one.
+pub async fn queue(
+    conn: &mut AsyncPgConnection,
+    mail: &Mail,
+    tenant: Option<Uuid>,
+) -> Result<(), stoa_core::AppError> {
+    let payload = serde_json::to_value(mail).map_err(stoa_core::AppError::internal)?;
+    let event = Event {
+        name: MAIL_EVENT.into(),
+        payload,
+    };
+    enqueue(conn, &event, tenant).await?;
+    Ok(())
+}
+
+/// Delivers queued messages through the process's [`Mailer`].
+pub struct MailSubscriber {
+    mailer: Arc<dyn Mailer>,
+}
+
+impl MailSubscriber {
+    pub fn new(mailer: Arc<dyn Mailer>) -> Self {
+        Self { mailer }
+    }
+}
+
+impl Subscriber for MailSubscriber {
+    fn accepts(&self, name: &str) -> bool {
+        name == MAIL_EVENT
+    }
+
+    fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let mail: Mail = serde_json::from_value(event.payload.clone())
+                .map_err(|e| format!("malformed queued mail: {e}"))?;
+            self.mailer.send(mail).await.map_err(|e| e.to_string())
+        })
+    }
+}
