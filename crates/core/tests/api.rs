@@ -9,6 +9,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod db;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod downloads;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;
     pub mod fixtures;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

@@ -11,6 +11,8 @@
 //! - [`StreamingResponse`] ([`TestApp::stream`]): reads a body while the handler
 //!   still produces it, as chunks or server-sent-event frames, with timeouts.
 //! - [`OmOperation`] ([`TestResponse::operation`]): the `x-om-operation` header.
+//! - [`FakeUpstream`]: a scripted HTTP server for outbound calls (webhooks,
+//!   model providers): whole or streamed answers, servers that hang or stall.
 //!
 //! The database server is `DATABASE_URL` when set, otherwise the private cluster
 //! that `cargo xtask test` (or `cargo xtask dev`) started, whose URL it writes to
@@ -25,6 +27,7 @@ mod app;
 mod database;
 mod operation;
 mod streaming;
+mod upstream;
 
 pub mod requests;
 
@@ -33,3 +36,4 @@ pub use database::{TestDb, server_url, spawn_on_own_runtime, with_database};
 pub use operation::OmOperation;
 pub use requests::Multipart;
 pub use streaming::{SseFrame, SseMessage, StreamEnd, StreamingResponse};
+pub use upstream::{Answer, FakeUpstream, Recorded};
