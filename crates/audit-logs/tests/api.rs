@@ -8,6 +8,8 @@ mod api {
     pub mod batch;
     pub mod export;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod guard_rules;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod guards;
     pub mod lists;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

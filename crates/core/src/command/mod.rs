@@ -40,7 +40,7 @@ use crate::error::AppError;
 
 pub use actor::{Actor, Principal};
 pub use batch::{execute_batch, record_batch};
-pub use guard::{GuardInput, Phase, Verdict, WriteGuard, WriteGuards};
+pub use guard::{GuardInput, GuardLog, Phase, Verdict, Violation, WriteGuard, WriteGuards};
 pub use operation::{OPERATION_HEADER, Operation, with_operation};
 pub use record::execute;
 pub(crate) use record::{Row, check_guards, in_transaction, record, source_key};

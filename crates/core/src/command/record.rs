@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::schema::action_logs;
+use super::guard::GuardLog;
 use super::{Actor, Command, Event, GuardInput, LogEntry, Operation, Phase, diff, outbox};
 use crate::error::AppError;
 
@@ -64,12 +65,8 @@ pub(crate) async fn check_guards(
     if actor.guards.is_empty() {
         return Ok(());
     }
-    let input = GuardInput {
-        command_id,
-        phase,
-        actor,
-        entry,
-    };
+    let log = GuardLog::default();
+    let input = GuardInput::new(command_id, phase, actor, entry, &log);
     actor.guards.check(conn, &input).await
 }
 
