@@ -86,12 +86,17 @@ fn decode_error(err: ImageError) -> ImagingError {
 
 /// Decodes `bytes` (format sniffed from the content, never from a name or a
 /// declared type) within `limits`.
-pub fn decode(bytes: &[u8], limits: ImageLimits) -> Result<(DynamicImage, ImageFormat), ImagingError> {
+pub fn decode(
+    bytes: &[u8],
+    limits: ImageLimits,
+) -> Result<(DynamicImage, ImageFormat), ImagingError> {
     let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| ImagingError::Invalid(e.to_string()))?;
     let format = match reader.format() {
-        Some(f @ (ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP | ImageFormat::Gif)) => f,
+        Some(f @ (ImageFormat::Jpeg | ImageFormat::Png | ImageFormat::WebP | ImageFormat::Gif)) => {
+            f
+        }
         _ => return Err(ImagingError::Unsupported),
     };
     let mut bounds = Limits::default();
@@ -120,7 +125,11 @@ pub fn resize_to_fit(
     };
     let (out_format, content_type, image) = match format {
         // JPEG has no alpha channel: encode from RGB.
-        ImageFormat::Jpeg => (ImageFormat::Jpeg, "image/jpeg", DynamicImage::ImageRgb8(image.to_rgb8())),
+        ImageFormat::Jpeg => (
+            ImageFormat::Jpeg,
+            "image/jpeg",
+            DynamicImage::ImageRgb8(image.to_rgb8()),
+        ),
         _ => (ImageFormat::Png, "image/png", image),
     };
     let mut out = Cursor::new(Vec::new());
@@ -151,9 +160,15 @@ mod tests {
         let img = RgbImage::from_fn(400, 200, |x, _| Rgb([(x % 256) as u8, 10, 200]));
         let jpeg = encoded(DynamicImage::ImageRgb8(img), ImageFormat::Jpeg);
         let out = resize_to_fit(&jpeg, 100, 100, ImageLimits::default()).unwrap();
-        assert_eq!((out.width, out.height, out.content_type), (100, 50, "image/jpeg"));
+        assert_eq!(
+            (out.width, out.height, out.content_type),
+            (100, 50, "image/jpeg")
+        );
         let (back, format) = decode(&out.bytes, ImageLimits::default()).unwrap();
-        assert_eq!((back.width(), back.height(), format), (100, 50, ImageFormat::Jpeg));
+        assert_eq!(
+            (back.width(), back.height(), format),
+            (100, 50, ImageFormat::Jpeg)
+        );
     }
 
     #[test]
@@ -162,7 +177,11 @@ mod tests {
         for format in [ImageFormat::Png, ImageFormat::Gif, ImageFormat::WebP] {
             let bytes = encoded(img.clone(), format);
             let out = resize_to_fit(&bytes, 10, 10, ImageLimits::default()).unwrap();
-            assert_eq!((out.width, out.height, out.content_type), (5, 10, "image/png"), "{format:?}");
+            assert_eq!(
+                (out.width, out.height, out.content_type),
+                (5, 10, "image/png"),
+                "{format:?}"
+            );
             let out = resize_to_fit(&bytes, 100, 100, ImageLimits::default()).unwrap();
             assert_eq!((out.width, out.height), (30, 60), "{format:?}");
         }
@@ -176,12 +195,18 @@ mod tests {
             max_width: 200,
             ..ImageLimits::default()
         };
-        assert!(matches!(resize_to_fit(&png, 10, 10, tight), Err(ImagingError::TooLarge)));
+        assert!(matches!(
+            resize_to_fit(&png, 10, 10, tight),
+            Err(ImagingError::TooLarge)
+        ));
         let small_memory = ImageLimits {
             max_alloc: 1000,
             ..ImageLimits::default()
         };
-        assert!(matches!(resize_to_fit(&png, 10, 10, small_memory), Err(ImagingError::TooLarge)));
+        assert!(matches!(
+            resize_to_fit(&png, 10, 10, small_memory),
+            Err(ImagingError::TooLarge)
+        ));
         assert!(matches!(
             resize_to_fit(b"not an image at all", 10, 10, ImageLimits::default()),
             Err(ImagingError::Unsupported)

@@ -8,7 +8,6 @@ mod api {
     pub mod access_log;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod db;
-    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod downloads;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;

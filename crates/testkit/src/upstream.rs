@@ -119,7 +119,10 @@ impl Answer {
     }
 
     /// A chunked answer whose chunks come after the given delays.
-    pub fn stream<B: AsRef<[u8]>>(status: u16, chunks: impl IntoIterator<Item = (Duration, B)>) -> Self {
+    pub fn stream<B: AsRef<[u8]>>(
+        status: u16,
+        chunks: impl IntoIterator<Item = (Duration, B)>,
+    ) -> Self {
         Self::Stream {
             status,
             headers: Vec::new(),

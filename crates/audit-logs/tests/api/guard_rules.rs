@@ -195,12 +195,23 @@ async fn what_a_guard_logs_survives_its_refusal_and_commits_with_an_allowed_writ
     assert_eq!(logs.len(), 1, "{logs:?}");
     let refused = &logs[0];
     assert_eq!(
-        (refused.guard.as_str(), refused.outcome.as_str(), refused.command_id.as_str()),
-        ("rules.organizations", "refused", "directory.organizations.create")
+        (
+            refused.guard.as_str(),
+            refused.outcome.as_str(),
+            refused.command_id.as_str()
+        ),
+        (
+            "rules.organizations",
+            "refused",
+            "directory.organizations.create"
+        )
     );
     assert_eq!(refused.tenant_id, Some(acme.tenant_id));
     assert_eq!(refused.actor_user_id, Some(acme.admin));
-    assert_eq!(refused.data, Some(json!({"name": "Acme Labs", "failed": 1})));
+    assert_eq!(
+        refused.data,
+        Some(json!({"name": "Acme Labs", "failed": 1}))
+    );
 
     // An allowed write's log commits with it.
     create_org(

@@ -27,7 +27,11 @@ struct Recorder {
 
 impl Subscriber for Recorder {
     fn id(&self) -> &str {
-        if self.fail { "test.failing" } else { "test.recorder" }
+        if self.fail {
+            "test.failing"
+        } else {
+            "test.recorder"
+        }
     }
     fn accepts(&self, name: &str) -> bool {
         name.starts_with("test.")
@@ -187,7 +191,12 @@ impl Probe {
     }
 
     fn deliveries_of(&self, event: Uuid) -> usize {
-        self.calls.lock().unwrap().iter().filter(|(e, _)| *e == event).count()
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(e, _)| *e == event)
+            .count()
     }
 }
 
@@ -234,7 +243,10 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
     {
         // Seeding wrote no events through the bus; start from a clean outbox.
         let mut conn = app.db.conn().await.unwrap();
-        diesel::sql_query("DELETE FROM event_outbox").execute(&mut *conn).await.unwrap();
+        diesel::sql_query("DELETE FROM event_outbox")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
     }
 
     // Real commands of users, roles, ACLs and organizations, through HTTP.
@@ -245,8 +257,12 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
     )
     .await;
     let role = created_id(
-        &app.send(post_json("/api/auth/roles", &admin, json!({"name": "Clerks"})))
-            .await,
+        &app.send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": "Clerks"}),
+        ))
+        .await,
     );
     let res = app
         .send(put_json(
@@ -274,7 +290,10 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let res = app
-        .send(stoa_testkit::requests::delete(&format!("/api/auth/users?id={user}"), &admin))
+        .send(stoa_testkit::requests::delete(
+            &format!("/api/auth/users?id={user}"),
+            &admin,
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 
@@ -299,17 +318,27 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
     ] {
         assert!(names.contains(name), "{name} missing from {names:?}");
     }
-    let user_created = seen.iter().find(|e| e["name"] == "auth.user.created").unwrap();
+    let user_created = seen
+        .iter()
+        .find(|e| e["name"] == "auth.user.created")
+        .unwrap();
     assert_eq!(user_created["tenantId"], json!(acme.tenant_id));
     assert!(user_created["organizationId"].is_string(), "{user_created}");
-    assert_eq!(user_created["actor"], json!({"userId": acme.admin, "source": "api"}));
+    assert_eq!(
+        user_created["actor"],
+        json!({"userId": acme.admin, "source": "api"})
+    );
     assert_eq!(user_created["commandId"], "auth.users.create");
     assert_eq!(user_created["resourceKind"], "auth.user");
     assert_eq!(user_created["resourceId"], json!(user.to_string()));
     assert_eq!(user_created["payload"], json!({"id": user}));
     assert!(user_created["eventId"].is_string() && user_created["occurredAt"].is_string());
     // The envelope names the action-log entry of the command.
-    let entry: Uuid = user_created["actionLogId"].as_str().unwrap().parse().unwrap();
+    let entry: Uuid = user_created["actionLogId"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     let mut conn = app.db.conn().await.unwrap();
     let command: String = diesel::dsl::sql::<diesel::sql_types::Text>(&format!(
         "SELECT command_id FROM action_logs WHERE id = '{entry}'"
@@ -318,7 +347,10 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
     .await
     .unwrap();
     assert_eq!(command, "auth.users.create");
-    let org_created = seen.iter().find(|e| e["name"] == "directory.organization.created").unwrap();
+    let org_created = seen
+        .iter()
+        .find(|e| e["name"] == "directory.organization.created")
+        .unwrap();
     assert_eq!(org_created["resourceId"], json!(org.to_string()));
 
     // The flaky subscriber failed; retries go to it alone until it succeeds.
@@ -330,7 +362,11 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
     assert_eq!(flaky.seen.lock().unwrap().len(), emitted);
     let event_ids: Vec<Uuid> = ok.calls.lock().unwrap().iter().map(|(e, _)| *e).collect();
     for event in &event_ids {
-        assert_eq!(ok.deliveries_of(*event), 1, "never re-delivered to the healthy one");
+        assert_eq!(
+            ok.deliveries_of(*event),
+            1,
+            "never re-delivered to the healthy one"
+        );
         assert_eq!(flaky.deliveries_of(*event), 3);
     }
     make_due(&app.db).await;
@@ -368,9 +404,13 @@ async fn real_commands_emit_enveloped_events_and_a_failing_subscriber_is_retried
 async fn a_subscriber_that_keeps_failing_ends_dead_without_holding_back_the_others() {
     let app = start().await;
     let actor = Actor::default();
-    command::execute(&mut *app.db.conn().await.unwrap(), &actor, Emit("real.thing"))
-        .await
-        .unwrap();
+    command::execute(
+        &mut app.db.conn().await.unwrap(),
+        &actor,
+        Emit("real.thing"),
+    )
+    .await
+    .unwrap();
     let ok = Probe::new("test.ok", 0);
     let broken = Probe::new("test.broken", usize::MAX);
     let mut dispatcher = Dispatcher::new(app.db.clone(), vec![ok.clone(), broken.clone()]);

@@ -133,7 +133,10 @@ impl Command for UpdateRoleAclCommand {
                 Box::pin(async move { state::write_role_acl(c, role, &acl).await })
             })
             .await?
-            .with_event(ROLE_ACL_UPDATED_EVENT, serde_json::json!({ "roleId": role }));
+            .with_event(
+                ROLE_ACL_UPDATED_EVENT,
+                serde_json::json!({ "roleId": role }),
+            );
             Ok(((), entry))
         })
     }
@@ -260,7 +263,10 @@ impl Command for UpdateUserAclCommand {
                 })
             })
             .await?
-            .with_event(USER_ACL_UPDATED_EVENT, serde_json::json!({ "userId": user }));
+            .with_event(
+                USER_ACL_UPDATED_EVENT,
+                serde_json::json!({ "userId": user }),
+            );
             Ok(((), entry))
         })
     }

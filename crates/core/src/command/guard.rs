@@ -381,7 +381,11 @@ impl WriteGuards {
     /// A refusal's entries, on a connection of their own: the write's
     /// transaction is about to roll back. A failure here is logged and does
     /// not change the answer (the refusal stands).
-    async fn write_refusal_log(&self, input: &GuardInput<'_>, logged: Vec<(String, GuardLogEntry)>) {
+    async fn write_refusal_log(
+        &self,
+        input: &GuardInput<'_>,
+        logged: Vec<(String, GuardLogEntry)>,
+    ) {
         let Some(db) = &self.log_db else {
             for (guard, entry) in &logged {
                 tracing::warn!(guard, message = %entry.message, "guard log entry not stored (no log database)");
@@ -471,7 +475,9 @@ mod tests {
         let err = refused_with(
             "rules.deal",
             &[
-                Violation::new("Amount too high").code("amount_max").field("amount"),
+                Violation::new("Amount too high")
+                    .code("amount_max")
+                    .field("amount"),
                 Violation::new("Stage is closed"),
             ],
         );

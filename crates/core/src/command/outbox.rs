@@ -99,7 +99,12 @@ pub async fn enqueue_many(
     };
     Cached(
         diesel::sql_query(INSERT_EVENTS)
-            .bind::<Array<Text>, _>(events.iter().map(|(e, _)| e.name.as_str()).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(
+                events
+                    .iter()
+                    .map(|(e, _)| e.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
             .bind::<Array<Jsonb>, _>(events.iter().map(|(e, _)| &e.payload).collect::<Vec<_>>())
             .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.tenant_id))
             .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.organization_id))
@@ -221,8 +226,7 @@ const CLAIM: &str = "UPDATE event_outbox SET next_attempt_at = now() + make_inte
      RETURNING id, event_id, name, payload, tenant_id, organization_id, actor_user_id, \
          actor_source, command_id, action_log_id, resource_kind, resource_id, created_at, attempts";
 
-const DELIVERY_STATES: &str =
-    "SELECT outbox_id, subscriber, status, attempts FROM event_deliveries WHERE outbox_id = ANY($1)";
+const DELIVERY_STATES: &str = "SELECT outbox_id, subscriber, status, attempts FROM event_deliveries WHERE outbox_id = ANY($1)";
 
 const RECORD_DELIVERY: &str = "INSERT INTO event_deliveries (outbox_id, subscriber, status, attempts, last_error) \
      VALUES ($1, $2, $3, $4, $5) \
@@ -390,7 +394,11 @@ impl Dispatcher {
             }
             None => {
                 // Every subscriber had it, or gave up on it for good.
-                let status = if dead_error.is_some() { "dead" } else { "delivered" };
+                let status = if dead_error.is_some() {
+                    "dead"
+                } else {
+                    "delivered"
+                };
                 Cached(
                     diesel::sql_query(FINISH)
                         .bind::<BigInt, _>(event.id)

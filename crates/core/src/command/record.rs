@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::schema::action_logs;
 use super::guard::GuardLog;
+use super::schema::action_logs;
 use super::{Actor, Command, Event, GuardInput, LogEntry, Operation, Phase, diff, outbox};
 use crate::error::AppError;
 

@@ -223,7 +223,11 @@ impl Download {
         if !matches!(*req.method(), Method::GET | Method::HEAD) {
             return false;
         }
-        let Some(value) = req.headers().get(IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else {
+        let Some(value) = req
+            .headers()
+            .get(IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+        else {
             return false;
         };
         // Weak comparison (RFC 9110 13.1.2): `W/"x"` matches `"x"`.
@@ -408,7 +412,9 @@ impl Source {
         match self {
             Self::Bytes(bytes) => {
                 let (start, end) = (*range.start() as usize, *range.end() as usize);
-                bytes.slice(start..=end.min(bytes.len().saturating_sub(1))).boxed()
+                bytes
+                    .slice(start..=end.min(bytes.len().saturating_sub(1)))
+                    .boxed()
             }
             Self::Ranged { open, .. } => open(range),
             Self::Stream(body) => body,
@@ -452,7 +458,14 @@ mod tests {
         assert_eq!(parse_range("bytes=-0", 100), Some(Wanted::Unsatisfiable));
         assert_eq!(parse_range("bytes=0-", 0), Some(Wanted::Unsatisfiable));
         // Malformed or several ranges: ignored (the whole file).
-        for bad in ["bytes=9-0", "bytes=a-b", "items=0-1", "bytes=0-1,5-6", "bytes=-", "bytes=+1-2"] {
+        for bad in [
+            "bytes=9-0",
+            "bytes=a-b",
+            "items=0-1",
+            "bytes=0-1,5-6",
+            "bytes=-",
+            "bytes=+1-2",
+        ] {
             assert_eq!(parse_range(bad, 100), None, "{bad}");
         }
     }

@@ -129,7 +129,10 @@ impl OutboundClient {
         if let Some(guard) = &self.guard {
             check_url(&url, guard)?;
         }
-        Ok(OutboundRequest::new(self.client.request(method, url), self.limits))
+        Ok(OutboundRequest::new(
+            self.client.request(method, url),
+            self.limits,
+        ))
     }
 
     pub fn get(&self, url: &str) -> Result<OutboundRequest, OutboundError> {

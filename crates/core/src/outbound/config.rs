@@ -70,7 +70,10 @@ impl OutboundConfig {
         };
         Ok(Self {
             connect_timeout: millis("STOA_OUTBOUND_CONNECT_TIMEOUT_MS", d.connect_timeout)?,
-            first_byte_timeout: millis("STOA_OUTBOUND_FIRST_BYTE_TIMEOUT_MS", d.first_byte_timeout)?,
+            first_byte_timeout: millis(
+                "STOA_OUTBOUND_FIRST_BYTE_TIMEOUT_MS",
+                d.first_byte_timeout,
+            )?,
             idle_timeout: millis("STOA_OUTBOUND_IDLE_TIMEOUT_MS", d.idle_timeout)?,
             max_response_bytes: env
                 .parse_or("STOA_OUTBOUND_MAX_RESPONSE_BYTES", d.max_response_bytes)?,

@@ -127,7 +127,11 @@ mod tests {
                 Some("outbound_too_many_redirects"),
             ),
             (OutboundError::Setup("tls".into()), 500, None),
-            (OutboundError::Status { status: 500 }, 502, Some("outbound_status")),
+            (
+                OutboundError::Status { status: 500 },
+                502,
+                Some("outbound_status"),
+            ),
             (
                 OutboundError::Decode("10.1.2.3 said".into()),
                 502,

@@ -171,15 +171,33 @@ mod tests {
         assert_eq!(ok, Ok(()));
         // Among several (a rotation), one match is enough.
         let several = format!("v1,AAAA {sig}");
-        assert_eq!(signer.verify("evt_1", "1000", &several, b"{}", 1_000, 300), Ok(()));
+        assert_eq!(
+            signer.verify("evt_1", "1000", &several, b"{}", 1_000, 300),
+            Ok(())
+        );
         let check = |id: &str, ts: &str, body: &[u8], now: i64| {
             signer.verify(id, ts, &sig, body, now, DEFAULT_TOLERANCE_SECS)
         };
-        assert_eq!(check("evt_1", "1000", b"{ }", 1_000), Err(SignatureError::Mismatch));
-        assert_eq!(check("evt_2", "1000", b"{}", 1_000), Err(SignatureError::Mismatch));
-        assert_eq!(check("evt_1", "1001", b"{}", 1_000), Err(SignatureError::Mismatch));
-        assert_eq!(check("evt_1", "1000", b"{}", 1_301), Err(SignatureError::Expired));
-        assert_eq!(check("evt_1", "soon", b"{}", 1_000), Err(SignatureError::BadTimestamp));
+        assert_eq!(
+            check("evt_1", "1000", b"{ }", 1_000),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            check("evt_2", "1000", b"{}", 1_000),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            check("evt_1", "1001", b"{}", 1_000),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            check("evt_1", "1000", b"{}", 1_301),
+            Err(SignatureError::Expired)
+        );
+        assert_eq!(
+            check("evt_1", "soon", b"{}", 1_000),
+            Err(SignatureError::BadTimestamp)
+        );
         let other = WebhookSigner::new("another secret");
         assert_eq!(
             other.verify("evt_1", "1000", &sig, b"{}", 1_000, 300),

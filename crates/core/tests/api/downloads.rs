@@ -39,13 +39,19 @@ type Opened = Arc<Mutex<Vec<(u64, u64)>>>;
 
 async fn ranged(opened: web::Data<Opened>) -> Download {
     let opened = opened.get_ref().clone();
-    Download::ranged("r.bin", "application/octet-stream", CONTENT.len() as u64, move |range| {
-        if let Ok(mut log) = opened.lock() {
-            log.push((*range.start(), *range.end()));
-        }
-        let part = Bytes::from_static(&CONTENT[*range.start() as usize..=*range.end() as usize]);
-        futures_util::stream::iter([Ok::<_, std::io::Error>(part)])
-    })
+    Download::ranged(
+        "r.bin",
+        "application/octet-stream",
+        CONTENT.len() as u64,
+        move |range| {
+            if let Ok(mut log) = opened.lock() {
+                log.push((*range.start(), *range.end()));
+            }
+            let part =
+                Bytes::from_static(&CONTENT[*range.start() as usize..=*range.end() as usize]);
+            futures_util::stream::iter([Ok::<_, std::io::Error>(part)])
+        },
+    )
     .etag("r1")
 }
 
@@ -112,7 +118,11 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
         let res = app.send(get(path, &[("range", range)])).await;
         assert_eq!(res.status, 206, "{range}");
         assert_eq!(&res.body[..], body, "{range}");
-        assert_eq!(header(&res, "content-range"), Some(content_range), "{range}");
+        assert_eq!(
+            header(&res, "content-range"),
+            Some(content_range),
+            "{range}"
+        );
         assert!(header(&res, "content-disposition").is_some());
     }
     for range in ["bytes=20-", "bytes=-0", "bytes=100-200"] {
@@ -128,7 +138,10 @@ async fn byte_ranges_answer_206_and_unsatisfiable_ones_416() {
     }
     // If-Range: the part only while the file is still the version named.
     let res = app
-        .send(get(path, &[("range", "bytes=0-1"), ("if-range", "\"v1-abc\"")]))
+        .send(get(
+            path,
+            &[("range", "bytes=0-1"), ("if-range", "\"v1-abc\"")],
+        ))
         .await;
     assert_eq!((res.status.as_u16(), &res.body[..]), (206, &b"01"[..]));
     let res = app
@@ -170,7 +183,11 @@ async fn a_sandboxed_file_carries_the_policy_and_others_do_not() {
     assert_eq!(header(&res, "content-security-policy"), Some(SANDBOX_CSP));
     assert!(SANDBOX_CSP.starts_with("sandbox;") && SANDBOX_CSP.contains("default-src 'none'"));
     assert_eq!(header(&res, "content-encoding"), None, "never compressed");
-    assert!(header(&res, "content-disposition").unwrap().starts_with("inline"));
+    assert!(
+        header(&res, "content-disposition")
+            .unwrap()
+            .starts_with("inline")
+    );
     let res = app.send(get("/api/test/dl/untagged", &[])).await;
     assert_eq!(header(&res, "content-security-policy"), None);
 }

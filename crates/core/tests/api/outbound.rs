@@ -50,14 +50,25 @@ async fn guarded_client_refuses_a_loopback_ip_unless_allowed() {
     let url = upstream.url("/internal");
 
     assert_blocked(fetch(outbound(&[]).guarded(), &url).await);
-    let v6 = format!("http://[::ffff:127.0.0.1]:{}/internal", upstream.addr().port());
+    let v6 = format!(
+        "http://[::ffff:127.0.0.1]:{}/internal",
+        upstream.addr().port()
+    );
     assert_blocked(fetch(outbound(&[]).guarded(), &v6).await);
     // Every way of sending passes the guard: streamed, typed JSON, signed
     // (a name, so the refusal comes from the resolver, not the URL check).
     let client = outbound(&[]);
     let by_name = format!("http://localhost:{}/internal", upstream.addr().port());
-    let streamed = client.guarded().get(&by_name).unwrap().send_streaming().await;
-    assert!(matches!(streamed, Err(OutboundError::Blocked(_))), "{streamed:?}");
+    let streamed = client
+        .guarded()
+        .get(&by_name)
+        .unwrap()
+        .send_streaming()
+        .await;
+    assert!(
+        matches!(streamed, Err(OutboundError::Blocked(_))),
+        "{streamed:?}"
+    );
     let typed = client
         .guarded()
         .post(&by_name)
@@ -192,7 +203,10 @@ async fn a_stream_may_run_long_while_it_keeps_producing_and_fails_when_it_stalls
         seen.extend_from_slice(&chunk);
     }
     let text = String::from_utf8(seen).unwrap();
-    assert!(text.starts_with("data: 0") && text.ends_with("data: 9\n\n"), "{text}");
+    assert!(
+        text.starts_with("data: 0") && text.ends_with("data: 9\n\n"),
+        "{text}"
+    );
 
     // A stream that goes silent ends with a timeout after what it sent.
     let mut stalled = client
@@ -205,7 +219,10 @@ async fn a_stream_may_run_long_while_it_keeps_producing_and_fails_when_it_stalls
     let first = stalled.next_chunk().await.unwrap().unwrap();
     assert_eq!(&first[..], b"data: 0\n\n");
     let started = Instant::now();
-    assert!(matches!(stalled.next_chunk().await, Err(OutboundError::Timeout)));
+    assert!(matches!(
+        stalled.next_chunk().await,
+        Err(OutboundError::Timeout)
+    ));
     assert!(started.elapsed() < Duration::from_secs(3));
 
     // A deadline bounds the whole exchange however steadily it trickles.
@@ -258,7 +275,10 @@ async fn response_size_is_bounded() {
             Err(err) => break err,
         }
     };
-    assert!(matches!(err, OutboundError::TooLarge { limit: 1000 }), "{err:?}");
+    assert!(
+        matches!(err, OutboundError::TooLarge { limit: 1000 }),
+        "{err:?}"
+    );
     assert!(read <= 1000, "{read}");
     // A declared length past the bound fails before any body is read.
     let err = client
@@ -323,12 +343,18 @@ async fn typed_json_goes_out_and_comes_back() {
     let request = &upstream.requests()[0];
     assert_eq!(request.method, "POST");
     assert_eq!(request.header("content-type"), Some("application/json"));
-    assert_eq!(request.json(), serde_json::json!({"model": "m", "maxTokens": 5}));
+    assert_eq!(
+        request.json(),
+        serde_json::json!({"model": "m", "maxTokens": 5})
+    );
 
     let err = call().send_json::<Reply>().await.unwrap_err();
     assert!(matches!(err, OutboundError::Decode(_)), "{err:?}");
     let err = call().send_json::<Reply>().await.unwrap_err();
-    assert!(matches!(err, OutboundError::Status { status: 503 }), "{err:?}");
+    assert!(
+        matches!(err, OutboundError::Status { status: 503 }),
+        "{err:?}"
+    );
 
     // A body that cannot be JSON fails before anything is sent.
     let mut bad = std::collections::HashMap::new();
@@ -372,7 +398,14 @@ async fn webhooks_are_signed_so_the_receiver_can_verify_them() {
     assert!(sig.starts_with("v1,"), "{sig}");
     let receiver = WebhookSigner::new(&secret);
     assert_eq!(
-        receiver.verify(id, ts, sig, &request.body, now, signing::DEFAULT_TOLERANCE_SECS),
+        receiver.verify(
+            id,
+            ts,
+            sig,
+            &request.body,
+            now,
+            signing::DEFAULT_TOLERANCE_SECS
+        ),
         Ok(())
     );
     // The signature covers the exact body bytes.

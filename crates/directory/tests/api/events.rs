@@ -11,20 +11,35 @@ async fn tenant_and_organization_writes_emit_events() {
     let acme = seed_tenant(&app.db, "Acme Corp", "acme.com").await;
     let root = token_for(&app.db, acme.superadmin).await;
     let res = app
-        .send(post_json("/api/directory/tenants", &root, json!({"name": "Initech"})))
+        .send(post_json(
+            "/api/directory/tenants",
+            &root,
+            json!({"name": "Initech"}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let tenant = res.json()["id"].as_str().unwrap().to_string();
     let res = app
-        .send(put_json("/api/directory/tenants", &root, json!({"id": tenant, "name": "Initrode"})))
+        .send(put_json(
+            "/api/directory/tenants",
+            &root,
+            json!({"id": tenant, "name": "Initrode"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let res = app
-        .send(delete(&format!("/api/directory/tenants?id={tenant}"), &root))
+        .send(delete(
+            &format!("/api/directory/tenants?id={tenant}"),
+            &root,
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 
-    for (verb, command) in [("created", "create"), ("updated", "update"), ("deleted", "delete")] {
+    for (verb, command) in [
+        ("created", "create"),
+        ("updated", "update"),
+        ("deleted", "delete"),
+    ] {
         let events = outbox_events_named(&app.db, &format!("directory.tenant.{verb}")).await;
         assert_eq!(events.len(), 1, "{verb}: {events:?}");
         let event = &events[0];

@@ -101,7 +101,10 @@ impl Command for SaveUserPreference {
                 })),
                 ..Default::default()
             }
-            .with_event("auth.sidebar_preference.updated", json!({ "id": preference.id }));
+            .with_event(
+                "auth.sidebar_preference.updated",
+                json!({ "id": preference.id }),
+            );
             Ok((
                 SavedUserPreference {
                     preference,
@@ -159,7 +162,10 @@ impl Command for SaveRolePreference {
                 tenant_id: Some(self.tenant),
                 ..Default::default()
             }
-            .with_event("auth.sidebar_preference.updated", json!({ "id": saved.id, "roleId": self.role }));
+            .with_event(
+                "auth.sidebar_preference.updated",
+                json!({ "id": saved.id, "roleId": self.role }),
+            );
             Ok((saved, entry))
         })
     }
@@ -196,7 +202,10 @@ impl Command for DeleteRolePreference {
                 tenant_id: Some(self.tenant),
                 ..Default::default()
             }
-            .with_event("auth.sidebar_preference.deleted", json!({ "id": self.before.id, "roleId": self.role }));
+            .with_event(
+                "auth.sidebar_preference.deleted",
+                json!({ "id": self.before.id, "roleId": self.role }),
+            );
             Ok(((), entry))
         })
     }
