@@ -9,6 +9,8 @@ mod api {
     pub mod export;
     pub mod export_formulas;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod guard_rules;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod guards;
     pub mod lists;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

@@ -67,7 +67,8 @@ impl Command for ResendInvite {
                 tenant_id: user.tenant_id,
                 organization_id: user.organization_id,
                 ..Default::default()
-            };
+            }
+            .with_event("auth.user.invite_resent", json!({ "id": user.id }));
             Ok((token, entry))
         })
     }

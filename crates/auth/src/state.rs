@@ -211,8 +211,13 @@ impl Authenticator for AuthState {
                     other => other,
                 },
             }?;
-            // Every write of the caller passes the registry's write guards.
-            ctx.guards = self.registry.write_guards().clone();
+            // Every write of the caller passes the registry's write guards;
+            // what they log about a refusal goes through the pool.
+            ctx.guards = self
+                .registry
+                .write_guards()
+                .clone()
+                .logging_to(self.db.clone());
             Ok(ctx)
         })
     }

@@ -311,7 +311,8 @@ mod tests {
             ("STOA_SSE_KEEP_ALIVE_SECS", "soon"),
             ("STOA_OUTBOUND_ALLOW", "10.0.0.0/40"),
             ("STOA_OUTBOUND_ALLOW", "intranet"),
-            ("STOA_OUTBOUND_TIMEOUT_MS", "0"),
+            ("STOA_OUTBOUND_IDLE_TIMEOUT_MS", "0"),
+            ("STOA_OUTBOUND_FIRST_BYTE_TIMEOUT_MS", "0"),
             ("STOA_OUTBOUND_MAX_RESPONSE_BYTES", "lots"),
             ("STOA_S3_ENDPOINT", "minio:9000"),
         ] {

@@ -25,6 +25,7 @@ pub mod error;
 pub mod extract;
 pub mod http;
 pub mod i18n;
+pub mod imaging;
 pub mod list;
 pub mod money;
 pub mod outbound;

@@ -198,7 +198,7 @@ impl Storage {
             .with_virtual_hosted_style_request(config.virtual_hosted)
             .with_http_connector(TrustedConnector {
                 connect_timeout: outbound.connect_timeout,
-                read_timeout: outbound.timeout,
+                read_timeout: outbound.idle_timeout,
             });
         if let Some(endpoint) = &config.endpoint {
             builder = builder

@@ -8,6 +8,7 @@ mod api {
     pub mod access_log;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod db;
+    pub mod downloads;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod extractors;
     pub mod fixtures;

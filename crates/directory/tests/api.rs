@@ -5,6 +5,7 @@
 
 mod api {
     pub mod collection;
+    pub mod events;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod lists;
     pub mod lookup;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use stoa_core::command::Event;
-use stoa_core::command::outbox::{Delivered, Subscriber, enqueue};
+use stoa_core::command::outbox::{Delivered, Envelope, Subscriber, enqueue};
 use uuid::Uuid;
 
 use crate::{Mail, Mailer};
@@ -30,7 +30,11 @@ pub async fn queue(
         name: MAIL_EVENT.into(),
         payload,
     };
-    enqueue(conn, &event, tenant).await?;
+    let envelope = Envelope {
+        tenant_id: tenant,
+        ..Default::default()
+    };
+    enqueue(conn, &event, &envelope).await?;
     Ok(())
 }
 
@@ -46,6 +50,10 @@ impl MailSubscriber {
 }
 
 impl Subscriber for MailSubscriber {
+    fn id(&self) -> &str {
+        "mail.send"
+    }
+
     fn accepts(&self, name: &str) -> bool {
         name == MAIL_EVENT
     }

@@ -1,10 +1,18 @@
 //! Progress records and their status transitions (every transition is a
 //! status-guarded update, so concurrent writers cannot move a job backwards).
+//!
+//! Transitions emit domain events through the outbox, in the transition's
+//! own transaction (a savepoint inside the caller's): `progress.job.created`,
+//! `.completed`, `.failed`, `.cancelled` and `.cancel_requested`, payload
+//! `{id, jobType, status}`, envelope with the job's tenant, organization
+//! and the user who acted (`source: "system"` for the worker's transitions).
 
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
+use stoa_core::command::Event;
+use stoa_core::command::outbox::{self, Envelope, EventActor};
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -69,7 +77,77 @@ pub struct NewJob {
     pub started_by_user_id: Option<Uuid>,
 }
 
+/// The kind progress events name as their resource.
+pub const JOB_KIND: &str = "progress.job";
+
+/// Writes `progress.job.<verb>` for job `id` to the outbox, on `conn`.
+/// `actor`: the user who acted (`None`: the worker, as `system`).
+async fn emit(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    verb: &str,
+    actor: Option<Uuid>,
+) -> QueryResult<()> {
+    let Some(job) = get(conn, id).await? else {
+        return Ok(());
+    };
+    let envelope = Envelope {
+        tenant_id: Some(job.tenant_id),
+        organization_id: job.organization_id,
+        actor: EventActor {
+            user_id: actor,
+            source: Some(if actor.is_some() { "api" } else { "system" }.into()),
+        },
+        command_id: None,
+        action_log_id: None,
+        resource_kind: Some(JOB_KIND.into()),
+        resource_id: Some(id.to_string()),
+    };
+    let event = Event::new(
+        format!("progress.job.{verb}"),
+        json!({"id": id, "jobType": job.job_type, "status": job.status}),
+    );
+    outbox::enqueue(conn, &event, &envelope).await
+}
+
+/// Runs `change` and, when it changed a row, emits `verb` for `id`: both in
+/// one transaction (a savepoint inside the caller's).
+async fn transition<F>(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    verb: &'static str,
+    actor: Option<Uuid>,
+    change: F,
+) -> QueryResult<usize>
+where
+    F: for<'c> FnOnce(
+            &'c mut AsyncPgConnection,
+        ) -> futures_util::future::BoxFuture<'c, QueryResult<usize>>
+        + Send,
+{
+    conn.transaction(async move |conn| {
+        let changed = change(conn).await?;
+        if changed > 0 {
+            emit(conn, id, verb, actor).await?;
+        }
+        Ok(changed)
+    })
+    .await
+}
+
 pub async fn create(conn: &mut AsyncPgConnection, job: &NewJob) -> QueryResult<Uuid> {
+    let started_by = job.started_by_user_id;
+    let id = conn
+        .transaction(async move |conn| {
+            let id = insert(conn, job).await?;
+            emit(conn, id, "created", started_by).await?;
+            Ok::<_, diesel::result::Error>(id)
+        })
+        .await?;
+    Ok(id)
+}
+
+async fn insert(conn: &mut AsyncPgConnection, job: &NewJob) -> QueryResult<Uuid> {
     diesel::insert_into(progress_jobs::table)
         .values((
             progress_jobs::job_type.eq(&job.job_type),
@@ -208,19 +286,24 @@ pub async fn complete(
     id: Uuid,
     summary: Option<Value>,
 ) -> QueryResult<usize> {
-    diesel::update(
-        progress_jobs::table
-            .filter(progress_jobs::id.eq(id))
-            .filter(progress_jobs::status.eq_any(["pending", "running", "failed"])),
-    )
-    .set((
-        progress_jobs::status.eq("completed"),
-        progress_jobs::progress_percent.eq(100),
-        progress_jobs::eta_seconds.eq(0),
-        progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
-        progress_jobs::result_summary.eq(summary),
-    ))
-    .execute(conn)
+    transition(conn, id, "completed", None, move |conn| {
+        Box::pin(async move {
+            diesel::update(
+                progress_jobs::table
+                    .filter(progress_jobs::id.eq(id))
+                    .filter(progress_jobs::status.eq_any(["pending", "running", "failed"])),
+            )
+            .set((
+                progress_jobs::status.eq("completed"),
+                progress_jobs::progress_percent.eq(100),
+                progress_jobs::eta_seconds.eq(0),
+                progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+                progress_jobs::result_summary.eq(summary),
+            ))
+            .execute(conn)
+            .await
+        })
+    })
     .await
 }
 
@@ -237,18 +320,23 @@ pub async fn fail_with(
     summary: Option<Value>,
 ) -> QueryResult<usize> {
     let error: String = error.chars().take(2000).collect();
-    diesel::update(
-        progress_jobs::table
-            .filter(progress_jobs::id.eq(id))
-            .filter(progress_jobs::status.eq_any(["pending", "running"])),
-    )
-    .set((
-        progress_jobs::status.eq("failed"),
-        progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
-        progress_jobs::error_message.eq(error),
-        progress_jobs::result_summary.eq(summary),
-    ))
-    .execute(conn)
+    transition(conn, id, "failed", None, move |conn| {
+        Box::pin(async move {
+            diesel::update(
+                progress_jobs::table
+                    .filter(progress_jobs::id.eq(id))
+                    .filter(progress_jobs::status.eq_any(["pending", "running"])),
+            )
+            .set((
+                progress_jobs::status.eq("failed"),
+                progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+                progress_jobs::error_message.eq(error),
+                progress_jobs::result_summary.eq(summary),
+            ))
+            .execute(conn)
+            .await
+        })
+    })
     .await
 }
 
@@ -270,30 +358,42 @@ pub async fn cancel(
     job: &ProgressJob,
     by: Option<Uuid>,
 ) -> QueryResult<Cancel> {
-    let row = progress_jobs::table.filter(progress_jobs::id.eq(job.id));
+    let id = job.id;
     match job.status.as_str() {
         "completed" | "failed" | "cancelled" => Ok(Cancel::Terminal),
         _ if !job.cancellable => Ok(Cancel::NotCancellable),
         "pending" => {
-            diesel::update(row.filter(progress_jobs::status.eq("pending")))
-                .set((
-                    progress_jobs::status.eq("cancelled"),
-                    progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
-                    progress_jobs::eta_seconds.eq(0),
-                    progress_jobs::cancelled_by_user_id.eq(by),
-                ))
-                .execute(conn)
-                .await?;
+            transition(conn, id, "cancelled", by, move |conn| {
+                Box::pin(async move {
+                    let row = progress_jobs::table.filter(progress_jobs::id.eq(id));
+                    diesel::update(row.filter(progress_jobs::status.eq("pending")))
+                        .set((
+                            progress_jobs::status.eq("cancelled"),
+                            progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+                            progress_jobs::eta_seconds.eq(0),
+                            progress_jobs::cancelled_by_user_id.eq(by),
+                        ))
+                        .execute(conn)
+                        .await
+                })
+            })
+            .await?;
             Ok(Cancel::Cancelled)
         }
         _ => {
-            diesel::update(row)
-                .set((
-                    progress_jobs::cancel_requested_at.eq(OffsetDateTime::now_utc()),
-                    progress_jobs::cancelled_by_user_id.eq(by),
-                ))
-                .execute(conn)
-                .await?;
+            transition(conn, id, "cancel_requested", by, move |conn| {
+                Box::pin(async move {
+                    let row = progress_jobs::table.filter(progress_jobs::id.eq(id));
+                    diesel::update(row)
+                        .set((
+                            progress_jobs::cancel_requested_at.eq(OffsetDateTime::now_utc()),
+                            progress_jobs::cancelled_by_user_id.eq(by),
+                        ))
+                        .execute(conn)
+                        .await
+                })
+            })
+            .await?;
             Ok(Cancel::Requested)
         }
     }
@@ -311,17 +411,22 @@ pub async fn cancel_requested(conn: &mut AsyncPgConnection, id: Uuid) -> QueryRe
 }
 
 pub async fn mark_cancelled(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
-    diesel::update(
-        progress_jobs::table
-            .filter(progress_jobs::id.eq(id))
-            .filter(progress_jobs::status.eq("running")),
-    )
-    .set((
-        progress_jobs::status.eq("cancelled"),
-        progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
-        progress_jobs::eta_seconds.eq(0),
-    ))
-    .execute(conn)
+    transition(conn, id, "cancelled", None, move |conn| {
+        Box::pin(async move {
+            diesel::update(
+                progress_jobs::table
+                    .filter(progress_jobs::id.eq(id))
+                    .filter(progress_jobs::status.eq("running")),
+            )
+            .set((
+                progress_jobs::status.eq("cancelled"),
+                progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
+                progress_jobs::eta_seconds.eq(0),
+            ))
+            .execute(conn)
+            .await
+        })
+    })
     .await
 }
 

@@ -11,6 +11,9 @@
 //! - [`StreamingResponse`] ([`TestApp::stream`]): reads a body while the handler
 //!   still produces it, as chunks or server-sent-event frames, with timeouts.
 //! - [`OmOperation`] ([`TestResponse::operation`]): the `x-om-operation` header.
+//! - [`outbox_events`]: the event outbox, each event in its envelope.
+//! - [`FakeUpstream`]: a scripted HTTP server for outbound calls (webhooks,
+//!   model providers): whole or streamed answers, servers that hang or stall.
 //!
 //! The database server is `DATABASE_URL` when set, otherwise the private cluster
 //! that `cargo xtask test` (or `cargo xtask dev`) started, whose URL it writes to
@@ -23,13 +26,17 @@
 
 mod app;
 mod database;
+mod events;
 mod operation;
 mod streaming;
+mod upstream;
 
 pub mod requests;
 
 pub use app::{AppService, TestApp, TestAppBuilder, TestResponse, app};
 pub use database::{TestDb, server_url, spawn_on_own_runtime, with_database};
+pub use events::{outbox_events, outbox_events_named};
 pub use operation::OmOperation;
 pub use requests::Multipart;
 pub use streaming::{SseFrame, SseMessage, StreamEnd, StreamingResponse};
+pub use upstream::{Answer, FakeUpstream, Recorded};

@@ -211,10 +211,13 @@ async fn nul_in_text_input_is_400_naming_the_field_and_changes_nothing() {
     let mut after = snapshot(&app.db).await;
     assert_ne!(after, before, "the valid job was created");
     let mut conn = app.db.conn().await.unwrap();
-    diesel::sql_query("DELETE FROM progress_jobs")
-        .execute(&mut *conn)
-        .await
-        .unwrap();
+    // The valid job and the `progress.job.created` event it emitted.
+    for table in ["progress_jobs", "event_outbox"] {
+        diesel::sql_query(format!("DELETE FROM {table}"))
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+    }
     drop(conn);
     after = snapshot(&app.db).await;
     assert_eq!(after, before, "no rejected request wrote anything");

@@ -158,7 +158,8 @@ fn assert_same_row(one: &Map<String, Value>, other: &Map<String, Value>, what: &
 async fn outbox(db: &stoa_core::db::Db) -> Vec<Map<String, Value>> {
     let mut conn = db.conn().await.unwrap();
     let docs: Vec<Doc> = diesel::sql_query(
-        "SELECT to_jsonb(e) - 'id' - 'event_id' - 'created_at' - 'next_attempt_at' AS doc \
+        "SELECT to_jsonb(e) - 'id' - 'event_id' - 'created_at' - 'next_attempt_at' \
+             - 'action_log_id' AS doc \
          FROM event_outbox e ORDER BY id",
     )
     .load(&mut *conn)

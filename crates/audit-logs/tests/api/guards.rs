@@ -41,7 +41,7 @@ impl WriteGuard for Names {
     fn id(&self) -> &str {
         "test.names"
     }
-    fn applies_to(&self, command_id: &str) -> bool {
+    fn applies_to(&self, command_id: &str, _tenant: Option<Uuid>) -> bool {
         !command_id.starts_with("test.ignored.")
     }
     fn check<'a>(
@@ -109,6 +109,10 @@ fn assert_refused(res: &stoa_testkit::TestResponse, message: &str) {
     );
     assert_eq!(body["code"], "guard_refused");
     assert_eq!(body["guard"], "test.names");
+    assert_eq!(
+        body["details"],
+        json!({"guard": "test.names", "violations": [{"message": message}]})
+    );
 }
 
 #[actix_web::test]

@@ -20,6 +20,9 @@ use crate::schema::{role_acls, roles, user_acls, users};
 
 pub const ROLE_ACL_UPDATE: &str = "auth.roles.acl.update";
 pub const USER_ACL_UPDATE: &str = "auth.users.acl.update";
+/// Domain events (payload `{roleId}` / `{userId}`).
+pub const ROLE_ACL_UPDATED_EVENT: &str = "auth.role.acl_updated";
+pub const USER_ACL_UPDATED_EVENT: &str = "auth.user.acl_updated";
 
 /// A role's ACL in its tenant (`acl: None` = no row).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -129,7 +132,11 @@ impl Command for UpdateRoleAclCommand {
             let entry = tracked::<RoleAclState, _>(conn, "Update role access", role, move |c| {
                 Box::pin(async move { state::write_role_acl(c, role, &acl).await })
             })
-            .await?;
+            .await?
+            .with_event(
+                ROLE_ACL_UPDATED_EVENT,
+                serde_json::json!({ "roleId": role }),
+            );
             Ok(((), entry))
         })
     }
@@ -255,7 +262,11 @@ impl Command for UpdateUserAclCommand {
                     }
                 })
             })
-            .await?;
+            .await?
+            .with_event(
+                USER_ACL_UPDATED_EVENT,
+                serde_json::json!({ "userId": user }),
+            );
             Ok(((), entry))
         })
     }

@@ -18,6 +18,10 @@ use crate::schema::{role_acls, roles};
 pub const CREATE: &str = "auth.roles.create";
 pub const UPDATE: &str = "auth.roles.update";
 pub const DELETE: &str = "auth.roles.delete";
+/// Domain events (payload `{id}`; the envelope carries the rest).
+pub const CREATED_EVENT: &str = "auth.role.created";
+pub const UPDATED_EVENT: &str = "auth.role.updated";
+pub const DELETED_EVENT: &str = "auth.role.deleted";
 
 impl Tracked for RoleState {
     const KIND: &'static str = ROLE_KIND;
@@ -102,7 +106,9 @@ impl Command for CreateRoleCommand {
             };
             state::write_role_acl(conn, id, &acl).await?;
             let after = RoleState::load(conn, id).await?;
-            Ok((id, entry("Create role", id, None, after.as_ref())))
+            let entry = entry("Create role", id, None, after.as_ref())
+                .with_event(CREATED_EVENT, serde_json::json!({ "id": id }));
+            Ok((id, entry))
         })
     }
 }
@@ -153,7 +159,8 @@ impl Command for UpdateRoleCommand {
                     Ok(())
                 })
             })
-            .await?;
+            .await?
+            .with_event(UPDATED_EVENT, serde_json::json!({ "id": id }));
             Ok(((), entry))
         })
     }
@@ -195,7 +202,8 @@ impl Command for DeleteRoleCommand {
                     Ok(())
                 })
             })
-            .await?;
+            .await?
+            .with_event(DELETED_EVENT, serde_json::json!({ "id": id }));
             Ok(((), entry))
         })
     }

@@ -20,6 +20,10 @@ use crate::schema::{user_acls, users};
 pub const CREATE: &str = "auth.users.create";
 pub const UPDATE: &str = "auth.users.update";
 pub const DELETE: &str = "auth.users.delete";
+/// Domain events (payload `{id}`; the envelope carries the rest).
+pub const CREATED_EVENT: &str = "auth.user.created";
+pub const UPDATED_EVENT: &str = "auth.user.updated";
+pub const DELETED_EVENT: &str = "auth.user.deleted";
 
 impl Tracked for UserState {
     const KIND: &'static str = USER_KIND;
@@ -130,7 +134,9 @@ impl Command for CreateUserCommand {
                 .await?;
             state::set_user_roles(conn, id, &self.role_ids).await?;
             let after = UserState::load(conn, id).await?;
-            Ok((id, entry("Create user", id, None, after.as_ref())))
+            let entry = entry("Create user", id, None, after.as_ref())
+                .with_event(CREATED_EVENT, serde_json::json!({ "id": id }));
+            Ok((id, entry))
         })
     }
 }
@@ -175,7 +181,8 @@ impl Command for UpdateUserCommand {
             let entry = tracked::<UserState, _>(conn, self.label, id, move |conn| {
                 Box::pin(async move { apply(conn, id, c, keep).await })
             })
-            .await?;
+            .await?
+            .with_event(UPDATED_EVENT, serde_json::json!({ "id": id }));
             Ok(((), entry))
         })
     }
@@ -268,7 +275,8 @@ impl Command for DeleteUserCommand {
                     state::end_access(conn, id).await
                 })
             })
-            .await?;
+            .await?
+            .with_event(DELETED_EVENT, serde_json::json!({ "id": id }));
             Ok(((), entry))
         })
     }

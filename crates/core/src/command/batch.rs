@@ -133,16 +133,16 @@ async fn insert_rows(
     }
     let n = entries.len();
     let mut columns = Columns::with_capacity(n);
-    let mut events: Vec<(Event, Option<Uuid>)> = Vec::new();
+    let mut events: Vec<(Event, outbox::Envelope)> = Vec::new();
     let mut operations = Vec::with_capacity(n);
     for (command_id, entry) in entries {
         let id = Uuid::new_v4();
         let mut row = Row::new(actor, command_id, entry, None);
-        let tenant = row.tenant_id;
+        let envelope = row.envelope(actor, id);
         events.extend(
             std::mem::take(&mut row.events)
                 .into_iter()
-                .map(|e| (e, tenant)),
+                .map(|e| (e, envelope.clone())),
         );
         // The timestamp is the database's, filled in below.
         operations.push(Operation {

@@ -40,7 +40,7 @@ use crate::error::AppError;
 
 pub use actor::{Actor, Principal};
 pub use batch::{execute_batch, record_batch};
-pub use guard::{GuardInput, Phase, Verdict, WriteGuard, WriteGuards};
+pub use guard::{GuardInput, GuardLog, Phase, Verdict, Violation, WriteGuard, WriteGuards};
 pub use operation::{OPERATION_HEADER, Operation, with_operation};
 pub use record::execute;
 pub(crate) use record::{Row, check_guards, in_transaction, record, source_key};
@@ -48,11 +48,23 @@ pub use registry::{ActionLog, CommandHandler, CommandRegistry, UndoInterceptor, 
 pub use tracked::{StateHandler, Tracked, entry, tracked};
 pub use undo::{RedoOutcome, UndoOutcome};
 
-/// A domain event (`module.entity.verb`) to deliver after commit.
+/// A domain event (`module.entity.verb`) to deliver after commit. A command
+/// names it and gives its payload; the bus wraps it in the envelope of the
+/// command's entry (tenant, organization, actor, command, action-log entry,
+/// resource: [`outbox::Envelope`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     pub name: String,
     pub payload: Value,
+}
+
+impl Event {
+    pub fn new(name: impl Into<String>, payload: Value) -> Self {
+        Self {
+            name: name.into(),
+            payload,
+        }
+    }
 }
 
 /// What a command reports for its action-log entry.
@@ -77,6 +89,15 @@ pub struct LogEntry {
     /// only super admins may read, undo or redo such an entry.
     pub other_tenants: Vec<Uuid>,
     pub events: Vec<Event>,
+}
+
+impl LogEntry {
+    /// The same entry emitting `name` with `payload` after commit (in the
+    /// envelope of this entry: tenant, organization, actor, command, resource).
+    pub fn with_event(mut self, name: impl Into<String>, payload: Value) -> Self {
+        self.events.push(Event::new(name, payload));
+        self
+    }
 }
 
 /// A mutation that runs through the bus.

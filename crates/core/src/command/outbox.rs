@@ -3,63 +3,117 @@
 //! least once, with exponential back-off between attempts and a `dead` state
 //! after the last one. An event of a rolled-back transaction never exists, so it
 //! is never delivered. Subscribers must be idempotent (use `event_id`).
+//!
+//! Every event travels in one envelope ([`Delivered::envelope`]): `{eventId,
+//! name, tenantId, organizationId, actor: {userId, source}, commandId,
+//! actionLogId, resourceKind, resourceId, payload, occurredAt}`. The command
+//! bus fills it from the command's action-log entry, so a module only names
+//! its events and gives their payload ([`super::Event::new`]).
+//!
+//! Delivery happens outside any transaction: a dispatcher claims due events
+//! with one statement that leases them ([`Dispatcher::lease`]) and commits,
+//! then hands each event to every subscriber that accepts it and records each
+//! subscriber's outcome on its own row (`event_deliveries`, keyed by
+//! [`Subscriber::id`]). A retry goes only to the subscribers that have not
+//! had the event yet: one failing subscriber never re-delivers to the others.
+//! A slow subscriber holds no database lock or connection meanwhile; one that
+//! outlasts the lease may see the event again from another dispatcher
+//! (at least once).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel::sql_types::{
+    Array, BigInt, Double, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Value, json};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::Event;
-use super::schema::event_outbox;
 use crate::db::{Db, DbError};
 use crate::prepared::Cached;
 
-/// Writes `event` to the outbox on `conn` (the caller's transaction).
+/// Who did it, as events carry it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventActor {
+    pub user_id: Option<Uuid>,
+    /// `api`, `ui` or `system` (`None` for events written outside the bus).
+    pub source: Option<String>,
+}
+
+/// The envelope fields of an event besides its name and payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Envelope {
+    pub tenant_id: Option<Uuid>,
+    pub organization_id: Option<Uuid>,
+    pub actor: EventActor,
+    /// The command that emitted it (`directory.organizations.create`).
+    pub command_id: Option<String>,
+    /// The action-log entry of that command.
+    pub action_log_id: Option<Uuid>,
+    pub resource_kind: Option<String>,
+    pub resource_id: Option<String>,
+}
+
+const INSERT_EVENTS: &str = "INSERT INTO event_outbox (name, payload, tenant_id, organization_id, \
+         actor_user_id, actor_source, command_id, action_log_id, resource_kind, resource_id) \
+     SELECT e.name, e.payload, e.tenant_id, e.organization_id, e.actor_user_id, e.actor_source, \
+         e.command_id, e.action_log_id, e.resource_kind, e.resource_id \
+     FROM unnest($1::text[], $2::jsonb[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], \
+         $7::text[], $8::uuid[], $9::text[], $10::text[]) WITH ORDINALITY \
+         AS e(name, payload, tenant_id, organization_id, actor_user_id, actor_source, \
+              command_id, action_log_id, resource_kind, resource_id, n) \
+     ORDER BY e.n";
+
+/// Writes `event` in its envelope to the outbox on `conn` (the caller's
+/// transaction). Work outside the command bus that emits events (the job
+/// queue) fills the envelope itself.
 pub async fn enqueue(
     conn: &mut AsyncPgConnection,
     event: &Event,
-    tenant_id: Option<Uuid>,
+    envelope: &Envelope,
 ) -> Result<(), diesel::result::Error> {
-    diesel::insert_into(event_outbox::table)
-        .values((
-            event_outbox::name.eq(&event.name),
-            event_outbox::payload.eq(&event.payload),
-            event_outbox::tenant_id.eq(tenant_id),
-        ))
-        .execute(conn)
-        .await
-        .map(|_| ())
+    enqueue_many(conn, &[(event.clone(), envelope.clone())]).await
 }
 
-/// Writes `events` (each with its tenant) to the outbox on `conn` with one
+/// Writes `events` (each in its envelope) to the outbox on `conn` with one
 /// statement, in order (ids follow the slice).
 pub async fn enqueue_many(
     conn: &mut AsyncPgConnection,
-    events: &[(Event, Option<Uuid>)],
+    events: &[(Event, Envelope)],
 ) -> Result<(), diesel::result::Error> {
-    use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
     if events.is_empty() {
         return Ok(());
     }
-    let names: Vec<&str> = events.iter().map(|(e, _)| e.name.as_str()).collect();
-    let payloads: Vec<&Value> = events.iter().map(|(e, _)| &e.payload).collect();
-    let tenants: Vec<Option<Uuid>> = events.iter().map(|(_, t)| *t).collect();
+    let column = |f: fn(&(Event, Envelope)) -> Option<Uuid>| -> Vec<Option<Uuid>> {
+        events.iter().map(f).collect()
+    };
+    let text = |f: fn(&(Event, Envelope)) -> Option<String>| -> Vec<Option<String>> {
+        events.iter().map(f).collect()
+    };
     Cached(
-        diesel::sql_query(
-            "INSERT INTO event_outbox (name, payload, tenant_id) \
-             SELECT e.name, e.payload, e.tenant_id \
-             FROM unnest($1::text[], $2::jsonb[], $3::uuid[]) WITH ORDINALITY \
-                 AS e(name, payload, tenant_id, n) \
-             ORDER BY e.n",
-        )
-        .bind::<Array<Text>, _>(names)
-        .bind::<Array<Jsonb>, _>(payloads)
-        .bind::<Array<Nullable<SqlUuid>>, _>(tenants),
+        diesel::sql_query(INSERT_EVENTS)
+            .bind::<Array<Text>, _>(
+                events
+                    .iter()
+                    .map(|(e, _)| e.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Jsonb>, _>(events.iter().map(|(e, _)| &e.payload).collect::<Vec<_>>())
+            .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.tenant_id))
+            .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.organization_id))
+            .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.actor.user_id))
+            .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.actor.source.clone()))
+            .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.command_id.clone()))
+            .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.action_log_id))
+            .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.resource_kind.clone()))
+            .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.resource_id.clone())),
     )
     .execute(conn)
     .await
@@ -67,22 +121,80 @@ pub async fn enqueue_many(
 }
 
 /// An event as subscribers receive it.
-#[derive(Clone, Debug, Queryable)]
+#[derive(Clone, Debug, diesel::QueryableByName)]
 pub struct Delivered {
+    #[diesel(sql_type = BigInt)]
     pub id: i64,
     /// Stable across retries: the idempotency key.
+    #[diesel(sql_type = SqlUuid)]
     pub event_id: Uuid,
+    #[diesel(sql_type = Text)]
     pub name: String,
+    #[diesel(sql_type = Jsonb)]
     pub payload: Value,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
     pub tenant_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub organization_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub actor_user_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub actor_source: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub command_id: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub action_log_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub resource_kind: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub resource_id: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: OffsetDateTime,
+    /// Rounds this event was offered in before this one.
+    #[diesel(sql_type = Int4)]
     pub attempts: i32,
+}
+
+impl Delivered {
+    /// The actor of the envelope.
+    pub fn actor(&self) -> EventActor {
+        EventActor {
+            user_id: self.actor_user_id,
+            source: self.actor_source.clone(),
+        }
+    }
+
+    /// The event in its envelope, as JSON (what a webhook or a rules engine
+    /// is given).
+    pub fn envelope(&self) -> Value {
+        json!({
+            "eventId": self.event_id,
+            "name": self.name,
+            "tenantId": self.tenant_id,
+            "organizationId": self.organization_id,
+            "actor": self.actor(),
+            "commandId": self.command_id,
+            "actionLogId": self.action_log_id,
+            "resourceKind": self.resource_kind,
+            "resourceId": self.resource_id,
+            "payload": self.payload,
+            "occurredAt": self
+                .created_at
+                .format(&time::format_description::well_known::Rfc3339)
+                .ok(),
+        })
+    }
 }
 
 /// Receives events after commit.
 pub trait Subscriber: Send + Sync {
+    /// A stable name (`webhooks.deliver`): the key of this subscriber's
+    /// delivery state, so it must not change between releases and must
+    /// differ between subscribers.
+    fn id(&self) -> &str;
     /// Whether this subscriber wants events named `name`.
     fn accepts(&self, name: &str) -> bool;
-    /// Handles one event; an `Err` schedules a retry.
+    /// Handles one event; an `Err` schedules a retry (for this subscriber only).
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>>;
 }
 
@@ -90,6 +202,9 @@ pub trait Subscriber: Send + Sync {
 pub struct LogSubscriber;
 
 impl Subscriber for LogSubscriber {
+    fn id(&self) -> &str {
+        "core.log"
+    }
     fn accepts(&self, _: &str) -> bool {
         true
     }
@@ -101,23 +216,70 @@ impl Subscriber for LogSubscriber {
     }
 }
 
+/// Claims up to `$1` due events and leases them for `$2` seconds, in one
+/// statement that commits at once: other dispatchers skip them until the
+/// lease ends (a dispatcher that died mid-delivery leaves them to others).
+const CLAIM: &str = "UPDATE event_outbox SET next_attempt_at = now() + make_interval(secs => $2) \
+     WHERE id = ANY(ARRAY(SELECT id FROM event_outbox \
+         WHERE status = 'pending' AND next_attempt_at <= now() \
+         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)) \
+     RETURNING id, event_id, name, payload, tenant_id, organization_id, actor_user_id, \
+         actor_source, command_id, action_log_id, resource_kind, resource_id, created_at, attempts";
+
+const DELIVERY_STATES: &str = "SELECT outbox_id, subscriber, status, attempts FROM event_deliveries WHERE outbox_id = ANY($1)";
+
+const RECORD_DELIVERY: &str = "INSERT INTO event_deliveries (outbox_id, subscriber, status, attempts, last_error) \
+     VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (outbox_id, subscriber) DO UPDATE SET status = EXCLUDED.status, \
+         attempts = EXCLUDED.attempts, last_error = EXCLUDED.last_error, updated_at = now()";
+
+const FINISH: &str = "UPDATE event_outbox SET status = $2, attempts = $3, \
+     delivered_at = CASE WHEN $2 = 'delivered' THEN now() END, last_error = $4 WHERE id = $1";
+
+const RETRY: &str = "UPDATE event_outbox SET attempts = $2, last_error = $3, \
+     next_attempt_at = now() + make_interval(secs => $4) WHERE id = $1";
+
+#[derive(diesel::QueryableByName)]
+struct DeliveryState {
+    #[diesel(sql_type = BigInt)]
+    outbox_id: i64,
+    #[diesel(sql_type = Text)]
+    subscriber: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = Int4)]
+    attempts: i32,
+}
+
 /// Delivers pending outbox events to subscribers.
 pub struct Dispatcher {
     db: Db,
     subscribers: Vec<Arc<dyn Subscriber>>,
-    /// Attempts before an event is marked `dead` (default 8).
+    /// Attempts per subscriber before its delivery is marked `dead` (default 8).
     pub max_attempts: i32,
     /// Events claimed per round (default 100).
     pub batch: i64,
+    /// How long a claimed round is left to this dispatcher (default 5 minutes).
+    pub lease: Duration,
 }
 
 impl Dispatcher {
     pub fn new(db: Db, subscribers: Vec<Arc<dyn Subscriber>>) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        for subscriber in &subscribers {
+            if !seen.insert(subscriber.id().to_string()) {
+                tracing::error!(
+                    subscriber = subscriber.id(),
+                    "two subscribers share an id: they share one delivery state"
+                );
+            }
+        }
         Self {
             db,
             subscribers,
             max_attempts: 8,
             batch: 100,
+            lease: Duration::from_secs(300),
         }
     }
 
@@ -126,71 +288,129 @@ impl Dispatcher {
         Duration::from_secs(1u64 << attempts.clamp(0, 8)).min(Duration::from_secs(300))
     }
 
-    /// Claims due events (skipping rows other dispatchers hold), delivers them
-    /// and records the outcome, all in one transaction. Returns how many events
-    /// were handled. Every statement stays prepared on its connection (the
-    /// claim is a cacheable select; the updates are [`Cached`]), so an idle
-    /// poll every 250 ms costs Postgres no parsing or planning.
+    /// Claims due events, delivers each to the subscribers that accept it
+    /// and have not had it yet, and records each outcome. Returns how many
+    /// events were handled. No transaction is held while subscribers run.
+    /// Every statement stays prepared on its connection (all are
+    /// [`Cached`]), so an idle poll every 250 ms costs Postgres one
+    /// statement, no parsing or planning.
     pub async fn run_once(&self) -> Result<usize, DbError> {
         let mut conn = self.db.conn().await?;
         let conn: &mut AsyncPgConnection = &mut conn;
-        let subscribers = self.subscribers.clone();
-        let (max_attempts, batch) = (self.max_attempts, self.batch);
-        conn.transaction::<_, DbError, _>(async move |conn| {
-            let due: Vec<Delivered> = event_outbox::table
-                .filter(event_outbox::status.eq("pending"))
-                .filter(event_outbox::next_attempt_at.le(OffsetDateTime::now_utc()))
-                .order(event_outbox::id.asc())
-                .limit(batch)
-                .select((
-                    event_outbox::id,
-                    event_outbox::event_id,
-                    event_outbox::name,
-                    event_outbox::payload,
-                    event_outbox::tenant_id,
-                    event_outbox::attempts,
-                ))
-                .for_update()
-                .skip_locked()
+        let mut due: Vec<Delivered> = Cached(
+            diesel::sql_query(CLAIM)
+                .bind::<BigInt, _>(self.batch)
+                .bind::<Double, _>(self.lease.as_secs_f64()),
+        )
+        .load(conn)
+        .await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        due.sort_by_key(|e| e.id);
+        let ids: Vec<i64> = due.iter().map(|e| e.id).collect();
+        let states: Vec<DeliveryState> =
+            Cached(diesel::sql_query(DELIVERY_STATES).bind::<Array<BigInt>, _>(&ids))
                 .load(conn)
                 .await?;
-            for event in &due {
-                let mut failure = None;
-                for subscriber in subscribers.iter().filter(|s| s.accepts(&event.name)) {
-                    if let Err(err) = subscriber.handle(event).await {
-                        failure = Some(err);
-                    }
+        let states: HashMap<(i64, String), (String, i32)> = states
+            .into_iter()
+            .map(|s| ((s.outbox_id, s.subscriber), (s.status, s.attempts)))
+            .collect();
+        for event in &due {
+            self.deliver(conn, event, &states).await?;
+        }
+        Ok(due.len())
+    }
+
+    /// Offers one event to its subscribers and records the outcome.
+    async fn deliver(
+        &self,
+        conn: &mut AsyncPgConnection,
+        event: &Delivered,
+        states: &HashMap<(i64, String), (String, i32)>,
+    ) -> Result<(), DbError> {
+        let mut retry_error: Option<String> = None;
+        let mut dead_error: Option<String> = None;
+        for subscriber in self.subscribers.iter().filter(|s| s.accepts(&event.name)) {
+            let id = subscriber.id();
+            let (status, attempts) = states
+                .get(&(event.id, id.to_string()))
+                .map(|(s, a)| (s.as_str(), *a))
+                .unwrap_or(("new", 0));
+            match status {
+                "delivered" => continue,
+                "dead" => {
+                    dead_error.get_or_insert_with(|| format!("{id}: gave up"));
+                    continue;
                 }
-                let row = event_outbox::table.filter(event_outbox::id.eq(event.id));
-                match failure {
-                    None => {
-                        Cached(diesel::update(row).set((
-                            event_outbox::status.eq("delivered"),
-                            event_outbox::delivered_at.eq(OffsetDateTime::now_utc()),
-                            event_outbox::attempts.eq(event.attempts + 1),
-                        )))
-                        .execute(conn)
-                        .await?;
-                    }
-                    Some(err) => {
-                        let attempts = event.attempts + 1;
-                        let status = if attempts >= max_attempts { "dead" } else { "pending" };
-                        tracing::warn!(event = %event.name, attempts, error = %err, "event delivery failed");
-                        Cached(diesel::update(row).set((
-                            event_outbox::status.eq(status),
-                            event_outbox::attempts.eq(attempts),
-                            event_outbox::last_error.eq(err),
-                            event_outbox::next_attempt_at
-                                .eq(OffsetDateTime::now_utc() + Self::backoff(attempts)),
-                        )))
-                        .execute(conn)
-                        .await?;
-                    }
-                }
+                _ => {}
             }
-            Ok(due.len())
-        })
-        .await
+            let attempts = attempts + 1;
+            let (status, error) = match subscriber.handle(event).await {
+                Ok(()) => ("delivered", None),
+                Err(err) => {
+                    tracing::warn!(
+                        event = %event.name,
+                        event.id = %event.event_id,
+                        subscriber = id,
+                        attempts,
+                        error = %err,
+                        "event delivery failed"
+                    );
+                    let error = format!("{id}: {err}");
+                    if attempts >= self.max_attempts {
+                        dead_error.get_or_insert(error.clone());
+                        ("dead", Some(error))
+                    } else {
+                        retry_error.get_or_insert(error.clone());
+                        ("failed", Some(error))
+                    }
+                }
+            };
+            Cached(
+                diesel::sql_query(RECORD_DELIVERY)
+                    .bind::<BigInt, _>(event.id)
+                    .bind::<Text, _>(id)
+                    .bind::<Text, _>(status)
+                    .bind::<Int4, _>(attempts)
+                    .bind::<Nullable<Text>, _>(error),
+            )
+            .execute(conn)
+            .await?;
+        }
+        let attempts = event.attempts + 1;
+        match retry_error {
+            Some(error) => {
+                Cached(
+                    diesel::sql_query(RETRY)
+                        .bind::<BigInt, _>(event.id)
+                        .bind::<Int4, _>(attempts)
+                        .bind::<Nullable<Text>, _>(Some(error))
+                        .bind::<Double, _>(Self::backoff(attempts).as_secs_f64()),
+                )
+                .execute(conn)
+                .await?;
+            }
+            None => {
+                // Every subscriber had it, or gave up on it for good.
+                let status = if dead_error.is_some() {
+                    "dead"
+                } else {
+                    "delivered"
+                };
+                Cached(
+                    diesel::sql_query(FINISH)
+                        .bind::<BigInt, _>(event.id)
+                        .bind::<Text, _>(status)
+                        .bind::<Int4, _>(attempts)
+                        .bind::<Nullable<Text>, _>(dead_error),
+                )
+                .execute(conn)
+                .await?;
+            }
+        }
+        Ok(())
     }
 
     /// Runs forever: a round every `interval`, immediately again while rounds

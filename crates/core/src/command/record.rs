@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::guard::GuardLog;
 use super::schema::action_logs;
 use super::{Actor, Command, Event, GuardInput, LogEntry, Operation, Phase, diff, outbox};
 use crate::error::AppError;
@@ -64,12 +65,8 @@ pub(crate) async fn check_guards(
     if actor.guards.is_empty() {
         return Ok(());
     }
-    let input = GuardInput {
-        command_id,
-        phase,
-        actor,
-        entry,
-    };
+    let log = GuardLog::default();
+    let input = GuardInput::new(command_id, phase, actor, entry, &log);
     actor.guards.check(conn, &input).await
 }
 
@@ -146,6 +143,22 @@ impl Row {
         }
     }
 
+    /// The envelope of this row's events (entry `action_log_id`).
+    pub(crate) fn envelope(&self, actor: &Actor, action_log_id: Uuid) -> outbox::Envelope {
+        outbox::Envelope {
+            tenant_id: self.tenant_id,
+            organization_id: self.organization_id,
+            actor: outbox::EventActor {
+                user_id: actor.user_id,
+                source: Some(source_key(actor).to_string()),
+            },
+            command_id: Some(self.command_id.clone()),
+            action_log_id: Some(action_log_id),
+            resource_kind: self.resource_kind.clone(),
+            resource_id: self.resource_id.clone(),
+        }
+    }
+
     /// The operation clients see for this row, once stored.
     fn operation(self, id: Uuid, executed_at: OffsetDateTime) -> Operation {
         Operation {
@@ -206,8 +219,10 @@ pub(crate) async fn record(
         .returning((action_logs::id, action_logs::created_at))
         .get_result(conn)
         .await?;
-    for event in std::mem::take(&mut row.events) {
-        outbox::enqueue(conn, &event, row.tenant_id).await?;
-    }
+    let events: Vec<(Event, outbox::Envelope)> = std::mem::take(&mut row.events)
+        .into_iter()
+        .map(|event| (event, row.envelope(actor, id)))
+        .collect();
+    outbox::enqueue_many(conn, &events).await?;
     Ok(row.operation(id, created_at))
 }

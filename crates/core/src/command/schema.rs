@@ -84,5 +84,46 @@ diesel::table! {
         last_error -> Nullable<Text>,
         created_at -> Timestamptz,
         delivered_at -> Nullable<Timestamptz>,
+        organization_id -> Nullable<Uuid>,
+        actor_user_id -> Nullable<Uuid>,
+        actor_source -> Nullable<Text>,
+        command_id -> Nullable<Text>,
+        action_log_id -> Nullable<Uuid>,
+        resource_kind -> Nullable<Text>,
+        resource_id -> Nullable<Text>,
     }
 }
+
+// Each subscriber's delivery state of one outbox event.
+diesel::table! {
+    event_deliveries (outbox_id, subscriber) {
+        outbox_id -> Int8,
+        subscriber -> Text,
+        status -> Text,
+        attempts -> Int4,
+        last_error -> Nullable<Text>,
+        updated_at -> Timestamptz,
+    }
+}
+
+// What write guards logged about their decisions (`GuardInput::log`).
+diesel::table! {
+    guard_logs (id) {
+        id -> Uuid,
+        tenant_id -> Nullable<Uuid>,
+        organization_id -> Nullable<Uuid>,
+        actor_user_id -> Nullable<Uuid>,
+        guard -> Text,
+        command_id -> Text,
+        phase -> Text,
+        resource_kind -> Nullable<Text>,
+        resource_id -> Nullable<Text>,
+        outcome -> Text,
+        message -> Text,
+        data -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(event_deliveries -> event_outbox (outbox_id));
+diesel::allow_tables_to_appear_in_same_query!(event_outbox, event_deliveries);

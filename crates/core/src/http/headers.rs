@@ -53,8 +53,15 @@ pub const SELECTED_TENANT: &str = "x-om-selected-tenant";
 /// Optimistic locking: the `updatedAt` the client last read; 409 when it changed.
 pub const OPTIMISTIC_LOCK: &str = "x-om-ext-optimistic-lock-expected-updated-at";
 
+/// Downloads: the part of the file wanted (`bytes=0-1023`).
+pub const RANGE: &str = "range";
+/// Downloads: answer 304 when the client's copy (its ETag) is current.
+pub const IF_NONE_MATCH: &str = "if-none-match";
+/// Downloads: honour `Range` only while the file still has this ETag.
+pub const IF_RANGE: &str = "if-range";
+
 /// Every request header the API reads: a browser may send only these cross-origin.
-pub const ALLOWED_HEADERS: [&str; 9] = [
+pub const ALLOWED_HEADERS: [&str; 12] = [
     ACCEPT,
     ACCEPT_LANGUAGE,
     AUTHORIZATION,
@@ -64,10 +71,13 @@ pub const ALLOWED_HEADERS: [&str; 9] = [
     SELECTED_ORG,
     SELECTED_TENANT,
     OPTIMISTIC_LOCK,
+    RANGE,
+    IF_NONE_MATCH,
+    IF_RANGE,
 ];
 
 /// Response headers browser clients read (others stay hidden from cross-origin scripts).
-pub const EXPOSED_HEADERS: [&str; 7] = [
+pub const EXPOSED_HEADERS: [&str; 10] = [
     REQUEST_ID,
     crate::command::OPERATION_HEADER,
     "retry-after",
@@ -75,4 +85,7 @@ pub const EXPOSED_HEADERS: [&str; 7] = [
     crate::rate_limit::REMAINING_HEADER,
     "x-ratelimit-reset",
     "content-disposition",
+    "etag",
+    "content-range",
+    "accept-ranges",
 ];

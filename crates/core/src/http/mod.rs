@@ -28,7 +28,7 @@ pub use access::{
 pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
 pub use client_ip::{TrustedProxyDepth, client_ip};
 pub use compression::{no_compression, strip_identity_encoding};
-pub use download::{Disposition, Download, content_disposition};
+pub use download::{Disposition, Download, SANDBOX_CSP, content_disposition};
 pub use errors::{APP_DATA_MISSING, json_error_bodies, not_found};
 pub use headers::{ALLOWED_HEADERS, EXPOSED_HEADERS};
 pub use metrics::{Metrics, metrics_app};

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use reqwest::{Method, Url, redirect};
 
 use super::error::TooManyRedirects;
+use super::request::Limits;
 use super::{AddressGuard, GuardedResolver, OutboundConfig, OutboundError, OutboundRequest};
 
 /// Both outbound clients, built once at start-up and shared (cheap to clone).
@@ -57,7 +58,7 @@ pub fn tls_config() -> Result<rustls::ClientConfig, OutboundError> {
 pub struct OutboundClient {
     client: reqwest::Client,
     guard: Option<Arc<AddressGuard>>,
-    max_response_bytes: usize,
+    limits: Limits,
 }
 
 impl OutboundClient {
@@ -85,7 +86,6 @@ impl OutboundClient {
             .tls_backend_preconfigured(tls_config()?)
             .no_proxy()
             .connect_timeout(config.connect_timeout)
-            .timeout(config.timeout)
             .redirect(policy)
             .user_agent(concat!("stoa/", env!("CARGO_PKG_VERSION")));
         if let Some(guard) = &guard {
@@ -97,7 +97,12 @@ impl OutboundClient {
         Ok(Self {
             client,
             guard,
-            max_response_bytes: config.max_response_bytes,
+            limits: Limits {
+                max_response_bytes: config.max_response_bytes,
+                first_byte_timeout: config.first_byte_timeout,
+                idle_timeout: config.idle_timeout,
+                deadline: None,
+            },
         })
     }
 
@@ -124,10 +129,10 @@ impl OutboundClient {
         if let Some(guard) = &self.guard {
             check_url(&url, guard)?;
         }
-        Ok(OutboundRequest {
-            builder: self.client.request(method, url),
-            max_response_bytes: self.max_response_bytes,
-        })
+        Ok(OutboundRequest::new(
+            self.client.request(method, url),
+            self.limits,
+        ))
     }
 
     pub fn get(&self, url: &str) -> Result<OutboundRequest, OutboundError> {
@@ -136,6 +141,10 @@ impl OutboundClient {
 
     pub fn post(&self, url: &str) -> Result<OutboundRequest, OutboundError> {
         self.request(Method::POST, url)
+    }
+
+    pub fn put(&self, url: &str) -> Result<OutboundRequest, OutboundError> {
+        self.request(Method::PUT, url)
     }
 }
 

@@ -10,8 +10,14 @@ use crate::config::{ConfigError, Env};
 pub struct OutboundConfig {
     /// `STOA_OUTBOUND_CONNECT_TIMEOUT_MS`: time to open a connection (TCP + TLS).
     pub connect_timeout: Duration,
-    /// `STOA_OUTBOUND_TIMEOUT_MS`: the whole request, body included.
-    pub timeout: Duration,
+    /// `STOA_OUTBOUND_FIRST_BYTE_TIMEOUT_MS`: from sending the request to the
+    /// response head (a model provider thinking before it streams).
+    pub first_byte_timeout: Duration,
+    /// `STOA_OUTBOUND_IDLE_TIMEOUT_MS`: the longest pause between two chunks
+    /// of the response body. There is no total timeout: a stream that keeps
+    /// producing may run as long as it needs (a caller that wants one sets
+    /// `OutboundRequest::deadline`).
+    pub idle_timeout: Duration,
     /// `STOA_OUTBOUND_MAX_RESPONSE_BYTES`: largest response body read.
     pub max_response_bytes: usize,
     /// `STOA_OUTBOUND_MAX_REDIRECTS`: redirects followed (each one checked).
@@ -25,7 +31,8 @@ impl Default for OutboundConfig {
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(5),
-            timeout: Duration::from_secs(30),
+            first_byte_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(30),
             max_response_bytes: 10 * 1024 * 1024,
             max_redirects: 5,
             allow: Vec::new(),
@@ -63,7 +70,11 @@ impl OutboundConfig {
         };
         Ok(Self {
             connect_timeout: millis("STOA_OUTBOUND_CONNECT_TIMEOUT_MS", d.connect_timeout)?,
-            timeout: millis("STOA_OUTBOUND_TIMEOUT_MS", d.timeout)?,
+            first_byte_timeout: millis(
+                "STOA_OUTBOUND_FIRST_BYTE_TIMEOUT_MS",
+                d.first_byte_timeout,
+            )?,
+            idle_timeout: millis("STOA_OUTBOUND_IDLE_TIMEOUT_MS", d.idle_timeout)?,
             max_response_bytes: env
                 .parse_or("STOA_OUTBOUND_MAX_RESPONSE_BYTES", d.max_response_bytes)?,
             max_redirects: env.parse_or("STOA_OUTBOUND_MAX_REDIRECTS", d.max_redirects)?,
@@ -80,14 +91,15 @@ mod tests {
     fn config_reads_the_allowlist_and_timeouts() {
         let vars: std::collections::HashMap<String, String> = [
             ("STOA_OUTBOUND_ALLOW", "10.0.0.0/8, ,fd00::/8"),
-            ("STOA_OUTBOUND_TIMEOUT_MS", "1500"),
+            ("STOA_OUTBOUND_IDLE_TIMEOUT_MS", "1500"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let cfg = OutboundConfig::from_env(&Env(&vars)).unwrap_or_default();
         assert_eq!(cfg.allow.len(), 2);
-        assert_eq!(cfg.timeout, Duration::from_millis(1500));
+        assert_eq!(cfg.idle_timeout, Duration::from_millis(1500));
+        assert_eq!(cfg.first_byte_timeout, Duration::from_secs(30));
         assert_eq!(cfg.connect_timeout, Duration::from_secs(5));
     }
 }

@@ -14,9 +14,20 @@ pub enum OutboundError {
     /// The address guard refused the destination (or a redirect's).
     #[error(transparent)]
     Blocked(BlockedAddress),
-    /// The connect or total timeout passed.
+    /// The connect, first-byte or idle timeout (or the request's deadline) passed.
     #[error("the remote server did not answer in time")]
     Timeout,
+    /// The request body could not be encoded (a map with non-string keys).
+    #[error("the request body could not be encoded: {0}")]
+    InvalidBody(String),
+    /// [`OutboundRequest::send_json`](super::OutboundRequest::send_json): the
+    /// remote answered outside 2xx.
+    #[error("the remote server answered with status {status}")]
+    Status { status: u16 },
+    /// [`OutboundRequest::send_json`](super::OutboundRequest::send_json): the
+    /// answer is not the JSON expected (the detail is for logs).
+    #[error("the remote server's answer could not be read")]
+    Decode(String),
     /// The response body is larger than allowed.
     #[error("the response is larger than {limit} bytes")]
     TooLarge { limit: usize },
@@ -37,10 +48,12 @@ impl ApiError for OutboundError {
         match self {
             Self::InvalidUrl(_) | Self::Blocked(_) => StatusCode::BAD_REQUEST,
             Self::Timeout => StatusCode::GATEWAY_TIMEOUT,
-            Self::Setup(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::TooLarge { .. } | Self::TooManyRedirects | Self::Request(_) => {
-                StatusCode::BAD_GATEWAY
-            }
+            Self::Setup(_) | Self::InvalidBody(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::TooLarge { .. }
+            | Self::TooManyRedirects
+            | Self::Request(_)
+            | Self::Status { .. }
+            | Self::Decode(_) => StatusCode::BAD_GATEWAY,
         }
     }
     fn code(&self) -> Option<&'static str> {
@@ -51,7 +64,9 @@ impl ApiError for OutboundError {
             Self::TooLarge { .. } => "outbound_response_too_large",
             Self::TooManyRedirects => "outbound_too_many_redirects",
             Self::Request(_) => "outbound_failed",
-            Self::Setup(_) => return None,
+            Self::Status { .. } => "outbound_status",
+            Self::Decode(_) => "outbound_invalid_response",
+            Self::Setup(_) | Self::InvalidBody(_) => return None,
         })
     }
 }
@@ -112,6 +127,16 @@ mod tests {
                 Some("outbound_too_many_redirects"),
             ),
             (OutboundError::Setup("tls".into()), 500, None),
+            (
+                OutboundError::Status { status: 500 },
+                502,
+                Some("outbound_status"),
+            ),
+            (
+                OutboundError::Decode("10.1.2.3 said".into()),
+                502,
+                Some("outbound_invalid_response"),
+            ),
         ] {
             let app = AppError::from_api(err);
             assert_eq!(app.status().as_u16(), status);

@@ -12,19 +12,30 @@
 //!   provider's base URL set in an env variable).
 //!
 //! Both use rustls with the ring provider (no OpenSSL, no second crypto
-//! stack), the Mozilla root certificates, a connect timeout, a total timeout
-//! and a bound on the response body ([`OutboundClient::send`] reads at most
-//! `STOA_OUTBOUND_MAX_RESPONSE_BYTES`). Only `http` and `https` URLs are
-//! accepted; proxies from the environment are ignored.
+//! stack), the Mozilla root certificates, and three timeouts rather than one
+//! total: connect, first byte (until the response head) and idle (the longest
+//! pause between body chunks), so a model provider may stream for minutes
+//! while a silent peer is dropped quickly. The body is bounded
+//! (`STOA_OUTBOUND_MAX_RESPONSE_BYTES`) whether it is read whole
+//! ([`OutboundRequest::send`], [`OutboundRequest::send_json`] for a typed
+//! answer) or as it arrives ([`OutboundRequest::send_streaming`]). Request
+//! bodies are typed ([`OutboundRequest::json`] takes any `Serialize`);
+//! webhooks are signed with [`WebhookSigner`] ([`signing`] documents the
+//! headers and how receivers verify). Only `http` and `https` URLs are
+//! accepted; proxies from the environment are ignored. The address guard
+//! applies to every way of sending: it lives in the guarded client's
+//! resolver and redirect policy, below all of them.
 
 mod client;
 mod config;
 mod error;
 pub mod guard;
 mod request;
+pub mod signing;
 
 pub use client::{Outbound, OutboundClient, tls_config};
 pub use config::OutboundConfig;
 pub use error::OutboundError;
 pub use guard::{AddressGuard, BlockedAddress, Cidr, GuardedResolver};
-pub use request::{OutboundRequest, OutboundResponse};
+pub use request::{OutboundRequest, OutboundResponse, OutboundStream};
+pub use signing::WebhookSigner;

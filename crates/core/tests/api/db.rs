@@ -166,7 +166,7 @@ async fn the_outbox_poll_is_prepared_once_per_connection() {
     let db = Db::from_url(test_db.url(), 1, std::time::Duration::from_secs(10)).unwrap();
     let dispatcher = Dispatcher::new(db.clone(), vec![std::sync::Arc::new(LogSubscriber)]);
     assert_eq!(dispatcher.run_once().await.unwrap(), 0);
-    let pattern = "%\"event_outbox\"%SKIP LOCKED%";
+    let pattern = "%event_outbox%SKIP LOCKED%";
     let first = prepared(&db, pattern).await;
     assert_eq!(first.len(), 1, "the claim stays prepared: {first:?}");
     for _ in 0..3 {

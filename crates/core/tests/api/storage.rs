@@ -163,7 +163,8 @@ async fn files_round_trip_through_s3() {
     };
     let bucket = format!("stoa-{}", uuid::Uuid::new_v4().simple());
     let outbound = OutboundConfig {
-        timeout: Duration::from_secs(10),
+        first_byte_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(10),
         ..OutboundConfig::default()
     };
     // Create the bucket (object_store does not manage buckets).

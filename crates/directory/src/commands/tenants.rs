@@ -15,7 +15,14 @@ use crate::dto::{CreateTenant, UpdateTenant};
 use crate::provision::{TenantRequest, provision_tenant};
 use crate::service::{DirectoryService, PgDirectory};
 
+/// The entry of a tenant write, emitting `directory.tenant.created`,
+/// `.updated` or `.deleted` (payload `{id}`).
 fn tenant_entry(label: &str, id: Uuid, before: Option<Value>, after: Option<Value>) -> LogEntry {
+    let verb = match (&before, &after) {
+        (None, _) => "created",
+        (Some(_), Some(_)) => "updated",
+        (Some(_), None) => "deleted",
+    };
     LogEntry {
         action_label: Some(label.into()),
         resource_kind: Some(TENANT_KIND.into()),
@@ -25,6 +32,7 @@ fn tenant_entry(label: &str, id: Uuid, before: Option<Value>, after: Option<Valu
         tenant_id: Some(id),
         ..Default::default()
     }
+    .with_event(format!("directory.tenant.{verb}"), json!({ "id": id }))
 }
 
 async fn tenant_value(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Value>, AppError> {

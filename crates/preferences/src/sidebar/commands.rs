@@ -100,7 +100,11 @@ impl Command for SaveUserPreference {
                     "clearedRoles": cleared,
                 })),
                 ..Default::default()
-            };
+            }
+            .with_event(
+                "auth.sidebar_preference.updated",
+                json!({ "id": preference.id }),
+            );
             Ok((
                 SavedUserPreference {
                     preference,
@@ -157,7 +161,11 @@ impl Command for SaveRolePreference {
                 context: Some(json!({"scope": "role", "roleId": self.role})),
                 tenant_id: Some(self.tenant),
                 ..Default::default()
-            };
+            }
+            .with_event(
+                "auth.sidebar_preference.updated",
+                json!({ "id": saved.id, "roleId": self.role }),
+            );
             Ok((saved, entry))
         })
     }
@@ -193,7 +201,11 @@ impl Command for DeleteRolePreference {
                 snapshot_before: Some(preference_snapshot(self.locale, &self.before.settings)),
                 tenant_id: Some(self.tenant),
                 ..Default::default()
-            };
+            }
+            .with_event(
+                "auth.sidebar_preference.deleted",
+                json!({ "id": self.before.id, "roleId": self.role }),
+            );
             Ok(((), entry))
         })
     }
@@ -261,7 +273,8 @@ impl Command for CreateVariant {
                 resource_id: Some(row.id.to_string()),
                 snapshot_after: Some(variant_snapshot(&row, scope.locale)),
                 ..Default::default()
-            };
+            }
+            .with_event("auth.sidebar_variant.created", json!({ "id": row.id }));
             Ok((row, entry))
         })
     }
@@ -319,7 +332,8 @@ impl Command for UpdateVariant {
                 snapshot_before: Some(variant_snapshot(&before, scope.locale)),
                 snapshot_after: Some(variant_snapshot(&row, scope.locale)),
                 ..Default::default()
-            };
+            }
+            .with_event("auth.sidebar_variant.updated", json!({ "id": row.id }));
             Ok((row, entry))
         })
     }
@@ -352,7 +366,8 @@ impl Command for DeleteVariant {
                 resource_id: Some(self.id.to_string()),
                 snapshot_before: Some(variant_snapshot(&before, self.scope.locale)),
                 ..Default::default()
-            };
+            }
+            .with_event("auth.sidebar_variant.deleted", json!({ "id": self.id }));
             Ok(((), entry))
         })
     }

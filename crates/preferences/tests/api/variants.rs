@@ -278,3 +278,39 @@ async fn variants_belong_to_their_user_locale_and_tenant() {
     let missing = format!("{VARIANTS}/{}", Uuid::new_v4());
     assert_eq!(app.send(get(&missing, &admin)).await.status, 404);
 }
+
+#[actix_web::test]
+async fn variant_writes_emit_events_in_their_envelope() {
+    let app = start().await;
+    let acme = acme(&app.db).await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let variant = create(&app, &admin, json!({"name": "Compact"})).await;
+    let res = app
+        .send(put_json(
+            &at(&variant["id"]),
+            &admin,
+            json!({"name": "Dense"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = app.send(delete(&at(&variant["id"]), &admin)).await;
+    assert!(res.status.is_success(), "{}", res.text());
+    for (verb, command) in [
+        ("created", "create"),
+        ("updated", "update"),
+        ("deleted", "delete"),
+    ] {
+        let events =
+            stoa_testkit::outbox_events_named(&app.db, &format!("auth.sidebar_variant.{verb}"))
+                .await;
+        assert_eq!(events.len(), 1, "{verb}");
+        assert_eq!(
+            events[0]["commandId"],
+            format!("auth.sidebar.variants.{command}")
+        );
+        assert_eq!(events[0]["tenantId"], json!(acme.tenant_id));
+        assert_eq!(events[0]["actor"]["userId"], json!(acme.admin));
+        assert_eq!(events[0]["payload"], json!({"id": variant["id"]}));
+        assert_eq!(events[0]["resourceId"], variant["id"]);
+    }
+}

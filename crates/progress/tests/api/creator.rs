@@ -133,7 +133,7 @@ impl WriteGuard for Counting {
     fn id(&self) -> &str {
         "test.counting"
     }
-    fn applies_to(&self, command_id: &str) -> bool {
+    fn applies_to(&self, command_id: &str, _tenant: Option<uuid::Uuid>) -> bool {
         command_id == "test.items.touch"
     }
     fn check<'a>(

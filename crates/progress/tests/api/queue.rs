@@ -235,3 +235,25 @@ async fn polling_reuses_one_prepared_claim_statement() {
     }
     assert_eq!(prepared().await, first, "and is never prepared again");
 }
+
+#[actix_web::test]
+async fn job_transitions_emit_events_with_the_job_as_resource() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let (_, progress) = new_job(&app.db, &acme, 2, 0, 3).await;
+    let workers = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    assert!(workers.run_one().await.unwrap());
+    let events = stoa_testkit::outbox_events(&app.db).await;
+    let names: Vec<&str> = events.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["progress.job.created", "progress.job.completed"]);
+    for event in &events {
+        assert_eq!(event["tenantId"], json!(acme.tenant_id));
+        assert_eq!(event["organizationId"], json!(acme.organization_id));
+        assert_eq!(event["resourceKind"], "progress.job");
+        assert_eq!(event["resourceId"], json!(progress.to_string()));
+        assert_eq!(event["payload"]["id"], json!(progress));
+        assert_eq!(event["payload"]["jobType"], "system.sleep_units");
+    }
+    assert_eq!(events[1]["actor"]["source"], "system");
+    assert_eq!(events[1]["payload"]["status"], "completed");
+}
