@@ -85,18 +85,15 @@ pub fn invalid_payload(err: AppError) -> AppError {
     if err.status() != StatusCode::BAD_REQUEST {
         return err;
     }
-    let body = err.body();
-    let issues = body
-        .get("issues")
-        .cloned()
-        .unwrap_or_else(|| serde_json::Value::Array(Vec::new()));
-    let details = match body.get("details") {
-        Some(details) if details.is_object() => details.clone(),
-        _ => serde_json::json!({"formErrors": [err.message()], "fieldErrors": {}}),
+    let issues = match err.issues() {
+        Some(issues) => issues.to_vec(),
+        None => vec![stoa_core::error::Issue {
+            path: Vec::new(),
+            message: err.message().to_string(),
+            code: "invalid_type".into(),
+        }],
     };
-    AppError::bad_request(INVALID_PAYLOAD)
-        .with_field("details", details)
-        .with_field("issues", issues)
+    AppError::bad_request(INVALID_PAYLOAD).with_issues(issues)
 }
 
 #[cfg(test)]
