@@ -67,6 +67,16 @@ impl From<DevicesError> for AppError {
             DevicesError::Db(db) => db.into(),
             // Logged once with its cause; the client sees a generic 500.
             DevicesError::Crypto(err) => AppError::internal(err),
+            // An input problem: rendered in the route's declared shape.
+            DevicesError::InvalidId => {
+                AppError::from_api(DevicesError::InvalidId).with_issues(vec![
+                    stoa_core::error::Issue {
+                        path: vec!["id".into()],
+                        message: "Invalid uuid".into(),
+                        code: "invalid_string".into(),
+                    },
+                ])
+            }
             other => AppError::from_api(other),
         }
     }
