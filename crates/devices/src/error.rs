@@ -153,7 +153,9 @@ mod tests {
         for (err, status, message) in cases {
             let app: AppError = err.into();
             assert_eq!(app.status().as_u16(), status, "{message}");
-            assert_eq!(app.body(), json!({"error": message}));
+            assert_eq!(app.body()["error"], json!(message));
+            // Only a malformed id is an input error (with the field named).
+            assert_eq!(app.issues().is_some(), message == "Invalid device id");
         }
     }
 
@@ -191,7 +193,7 @@ mod tests {
         ));
         assert_eq!(
             empty.body(),
-            json!({"error": INVALID_PAYLOAD, "details": {"formErrors": ["Invalid JSON body: the body is empty"], "fieldErrors": {}}, "issues": []})
+            json!({"error": INVALID_PAYLOAD, "details": {"formErrors": ["Invalid JSON body: the body is empty"], "fieldErrors": {}}, "issues": [{"path": [], "message": "Invalid JSON body: the body is empty", "code": "invalid_type"}]})
         );
         assert_eq!(
             invalid_payload(AppError::payload_too_large(10))

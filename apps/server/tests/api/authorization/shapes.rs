@@ -105,7 +105,10 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
     let registry = stoa_server::registry().unwrap();
     let rows = rows(&doc, registry.operations());
     let Seeded {
-        records, a_token, ..
+        a,
+        records,
+        a_token,
+        ..
     } = seed(&app).await;
     let mut failures = Vec::new();
     let mut probed = 0;
@@ -132,6 +135,23 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The reference scenario: a user with neither password nor invitation
+    // and a bad e-mail answers shape A with an issue on each field.
+    let create = actix_web::test::TestRequest::post()
+        .uri("/api/auth/users")
+        .set_json(json!({"email": "not-an-email", "organizationId": a.organization_id}));
+    let res = app.send(Caller::Bearer(&a_token).sign(create)).await;
+    let body = res.json();
+    assert_eq!(res.status, 400, "{body}");
+    assert_eq!(body["error"], "Invalid input");
+    let paths: Vec<Value> = body["details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|issue| issue["path"].clone())
+        .collect();
+    assert_eq!(paths, vec![json!(["email"]), json!(["password"])], "{body}");
     assert!(probed > 40, "only {probed} operations probed");
     eprintln!("without input: {}", without_input.join(", "));
 }
