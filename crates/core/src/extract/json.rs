@@ -160,7 +160,7 @@ fn every_problem<T: DeserializeOwned + Validate>(
 
 /// Two issues about the same field (its first path segment).
 fn same_field(a: &Issue, b: &Issue) -> bool {
-    a.path.first().is_some() && a.path.first() == b.path.first()
+    !a.path.is_empty() && a.path.first() == b.path.first()
 }
 
 /// The object holding the last segment of `path`, and that key.
