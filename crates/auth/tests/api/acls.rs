@@ -302,7 +302,16 @@ async fn optimistic_lock_and_bad_requests() {
             &admin,
         ))
         .await;
-    assert_eq!(res.status, 404);
+    // Another tenant's user reads like an unknown one: no override.
+    assert_eq!(res.status, 200);
+    let unknown = app
+        .send(get(
+            &format!("/api/auth/users/acl?userId={}", uuid::Uuid::new_v4()),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.json(), unknown.json());
+    assert_eq!(res.json()["hasCustomAcl"], false);
     let res = app
         .send(put_json(
             "/api/auth/roles/acl",
