@@ -17,7 +17,7 @@ use actix_web::dev::ResourceDef;
 use actix_web::{HttpMessage, HttpRequest};
 use futures_util::future::{LocalBoxFuture, ready};
 use stoa_core::AppError;
-use stoa_core::http::{Access, AccessPolicy, Method, Operation};
+use stoa_core::http::{Access, AccessPolicy, ErrorShape, Method, Operation};
 
 use crate::context::{AuthContext, Authenticator, Credentials};
 
@@ -123,6 +123,24 @@ impl AccessMatrix {
         }
     }
 
+    /// The error shape declared by the operation a request runs.
+    fn error_shape(&self, req: &HttpRequest) -> Option<ErrorShape> {
+        let method = Method::of(req.method())?;
+        let path = req.match_info().as_str();
+        let routed = req.match_pattern();
+        self.matching(method, path, routed.as_deref())
+            .next()
+            .map(|op| op.errors)
+    }
+
+    /// The declared operation of `method path` (`path` relative to `/api`).
+    pub fn operation_of(&self, method: Method, path: &str) -> Option<Operation> {
+        self.operations
+            .iter()
+            .find(|(op, _)| op.method == method && op.path == path)
+            .map(|(op, _)| *op)
+    }
+
     /// The declared access of `method path` (`path` relative to `/api`).
     pub fn access_of(&self, method: Method, path: &str) -> Option<Access> {
         self.operations
@@ -134,6 +152,10 @@ impl AccessMatrix {
 
 impl AccessPolicy for AccessMatrix {
     fn check(&self, req: &HttpRequest) -> LocalBoxFuture<'static, Result<(), AppError>> {
+        if let Some(shape) = self.error_shape(req) {
+            // The access middleware renders the handler's input errors in it.
+            req.extensions_mut().insert(shape);
+        }
         let Required::Features(features) = self.required(req) else {
             return Box::pin(ready(Ok(())));
         };
@@ -161,13 +183,18 @@ impl AccessPolicy for AccessMatrix {
                 continue;
             };
             for (method, op) in operations_mut(item) {
-                let Some(access) = self.access_of(method, relative) else {
+                let Some(declared) = self.operation_of(method, relative) else {
                     continue;
                 };
+                let access = declared.access;
                 let extensions = op.extensions.get_or_insert_with(Default::default);
                 extensions.insert(
                     "x-required-features".into(),
                     serde_json::json!(access.features()),
+                );
+                extensions.insert(
+                    "x-error-shape".into(),
+                    serde_json::Value::from(declared.errors.letter()),
                 );
                 if access == Access::Public {
                     extensions.insert("x-public".into(), serde_json::Value::Bool(true));

@@ -158,6 +158,7 @@ pub enum AuthError {
 impl ApiError for AuthError {
     fn status(&self) -> StatusCode {
         match self {
+            Self::InvalidInviteId(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::UserNotFound | Self::RoleNotFound | Self::ForeignOrganization => {
                 StatusCode::NOT_FOUND
             }
@@ -186,7 +187,6 @@ impl ApiError for AuthError {
             | Self::PasswordRejected(_)
             | Self::Invalid { .. }
             | Self::EmailInUse
-            | Self::InvalidInviteId(_)
             | Self::InvalidOrigin
             | Self::CannotDeleteSelf
             | Self::IdRequired
@@ -266,9 +266,13 @@ impl From<AuthError> for AppError {
                 "fieldErrors",
                 serde_json::json!({"email": "Email already in use"}),
             ),
-            AuthError::InvalidInviteId(reason) => {
-                out.with_field("fieldErrors", serde_json::json!({"id": [reason]}))
-            }
+            // The reference's 422 `{error:"Validation failed", fieldErrors}`
+            // (shape D, declared by the route; the spec lists 422).
+            AuthError::InvalidInviteId(reason) => out.with_issues(vec![Issue {
+                path: vec!["id".into()],
+                message: reason.to_string(),
+                code: "invalid_string".into(),
+            }]),
             AuthError::TenantRequired { tenant_ids } => out.with_field("tenantIds", tenant_ids),
             AuthError::InvalidRefreshToken => out
                 .with_header(header::SET_COOKIE, cleared(AUTH_COOKIE))
@@ -358,11 +362,8 @@ mod tests {
         assert_eq!(body["tenantIds"], serde_json::json!([null]));
 
         let (s, body) = render(AuthError::InvalidInviteId("Required"));
-        assert_eq!(s, 400);
-        assert_eq!(
-            body,
-            serde_json::json!({"error": "Validation failed", "fieldErrors": {"id": ["Required"]}})
-        );
+        assert_eq!(s, 422);
+        assert_eq!(body["issues"][0]["path"], serde_json::json!(["id"]));
 
         let (s, body) = render(AuthError::ResetOriginMissing);
         assert_eq!(s, 500);

@@ -3,38 +3,40 @@
 //! there too. The sidebar, navigation and consent routes are stoa-preferences'.
 
 use stoa_core::http::Access::{Authenticated, AuthenticatedByHandler, Features, Public};
+use stoa_core::http::ErrorShape::*;
 use stoa_core::http::Operation;
 
 pub const OPERATIONS: &[Operation] = &[
     // Sessions and self-service: signing in needs no session.
-    Operation::post("/auth/login", Public),
-    Operation::post("/auth/logout", AuthenticatedByHandler),
-    Operation::get("/auth/autologin", Public),
-    Operation::get("/auth/session/refresh", Public),
-    Operation::post("/auth/session/refresh", Public),
-    Operation::get("/auth/profile", Authenticated),
-    Operation::put("/auth/profile", Authenticated),
-    Operation::post("/auth/reset", Public),
-    Operation::post("/auth/reset/confirm", Public),
-    Operation::get("/auth/locale", Public),
-    Operation::post("/auth/locale", Public),
-    Operation::post("/auth/feature-check", Authenticated),
-    Operation::get("/auth/features", Features(&["auth.acl.manage"])),
+    Operation::post("/auth/login", Public).errors(E),
+    Operation::post("/auth/logout", AuthenticatedByHandler).errors(E),
+    Operation::get("/auth/autologin", Public).errors(E),
+    Operation::get("/auth/session/refresh", Public).errors(E),
+    Operation::post("/auth/session/refresh", Public).errors(E),
+    Operation::get("/auth/profile", Authenticated).errors(E),
+    Operation::put("/auth/profile", Authenticated).errors(C("Invalid profile update.")),
+    Operation::post("/auth/reset", Public).errors(E),
+    Operation::post("/auth/reset/confirm", Public).errors(E),
+    Operation::get("/auth/locale", Public).errors(E),
+    Operation::post("/auth/locale", Public).errors(E),
+    Operation::post("/auth/feature-check", Authenticated).errors(E),
+    Operation::get("/auth/features", Features(&["auth.acl.manage"])).errors(E),
     // Account administration.
-    Operation::get("/auth/users", Features(&["auth.users.list"])),
-    Operation::post("/auth/users", Features(&["auth.users.create"])),
-    Operation::put("/auth/users", Features(&["auth.users.edit"])),
-    Operation::delete("/auth/users", Features(&["auth.users.delete"])),
+    Operation::get("/auth/users", Features(&["auth.users.list"])).errors(E),
+    Operation::post("/auth/users", Features(&["auth.users.create"])).errors(A),
+    Operation::put("/auth/users", Features(&["auth.users.edit"])).errors(A),
+    Operation::delete("/auth/users", Features(&["auth.users.delete"])).errors(E),
     Operation::post(
         "/auth/users/resend-invite",
         Features(&["auth.users.create"]),
-    ),
-    Operation::get("/auth/roles", Features(&["auth.roles.list"])),
-    Operation::post("/auth/roles", Features(&["auth.roles.manage"])),
-    Operation::put("/auth/roles", Features(&["auth.roles.manage"])),
-    Operation::delete("/auth/roles", Features(&["auth.roles.manage"])),
-    Operation::get("/auth/roles/acl", Features(&["auth.acl.manage"])),
-    Operation::put("/auth/roles/acl", Features(&["auth.acl.manage"])),
-    Operation::get("/auth/users/acl", Features(&["auth.acl.manage"])),
-    Operation::put("/auth/users/acl", Features(&["auth.acl.manage"])),
+    )
+    .errors(D),
+    Operation::get("/auth/roles", Features(&["auth.roles.list"])).errors(E),
+    Operation::post("/auth/roles", Features(&["auth.roles.manage"])).errors(A),
+    Operation::put("/auth/roles", Features(&["auth.roles.manage"])).errors(A),
+    Operation::delete("/auth/roles", Features(&["auth.roles.manage"])).errors(E),
+    Operation::get("/auth/roles/acl", Features(&["auth.acl.manage"])).errors(E),
+    Operation::put("/auth/roles/acl", Features(&["auth.acl.manage"])).errors(E),
+    Operation::get("/auth/users/acl", Features(&["auth.acl.manage"])).errors(E),
+    Operation::put("/auth/users/acl", Features(&["auth.acl.manage"])).errors(E),
 ];

@@ -49,7 +49,20 @@ impl CollectionId {
 pub fn parse_uuid(raw: Option<&str>) -> Result<Uuid, AppError> {
     raw.map(str::trim)
         .and_then(|s| s.parse().ok())
-        .ok_or_else(|| AppError::bad_request("Invalid query parameters: id: a uuid is required"))
+        .ok_or_else(|| {
+            let message = if raw.is_some_and(|s| !s.trim().is_empty()) {
+                "Invalid uuid"
+            } else {
+                "Required"
+            };
+            AppError::bad_request("Invalid query parameters: id: a uuid is required").with_issues(
+                vec![crate::error::Issue {
+                    path: vec!["id".into()],
+                    message: message.into(),
+                    code: "invalid_string".into(),
+                }],
+            )
+        })
 }
 
 fn query_id(req: &HttpRequest) -> Option<String> {

@@ -67,6 +67,16 @@ impl From<DevicesError> for AppError {
             DevicesError::Db(db) => db.into(),
             // Logged once with its cause; the client sees a generic 500.
             DevicesError::Crypto(err) => AppError::internal(err),
+            // An input problem: rendered in the route's declared shape.
+            DevicesError::InvalidId => {
+                AppError::from_api(DevicesError::InvalidId).with_issues(vec![
+                    stoa_core::error::Issue {
+                        path: vec!["id".into()],
+                        message: "Invalid uuid".into(),
+                        code: "invalid_string".into(),
+                    },
+                ])
+            }
             other => AppError::from_api(other),
         }
     }
@@ -85,18 +95,15 @@ pub fn invalid_payload(err: AppError) -> AppError {
     if err.status() != StatusCode::BAD_REQUEST {
         return err;
     }
-    let body = err.body();
-    let issues = body
-        .get("issues")
-        .cloned()
-        .unwrap_or_else(|| serde_json::Value::Array(Vec::new()));
-    let details = match body.get("details") {
-        Some(details) if details.is_object() => details.clone(),
-        _ => serde_json::json!({"formErrors": [err.message()], "fieldErrors": {}}),
+    let issues = match err.issues() {
+        Some(issues) => issues.to_vec(),
+        None => vec![stoa_core::error::Issue {
+            path: Vec::new(),
+            message: err.message().to_string(),
+            code: "invalid_type".into(),
+        }],
     };
-    AppError::bad_request(INVALID_PAYLOAD)
-        .with_field("details", details)
-        .with_field("issues", issues)
+    AppError::bad_request(INVALID_PAYLOAD).with_issues(issues)
 }
 
 #[cfg(test)]
@@ -146,7 +153,9 @@ mod tests {
         for (err, status, message) in cases {
             let app: AppError = err.into();
             assert_eq!(app.status().as_u16(), status, "{message}");
-            assert_eq!(app.body(), json!({"error": message}));
+            assert_eq!(app.body()["error"], json!(message));
+            // Only a malformed id is an input error (with the field named).
+            assert_eq!(app.issues().is_some(), message == "Invalid device id");
         }
     }
 
@@ -184,7 +193,7 @@ mod tests {
         ));
         assert_eq!(
             empty.body(),
-            json!({"error": INVALID_PAYLOAD, "details": {"formErrors": ["Invalid JSON body: the body is empty"], "fieldErrors": {}}, "issues": []})
+            json!({"error": INVALID_PAYLOAD, "details": {"formErrors": ["Invalid JSON body: the body is empty"], "fieldErrors": {}}, "issues": [{"path": [], "message": "Invalid JSON body: the body is empty", "code": "invalid_type"}]})
         );
         assert_eq!(
             invalid_payload(AppError::payload_too_large(10))

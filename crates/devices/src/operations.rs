@@ -3,22 +3,23 @@
 //! `devices.admin`, which the handler checks.
 
 use stoa_core::http::Access::Features;
+use stoa_core::http::ErrorShape::*;
 use stoa_core::http::Operation;
 
 use crate::{ADMIN, MANAGE, VIEW};
 
 pub const OPERATIONS: &[Operation] = &[
-    Operation::get("/devices", Features(&[VIEW])),
-    Operation::post("/devices", Features(&[MANAGE])),
-    Operation::put("/devices/{id}", Features(&[MANAGE])),
-    Operation::delete("/devices/{id}", Features(&[MANAGE])),
-    Operation::put("/devices", Features(&[MANAGE])),
-    Operation::delete("/devices", Features(&[MANAGE])),
-    Operation::get("/devices/admin/devices", Features(&[ADMIN])),
-    Operation::post("/devices/admin/devices", Features(&[ADMIN])),
-    Operation::get("/devices/admin/devices/{id}", Features(&[ADMIN])),
-    Operation::put("/devices/admin/devices/{id}", Features(&[ADMIN])),
-    Operation::delete("/devices/admin/devices/{id}", Features(&[ADMIN])),
-    Operation::put("/devices/admin/devices", Features(&[ADMIN])),
-    Operation::delete("/devices/admin/devices", Features(&[ADMIN])),
+    Operation::get("/devices", Features(&[VIEW])).errors(B("")),
+    Operation::post("/devices", Features(&[MANAGE])).errors(B("")),
+    Operation::put("/devices/{id}", Features(&[MANAGE])).errors(B("")),
+    Operation::delete("/devices/{id}", Features(&[MANAGE])).errors(B("")),
+    Operation::put("/devices", Features(&[MANAGE])).errors(B("")),
+    Operation::delete("/devices", Features(&[MANAGE])).errors(B("")),
+    Operation::get("/devices/admin/devices", Features(&[ADMIN])).errors(B("")),
+    Operation::post("/devices/admin/devices", Features(&[ADMIN])).errors(B("")),
+    Operation::get("/devices/admin/devices/{id}", Features(&[ADMIN])).errors(B("")),
+    Operation::put("/devices/admin/devices/{id}", Features(&[ADMIN])).errors(B("")),
+    Operation::delete("/devices/admin/devices/{id}", Features(&[ADMIN])).errors(B("")),
+    Operation::put("/devices/admin/devices", Features(&[ADMIN])).errors(B("")),
+    Operation::delete("/devices/admin/devices", Features(&[ADMIN])).errors(B("")),
 ];

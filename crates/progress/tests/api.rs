@@ -24,4 +24,5 @@ mod api {
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;
+    pub mod validation;
 }

@@ -15,6 +15,7 @@
 mod declarations;
 mod requests;
 mod seed;
+mod shapes;
 
 use std::collections::BTreeMap;
 

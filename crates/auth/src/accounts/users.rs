@@ -149,17 +149,21 @@ pub async fn create(
     input: CreateUser,
 ) -> Result<(Created, Operation), AppError> {
     let email = normalize_email(&input.email);
-    if !valid_email(&email) {
-        return Err(invalid("Invalid input", "email", "Invalid e-mail address"));
-    }
     let invite = input.send_invite_email == Some(true);
     let password = input.password.filter(|p| !p.is_empty());
+    // Every problem of the body at once, each under its field.
+    let mut issues = Vec::new();
+    if !valid_email(&email) {
+        issues.push(issue("email", "Invalid e-mail address"));
+    }
     if password.is_none() && !invite {
-        return Err(invalid(
-            "Invalid input",
+        issues.push(issue(
             "password",
             "A password is required unless an invitation is sent",
         ));
+    }
+    if !issues.is_empty() {
+        return Err(AppError::bad_request("Invalid input").with_issues(issues));
     }
     let hash = match password {
         Some(p) => Some(checked_password(state, p).await?),
@@ -317,4 +321,12 @@ pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Op
         Ok(op)
     })
     .await
+}
+
+fn issue(field: &str, message: &str) -> stoa_core::error::Issue {
+    stoa_core::error::Issue {
+        path: vec![field.into()],
+        message: message.into(),
+        code: "custom".into(),
+    }
 }

@@ -44,11 +44,12 @@ fn requested_id(body: &[u8]) -> AppResult<Uuid> {
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = InviteResent),
-        (status = 400, body = ErrorBody, description = "`{error:\"Validation failed\", fieldErrors}` (malformed id), or invalid request origin"),
+        (status = 400, body = ErrorBody, description = "Invalid request origin"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "User not found (or not visible to the caller)"),
         (status = 409, body = ErrorBody, description = "User already has a password"),
+        (status = 422, body = ErrorBody, description = "`{error:\"Validation failed\", fieldErrors}` (missing or malformed id)"),
         (status = 429, body = ErrorBody),
         (status = 500, body = ErrorBody, description = "The invitation e-mail origin (APP_URL) is not configured"),
     )

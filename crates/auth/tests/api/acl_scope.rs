@@ -60,17 +60,34 @@ async fn user_acl_grants_stay_inside_the_editors_own_acl() {
         .await;
     assert_eq!(res.json()["hasCustomAcl"], false);
 
-    // What the editor holds is grantable; unknown features are still dropped
-    // (sanitised, not refused).
+    // A feature no module registers (the reference scenario `sales.*`): 403
+    // naming it for an ACL manager, nothing stored.
     let res = app
         .send(put_json(
             "/api/auth/users/acl",
             &editor,
-            json!({"userId": acme.employee, "features": ["auth.users.list", "ghost.feature"]}),
+            json!({"userId": acme.employee, "features": ["auth.users.list", "sales.*"]}),
+        ))
+        .await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(res.json()["error"], "Cannot grant feature sales.*.");
+    let res = app
+        .send(get(
+            &format!("/api/auth/users/acl?userId={}", acme.employee),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.json()["hasCustomAcl"], false);
+    // What the editor holds is grantable.
+    let res = app
+        .send(put_json(
+            "/api/auth/users/acl",
+            &editor,
+            json!({"userId": acme.employee, "features": ["auth.users.list"]}),
         ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(res.json(), json!({"ok": true, "sanitized": true}));
+    assert_eq!(res.json(), json!({"ok": true, "sanitized": false}));
     let res = app
         .send(get(
             &format!("/api/auth/users/acl?userId={}", acme.employee),
@@ -155,11 +172,10 @@ async fn deleting_a_user_takes_its_acl_and_roles_and_undo_restores_them() {
     let res = app
         .send(get(&format!("/api/auth/users/acl?userId={user}"), &admin))
         .await;
-    assert!(
-        res.status == 404 || res.json()["hasCustomAcl"] == false,
-        "{}",
-        res.text()
-    );
+    // The deleted user's ACL: 200 without an override, as the reference.
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["hasCustomAcl"], false);
+    assert_eq!(res.json()["features"], json!([]));
 
     let res = app
         .send(post_json(

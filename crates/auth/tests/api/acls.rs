@@ -32,15 +32,26 @@ async fn role_acl_edits_take_effect_on_the_next_request() {
         403
     );
 
+    // A feature no module registers: refused to a caller who is not a super
+    // admin, naming it; nothing stored.
     let res = app
         .send(put_json(
             "/api/auth/roles/acl",
             &admin,
-            json!({"roleId": employee_role, "features": [" auth.users.list ", "auth.users.list", "ghost.feature"]}),
+            json!({"roleId": employee_role, "features": ["auth.users.list", "sales.*"]}),
+        ))
+        .await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(res.json()["error"], "Cannot grant feature sales.*.");
+    let res = app
+        .send(put_json(
+            "/api/auth/roles/acl",
+            &admin,
+            json!({"roleId": employee_role, "features": [" auth.users.list ", "auth.users.list"]}),
         ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(res.json(), json!({"ok": true, "sanitized": true}));
+    assert_eq!(res.json(), json!({"ok": true, "sanitized": false}));
     let undo_grant = undo_token(&res);
     let res = app
         .send(get(
@@ -302,7 +313,16 @@ async fn optimistic_lock_and_bad_requests() {
             &admin,
         ))
         .await;
-    assert_eq!(res.status, 404);
+    // Another tenant's user reads like an unknown one: no override.
+    assert_eq!(res.status, 200);
+    let unknown = app
+        .send(get(
+            &format!("/api/auth/users/acl?userId={}", uuid::Uuid::new_v4()),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.json(), unknown.json());
+    assert_eq!(res.json()["hasCustomAcl"], false);
     let res = app
         .send(put_json(
             "/api/auth/roles/acl",
@@ -430,4 +450,33 @@ async fn every_route_needs_acl_manage() {
         .send(actix_web::test::TestRequest::get().uri(&format!("/api/auth/users/acl?userId={id}")))
         .await;
     assert_eq!(res.status, 401);
+}
+
+/// A super admin's grant of a feature no module registers is kept (stored,
+/// inert, listed), so a module installed later honours it, as the reference.
+#[actix_web::test]
+async fn a_super_admins_grant_of_an_unknown_feature_is_kept() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let superadmin = token_for(&app.db, acme.superadmin).await;
+    let employee_role = role_named(&app, &admin, "employee").await;
+    let res = app
+        .send(put_json(
+            "/api/auth/roles/acl",
+            &superadmin,
+            json!({"roleId": employee_role, "features": ["auth.users.list", "sales.*"]}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = app
+        .send(get(
+            &format!("/api/auth/roles/acl?roleId={employee_role}"),
+            &superadmin,
+        ))
+        .await;
+    assert_eq!(
+        res.json()["features"],
+        json!(["auth.users.list", "sales.*"])
+    );
 }

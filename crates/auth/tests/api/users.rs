@@ -830,3 +830,29 @@ async fn list_is_two_round_trips_with_capped_totals_and_cursors() {
     .unwrap();
     assert!(logged.n >= 300, "{}", logged.n);
 }
+
+/// One issue per failing field (the route's shape A, with `details` as this
+/// list, is rendered by the server's access middleware: apps/server's shape test).
+#[actix_web::test]
+async fn create_reports_every_failing_field() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(post_json(
+            "/api/auth/users",
+            &admin,
+            json!({"email": "not-an-email", "organizationId": acme.organization_id}),
+        ))
+        .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    let body = res.json();
+    assert_eq!(body["error"], "Invalid input");
+    let paths: Vec<Value> = body["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|issue| issue["path"].clone())
+        .collect();
+    assert_eq!(paths, vec![json!(["email"]), json!(["password"])], "{body}");
+}

@@ -14,6 +14,7 @@
 
 mod body;
 mod db;
+mod shape;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -25,6 +26,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use body::{ErrorBody, Issue, flatten};
+pub use shape::ErrorShape;
 
 /// A domain error that knows its HTTP status and, optionally, its typed code.
 pub trait ApiError: std::error::Error {
@@ -62,6 +64,8 @@ struct Details {
     headers: Vec<(header::HeaderName, String)>,
     /// The internal cause of a 5xx, logged and never sent.
     cause: Option<String>,
+    /// Input problems, rendered in the route's [`ErrorShape`].
+    issues: Option<Vec<Issue>>,
 }
 
 pub type AppResult<T> = Result<T, AppError>;
@@ -152,10 +156,16 @@ impl AppError {
     /// Adds input problems as `issues`, and the same problems as
     /// `details: {formErrors, fieldErrors}` (zod's `flatten()`, which Open
     /// Mercato's clients map onto form fields).
-    pub fn with_issues(self, issues: Vec<Issue>) -> Self {
-        let details = flatten(&issues);
-        self.with_field("issues", issues)
-            .with_field("details", details)
+    /// Rendered in the shape the matched route declares ([`ErrorShape`]);
+    /// this default when no route declared one.
+    pub fn with_issues(mut self, issues: Vec<Issue>) -> Self {
+        self.details.issues = Some(issues);
+        self
+    }
+
+    /// The input problems, when this is an input error.
+    pub fn issues(&self) -> Option<&[Issue]> {
+        self.details.issues.as_deref()
     }
 
     /// Adds a response header (appended, so several `Set-Cookie` lines work).
@@ -180,8 +190,13 @@ impl AppError {
         self.details.code.as_deref()
     }
 
-    /// The JSON body this error renders to.
+    /// The JSON body this error renders to (input errors in the default shape).
     pub fn body(&self) -> Value {
+        self.body_in(ErrorShape::default())
+    }
+
+    /// The JSON body in `shape` (which only changes input errors).
+    pub fn body_in(&self, shape: ErrorShape) -> Value {
         let mut body = Map::new();
         if self.form == BodyForm::OkFalse {
             body.insert("ok".into(), Value::Bool(false));
@@ -193,7 +208,35 @@ impl AppError {
         for (k, v) in &self.details.extra {
             body.insert(k.clone(), v.clone());
         }
+        if let Some(issues) = &self.details.issues {
+            shape.render(&self.message, issues, &mut body);
+        }
         Value::Object(body)
+    }
+
+    /// The response in `shape` (a D input error answers 422).
+    pub fn response_in(&self, shape: ErrorShape) -> HttpResponse {
+        let status = match self.details.issues {
+            Some(_) => shape.status(self.status),
+            None => self.status,
+        };
+        self.build(status).json(self.body_in(shape))
+    }
+
+    fn build(&self, status: StatusCode) -> actix_web::HttpResponseBuilder {
+        if let Some(cause) = &self.details.cause {
+            tracing::error!(error.cause = %cause, http.status = status.as_u16(), "request failed");
+        }
+        let mut res = HttpResponse::build(status);
+        if let Some(secs) = self.details.retry_after {
+            res.insert_header((header::RETRY_AFTER, HeaderValue::from(secs)));
+        }
+        for (name, value) in &self.details.headers {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                res.append_header((name.clone(), value));
+            }
+        }
+        res
     }
 }
 
@@ -209,19 +252,7 @@ impl ResponseError for AppError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        if let Some(cause) = &self.details.cause {
-            tracing::error!(error.cause = %cause, http.status = self.status.as_u16(), "request failed");
-        }
-        let mut res = HttpResponse::build(self.status);
-        if let Some(secs) = self.details.retry_after {
-            res.insert_header((header::RETRY_AFTER, HeaderValue::from(secs)));
-        }
-        for (name, value) in &self.details.headers {
-            if let Ok(value) = HeaderValue::from_str(value) {
-                res.append_header((name.clone(), value));
-            }
-        }
-        res.json(self.body())
+        self.build(self.status).json(self.body())
     }
 }
 

@@ -68,8 +68,34 @@ impl Source {
 }
 
 /// Builds the 400 for one deserialization problem.
-pub(crate) fn invalid(source: Source, path: Vec<Value>, message: &str) -> AppError {
-    let message = strip_location(message).to_string();
+pub(crate) fn invalid(source: Source, mut path: Vec<Value>, message: &str) -> AppError {
+    let mut message = strip_location(message).to_string();
+    // serde names a missing or unknown field in the message of its parent;
+    // the issue goes under the field's own name.
+    for (prefix, said) in [
+        ("missing field `", "Required"),
+        ("unknown field `", "Unrecognized key"),
+    ] {
+        if let Some(name) = message
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.split_once('`'))
+            .map(|(name, _)| name.to_string())
+        {
+            path.push(Value::String(name));
+            message = said.to_string();
+            let code = if prefix.starts_with("missing") {
+                "missing_field"
+            } else {
+                "unrecognized_keys"
+            };
+            let text = source.message(&dotted(&path), &message);
+            return AppError::bad_request(text).with_issues(vec![Issue {
+                path,
+                message,
+                code: Cow::Borrowed(code),
+            }]);
+        }
+    }
     let code = if message.starts_with("missing field") {
         "missing_field"
     } else if message.starts_with("unknown variant") {
@@ -187,7 +213,7 @@ impl Wire<'_> {
     /// Rewrites each issue path to the names found in the input: a key equal to
     /// the Rust name or whose `snake_case` form is, else the `camelCase` form.
     /// validator's struct-level `__all__` segment is dropped (a `formErrors` entry).
-    fn rename(&self, issues: &mut [Issue]) {
+    pub(crate) fn rename(&self, issues: &mut [Issue]) {
         let json = match self {
             Wire::Json(bytes) => serde_json::from_slice::<Value>(bytes).ok(),
             _ => None,

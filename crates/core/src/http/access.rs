@@ -13,11 +13,11 @@ use std::sync::Arc;
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{HttpRequest, web};
+use actix_web::{HttpMessage, HttpRequest, web};
 use futures_util::future::LocalBoxFuture;
 
 use super::read_cache::ReadCacheData;
-use crate::error::AppError;
+use crate::error::{AppError, ErrorShape};
 
 /// An HTTP method an operation is declared for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,7 +82,7 @@ impl Access {
     }
 }
 
-/// One operation of the API and who may call it.
+/// One operation of the API, who may call it and how its input errors look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Operation {
     pub method: Method,
@@ -90,6 +90,10 @@ pub struct Operation {
     /// template of the OpenAPI document (`/devices/{id}`).
     pub path: &'static str,
     pub access: Access,
+    /// The shape its validation failures answer in (the reference's, from
+    /// the reference notes' `validation-errors.md`); [`ErrorShape::default`]
+    /// unless declared with [`Operation::errors`].
+    pub errors: ErrorShape,
 }
 
 impl Operation {
@@ -98,7 +102,13 @@ impl Operation {
             method,
             path,
             access,
+            errors: ErrorShape::B(""),
         }
+    }
+    /// Declares the shape of the operation's input errors.
+    pub const fn errors(mut self, shape: ErrorShape) -> Self {
+        self.errors = shape;
+        self
     }
     pub const fn get(path: &'static str, access: Access) -> Self {
         Self::new(Method::Get, path, access)
@@ -135,7 +145,7 @@ pub type AccessPolicyData = web::Data<dyn AccessPolicy>;
 /// registered [`AccessPolicy`], if any, before the handler.
 pub async fn enforce_access(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
+    next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     if req.method() == actix_web::http::Method::GET
         && let Some(cache) = req.app_data::<ReadCacheData>().cloned()
@@ -152,9 +162,33 @@ pub async fn enforce_access(
     {
         return Ok(req.error_response(err).map_into_right_body());
     }
-    next.call(req)
-        .await
-        .map(ServiceResponse::map_into_left_body)
+    let res = next.call(req).await?;
+    Ok(in_declared_shape(res).map_into_left_body())
+}
+
+/// Renders an input error in the shape its route declared (put in the
+/// request by the [`AccessPolicy`]), keeping the headers already set.
+fn in_declared_shape<B: MessageBody + 'static>(
+    res: ServiceResponse<B>,
+) -> ServiceResponse<actix_web::body::BoxBody> {
+    let shape = res.request().extensions().get::<ErrorShape>().copied();
+    let rendered = shape.and_then(|shape| {
+        let err = res.response().error()?.as_error::<AppError>()?;
+        err.issues()?;
+        Some(err.response_in(shape))
+    });
+    let Some(mut rendered) = rendered else {
+        return res.map_into_boxed_body();
+    };
+    for (name, value) in res.headers() {
+        if name != actix_web::http::header::CONTENT_TYPE
+            && name != actix_web::http::header::CONTENT_LENGTH
+            && !rendered.headers().contains_key(name)
+        {
+            rendered.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    res.into_response(rendered)
 }
 
 /// Wraps a policy as app data.

@@ -22,6 +22,7 @@ pub mod read_cache;
 mod request_context;
 pub mod sse;
 
+pub use crate::error::ErrorShape;
 pub use access::{
     Access, AccessPolicy, AccessPolicyData, Method, Operation, access_policy_data, enforce_access,
 };

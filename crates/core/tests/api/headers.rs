@@ -37,6 +37,7 @@ const NOT_REQUEST_HEADERS: &[&str] = &[
     "x-accel-buffering",
     "x-required-features",
     "x-public",
+    "x-error-shape",
 ];
 
 fn workspace_root() -> PathBuf {

@@ -140,10 +140,14 @@ async fn bad_and_unknown_ids() {
     for path in ["/api/devices/not-a-uuid", "/api/devices/123"] {
         let res = app.send(put_json(path, &employee, json!({}))).await;
         assert_eq!(res.status, 400);
-        assert_eq!(res.json(), json!({"error": "Invalid device id"}));
+        assert_eq!(res.json()["error"], "Invalid device id");
+        assert_eq!(
+            res.json()["details"]["fieldErrors"]["id"],
+            json!(["Invalid uuid"])
+        );
         let res = app.send(delete(path, &employee)).await;
         assert_eq!(res.status, 400);
-        assert_eq!(res.json(), json!({"error": "Invalid device id"}));
+        assert_eq!(res.json()["error"], "Invalid device id");
     }
     let unknown = uuid::Uuid::new_v4();
     let res = app

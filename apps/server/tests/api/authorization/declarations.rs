@@ -3,13 +3,14 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use stoa_core::http::{Access, Operation};
+use stoa_core::http::{Access, ErrorShape, Operation};
 
 /// A documented operation and its declaration.
 pub struct Row {
     pub method: String,
     pub path: String,
     pub access: Access,
+    pub errors: ErrorShape,
 }
 
 impl Row {
@@ -52,10 +53,18 @@ pub fn rows(doc: &Value, declared: &[Operation]) -> Vec<Row> {
                     "{method} {path}: x-public disagrees with the declaration"
                 ));
             }
+            if op["x-error-shape"] != json!(decl.errors.letter()) {
+                problems.push(format!(
+                    "{method} {path}: x-error-shape is {}, declared {}",
+                    op["x-error-shape"],
+                    decl.errors.letter()
+                ));
+            }
             rows.push(Row {
                 method: method.clone(),
                 path: path.clone(),
                 access: decl.access,
+                errors: decl.errors,
             });
         }
     }

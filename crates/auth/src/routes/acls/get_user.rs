@@ -20,7 +20,6 @@ use crate::routes::State;
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody),
     )
 )]
 #[get("/auth/users/acl")]

@@ -1,0 +1,157 @@
+//! Every operation answers malformed input in the error shape it declares
+//! (`Operation::errors`, the reference's shape of the route): a body of the
+//! wrong type, or a malformed id in the path or the query, sent by tenant A's
+//! super admin. Every answer has an `error` key; operations without input
+//! are listed as such, and every operation with input is probed.
+
+use serde_json::{Value, json};
+use stoa_auth::AuthConfig;
+use stoa_core::http::ErrorShape;
+
+use super::declarations::rows;
+use super::requests::{Body, Call, Fill, call};
+use super::seed::{Seeded, seed};
+use super::{BODY_DEADLINE, Caller};
+
+/// The request with its input made malformed, or `None` when it has none.
+fn malformed(doc: &Value, path: &str, method: &str, mut probe: Call) -> Option<Call> {
+    let op = &doc["paths"][path][method];
+    let mut changed = false;
+    if let Some(body) = &mut probe.body {
+        match body {
+            // A string where an object is expected.
+            Body::Json(value) => *value = json!("malformed"),
+            Body::Form(_) => *body = Body::Json(json!("malformed")),
+            Body::Multipart(_) => return None,
+        }
+        changed = true;
+    }
+    // And a malformed uuid in the first id-like parameter.
+    let uuid_param = op["parameters"].as_array().and_then(|params| {
+        params.iter().find(|p| {
+            p["schema"]["format"] == "uuid" && matches!(p["in"].as_str(), Some("path" | "query"))
+        })
+    });
+    let Some(uuid_param) = uuid_param else {
+        return changed.then_some(probe);
+    };
+    let name = uuid_param["name"].as_str()?;
+    if uuid_param["in"] == "path" {
+        let template = format!("{{{name}}}");
+        let (head, _) = path.split_once(&template)?;
+        let rest = &probe.uri[head.len()..];
+        let tail = rest.find('/').map_or("", |i| &rest[i..]);
+        probe.uri = format!("{head}not-a-uuid{tail}");
+    } else {
+        // Replaces a filled value, or adds one.
+        let (base, query) = probe.uri.split_once('?').unwrap_or((&probe.uri, ""));
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|pair| !pair.is_empty() && !pair.starts_with(&format!("{name}=")))
+            .collect();
+        probe.uri = if kept.is_empty() {
+            format!("{base}?{name}=not-a-uuid")
+        } else {
+            format!("{base}?{}&{name}=not-a-uuid", kept.join("&"))
+        };
+    }
+    Some(probe)
+}
+
+/// What is wrong with `body` (answered with `status`) for `shape`.
+fn problem(shape: ErrorShape, status: u16, body: &Value) -> Option<String> {
+    let expected_status = if shape == ErrorShape::D { 422 } else { 400 };
+    if status != expected_status {
+        return Some(format!("status {status}, expected {expected_status}"));
+    }
+    if !body["error"].is_string() {
+        return Some("no `error` string".into());
+    }
+    let ok = match shape {
+        ErrorShape::A => body["error"] == "Invalid input" && body["details"].is_array(),
+        ErrorShape::B(message) => {
+            body["details"]["fieldErrors"].is_object()
+                && body["details"]["formErrors"].is_array()
+                && (message.is_empty() || body["error"] == message)
+        }
+        ErrorShape::C(message) => {
+            body["issues"].is_array() && (message.is_empty() || body["error"] == message)
+        }
+        ErrorShape::D => body["error"] == "Validation failed" && body["fieldErrors"].is_object(),
+        ErrorShape::E => body["error"].as_str().is_some_and(|e| !e.is_empty()),
+        ErrorShape::F => body["error"] == "Validation failed" && body["details"].is_array(),
+        ErrorShape::G => body["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("Validation failed: ")),
+        ErrorShape::H => {
+            body["ok"] == false && body["progressJobId"].is_null() && body["message"].is_string()
+        }
+        ErrorShape::I => body["ok"] == false && body["fieldErrors"].is_object(),
+    };
+    (!ok).then(|| format!("not shape {}", shape.letter()))
+}
+
+#[actix_web::test]
+async fn every_operation_answers_malformed_input_in_its_declared_shape() {
+    let app = stoa_testkit::app()
+        .server_with(|db| {
+            let modules =
+                stoa_server::modules(db, AuthConfig::for_tests(), super::test_key_ring()).unwrap();
+            (modules.configurators, Some(modules.access))
+        })
+        .start()
+        .await;
+    let doc = app.get("/api/docs/openapi.json").await.json();
+    let registry = stoa_server::registry().unwrap();
+    let rows = rows(&doc, registry.operations());
+    let Seeded {
+        a,
+        records,
+        a_token,
+        ..
+    } = seed(&app).await;
+    let mut failures = Vec::new();
+    let mut probed = 0;
+    let mut without_input = Vec::new();
+    // Signing out would end the session the other probes use: it goes last.
+    let mut ordered: Vec<_> = rows.iter().collect();
+    ordered.sort_by_key(|r| r.path.ends_with("/logout"));
+    for row in ordered {
+        let probe = call(&doc, &row.path, &row.method, &records, Fill::Required);
+        let Some(probe) = malformed(&doc, &row.path, &row.method, probe) else {
+            without_input.push(row.name());
+            continue;
+        };
+        probed += 1;
+        let res = app
+            .send_within(
+                Caller::Bearer(&a_token).sign(probe.request()),
+                BODY_DEADLINE,
+            )
+            .await;
+        let body: Value = serde_json::from_str(&res.text()).unwrap_or(Value::Null);
+        if let Some(problem) = problem(row.errors, res.status.as_u16(), &body) {
+            failures.push(format!("{} ({}): {problem}: {body}", row.name(), probe.uri));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The reference scenario: a user with neither password nor invitation
+    // and a bad e-mail answers shape A with an issue on each field.
+    let create = actix_web::test::TestRequest::post()
+        .uri("/api/auth/users")
+        .set_json(json!({"email": "not-an-email", "organizationId": a.organization_id}));
+    let res = app.send(Caller::Bearer(&a_token).sign(create)).await;
+    let body = res.json();
+    assert_eq!(res.status, 400, "{body}");
+    assert_eq!(body["error"], "Invalid input");
+    let paths: Vec<Value> = body["details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|issue| issue["path"].clone())
+        .collect();
+    assert_eq!(paths, vec![json!(["email"]), json!(["password"])], "{body}");
+    assert!(probed > 40, "only {probed} operations probed");
+    eprintln!("without input: {}", without_input.join(", "));
+}
