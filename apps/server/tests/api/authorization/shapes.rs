@@ -95,8 +95,11 @@ fn problem(shape: ErrorShape, status: u16, body: &Value) -> Option<String> {
 async fn every_operation_answers_malformed_input_in_its_declared_shape() {
     let app = stoa_testkit::app()
         .server_with(|db| {
-            let modules =
-                stoa_server::modules(db, AuthConfig::for_tests(), super::test_key_ring()).unwrap();
+            let modules = stoa_server::modules(
+                &stoa_server::test_services(db).unwrap(),
+                AuthConfig::for_tests(),
+            )
+            .unwrap();
             (modules.configurators, Some(modules.access))
         })
         .start()
