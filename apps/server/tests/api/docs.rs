@@ -25,3 +25,25 @@ fn operations_md_lists_the_default_grants() {
         missing.join("\n")
     );
 }
+
+/// Every migration has a version of its own: diesel keys applied migrations
+/// by the timestamp prefix, so two folders sharing one would leave the
+/// second unapplied (two branches merged on the same day did exactly that).
+#[test]
+fn migration_versions_are_unique() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let mut versions: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.split('_').next().unwrap_or_default().to_string()
+        })
+        .collect();
+    let total = versions.len();
+    versions.sort();
+    versions.dedup();
+    assert!(total > 10);
+    assert_eq!(versions.len(), total, "two migrations share a version");
+}
