@@ -90,7 +90,7 @@ fn role_tokens(roles: &[String]) -> Result<(), ValidationError> {
 
 /// `POST /api_keys/keys` body.
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateApiKey {
     /// 1–120 characters.
     #[validate(length(min = 1, max = 120), custom(function = "not_blank"))]

@@ -135,7 +135,7 @@ async fn bad_input_is_400_naming_the_field_and_creates_nothing() {
             "expiresAt",
         ),
         (json!({"name": "k", "expiresAt": past}), "expiresAt"),
-        (json!({"name": "k", "secret": "mine"}), "secret"),
+        (json!({"name": "k", "cf_color": "red"}), "cf_color"),
     ];
     for (body, field) in cases {
         let res = app.send(post_json(KEYS, &admin, body.clone())).await;

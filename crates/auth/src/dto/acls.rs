@@ -48,7 +48,7 @@ pub struct UserAclView {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct RoleAclUpdate {
     pub role_id: Uuid,
     pub is_super_admin: Option<bool>,
@@ -62,7 +62,7 @@ pub struct RoleAclUpdate {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UserAclUpdate {
     pub user_id: Uuid,
     pub is_super_admin: Option<bool>,

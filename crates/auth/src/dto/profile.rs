@@ -12,7 +12,7 @@ pub struct Profile {
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ProfileUpdate {
     pub email: Option<String>,
     /// Required with `password`.

@@ -53,7 +53,7 @@ pub struct RoleList {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateRole {
     /// Without invisible, control or formatting characters; stored in NFKC
     /// form (`stoa_core::text`).
@@ -69,7 +69,7 @@ pub struct CreateRole {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateRole {
     pub id: Uuid,
     /// Without invisible, control or formatting characters; stored in NFKC

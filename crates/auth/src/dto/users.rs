@@ -91,7 +91,7 @@ pub struct UserList {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateUser {
     #[validate(length(min = 3, max = 254))]
     pub email: String,
@@ -119,7 +119,7 @@ pub struct Created {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateUser {
     pub id: Uuid,
     #[validate(length(min = 3, max = 254))]

@@ -92,7 +92,7 @@ async fn create_rename_and_delete() {
         (json!({"name": "a".repeat(101)}), 400),
         (json!({"name": "Ops", "tenantId": null}), 400),
         (json!({"name": "Ops", "tenantId": globex.tenant_id}), 403),
-        (json!({"name": "Ops", "color": "red"}), 400),
+        (json!({"name": "Ops", "cf_color": "red"}), 400),
         (json!({}), 400),
     ];
     for (body, status) in refusals {
@@ -393,4 +393,39 @@ async fn users_count_follows_memberships_and_user_deletes() {
     ))
     .await;
     assert_eq!(employee_count().await, 0);
+}
+
+/// Unknown keys are ignored, as the reference strips them; its custom-field
+/// keys (`cf_*`, which stoa does not have) are refused naming the key, so no
+/// client data is dropped silently (issue 25).
+#[actix_web::test]
+async fn unknown_keys_are_ignored_and_custom_fields_refused_by_name() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": "Ops", "color": "red"}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": "Ops 2", "cf_color": "red", "cf_size": 3}),
+        ))
+        .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    let text = res.text();
+    assert!(
+        text.contains("cf_color") && text.contains("cf_size"),
+        "{text}"
+    );
+    let res = app
+        .send(get("/api/auth/roles?search=Ops%202", &admin))
+        .await;
+    assert_eq!(res.json()["total"], 0, "nothing stored");
 }

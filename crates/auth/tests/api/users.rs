@@ -244,7 +244,7 @@ async fn create_with_password_or_invitation() {
             "Cannot grant role superadmin: it carries super administrator access.",
         ),
         (
-            json!({"email": "x@acme.com", "password": "Str0ng!pass", "organizationId": acme.organization_id, "extra": 1}),
+            json!({"email": "x@acme.com", "password": "Str0ng!pass", "organizationId": acme.organization_id, "cf_extra": 1}),
             400,
             "",
         ),

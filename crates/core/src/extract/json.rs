@@ -34,6 +34,37 @@ impl<T: DeserializeOwned + Validate + 'static> FromRequest for Json<T> {
     }
 }
 
+/// The reference's custom fields (`cf_*` keys) do not exist here: a body
+/// carrying one is refused naming the key, so no client data is dropped
+/// silently (other unknown keys are ignored, as the reference strips them).
+fn refuse_custom_fields(bytes: &[u8]) -> Result<(), AppError> {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(bytes)
+    else {
+        return Ok(());
+    };
+    let custom: Vec<&String> = map.keys().filter(|k| k.starts_with("cf_")).collect();
+    if custom.is_empty() {
+        return Ok(());
+    }
+    let issues = custom
+        .iter()
+        .map(|key| Issue {
+            code: "unrecognized_keys".into(),
+            path: vec![serde_json::Value::String((*key).clone())],
+            message: format!("Custom fields are not supported: {key}"),
+        })
+        .collect();
+    Err(AppError::bad_request(format!(
+        "Custom fields are not supported: {}",
+        custom
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+    .with_issues(issues))
+}
+
 /// Parses and validates a JSON document (also used by [`super::Form`]).
 /// Every failing field is reported (a wrong type, a missing required field
 /// under its own name, a validation rule), not only the first.
@@ -42,6 +73,7 @@ pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result
         return Err(whole_input("Invalid JSON body: the body is empty"));
     }
     check_json_body(bytes)?;
+    refuse_custom_fields(bytes)?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value: T = match serde_path_to_error::deserialize(&mut de) {
         Ok(value) => value,

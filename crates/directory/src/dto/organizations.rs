@@ -159,7 +159,7 @@ fn validate_logo_url(url: &str) -> Result<(), validator::ValidationError> {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateOrganization {
     pub tenant_id: Option<Uuid>,
     #[validate(length(min = 1, max = 200))]
@@ -178,7 +178,7 @@ pub struct CreateOrganization {
 /// A partial update: omitted fields keep their stored values; `parentId: null`
 /// makes the organization a root; `childIds` re-parents exactly those children.
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateOrganization {
     pub id: Uuid,
     /// Accepted for compatibility; an organization never changes tenant.

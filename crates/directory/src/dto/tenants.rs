@@ -105,7 +105,7 @@ impl TenantSortField {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateTenant {
     #[validate(length(min = 1, max = 200))]
     pub name: String,
@@ -113,7 +113,7 @@ pub struct CreateTenant {
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateTenant {
     pub id: Uuid,
     #[validate(length(min = 1, max = 200))]

@@ -277,7 +277,7 @@ async fn delete_reparents_children_and_create_validates() {
         json!({"name": "x", "parentId": "nope"}),
         json!({"name": "x", "slug": "UP PER"}),
         json!({"name": "x", "logoUrl": "ftp://x"}),
-        json!({"name": "x", "bogus": true}),
+        json!({"name": "x", "cf_bogus": true}),
     ] {
         let res = app
             .send(post_json(

@@ -99,7 +99,10 @@ async fn tenant_endpoints_validate_input() {
         ("/api/directory/tenants", json!({"name": ""})),
         ("/api/directory/tenants", json!({"name": "x".repeat(201)})),
         ("/api/directory/tenants", json!({"name": 5})),
-        ("/api/directory/tenants", json!({"name": "ok", "extra": 1})),
+        (
+            "/api/directory/tenants",
+            json!({"name": "ok", "cf_extra": 1}),
+        ),
     ] {
         let res = app.send(post_json(path, &root, body.clone())).await;
         assert_eq!(res.status, 400, "{body}: {}", res.text());
