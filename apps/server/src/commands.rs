@@ -41,15 +41,24 @@ pub async fn migrate(config: &Config) -> Result<(), CommandError> {
     sync_seeds(config).await
 }
 
-/// `stoa seed sync`: runs the module seeders existing tenants have not had
-/// yet, once each (`stoa_directory::seed_sync`).
-pub async fn sync_seeds(config: &Config) -> Result<(), CommandError> {
+/// The registry and one pooled connection (with its pool, kept alive while
+/// the connection is used): what both syncs work with.
+async fn registry_and_connection(
+    config: &Config,
+) -> Result<(Db, stoa_acl::Registry, stoa_core::db::DbConn), CommandError> {
     let db = Db::connect(&config.db)?;
     let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
-    let mut conn = db
+    let conn = db
         .conn()
         .await
         .map_err(|e| CommandError::Other(e.to_string()))?;
+    Ok((db, registry, conn))
+}
+
+/// `stoa seed sync`: runs the module seeders existing tenants have not had
+/// yet, once each (`stoa_directory::seed_sync`).
+pub async fn sync_seeds(config: &Config) -> Result<(), CommandError> {
+    let (_db, registry, mut conn) = registry_and_connection(config).await?;
     let report = stoa_directory::seed_sync::sync(&mut conn, &registry)
         .await
         .map_err(|e| CommandError::Other(e.to_string()))?;
@@ -63,12 +72,7 @@ pub async fn sync_seeds(config: &Config) -> Result<(), CommandError> {
 /// `stoa grants sync`: gives existing tenants' built-in roles the registry's
 /// default grants their ledger lacks (`stoa_auth::grant_sync`).
 pub async fn sync_grants(config: &Config) -> Result<(), CommandError> {
-    let db = Db::connect(&config.db)?;
-    let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
-    let mut conn = db
-        .conn()
-        .await
-        .map_err(|e| CommandError::Other(e.to_string()))?;
+    let (_db, registry, mut conn) = registry_and_connection(config).await?;
     let report = stoa_auth::grant_sync::sync(&mut conn, &registry)
         .await
         .map_err(|e| CommandError::Other(e.to_string()))?;
