@@ -17,7 +17,7 @@ use actix_web::dev::ResourceDef;
 use actix_web::{HttpMessage, HttpRequest};
 use futures_util::future::{LocalBoxFuture, ready};
 use stoa_core::AppError;
-use stoa_core::http::{Access, AccessPolicy, ErrorShape, Method, Operation};
+use stoa_core::http::{Access, AccessPolicy, BadJson, ErrorShape, Method, Operation};
 
 use crate::context::{AuthContext, Authenticator, Credentials};
 
@@ -123,14 +123,15 @@ impl AccessMatrix {
         }
     }
 
-    /// The error shape declared by the operation a request runs.
-    fn error_shape(&self, req: &HttpRequest) -> Option<ErrorShape> {
+    /// The error shape (and bad-JSON message) declared by the operation a
+    /// request runs.
+    fn error_shape(&self, req: &HttpRequest) -> Option<(ErrorShape, Option<&'static str>)> {
         let method = Method::of(req.method())?;
         let path = req.match_info().as_str();
         let routed = req.match_pattern();
         self.matching(method, path, routed.as_deref())
             .next()
-            .map(|op| op.errors)
+            .map(|op| (op.errors, op.bad_json))
     }
 
     /// The declared operation of `method path` (`path` relative to `/api`).
@@ -152,9 +153,14 @@ impl AccessMatrix {
 
 impl AccessPolicy for AccessMatrix {
     fn check(&self, req: &HttpRequest) -> LocalBoxFuture<'static, Result<(), AppError>> {
-        if let Some(shape) = self.error_shape(req) {
-            // The access middleware renders the handler's input errors in it.
-            req.extensions_mut().insert(shape);
+        if let Some((shape, bad_json)) = self.error_shape(req) {
+            // The access middleware renders the handler's input errors in it;
+            // the JSON extractor reads both.
+            let mut extensions = req.extensions_mut();
+            extensions.insert(shape);
+            if let Some(message) = bad_json {
+                extensions.insert(BadJson(message));
+            }
         }
         let Required::Features(features) = self.required(req) else {
             return Box::pin(ready(Ok(())));
@@ -196,6 +202,10 @@ impl AccessPolicy for AccessMatrix {
                     "x-error-shape".into(),
                     serde_json::Value::from(declared.errors.letter()),
                 );
+                if let Some(message) = declared.bad_json {
+                    // The `error` of a body that is not JSON.
+                    extensions.insert("x-bad-json-error".into(), message.into());
+                }
                 if access == Access::Public {
                     extensions.insert("x-public".into(), serde_json::Value::Bool(true));
                 }

@@ -77,8 +77,9 @@ pub enum AuthError {
     MissingRefreshToken,
     #[error("Invalid or expired token")]
     InvalidResetToken,
-    /// The password policy's message.
-    #[error("{0}")]
+    /// A new password the policy refuses: the reference's words for any bad
+    /// reset form, with the policy's message as an issue on `password`.
+    #[error("Invalid request")]
     PasswordRejected(String),
 
     // --- 400 -------------------------------------------------------------
@@ -262,6 +263,16 @@ impl From<AuthError> for AppError {
                 message: detail,
                 code: "invalid".into(),
             }]),
+            // Not `with_issues`: the route's shape (E) would fold the issue
+            // into `error`, which the reference words exactly.
+            AuthError::PasswordRejected(detail) => out.with_field(
+                "issues",
+                [Issue {
+                    path: vec!["password".into()],
+                    message: detail,
+                    code: "invalid_string".into(),
+                }],
+            ),
             AuthError::EmailInUse => out.with_field(
                 "fieldErrors",
                 serde_json::json!({"email": "Email already in use"}),

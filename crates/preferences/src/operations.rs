@@ -16,7 +16,8 @@ pub const OPERATIONS: &[Operation] = &[
         "/auth/sidebar/preferences",
         Features(&["auth.sidebar.manage"]),
     )
-    .errors(B("Invalid payload")),
+    .errors(B("Invalid payload"))
+    .bad_json("Invalid JSON"),
     Operation::delete(
         "/auth/sidebar/preferences",
         Features(&["auth.sidebar.manage"]),

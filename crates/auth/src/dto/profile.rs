@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use validator::Validate;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Profile {
@@ -11,7 +12,7 @@ pub struct Profile {
     pub roles: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema, Validate)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileUpdate {
     pub email: Option<String>,

@@ -149,3 +149,47 @@ async fn correct_passwords_give_their_slot_back() {
     assert_eq!(res.header("x-ratelimit-limit"), Some("8"));
     assert_eq!(res.header("x-ratelimit-remaining"), Some("4"));
 }
+
+#[actix_web::test]
+async fn behind_a_proxy_a_correct_login_starts_the_address_counter_over() {
+    // The reference scenario: twenty failures for one e-mail from twenty
+    // forwarded addresses, then the owner's correct password.
+    let app = start_with(|c| c.rate_limits.trust_proxy_depth = 1).await;
+    acme(&app.db).await;
+    let proxy = peer(250);
+    let via = |password: &str, client: &str| {
+        login_form("employee@acme.com", password)
+            .peer_addr(proxy)
+            .insert_header(("x-forwarded-for", client.to_string()))
+    };
+    for n in 0..20u8 {
+        let res = app
+            .send(via("wrong-pass", &format!("198.51.100.{n}")))
+            .await;
+        assert_eq!(res.status, 401, "attempt {n}: {}", res.text());
+    }
+    // Four failures from the owner's own address, then the right password.
+    for _ in 0..4 {
+        let res = app.send(via("wrong-pass", "198.51.100.77")).await;
+        assert_eq!(res.status, 401);
+    }
+    let res = app.send(via(PASSWORD, "198.51.100.77")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The e-mail + address counter started over: five more failures are
+    // answered as failures, the sixth is refused.
+    for n in 0..5 {
+        let res = app.send(via("wrong-pass", "198.51.100.77")).await;
+        assert_eq!(res.status, 401, "failure {n} after the success");
+    }
+    let before = time::OffsetDateTime::now_utc().unix_timestamp();
+    let res = app.send(via("wrong-pass", "198.51.100.77")).await;
+    assert_eq!(res.status, 429, "{}", res.text());
+    let retry: i64 = res.header("retry-after").unwrap().parse().unwrap();
+    let reset: i64 = res.header("x-ratelimit-reset").unwrap().parse().unwrap();
+    assert!(
+        (before + retry..=before + retry + 2).contains(&reset),
+        "reset {reset}, retry {retry}, now {before}"
+    );
+    assert_eq!(res.header("x-ratelimit-limit"), Some("5"));
+    assert_eq!(res.header("x-ratelimit-remaining"), Some("0"));
+}

@@ -120,10 +120,7 @@ async fn confirm_sets_the_password_once_and_ends_sessions() {
             "token=short&password=N3w!passw0rd".to_string(),
             "Invalid request",
         ),
-        (
-            format!("token={token}&password=weak"),
-            "Password does not meet the requirements: needs at least 6 characters, a digit, an uppercase letter, a special character.",
-        ),
+        (format!("token={token}&password=weak"), "Invalid request"),
         (
             format!("token={}&password=N3w!passw0rd", "0".repeat(64)),
             "Invalid or expired token",
@@ -131,7 +128,20 @@ async fn confirm_sets_the_password_once_and_ends_sessions() {
     ] {
         let res = app.send(form("/api/auth/reset/confirm", &body)).await;
         assert_eq!(res.status, 400, "{body}");
-        assert_eq!(res.json(), json!({"ok": false, "error": error}), "{body}");
+        let mut answer = res.json();
+        let issues = answer.as_object_mut().and_then(|o| o.remove("issues"));
+        assert_eq!(answer, json!({"ok": false, "error": error}), "{body}");
+        if body.ends_with("password=weak") {
+            // What the policy wants, on the field, beside the reference's words.
+            assert_eq!(
+                issues,
+                Some(
+                    json!([{"path": ["password"], "code": "invalid_string", "message": "Password does not meet the requirements: needs at least 6 characters, a digit, an uppercase letter, a special character."}])
+                )
+            );
+        } else {
+            assert_eq!(issues, None, "{body}");
+        }
     }
 
     let body = format!("token={token}&password=N3w!passw0rd");

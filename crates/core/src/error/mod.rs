@@ -230,6 +230,17 @@ impl AppError {
         let mut res = HttpResponse::build(status);
         if let Some(secs) = self.details.retry_after {
             res.insert_header((header::RETRY_AFTER, HeaderValue::from(secs)));
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                // When the limit frees, as Unix seconds (the reference sends
+                // it beside `X-RateLimit-Limit` and `-Remaining`).
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                res.insert_header((
+                    header::HeaderName::from_static(crate::rate_limit::RESET_HEADER),
+                    HeaderValue::from(now.saturating_add(secs)),
+                ));
+            }
         }
         for (name, value) in &self.details.headers {
             if let Ok(value) = HeaderValue::from_str(value) {

@@ -9,7 +9,7 @@ use validator::Validate;
 
 use super::body::{limit_for, read_body};
 use super::issues::Source;
-use super::json::parse_json;
+use super::json::parse_json_for;
 use super::query::parse_urlencoded;
 use crate::error::AppError;
 
@@ -35,7 +35,7 @@ impl<T: DeserializeOwned + Validate + 'static> FromRequest for Form<T> {
                 .to_ascii_lowercase();
             let bytes = read_body(&req, &mut payload, limit_for(&req)).await?;
             if content_type.starts_with("application/json") {
-                parse_json(&bytes).map(Form)
+                parse_json_for(&req, &bytes).map(Form)
             } else if content_type.is_empty()
                 || content_type.starts_with("application/x-www-form-urlencoded")
             {

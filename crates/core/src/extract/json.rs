@@ -1,7 +1,7 @@
 //! JSON body extractor.
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
 use validator::Validate;
@@ -11,7 +11,8 @@ use std::borrow::Cow;
 
 use super::issues::{Source, Wire, invalid, path_segments, validate_as};
 use super::text::check_json_body;
-use crate::error::{AppError, Issue};
+use crate::error::{AppError, ErrorShape, Issue};
+use crate::http::BadJson;
 
 /// A JSON request body, deserialized and validated.
 #[derive(Debug)]
@@ -29,7 +30,7 @@ impl<T: DeserializeOwned + Validate + 'static> FromRequest for Json<T> {
         Box::pin(async move {
             let limit = limit_for(&req);
             let bytes = read_body(&req, &mut payload, limit).await?;
-            parse_json(&bytes).map(Json)
+            parse_json_for(&req, &bytes).map(Json)
         })
     }
 }
@@ -65,10 +66,86 @@ fn refuse_custom_fields(bytes: &[u8]) -> Result<(), AppError> {
     .with_issues(issues))
 }
 
-/// Parses and validates a JSON document (also used by [`super::Form`]).
-/// Every failing field is reported (a wrong type, a missing required field
+/// [`parse_json`] for a request: a body that is not JSON answers as its
+/// route declares (see [`not_json`]).
+pub(crate) fn parse_json_for<T: DeserializeOwned + Validate>(
+    req: &HttpRequest,
+    bytes: &[u8],
+) -> Result<T, AppError> {
+    parse_json(bytes).map_err(|err| match not_json(&err) {
+        Some(issue) => {
+            let shape = req.extensions().get::<ErrorShape>().copied();
+            let bad_json = req.extensions().get::<BadJson>().copied();
+            as_declared::<T>(shape, bad_json, issue)
+        }
+        None => err,
+    })
+}
+
+/// The path-less issue of a body that is not JSON at all.
+fn not_json(err: &AppError) -> Option<Issue> {
+    err.issues()?
+        .iter()
+        .find(|issue| issue.code == INVALID_JSON)
+        .cloned()
+}
+
+/// A body that is not JSON, in the route's words:
+/// - a declared message ([`BadJson`], e.g. the sidebar's `Invalid JSON`) is
+///   the whole answer (with `ok:false` on the shapes that carry it);
+/// - the CRUD routes (shape A) read it as `{}`, as the reference does, so the
+///   client sees the required fields as field issues, then the JSON problem;
+/// - any other shape reports the JSON problem alone.
+fn as_declared<T: DeserializeOwned + Validate>(
+    shape: Option<ErrorShape>,
+    bad_json: Option<BadJson>,
+    issue: Issue,
+) -> AppError {
+    if let Some(BadJson(message)) = bad_json {
+        let err = AppError::bad_request(message).with_field("issues", [&issue]);
+        return match shape {
+            Some(ErrorShape::H) => err
+                .ok_false()
+                .with_field("progressJobId", serde_json::Value::Null)
+                .with_field("message", message),
+            Some(ErrorShape::I) => err.ok_false(),
+            _ => err,
+        };
+    }
+    if shape != Some(ErrorShape::A) {
+        return AppError::bad_request("Invalid input").with_issues(vec![issue]);
+    }
+    let empty = serde_json::Value::Object(serde_json::Map::new());
+    let mut issues = match serde_path_to_error::deserialize::<_, T>(&empty) {
+        Ok(value) => {
+            let mut found = value
+                .validate()
+                .err()
+                .map(|errors| super::issues_from_validation(&errors))
+                .unwrap_or_default();
+            Wire::Unknown.rename(&mut found);
+            found
+        }
+        Err(err) => {
+            let first = invalid(
+                Source::Body,
+                path_segments(err.path()),
+                &err.inner().to_string(),
+            );
+            every_problem::<T>(empty, first)
+                .issues()
+                .map(<[Issue]>::to_vec)
+                .unwrap_or_default()
+        }
+    };
+    issues.push(issue);
+    AppError::bad_request("Invalid input").with_issues(issues)
+}
+
+/// Parses and validates a JSON document (also used by [`super::Form`], and
+/// by handlers that read a raw body themselves). Every failing field is reported (a wrong type, a missing required field
 /// under its own name, a validation rule), not only the first.
-pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, AppError> {
+pub fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result<T, AppError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(whole_input("Invalid JSON body: the body is empty"));
     }
@@ -98,13 +175,16 @@ pub(crate) fn parse_json<T: DeserializeOwned + Validate>(bytes: &[u8]) -> Result
     Ok(value)
 }
 
+/// The issue code of a body that is not JSON.
+const INVALID_JSON: &str = "invalid_json";
+
 /// A problem with the whole body (not JSON, empty), as a path-less issue so
 /// that every error shape can carry it.
 fn whole_input(message: &str) -> AppError {
     AppError::bad_request("Invalid input").with_issues(vec![Issue {
         path: Vec::new(),
         message: message.to_string(),
-        code: Cow::Borrowed("invalid_json"),
+        code: Cow::Borrowed(INVALID_JSON),
     }])
 }
 

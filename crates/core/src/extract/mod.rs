@@ -49,7 +49,7 @@ mod text;
 pub use body::BodyLimit;
 pub use form::Form;
 pub use issues::{issues_from_validation, validate};
-pub use json::Json;
+pub use json::{Json, parse_json};
 pub use path::Path;
 pub use query::Query;
 pub use text::{CONTROL_CHARACTERS, TextRule, check_form_body, check_json_body, is_forbidden};

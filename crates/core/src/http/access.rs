@@ -94,6 +94,10 @@ pub struct Operation {
     /// the reference notes' `validation-errors.md`); [`ErrorShape::default`]
     /// unless declared with [`Operation::errors`].
     pub errors: ErrorShape,
+    /// The message a body that is not JSON answers with, where the reference
+    /// words it apart from its schema errors (`{error:"Invalid JSON"}`);
+    /// `None` renders it in [`Self::errors`] like any other input problem.
+    pub bad_json: Option<&'static str>,
 }
 
 impl Operation {
@@ -103,11 +107,17 @@ impl Operation {
             path,
             access,
             errors: ErrorShape::B(""),
+            bad_json: None,
         }
     }
     /// Declares the shape of the operation's input errors.
     pub const fn errors(mut self, shape: ErrorShape) -> Self {
         self.errors = shape;
+        self
+    }
+    /// Declares the message of a body that is not JSON (see [`BadJson`]).
+    pub const fn bad_json(mut self, message: &'static str) -> Self {
+        self.bad_json = Some(message);
         self
     }
     pub const fn get(path: &'static str, access: Access) -> Self {
@@ -126,6 +136,11 @@ impl Operation {
         Self::new(Method::Delete, path, access)
     }
 }
+
+/// The declared message for a body that is not JSON, put in the request's
+/// extensions beside its [`ErrorShape`] for the JSON extractor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadJson(pub &'static str);
 
 /// Enforces declared access and documents it.
 pub trait AccessPolicy: Send + Sync + 'static {

@@ -83,7 +83,7 @@ pub const EXPOSED_HEADERS: [&str; 10] = [
     "retry-after",
     crate::rate_limit::LIMIT_HEADER,
     crate::rate_limit::REMAINING_HEADER,
-    "x-ratelimit-reset",
+    crate::rate_limit::RESET_HEADER,
     "content-disposition",
     "etag",
     "content-range",

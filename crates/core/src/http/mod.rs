@@ -24,7 +24,8 @@ pub mod sse;
 
 pub use crate::error::ErrorShape;
 pub use access::{
-    Access, AccessPolicy, AccessPolicyData, Method, Operation, access_policy_data, enforce_access,
+    Access, AccessPolicy, AccessPolicyData, BadJson, Method, Operation, access_policy_data,
+    enforce_access,
 };
 pub use app::{ApiConfigurator, AppContext, app, openapi_doc};
 pub use client_ip::{TrustedProxyDepth, client_ip};

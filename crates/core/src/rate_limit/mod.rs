@@ -11,7 +11,7 @@
 //!
 //! [`Layers`] reserves several keys at once and [`Quota`] is what the client is
 //! told: `X-RateLimit-Limit` and `X-RateLimit-Remaining` on every response of a
-//! limited endpoint, plus `Retry-After` on a 429.
+//! limited endpoint, plus `Retry-After` and `X-RateLimit-Reset` on a 429.
 
 mod memory;
 mod quota;
@@ -28,6 +28,9 @@ pub use quota::{Layers, Quota};
 pub const LIMIT_HEADER: &str = "x-ratelimit-limit";
 /// `X-RateLimit-Remaining`: events left in the tightest layer's window.
 pub const REMAINING_HEADER: &str = "x-ratelimit-remaining";
+/// `X-RateLimit-Reset` (on a 429): when the refusing layer frees, as Unix
+/// seconds; `Retry-After` says the same as a delay.
+pub const RESET_HEADER: &str = "x-ratelimit-reset";
 
 /// `limit` events per `window`; once exceeded the key stays blocked for `block`
 /// (at least until the window ends).

@@ -298,6 +298,49 @@ async fn query_parameters_are_typed_and_paging_is_bounded() {
     );
 }
 
+/// The fields of each issue, in order.
+fn issue_fields(body: &Value) -> Vec<String> {
+    body["issues"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|issue| issue["path"][0].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn every_failing_query_parameter_is_reported() {
+    let app = app().module(fixtures::configure).start().await;
+    let ok = app.get("/api/test/search?term=ab&limit=3").await;
+    assert_eq!(ok.status, 200, "{}", ok.text());
+
+    // A missing one, a wrong type and a malformed uuid: all three named.
+    let res = app.get("/api/test/search?limit=abc&fromId=nope").await;
+    let body = assert_json_error(&res, 400, "term");
+    let mut fields = issue_fields(&body);
+    fields.sort();
+    assert_eq!(fields, ["fromId", "limit", "term"], "{body}");
+    assert_eq!(body["details"]["fieldErrors"]["term"], json!(["Required"]));
+
+    // A wrong type beside validation rules of the parameters that parsed.
+    let res = app
+        .get("/api/test/search?term=toolong&limit=x&depth=11")
+        .await;
+    let body = assert_json_error(&res, 400, "limit");
+    let mut fields = issue_fields(&body);
+    fields.sort();
+    assert_eq!(fields, ["depth", "limit", "term"], "{body}");
+
+    // Rules alone (everything parsed) keep reporting every one.
+    let res = app.get("/api/test/search?term=&limit=1&depth=99").await;
+    let body = assert_json_error(&res, 400, "term");
+    let mut fields = issue_fields(&body);
+    fields.sort();
+    assert_eq!(fields, ["depth", "term"], "{body}");
+}
+
 #[actix_web::test]
 async fn form_bodies_are_parsed_and_validated() {
     let app = app().module(fixtures::configure).start().await;

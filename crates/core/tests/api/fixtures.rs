@@ -46,6 +46,21 @@ pub struct ListQuery {
     pub role_ids: Option<Vec<Uuid>>,
 }
 
+#[derive(Deserialize, Validate)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchQuery {
+    #[validate(length(min = 1, max = 5))]
+    pub term: String,
+    pub limit: u32,
+    pub from_id: Option<Uuid>,
+    #[validate(range(max = 10))]
+    pub depth: Option<u8>,
+}
+
+async fn search(q: Query<SearchQuery>) -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"term": q.term, "limit": q.limit, "fromId": q.from_id, "depth": q.depth}))
+}
+
 async fn echo(body: Json<Payload>) -> HttpResponse {
     let kind = match body.kind {
         Kind::Ios => "ios",
@@ -106,6 +121,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .route("/test/echo", web::post().to(echo))
         .route("/test/items/{id}", web::get().to(by_id))
         .route("/test/list", web::get().to(list))
+        .route("/test/search", web::get().to(search))
         .route("/test/login", web::post().to(login))
         .route("/test/boom", web::get().to(boom));
 }

@@ -38,6 +38,7 @@ const NOT_REQUEST_HEADERS: &[&str] = &[
     "x-required-features",
     "x-public",
     "x-error-shape",
+    "x-bad-json-error",
 ];
 
 fn workspace_root() -> PathBuf {

@@ -11,6 +11,7 @@ pub struct Row {
     pub path: String,
     pub access: Access,
     pub errors: ErrorShape,
+    pub bad_json: Option<&'static str>,
 }
 
 impl Row {
@@ -65,6 +66,7 @@ pub fn rows(doc: &Value, declared: &[Operation]) -> Vec<Row> {
                 path: path.clone(),
                 access: decl.access,
                 errors: decl.errors,
+                bad_json: decl.bad_json,
             });
         }
     }

@@ -22,6 +22,8 @@ pub enum Body {
     Form(String),
     /// Field name and value; `None` marks a file part (a few bytes of text).
     Multipart(Vec<(String, Option<String>)>),
+    /// Bytes sent as `application/json` that are not JSON.
+    NotJson(&'static str),
 }
 
 impl Call {
@@ -32,6 +34,9 @@ impl Call {
         match &self.body {
             None => req,
             Some(Body::Json(body)) => req.set_json(body),
+            Some(Body::NotJson(bytes)) => req
+                .insert_header(("content-type", "application/json"))
+                .set_payload(*bytes),
             Some(Body::Form(body)) => req
                 .insert_header(("content-type", "application/x-www-form-urlencoded"))
                 .set_payload(body.clone()),

@@ -22,7 +22,7 @@ fn malformed(doc: &Value, path: &str, method: &str, mut probe: Call) -> Option<C
             // A string where an object is expected.
             Body::Json(value) => *value = json!("malformed"),
             Body::Form(_) => *body = Body::Json(json!("malformed")),
-            Body::Multipart(_) => return None,
+            Body::Multipart(_) | Body::NotJson(_) => return None,
         }
         changed = true;
     }
@@ -91,6 +91,26 @@ fn problem(shape: ErrorShape, status: u16, body: &Value) -> Option<String> {
     (!ok).then(|| format!("not shape {}", shape.letter()))
 }
 
+/// What is wrong with the answer to a body that is not JSON: the declared
+/// message ([`Operation::bad_json`]) as the whole error; the CRUD shape (A)
+/// reads it as `{}` (field issues, then the JSON problem); any other shape
+/// answers in its own form.
+fn not_json_problem(row: &super::declarations::Row, status: u16, body: &Value) -> Option<String> {
+    if let Some(message) = row.bad_json {
+        return (status != 400 || body["error"] != message).then(|| format!("not `{message}`"));
+    }
+    if let Some(problem) = problem(row.errors, status, body) {
+        return Some(problem);
+    }
+    if row.errors == ErrorShape::A {
+        let last = body["details"].as_array().and_then(|list| list.last());
+        if last.is_none_or(|issue| issue["code"] != "invalid_json") {
+            return Some("the JSON problem is not the last issue".into());
+        }
+    }
+    None
+}
+
 #[actix_web::test]
 async fn every_operation_answers_malformed_input_in_its_declared_shape() {
     let app = stoa_testkit::app()
@@ -136,6 +156,24 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
         if let Some(problem) = problem(row.errors, res.status.as_u16(), &body) {
             failures.push(format!("{} ({}): {problem}: {body}", row.name(), probe.uri));
         }
+        // And a JSON body that is not JSON at all.
+        let mut broken = call(&doc, &row.path, &row.method, &records, Fill::Required);
+        // (A collection-style delete reads an id from a JSON body leniently,
+        // and the probe gives it one in the query anyway.)
+        if !matches!(broken.body, Some(Body::Json(_))) || row.method == "delete" {
+            continue;
+        }
+        broken.body = Some(Body::NotJson("{\"broken"));
+        let res = app
+            .send_within(
+                Caller::Bearer(&a_token).sign(broken.request()),
+                BODY_DEADLINE,
+            )
+            .await;
+        let body: Value = serde_json::from_str(&res.text()).unwrap_or(Value::Null);
+        if let Some(problem) = not_json_problem(row, res.status.as_u16(), &body) {
+            failures.push(format!("{} (not JSON): {problem}: {body}", row.name()));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 
@@ -155,6 +193,47 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
         .map(|issue| issue["path"].clone())
         .collect();
     assert_eq!(paths, vec![json!(["email"]), json!(["password"])], "{body}");
+
+    // Not JSON at all: the CRUD route names its required fields, as the
+    // reference (which reads it as `{}`) does, then the JSON problem.
+    let broken = actix_web::test::TestRequest::post()
+        .uri("/api/auth/users")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"email\": ");
+    let res = app.send(Caller::Bearer(&a_token).sign(broken)).await;
+    let body = res.json();
+    assert_eq!(res.status, 400, "{body}");
+    assert_eq!(body["error"], "Invalid input");
+    let paths: Vec<Value> = body["details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|issue| issue["path"].clone())
+        .collect();
+    assert!(paths.contains(&json!(["email"])), "{body}");
+    assert!(paths.contains(&json!(["organizationId"])), "{body}");
+    assert_eq!(paths.last(), Some(&json!([])), "{body}");
+    // The sidebar words it as the reference does.
+    let broken = actix_web::test::TestRequest::put()
+        .uri("/api/auth/sidebar/preferences")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("not json");
+    let res = app.send(Caller::Bearer(&a_token).sign(broken)).await;
+    assert_eq!(res.status, 400);
+    assert_eq!(res.json()["error"], "Invalid JSON", "{}", res.text());
+    // A wrong type in the profile names the field, not the body.
+    let profile = actix_web::test::TestRequest::put()
+        .uri("/api/auth/profile")
+        .set_json(json!({"email": 5}));
+    let res = app.send(Caller::Bearer(&a_token).sign(profile)).await;
+    let body = res.json();
+    assert_eq!(res.status, 400, "{body}");
+    assert_eq!(body["error"], "Invalid profile update.");
+    assert_eq!(body["issues"][0]["path"], json!(["email"]), "{body}");
+    assert!(
+        !body.to_string().contains("line 1"),
+        "no parser leftovers: {body}"
+    );
     assert!(probed > 40, "only {probed} operations probed");
     eprintln!("without input: {}", without_input.join(", "));
 }

@@ -112,8 +112,11 @@ async fn update(
     let user_id = ctx.user_id.ok_or(AuthError::UserNotFound)?;
     let attempts = limits::current_password(state, user_id);
     *quota = attempts.peek();
-    let update: ProfileUpdate =
-        serde_json::from_slice(body).map_err(|e| invalid(INVALID, "body", &e.to_string()))?;
+    // Wrong types are named by field, under the route's own words (shape C).
+    let update: ProfileUpdate = stoa_core::extract::parse_json(body).map_err(|err| {
+        let issues = err.issues().map(<[_]>::to_vec).unwrap_or_default();
+        AppError::bad_request(INVALID).with_issues(issues)
+    })?;
     let (email, password, current_password) = checked(ctx, state, update)?;
 
     let mut conn = state.db.conn().await?;
