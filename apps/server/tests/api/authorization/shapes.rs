@@ -111,6 +111,20 @@ fn not_json_problem(row: &super::declarations::Row, status: u16, body: &Value) -
     None
 }
 
+/// A shape-A answer (400 `Invalid input`) and the paths of its issues.
+fn crud_issue_paths(res: stoa_testkit::TestResponse) -> (Value, Vec<Value>) {
+    let body = res.json();
+    assert_eq!(res.status, 400, "{body}");
+    assert_eq!(body["error"], "Invalid input");
+    let paths = body["details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|issue| issue["path"].clone())
+        .collect();
+    (body, paths)
+}
+
 #[actix_web::test]
 async fn every_operation_answers_malformed_input_in_its_declared_shape() {
     let app = stoa_testkit::app()
@@ -182,16 +196,7 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
     let create = actix_web::test::TestRequest::post()
         .uri("/api/auth/users")
         .set_json(json!({"email": "not-an-email", "organizationId": a.organization_id}));
-    let res = app.send(Caller::Bearer(&a_token).sign(create)).await;
-    let body = res.json();
-    assert_eq!(res.status, 400, "{body}");
-    assert_eq!(body["error"], "Invalid input");
-    let paths: Vec<Value> = body["details"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|issue| issue["path"].clone())
-        .collect();
+    let (body, paths) = crud_issue_paths(app.send(Caller::Bearer(&a_token).sign(create)).await);
     assert_eq!(paths, vec![json!(["email"]), json!(["password"])], "{body}");
 
     // Not JSON at all: the CRUD route names its required fields, as the
@@ -200,16 +205,7 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
         .uri("/api/auth/users")
         .insert_header(("content-type", "application/json"))
         .set_payload("{\"email\": ");
-    let res = app.send(Caller::Bearer(&a_token).sign(broken)).await;
-    let body = res.json();
-    assert_eq!(res.status, 400, "{body}");
-    assert_eq!(body["error"], "Invalid input");
-    let paths: Vec<Value> = body["details"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|issue| issue["path"].clone())
-        .collect();
+    let (body, paths) = crud_issue_paths(app.send(Caller::Bearer(&a_token).sign(broken)).await);
     assert!(paths.contains(&json!(["email"])), "{body}");
     assert!(paths.contains(&json!(["organizationId"])), "{body}");
     assert_eq!(paths.last(), Some(&json!([])), "{body}");
