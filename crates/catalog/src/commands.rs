@@ -10,9 +10,9 @@
 //! [`ProductState`] implements `Tracked`, and its `authorize` repeats the
 //! routes' checks for the caller of the undo (tenant, `catalog.products.manage`,
 //! organization scope) on both the current and the target state. Every entry
-//! carries the product's organization and emits its domain event
-//! (`catalog.product.created|updated|deleted`, payload with the id, tenant and
-//! organization) in the write's transaction.
+//! emits its domain event (`catalog.product.created|updated|deleted`, payload
+//! with the id, the product's tenant and organization) in the write's
+//! transaction.
 
 use std::sync::Arc;
 
@@ -79,7 +79,9 @@ fn event_payload(state: &ProductState) -> Value {
 }
 
 /// The entry of a change of a product from `before` to `after` (`None`:
-/// absent), in the product's organization, with its event.
+/// absent), with its event. The entry (and the event's envelope) stays in
+/// the actor's organization, where undo looks for it; the payload names the
+/// product's own organization.
 pub fn product_entry(
     label: &str,
     event: &str,
@@ -88,8 +90,7 @@ pub fn product_entry(
 ) -> LogEntry {
     let any = after.or(before);
     let id = any.map(|s| s.id).unwrap_or_default();
-    let mut log = entry(label, id, before, after);
-    log.organization_id = any.map(|s| s.organization_id);
+    let log = entry(label, id, before, after);
     match any {
         Some(state) => log.with_event(event, event_payload(state)),
         None => log,

@@ -29,7 +29,7 @@ SELECT $1, $2, \
     i % 10 <> 0, \
     ((i * 37) % 100000) / 100.0 + 0.99, \
     (ARRAY['EUR','USD','PLN'])[1 + i % 3], \
-    now() - make_interval(mins => i), now() - make_interval(mins => i) \
+    now() - make_interval(mins => (i % 1000000)::int), now() - make_interval(mins => (i % 1000000)::int) \
 FROM generate_series($4::bigint, $5::bigint) AS i";
 
 /// Adds `count` demo products to `tenant` / `organization`, in batches of
