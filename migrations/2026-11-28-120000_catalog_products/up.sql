@@ -36,3 +36,16 @@ CREATE INDEX catalog_products_organization ON catalog_products (organization_id)
 
 CREATE TRIGGER catalog_products_updated_at BEFORE UPDATE ON catalog_products
     FOR EACH ROW EXECUTE FUNCTION stoa_set_updated_at();
+
+-- `catalog.products` read versions per tenant (core_tenant_read_versions):
+-- every write bumps its tenant's version, so a kept product-list answer is
+-- served only while nothing it showed changed.
+CREATE TRIGGER catalog_products_read_version_insert AFTER INSERT ON catalog_products
+    REFERENCING NEW TABLE AS stoa_new
+    FOR EACH STATEMENT EXECUTE FUNCTION stoa_bump_tenant_read_version('catalog.products');
+CREATE TRIGGER catalog_products_read_version_update AFTER UPDATE ON catalog_products
+    REFERENCING OLD TABLE AS stoa_old NEW TABLE AS stoa_new
+    FOR EACH STATEMENT EXECUTE FUNCTION stoa_bump_tenant_read_version('catalog.products');
+CREATE TRIGGER catalog_products_read_version_delete AFTER DELETE ON catalog_products
+    REFERENCING OLD TABLE AS stoa_old
+    FOR EACH STATEMENT EXECUTE FUNCTION stoa_bump_tenant_read_version('catalog.products');

@@ -10,6 +10,7 @@ use stoa_core::command::{self, Operation};
 use stoa_core::db::Db;
 use stoa_core::error::Issue;
 use stoa_core::http::lock::check_lock;
+use stoa_core::http::read_cache::ReadDeps;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::money::Money;
 use stoa_core::{AppError, AppResult, PageQuery};
@@ -86,21 +87,24 @@ pub fn list_request(
     Ok((filter, req))
 }
 
-/// One page of the caller's products: one statement for the rows and their
-/// (capped) total.
+/// One page of the caller's products: one statement for the rows, their
+/// (capped) total and the versions of what they were read from (the
+/// caller's tenant's [`queries::READ_DEPS`]; `None` when no row came back),
+/// so the answer can be kept until a product of the tenant changes.
 pub async fn list_products(
     db: &Db,
     ctx: &AuthContext,
     q: &ProductListQuery,
     params: &ListParams,
-) -> AppResult<ProductList> {
+) -> AppResult<(ProductList, ReadDeps, Option<Vec<i64>>)> {
     ctx.require(VIEW)?;
     let scope = Scope::of(ctx)?;
     let (filter, req) = list_request(q, params)?;
+    let deps = ReadDeps::new(queries::READ_DEPS, Some(scope.tenant_id));
     let mut conn = db.conn().await?;
-    let (rows, counted) = queries::list(&mut conn, &scope, &filter, &req).await?;
+    let (rows, counted, versions) = queries::list(&mut conn, &scope, &filter, &req, deps).await?;
     let page = req.finish(rows, counted, |row| queries::key_of(row, filter.sort));
-    Ok(ProductList {
+    let list = ProductList {
         items: page.items.into_iter().map(Into::into).collect(),
         total: page.total,
         page: page.page,
@@ -108,7 +112,8 @@ pub async fn list_products(
         total_pages: page.total_pages,
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
-    })
+    };
+    Ok((list, deps, versions))
 }
 
 /// One product of the caller's tenant (404 otherwise) and organizations (403).

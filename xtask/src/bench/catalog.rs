@@ -22,7 +22,8 @@ fn json_of(path: &str, status: u16, body: &[u8]) -> Result<serde_json::Value> {
 /// Every product id of the admin's tenant, 100 per page by cursor.
 fn product_ids(addr: SocketAddr, token: &str) -> Result<Vec<String>> {
     let mut ids = Vec::new();
-    let mut path = "/api/catalog/products?pageSize=100&sortField=createdAt&includeTotal=false".to_string();
+    let mut path =
+        "/api/catalog/products?pageSize=100&sortField=createdAt&includeTotal=false".to_string();
     loop {
         let (status, body) = load::once(addr, &with_bearer(Request::get(&path), token))?;
         let json = json_of(&path, status, &body)?;
@@ -56,7 +57,8 @@ pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<String> {
     let started = Instant::now();
     let mut jobs = Vec::new();
     for chunk in ids.chunks(PER_REQUEST) {
-        let body = serde_json::json!({"confirm": true, "ids": chunk, "scope": "selected"}).to_string();
+        let body =
+            serde_json::json!({"confirm": true, "ids": chunk, "scope": "selected"}).to_string();
         let req = with_bearer(
             Request::post("/api/catalog/bulk-delete", "application/json", &body),
             token,
@@ -104,7 +106,10 @@ pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<String> {
     let total = started.elapsed();
     let (_, remaining) = load::once(
         addr,
-        &with_bearer(Request::get("/api/catalog/products?pageSize=1&includeTotal=true"), token),
+        &with_bearer(
+            Request::get("/api/catalog/products?pageSize=1&includeTotal=true"),
+            token,
+        ),
     )?;
     let left = json_of("/api/catalog/products", 200, &remaining)?["total"].clone();
     Ok(format!(

@@ -7,7 +7,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use stoa_core::AppError;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::ListRequest;
+use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -192,28 +194,43 @@ fn ordered(q: Boxed, sort: SortField, dir: SortDir) -> Boxed {
     }
 }
 
+/// The read models a product-list page is computed from besides the ACL
+/// tables: the products themselves (the table's triggers bump it per tenant).
+pub const READ_DEPS: &[&str] = &["catalog.products"];
+
 /// One page of products in `scope` matching `filter`, with the (capped)
-/// count of `req` in the same statement: `(rows, counted)`. Only a page past
-/// the end counts with a second statement.
+/// count of `req` and the versions of [`READ_DEPS`] in the same statement:
+/// `(rows, counted, versions)` (`versions` is `None` when no row came back).
+/// Only a page past the end counts with a second statement.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     scope: &Scope,
     filter: &ListFilter,
     req: &ListRequest<ProductKey>,
-) -> Result<(Vec<ProductRow>, Option<i64>), AppError> {
+    deps: ReadDeps,
+) -> Result<(Vec<ProductRow>, Option<i64>, Option<Vec<i64>>), AppError> {
     let after = req.after.as_ref();
     let q = ordered(windowed(scope, filter, after)?, filter.sort, filter.dir);
     let counted_query = windowed(scope, filter, after)?.select(p::id);
-    let rows: Vec<(ProductRow, i64)> = q
-        .select((ProductRow::as_select(), req.count(counted_query)))
+    type Row = (ProductRow, i64, Vec<i64>);
+    // The text is fixed per combination of filters (lists are bound as one
+    // array), so the statement stays prepared on the connection.
+    let rows: Vec<Row> = Cached(
+        q.select((
+            ProductRow::as_select(),
+            req.count(counted_query),
+            versions(deps),
+        ))
         .offset(req.offset())
-        .limit(req.limit())
-        .load(conn)
-        .await?;
-    let mut counted = <[(ProductRow, i64)]>::first(&rows).map(|(_, n)| *n);
+        .limit(req.limit()),
+    )
+    .load(conn)
+    .await?;
+    let mut counted = <[Row]>::first(&rows).map(|r| r.1);
+    let versions = <[Row]>::first(&rows).map(|r| r.2.clone());
     if req.needs_separate_count(rows.len()) {
         let again = windowed(scope, filter, after)?.select(p::id);
         counted = Some(diesel::select(req.count(again)).get_result(conn).await?);
     }
-    Ok((rows.into_iter().map(|(row, _)| row).collect(), counted))
+    Ok((rows.into_iter().map(|r| r.0).collect(), counted, versions))
 }

@@ -15,7 +15,7 @@ use crate::error::CatalogError;
 use crate::model::{ProductRow, ProductState};
 use crate::schema::catalog_products::{self, dsl as p};
 
-pub use list::{ListFilter, ProductKey, cursor_tag, key_of, list};
+pub use list::{ListFilter, ProductKey, READ_DEPS, cursor_tag, key_of, list};
 pub use stoa_acl::Scope;
 
 /// A product of the tenant.

@@ -1,10 +1,11 @@
 //! `GET /catalog/products`: the caller's products, with search, filters,
 //! sorting and keyset paging.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Query};
 
@@ -13,7 +14,9 @@ use crate::service;
 
 /// Lists the products of the caller's tenant inside its organizations: the
 /// page and its (capped) total in one statement. `nextCursor`, sent back as
-/// `cursor` with the same filters and sort, continues after the page.
+/// `cursor` with the same filters and sort, continues after the page. A
+/// session caller's answer is kept until a product of its tenant (or its
+/// grants) change: a repeated read is then the session check alone.
 #[utoipa::path(
     tag = "Catalog",
     params(ProductListQuery, ListParams),
@@ -27,12 +30,13 @@ use crate::service;
 )]
 #[get("/catalog/products")]
 pub async fn list_products(
+    req: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<ProductListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<ProductList>> {
-    Ok(web::Json(
-        service::list_products(&db, &ctx, &q, &params).await?,
-    ))
+) -> AppResult<HttpResponse> {
+    let (list, deps, versions) = service::list_products(&db, &ctx, &q, &params).await?;
+    // Product lists carry no personal data: not access-logged.
+    answer_json(&req, ctx.read_owner(), &list, deps, versions, None)
 }

@@ -194,3 +194,74 @@ async fn the_list_is_one_statement_with_a_capped_total_and_keyset_cursors() {
         .await;
     assert_eq!((n, &past["total"]), (3, &json!(1005)));
 }
+
+#[actix_web::test]
+async fn a_kept_list_is_one_statement_and_never_stale_after_a_write() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let other = token_for(&app.db, globex.admin).await;
+    let list = format!("{PRODUCTS}?sortField=title");
+    let (id, _) = create(&app, &admin, json!({"title": "Anvil"})).await;
+    app.send(get("/api/auth/profile", &admin)).await;
+
+    let (n, first) = app.statements(&list, &admin).await;
+    assert_eq!(n, 2, "first read: session check and page");
+    let (n, again) = app.statements(&list, &admin).await;
+    assert_eq!((n, &again), (1, &first), "kept answer: one statement");
+    // Another tenant's write keeps it.
+    create(&app, &other, json!({"title": "Globex anvil"})).await;
+    let (n, _) = app.statements(&list, &admin).await;
+    assert_eq!(n, 1, "other tenants' writes keep the answer");
+
+    // Every kind of write is seen by the next read.
+    let (bolt, _) = create(&app, &admin, json!({"title": "Bolt"})).await;
+    assert_eq!(
+        titles(&app.statements(&list, &admin).await.1),
+        ["Anvil", "Bolt"]
+    );
+    let res = app
+        .send(put_json(
+            &format!("{PRODUCTS}/{id}"),
+            &admin,
+            json!({"title": "Axe"}),
+        ))
+        .await;
+    let renamed = res.operation().unwrap();
+    assert_eq!(
+        titles(&app.statements(&list, &admin).await.1),
+        ["Axe", "Bolt"]
+    );
+    let res = undo(&app, &admin, renamed.undo_token.as_deref().unwrap()).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        titles(&app.statements(&list, &admin).await.1),
+        ["Anvil", "Bolt"]
+    );
+    app.send(delete(&format!("{PRODUCTS}/{bolt}"), &admin))
+        .await;
+    assert_eq!(titles(&app.statements(&list, &admin).await.1), ["Anvil"]);
+    bulk_delete(&app, &admin, &[id]).await;
+    run_jobs(&app.db).await;
+    // (A stale kept answer costs its check: three statements this time.)
+    let (_, empty) = app.statements(&list, &admin).await;
+    assert_eq!(titles(&empty).len(), 0, "the job's deletion is seen");
+
+    // A caller who lost the feature is refused, not served the kept page.
+    create(&app, &admin, json!({"title": "Chisel"})).await;
+    app.send(get(&list, &admin)).await;
+    let (n, kept) = app.statements(&list, &admin).await;
+    assert_eq!((n, titles(&kept)), (1, vec!["Chisel".to_string()]));
+    sql(
+        &app.db,
+        &format!(
+            "UPDATE role_acls SET features = ARRAY['auth.*'] WHERE role_id IN \
+             (SELECT role_id FROM user_roles WHERE user_id = '{}')",
+            acme.admin
+        ),
+    )
+    .await;
+    let res = app.send(get(&list, &admin)).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+}

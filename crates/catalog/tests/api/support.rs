@@ -86,7 +86,8 @@ pub fn commands() -> CommandRegistry {
 
 /// The app as the server mounts it: auth, audit logs (undo), progress
 /// (polling) and the catalog, behind the access matrix of their declared
-/// operations (so errors come in each route's declared shape).
+/// operations (so errors come in each route's declared shape), with kept
+/// list answers served before authentication.
 pub async fn start() -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
@@ -117,6 +118,7 @@ pub async fn start() -> TestApp<
             ];
             (modules, Some(access))
         })
+        .reads_with(stoa_auth::testing::reads)
         .start()
         .await
 }
