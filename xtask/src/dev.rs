@@ -102,7 +102,8 @@ fn encryption_key() -> Result<Option<String>> {
 }
 
 /// Seeds the reference's demo tenant (Acme Corp, superadmin@acme.com,
-/// admin@acme.com and employee@acme.com, password `secret`) once.
+/// admin@acme.com and employee@acme.com, password `secret`) once, with a
+/// small demo data set (`stoa seed demo`: catalog products).
 fn seed_demo(stoa: &std::path::Path, url: &str) -> Result<()> {
     let (ok, out) = cmd::output(
         Command::new(stoa)
@@ -112,6 +113,16 @@ fn seed_demo(stoa: &std::path::Path, url: &str) -> Result<()> {
     )?;
     if ok {
         println!("xtask: seeded the demo tenant Acme Corp");
+        let (ok, out) = cmd::output(
+            Command::new(stoa)
+                .args(["seed", "demo", "--products", "200"])
+                .env("DATABASE_URL", url)
+                .env("STOA_LOG", "warn"),
+        )?;
+        if !ok {
+            return Err(format!("stoa seed demo failed:\n{out}"));
+        }
+        println!("xtask: seeded demo data {}", out.trim());
     } else if out.contains("already exists") {
         println!("xtask: demo tenant already present");
     } else {

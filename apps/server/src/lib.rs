@@ -28,6 +28,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_progress::register(&mut registry)?;
     stoa_devices::register(&mut registry)?;
     stoa_api_keys::register(&mut registry)?;
+    stoa_catalog::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -40,6 +41,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_progress::operations::OPERATIONS,
         stoa_devices::operations::OPERATIONS,
         stoa_api_keys::operations::OPERATIONS,
+        stoa_catalog::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -55,6 +57,7 @@ pub fn commands() -> CommandRegistry {
         .into_iter()
         .chain(stoa_auth::commands::handlers())
         .chain(stoa_devices::handlers())
+        .chain(stoa_catalog::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
@@ -183,6 +186,7 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
                 accounts,
                 services.organizations.clone(),
             )),
+            Arc::new(stoa_catalog::configure(services.organizations.clone())),
         ],
         api_keys,
         access,
@@ -225,6 +229,7 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
 pub fn job_handlers(_services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
     let mut handlers = stoa_progress::handlers();
     handlers.extend(stoa_audit_logs::retention::handlers());
+    handlers.extend(stoa_catalog::job_handlers());
     handlers
 }
 

@@ -112,7 +112,7 @@ enum Command {
 /// Seed data: the modules' per-tenant data for existing tenants, and
 /// benchmark data. The server only dispatches; every module seeds its own
 /// tables (`stoa_directory::seed_sync`, `stoa_auth::seed`,
-/// `stoa_directory::seed`, `stoa_audit_logs::seed`).
+/// `stoa_directory::seed`, `stoa_audit_logs::seed`, `stoa_catalog::seed`).
 #[derive(Subcommand)]
 enum Seed {
     /// Run the module seeders existing tenants have not had yet, once each
@@ -132,6 +132,10 @@ enum Seed {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
+    /// Add demo records to the demo tenant (`stoa init --demo` first), each
+    /// module seeding its own tables in batches with a progress bar:
+    /// `--products N` catalog products.
+    Demo(bench::DemoCounts),
 }
 
 #[derive(Subcommand)]
@@ -216,6 +220,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::BenchJobs { units } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(bench::bench_jobs(&config, &units))
+        }
+        Command::Seed(Seed::Demo(counts)) => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(bench::seed_demo(&config, &counts))
         }
         Command::Seed(Seed::Users { count }) | Command::BenchUsers { count } => {
             let config = load_config()?;

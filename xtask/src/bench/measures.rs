@@ -144,3 +144,24 @@ pub(super) fn io_cost(stoa: &std::path::Path) -> Result<String> {
         _ => Err(format!("io-bench failed: {out}")),
     }
 }
+
+/// Adds `STOA_BENCH_PRODUCTS` (default 100,000) demo products to the demo
+/// tenant (`stoa seed demo --products N`); returns a note.
+pub(super) fn products_seed(stoa: &std::path::Path, url: &str) -> Result<String> {
+    let count = env_number("STOA_BENCH_PRODUCTS", 100_000);
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args(["seed", "demo", "--products", &count.to_string()])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    let json: serde_json::Value = serde_json::from_str(out.trim().lines().last().unwrap_or(""))
+        .map_err(|e| format!("seed demo printed `{out}`: {e}"))?;
+    match (ok, json["productsSeconds"].as_f64()) {
+        (true, Some(secs)) => Ok(format!(
+            "{} products seeded in {secs:.1} s (batches of 5,000)",
+            json["products"]
+        )),
+        _ => Err(format!("seed demo failed: {out}")),
+    }
+}

@@ -5,6 +5,7 @@
 //! Environment: `STOA_BENCH_SECONDS` (default 10 per scenario),
 //! `STOA_BENCH_CONNECTIONS` (default 32), `STOA_BENCH_JOB_UNITS` (job sizes
 //! for the queue's cost per unit, default `1000,10000,100000`),
+//! `STOA_BENCH_PRODUCTS` (catalog products, default 100,000),
 //! `STOA_BENCH_ONLY` (comma-separated substrings: only the scenarios whose
 //! name contains one run, and docs/benchmarks.md is left alone; for
 //! investigating one endpoint).
@@ -12,6 +13,7 @@
 //! `cargo xtask bench jobs` runs only the job-queue measurement and prints it
 //! (docs/benchmarks.md is left alone).
 
+mod catalog;
 mod http;
 mod load;
 mod measures;
@@ -25,7 +27,9 @@ use std::time::Duration;
 use crate::cmd::{self, Result};
 use crate::pg::Database;
 use http::{create_key, cursor_of, login};
-use measures::{audit_seed, hash_cost, io_cost, jobs_cost, record_bench, users_seed};
+use measures::{
+    audit_seed, hash_cost, io_cost, jobs_cost, products_seed, record_bench, users_seed,
+};
 pub use report::Row;
 use scenarios::{ADMIN_LOGIN_FORM, LOGIN_FORM, scenarios};
 use server::Server;
@@ -100,6 +104,8 @@ fn bench(
     println!("xtask: {record}");
     let users = users_seed(stoa, &url)?;
     println!("xtask: {users}");
+    let products = products_seed(stoa, &url)?;
+    println!("xtask: {products}");
     let jobs = jobs_cost(stoa, &url)?;
     println!("xtask: job queue: {jobs}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
@@ -117,6 +123,7 @@ fn bench(
         Row::note_only("command bus cost per mutation (organization update)", audit),
         Row::note_only("batch recording of action-log rows (record_batch)", record),
         Row::note_only("user-list data set", users),
+        Row::note_only("catalog data set (stoa seed demo --products)", products),
         Row::note_only("job queue cost per unit (1k / 10k / 100k units)", jobs),
         Row::note_only(
             "argon2id password hash (m=7 MiB, t=5, p=1)",
@@ -157,6 +164,14 @@ fn bench(
         if let Some(pending) = server.metric("stoa_access_log_pending").filter(|&n| n > 0) {
             row.add_note(&format!("{pending} access-log entries still queued"));
         }
+        println!("{}", row.describe());
+        rows.push(row);
+    }
+    // Last: it deletes the products the list scenarios read.
+    let bulk = "bulk delete of every catalog product (jobs, polled to the end)";
+    if only.is_empty() || only.iter().any(|o| bulk.contains(o.as_str())) {
+        let note = catalog::bulk_delete_all(&server, &admin)?;
+        let row = Row::note_only(bulk, note);
         println!("{}", row.describe());
         rows.push(row);
     }

@@ -205,6 +205,18 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
             connections: None,
         },
         Scenario {
+            name: "GET /api/catalog/products?pageSize=50 (100k products, capped count, tenant admin)",
+            requests: vec![as_admin(Request::get("/api/catalog/products?pageSize=50"))],
+            connections: None,
+        },
+        Scenario {
+            name: "GET /api/catalog/products search + filters + title sort (100k products), 4 connections",
+            requests: vec![as_admin(Request::get(
+                "/api/catalog/products?pageSize=50&search=lamp&isActive=true&priceCurrency=EUR&sortField=title",
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
             name: "POST /api/auth/feature-check (20 features)",
             requests: vec![bearer(Request::post(
                 "/api/auth/feature-check",

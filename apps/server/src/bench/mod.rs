@@ -48,6 +48,47 @@ fn seed_error(e: stoa_core::AppError) -> CommandError {
     }
 }
 
+/// What `stoa seed demo` adds to the demo tenant: one optional count per
+/// module (absent: nothing of that module).
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct DemoCounts {
+    /// Catalog products (`stoa_catalog::seed::demo_products`).
+    #[arg(long)]
+    pub products: Option<i64>,
+}
+
+/// `stoa seed demo`: seeds each requested count into the demo tenant's root
+/// organization, with a progress bar per module on a terminal. Prints one
+/// JSON line with what was added.
+pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), CommandError> {
+    let db = Db::connect(&config.db)?;
+    let mut conn = db.conn().await?;
+    let admin = stoa_auth::seed::demo_admin(&mut conn)
+        .await
+        .map_err(seed_error)?;
+    let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut added = serde_json::Map::new();
+    if let Some(products) = counts.products.filter(|n| *n > 0) {
+        let started = std::time::Instant::now();
+        let n = stoa_catalog::seed::demo_products(
+            &mut conn,
+            admin.tenant_id,
+            admin.organization_id,
+            products,
+            show,
+        )
+        .await
+        .map_err(seed_error)?;
+        added.insert("products".into(), n.into());
+        added.insert(
+            "productsSeconds".into(),
+            serde_json::json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0),
+        );
+    }
+    println!("{}", serde_json::Value::Object(added));
+    Ok(())
+}
+
 /// `stoa bench-jobs` (hidden, for `cargo xtask bench`): the job queue's cost
 /// per unit for one job of each size in `units`
 /// (`stoa_progress::bench::per_unit_costs`). Prints one JSON line.

@@ -28,6 +28,7 @@ pub struct Records {
     pub variant: Uuid,
     pub action_log: Uuid,
     pub undo_token: String,
+    pub product: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -45,6 +46,7 @@ impl Records {
             ("/api/devices", self.device),
             ("/api/api_keys", self.api_key),
             ("/api/audit_logs", self.action_log),
+            ("/api/catalog", self.product),
         ];
         kinds
             .iter()
@@ -105,6 +107,13 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         json!({"name": "Alpha Branch", "parentId": a.organization_id}),
     )
     .await;
+    let product = created(
+        app,
+        t,
+        "/api/catalog/products",
+        json!({"title": "Alpha desk", "sku": "ALPHA-1", "priceAmount": "10", "priceCurrency": "EUR"}),
+    )
+    .await;
     let role = created(app, t, "/api/auth/roles", json!({"name": "alpha-clerks"})).await;
     let device = created(
         app,
@@ -159,6 +168,7 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         variant: id(&variant["variant"]["id"]),
         action_log: log.id,
         undo_token: log.undo_token,
+        product: id(&product["id"]),
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;

@@ -1,0 +1,41 @@
+//! `POST /catalog/bulk-delete`: delete many products in a background job.
+
+use actix_web::{HttpResponse, post, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Json};
+
+use crate::dto::{BulkDelete, BulkDeleteStarted};
+use crate::service;
+
+/// Starts deleting `ids` (1–10,000, duplicates dropped; `confirm: true`
+/// required) and answers at once with the progress record to poll
+/// (`GET /progress/jobs/{progressJobId}`). The job acts as the caller: it
+/// stops at the first product the caller may not delete (missing, another
+/// tenant's, outside its organizations), naming it, and keeps the units
+/// deleted before it.
+#[utoipa::path(
+    tag = "Catalog",
+    request_body = BulkDelete,
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 201, body = BulkDeleteStarted, description = "Queued: `{ok: true, progressJobId, message}`"),
+        (status = 400, body = ErrorBody, description = "`{ok:false, progressJobId:null, message:\"Invalid payload\"}` naming each field: `confirm` not true, `ids` empty, over 10,000 or not uuids, `scope` not `selected`/`filtered`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Missing `catalog.products.manage`, or no tenant"),
+    )
+)]
+#[post("/catalog/bulk-delete")]
+pub async fn bulk_delete_products(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<BulkDelete>,
+) -> AppResult<HttpResponse> {
+    let queued = service::start_bulk_delete(&db, &ctx, body.into_inner()).await?;
+    Ok(HttpResponse::Created().json(BulkDeleteStarted {
+        ok: true,
+        progress_job_id: queued.progress_job_id,
+        message: "Bulk delete started.".into(),
+    }))
+}

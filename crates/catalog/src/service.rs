@@ -1,0 +1,333 @@
+//! The rules of products, between the handlers and the SQL
+//! ([`crate::queries`]): who acts where, list requests, and every write in
+//! one transaction with its command (the change, its action-log entry and
+//! its event commit together). Nothing here builds an HTTP response.
+
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde_json::json;
+use stoa_acl::{AuthContext, OrganizationDirectory, Scope};
+use stoa_core::command::{self, Operation};
+use stoa_core::db::Db;
+use stoa_core::error::Issue;
+use stoa_core::http::lock::check_lock;
+use stoa_core::http::read_cache::ReadDeps;
+use stoa_core::list::{ListParams, ListRequest};
+use stoa_core::money::Money;
+use stoa_core::{AppError, AppResult, PageQuery};
+use stoa_progress::{JobSpec, Queued, enqueue_job_with};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::commands::{
+    CreateProductCommand, DeleteProductCommand, UpdateProductCommand, may_write,
+};
+use crate::dto::{
+    BulkDelete, CreateProduct, ProductCreated, ProductDetail, ProductList, ProductListQuery,
+    SortDir, SortField, UpdateProduct,
+};
+use crate::error::{CatalogError, parse_id};
+use crate::model::ProductRow;
+use crate::queries::{self, ListFilter, NewProduct, ProductChanges, ProductKey};
+use crate::{MANAGE, VIEW, bulk};
+
+/// The organization a caller's writes go to by default: the selected one,
+/// else the home organization (when the caller acts in its own tenant).
+pub fn write_organization(ctx: &AuthContext) -> Option<Uuid> {
+    ctx.organization_id().or_else(|| {
+        ctx.home_organization_id
+            .filter(|_| ctx.tenant_id.is_some() && ctx.tenant_id == ctx.actor_tenant_id)
+    })
+}
+
+/// 403 unless a product of `organization` is inside what the caller sees.
+fn may_see(scope: &Scope, organization: Uuid) -> Result<(), AppError> {
+    if scope.can_see(Some(organization)) {
+        Ok(())
+    } else {
+        Err(stoa_acl::out_of_scope(format!(
+            "Organization {organization} is outside your organizations."
+        )))
+    }
+}
+
+// ---------------------------------------------------------------- reads
+
+/// The list's filter and request from the query: paging 1–100 (default 50),
+/// the cursor tagged with the sort.
+pub fn list_request(
+    q: &ProductListQuery,
+    params: &ListParams,
+) -> AppResult<(ListFilter, ListRequest<ProductKey>)> {
+    let page = PageQuery {
+        page: q.page,
+        page_size: q.page_size,
+    }
+    .resolve(50, 100)?;
+    let sort = q.sort_field.unwrap_or_default();
+    let dir = q.sort_dir.unwrap_or(match sort {
+        SortField::Title | SortField::Sku => SortDir::Asc,
+        SortField::CreatedAt | SortField::UpdatedAt => SortDir::Desc,
+    });
+    let filter = ListFilter {
+        id: q.id,
+        search: q
+            .search
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("%{}%", stoa_core::search::escape_like(s))),
+        is_active: q.is_active,
+        product_type: q.product_type,
+        price_currency: q.price_currency.as_ref().map(|c| c.to_ascii_uppercase()),
+        organization_id: q.organization_id,
+        sort,
+        dir,
+    };
+    let req = ListRequest::new(page, params, queries::cursor_tag(sort, dir))?;
+    Ok((filter, req))
+}
+
+/// One page of the caller's products: one statement for the rows, their
+/// (capped) total and the versions of what they were read from (the
+/// caller's tenant's [`queries::READ_DEPS`]; `None` when no row came back),
+/// so the answer can be kept until a product of the tenant changes.
+pub async fn list_products(
+    db: &Db,
+    ctx: &AuthContext,
+    q: &ProductListQuery,
+    params: &ListParams,
+) -> AppResult<(ProductList, ReadDeps, Option<Vec<i64>>)> {
+    ctx.require(VIEW)?;
+    let scope = Scope::of(ctx)?;
+    let (filter, req) = list_request(q, params)?;
+    let deps = ReadDeps::new(queries::READ_DEPS, Some(scope.tenant_id));
+    let mut conn = db.conn().await?;
+    let (rows, counted, versions) = queries::list(&mut conn, &scope, &filter, &req, deps).await?;
+    let page = req.finish(rows, counted, |row| queries::key_of(row, filter.sort));
+    let list = ProductList {
+        items: page.items.into_iter().map(Into::into).collect(),
+        total: page.total,
+        page: page.page,
+        page_size: page.page_size,
+        total_pages: page.total_pages,
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
+    };
+    Ok((list, deps, versions))
+}
+
+/// One product of the caller's tenant (404 otherwise) and organizations (403).
+pub async fn product_detail(db: &Db, ctx: &AuthContext, raw_id: &str) -> AppResult<ProductDetail> {
+    ctx.require(VIEW)?;
+    let id = parse_id(raw_id)?;
+    let scope = Scope::of(ctx)?;
+    let mut conn = db.conn().await?;
+    let row = queries::find(&mut conn, scope.tenant_id, id)
+        .await?
+        .ok_or(CatalogError::NotFound)?;
+    may_see(&scope, row.organization_id)?;
+    Ok(ProductDetail { item: row.into() })
+}
+
+// ---------------------------------------------------------------- writes
+
+fn trimmed(value: Option<String>) -> Option<String> {
+    value
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// 400 naming `priceCurrency`: an amount without a currency.
+fn currency_required() -> AppError {
+    AppError::bad_request("Invalid input: priceCurrency: Required with priceAmount").with_issues(
+        vec![Issue {
+            path: vec!["priceCurrency".into()],
+            message: "Required with priceAmount".into(),
+            code: "invalid_type".into(),
+        }],
+    )
+}
+
+/// Checks that `organization` may hold the caller's products: inside its
+/// organizations (403) and a live organization of the tenant (400).
+async fn check_organization(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    organizations: &dyn OrganizationDirectory,
+    tenant: Uuid,
+    organization: Uuid,
+) -> Result<(), AppError> {
+    ctx.require_organizations([Some(organization)])?;
+    if !organizations
+        .organization_exists(conn, tenant, organization)
+        .await?
+    {
+        return Err(CatalogError::OrganizationNotFound.into());
+    }
+    Ok(())
+}
+
+/// Creates a product: `{id}` and the operation.
+pub async fn create_product(
+    db: &Db,
+    ctx: &AuthContext,
+    organizations: &dyn OrganizationDirectory,
+    body: CreateProduct,
+) -> AppResult<(ProductCreated, Operation)> {
+    ctx.require(MANAGE)?;
+    let tenant = ctx.tenant()?;
+    let organization = body
+        .organization_id
+        .or_else(|| write_organization(ctx))
+        .ok_or(CatalogError::OrganizationRequired)?;
+    let product = NewProduct {
+        tenant_id: tenant,
+        organization_id: organization,
+        title: body.title.trim().to_string(),
+        subtitle: trimmed(body.subtitle),
+        description: body.description.filter(|d| !d.trim().is_empty()),
+        sku: trimmed(body.sku),
+        handle: trimmed(body.handle).map(|h| h.to_ascii_lowercase()),
+        product_type: body.product_type.unwrap_or_default().as_str().to_string(),
+        is_active: body.is_active.unwrap_or(true),
+        price_amount: body.price_amount,
+        price_currency: body.price_currency.map(|c| c.to_ascii_uppercase()),
+    };
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let (row, op) = conn
+        .transaction(async |conn| {
+            check_organization(conn, ctx, organizations, tenant, organization).await?;
+            command::execute(conn, &actor, CreateProductCommand(product)).await
+        })
+        .await?;
+    Ok((ProductCreated { id: row.id }, op))
+}
+
+/// The column changes of `body` over `row`; 400 when the result would have
+/// an amount without a currency.
+fn changes_of(row: &ProductRow, body: UpdateProduct) -> Result<ProductChanges, AppError> {
+    let amount: Option<Money> = match &body.price_amount {
+        Some(v) => *v,
+        None => row.price_amount,
+    };
+    let currency = match &body.price_currency {
+        Some(v) => v.clone(),
+        None => row.price_currency.clone(),
+    };
+    if amount.is_some() && currency.is_none() {
+        return Err(currency_required());
+    }
+    Ok(ProductChanges {
+        organization_id: body.organization_id,
+        title: body.title.map(|t| t.trim().to_string()),
+        subtitle: body.subtitle.map(trimmed),
+        description: body.description.map(|d| d.filter(|d| !d.trim().is_empty())),
+        sku: body.sku.map(trimmed),
+        handle: body
+            .handle
+            .map(|h| trimmed(h).map(|h| h.to_ascii_lowercase())),
+        product_type: body.product_type.map(|t| t.as_str().to_string()),
+        is_active: body.is_active,
+        price_amount: body.price_amount,
+        price_currency: body
+            .price_currency
+            .map(|c| c.map(|c| c.to_ascii_uppercase())),
+        updated_at: Some(OffsetDateTime::now_utc()),
+    })
+}
+
+/// Locks product `id` for a write by `ctx` and checks it: the caller's
+/// tenant (404), the organization scope (403) and the optimistic lock (409).
+async fn lock_for_write(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+    expected: Option<OffsetDateTime>,
+) -> Result<ProductRow, AppError> {
+    let row = queries::lock(conn, id)
+        .await?
+        .filter(|row| Some(row.tenant_id) == ctx.tenant_id)
+        .ok_or(CatalogError::NotFound)?;
+    may_write(ctx, row.tenant_id, row.organization_id)?;
+    check_lock(expected, Some(row.updated_at))?;
+    Ok(row)
+}
+
+/// Updates product `raw_id` (path or collection form); `expected` is the
+/// optimistic-lock header's `updatedAt`.
+pub async fn update_product(
+    db: &Db,
+    ctx: &AuthContext,
+    organizations: &dyn OrganizationDirectory,
+    raw_id: &str,
+    body: UpdateProduct,
+    expected: Option<OffsetDateTime>,
+) -> AppResult<Operation> {
+    ctx.require(MANAGE)?;
+    let id = parse_id(raw_id)?;
+    let tenant = ctx.tenant()?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let ((), op) = conn
+        .transaction(async |conn| {
+            let row = lock_for_write(conn, ctx, id, expected).await?;
+            let changes = changes_of(&row, body)?;
+            if let Some(target) = changes.organization_id
+                && target != row.organization_id
+            {
+                check_organization(conn, ctx, organizations, tenant, target).await?;
+            }
+            command::execute(conn, &actor, UpdateProductCommand { id, changes }).await
+        })
+        .await?;
+    Ok(op)
+}
+
+/// Deletes product `raw_id` for good (undoable).
+pub async fn delete_product(
+    db: &Db,
+    ctx: &AuthContext,
+    raw_id: &str,
+    expected: Option<OffsetDateTime>,
+) -> AppResult<Operation> {
+    ctx.require(MANAGE)?;
+    let id = parse_id(raw_id)?;
+    ctx.tenant()?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let ((), op) = conn
+        .transaction(async |conn| {
+            lock_for_write(conn, ctx, id, expected).await?;
+            command::execute(conn, &actor, DeleteProductCommand { id }).await
+        })
+        .await?;
+    Ok(op)
+}
+
+/// Starts a bulk delete: the progress record and the job, created in one
+/// transaction in the caller's scope. Duplicate ids are dropped (first
+/// occurrence kept). Which products exist and may be deleted is the job's
+/// to find out, as the creator, unit by unit ([`bulk`]).
+pub async fn start_bulk_delete(db: &Db, ctx: &AuthContext, body: BulkDelete) -> AppResult<Queued> {
+    ctx.require(MANAGE)?;
+    ctx.tenant()?;
+    let mut seen = std::collections::HashSet::with_capacity(body.ids.len());
+    let ids: Vec<Uuid> = body.ids.into_iter().filter(|id| seen.insert(*id)).collect();
+    let name = match body.scope {
+        crate::dto::BulkScope::Selected => "Delete selected products",
+        crate::dto::BulkScope::Filtered => "Delete filtered products",
+    };
+    let spec = JobSpec::new(bulk::KIND, json!({ "ids": ids }), ids.len())
+        .name(name)
+        .description(format!(
+            "{} catalog products queued for deletion",
+            ids.len()
+        ))
+        .meta(json!({"source": "catalog.bulk-delete", "scope": body.scope.as_str()}));
+    let mut conn = db.conn().await?;
+    let queued = conn
+        .transaction(async |conn| enqueue_job_with(conn, ctx, spec).await)
+        .await?;
+    Ok(queued)
+}
