@@ -28,6 +28,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_progress::register(&mut registry)?;
     stoa_devices::register(&mut registry)?;
     stoa_api_keys::register(&mut registry)?;
+    stoa_dashboards::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -40,6 +41,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_progress::operations::OPERATIONS,
         stoa_devices::operations::OPERATIONS,
         stoa_api_keys::operations::OPERATIONS,
+        stoa_dashboards::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -55,6 +57,7 @@ pub fn commands() -> CommandRegistry {
         .into_iter()
         .chain(stoa_auth::commands::handlers())
         .chain(stoa_devices::handlers())
+        .chain(stoa_dashboards::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
@@ -183,6 +186,7 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
                 accounts,
                 services.organizations.clone(),
             )),
+            Arc::new(stoa_dashboards::configure),
         ],
         api_keys,
         access,

@@ -23,6 +23,7 @@ pub async fn widget_catalog(
     ctx: AuthContext,
     registry: web::Data<Registry>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ASSIGN)?;
     let items = registry
         .widgets()
         .iter()

@@ -30,6 +30,7 @@ pub async fn widget_data(
     registry: web::Data<Registry>,
     body: Json<WidgetDataRequest>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ANALYTICS_VIEW)?;
     let mut conn = db.conn().await?;
     let data = run::widget_data(&mut conn, &registry, &ctx, &body.0).await?;
     Ok(HttpResponse::Ok().json(data))
@@ -56,6 +57,7 @@ pub async fn widget_data_batch(
     registry: web::Data<Registry>,
     body: Json<BatchRequest>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ANALYTICS_VIEW)?;
     run::scope_of(&ctx)?;
     let mut conn = db.conn().await?;
     let results = run::batch(&mut conn, &registry, &ctx, body.0.requests).await;

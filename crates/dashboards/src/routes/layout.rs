@@ -29,6 +29,7 @@ pub async fn get_layout(
     registry: web::Data<Registry>,
     roles: web::Data<dyn RoleDirectory>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::VIEW)?;
     let body = service::get_layout(&db, &registry, roles.get_ref(), &ctx).await?;
     Ok(HttpResponse::Ok().json(body))
 }
@@ -55,6 +56,7 @@ pub async fn put_layout(
     roles: web::Data<dyn RoleDirectory>,
     body: Json<PutLayout>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::CONFIGURE)?;
     let op = service::put_layout(&db, &registry, roles.get_ref(), &ctx, body.0.items).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(OkBody { ok: true }))
 }
@@ -80,6 +82,7 @@ pub async fn patch_layout_item(
     item_id: Path<String>,
     body: Json<PatchLayoutItem>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::CONFIGURE)?;
     let item_id = Uuid::parse_str(item_id.as_str()).map_err(|_| {
         AppError::bad_request("Invalid payload").with_issues(vec![Issue {
             path: vec!["itemId".into()],

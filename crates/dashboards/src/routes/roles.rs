@@ -31,6 +31,7 @@ pub async fn get_role_widgets(
     roles: web::Data<dyn RoleDirectory>,
     query: Query<RoleWidgetsQuery>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ASSIGN)?;
     let role = service::required_id(query.role_id.as_deref(), "roleId")?;
     let scope = service::read_scope(
         &ctx,
@@ -62,6 +63,7 @@ pub async fn put_role_widgets(
     roles: web::Data<dyn RoleDirectory>,
     body: Json<PutRoleWidgets>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ASSIGN)?;
     let body = body.0;
     let (widget_ids, op) = service::put_role_widgets(
         &db,

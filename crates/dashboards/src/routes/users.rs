@@ -34,6 +34,7 @@ pub async fn get_user_widgets(
     roles: web::Data<dyn RoleDirectory>,
     query: Query<UserWidgetsQuery>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ASSIGN)?;
     let user = service::required_id(query.user_id.as_deref(), "userId")?;
     let scope = service::read_scope(
         &ctx,
@@ -67,6 +68,7 @@ pub async fn put_user_widgets(
     users: web::Data<dyn UserDirectory>,
     body: Json<PutUserWidgets>,
 ) -> AppResult<HttpResponse> {
+    ctx.require(crate::ASSIGN)?;
     let body = body.0;
     let (widget_ids, op) = service::put_user_widgets(
         &db,
