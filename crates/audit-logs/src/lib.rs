@@ -102,12 +102,36 @@ pub const ACTION_LOGS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
         organization_column: Some("stoa_a.organization_id"),
         date_field: "createdAt",
         fields: &[
-            AnalyticsField { name: "id", sql: "stoa_a.id", kind: FieldKind::Text },
-            AnalyticsField { name: "createdAt", sql: "stoa_a.created_at", kind: FieldKind::Date },
-            AnalyticsField { name: "commandId", sql: "stoa_a.command_id", kind: FieldKind::Text },
-            AnalyticsField { name: "actionType", sql: "stoa_a.action_type", kind: FieldKind::Text },
-            AnalyticsField { name: "resourceKind", sql: "stoa_a.resource_kind", kind: FieldKind::Text },
-            AnalyticsField { name: "actorUserId", sql: "stoa_a.actor_user_id", kind: FieldKind::Text },
+            AnalyticsField {
+                name: "id",
+                sql: "stoa_a.id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "createdAt",
+                sql: "stoa_a.created_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "commandId",
+                sql: "stoa_a.command_id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "actionType",
+                sql: "stoa_a.action_type",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "resourceKind",
+                sql: "stoa_a.resource_kind",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "actorUserId",
+                sql: "stoa_a.actor_user_id",
+                kind: FieldKind::Text,
+            },
         ],
         features: &["audit_logs.view_tenant"],
     }

@@ -120,12 +120,36 @@ pub const USERS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
         organization_column: Some("stoa_u.organization_id"),
         date_field: "createdAt",
         fields: &[
-            AnalyticsField { name: "id", sql: "stoa_u.id", kind: FieldKind::Text },
-            AnalyticsField { name: "createdAt", sql: "stoa_u.created_at", kind: FieldKind::Date },
-            AnalyticsField { name: "lastLoginAt", sql: "stoa_u.last_login_at", kind: FieldKind::Date },
-            AnalyticsField { name: "isActive", sql: "stoa_u.is_active", kind: FieldKind::Text },
-            AnalyticsField { name: "isConfirmed", sql: "stoa_u.is_confirmed", kind: FieldKind::Text },
-            AnalyticsField { name: "organizationId", sql: "stoa_u.organization_id", kind: FieldKind::Text },
+            AnalyticsField {
+                name: "id",
+                sql: "stoa_u.id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "createdAt",
+                sql: "stoa_u.created_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "lastLoginAt",
+                sql: "stoa_u.last_login_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "isActive",
+                sql: "stoa_u.is_active",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "isConfirmed",
+                sql: "stoa_u.is_confirmed",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "organizationId",
+                sql: "stoa_u.organization_id",
+                kind: FieldKind::Text,
+            },
         ],
         features: &["auth.users.list"],
     }

@@ -79,7 +79,11 @@ impl Validate for PatchLayoutItem {
                     .with_message("size must be one of sm, md, lg".into()),
             );
         }
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 

@@ -121,9 +121,9 @@ pub const WIDGETS: &[WidgetDef] = &[
         description: Some("Recorded actions per day"),
         default_size: WidgetSize::Lg,
         default_enabled: false,
-        default_settings: Some(|| {
-            serde_json::json!({"dateRange": "last_30_days", "granularity": "day"})
-        }),
+        default_settings: Some(
+            || serde_json::json!({"dateRange": "last_30_days", "granularity": "day"}),
+        ),
         features: &[ANALYTICS_VIEW, "audit_logs.view_tenant"],
         category: Some("analytics"),
         icon: Some("activity"),

@@ -137,8 +137,17 @@ mod tests {
             row_id(LAYOUT_KIND, a, b, None),
             row_id(LAYOUT_KIND, a, b, None)
         );
-        assert_ne!(row_id(LAYOUT_KIND, a, b, None), row_id(LAYOUT_KIND, a, b, Some(a)));
-        assert_ne!(row_id(LAYOUT_KIND, a, b, None), row_id(USER_WIDGETS_KIND, a, b, None));
-        assert_ne!(row_id(LAYOUT_KIND, a, b, None), row_id(LAYOUT_KIND, b, a, None));
+        assert_ne!(
+            row_id(LAYOUT_KIND, a, b, None),
+            row_id(LAYOUT_KIND, a, b, Some(a))
+        );
+        assert_ne!(
+            row_id(LAYOUT_KIND, a, b, None),
+            row_id(USER_WIDGETS_KIND, a, b, None)
+        );
+        assert_ne!(
+            row_id(LAYOUT_KIND, a, b, None),
+            row_id(LAYOUT_KIND, b, a, None)
+        );
     }
 }

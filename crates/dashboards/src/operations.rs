@@ -22,7 +22,10 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::post("/dashboards/widgets/data", Features(&[ANALYTICS_VIEW]))
         .errors(C("Invalid request payload"))
         .bad_json("Invalid JSON body"),
-    Operation::post("/dashboards/widgets/data/batch", Features(&[ANALYTICS_VIEW]))
-        .errors(C("Invalid request payload"))
-        .bad_json("Invalid JSON body"),
+    Operation::post(
+        "/dashboards/widgets/data/batch",
+        Features(&[ANALYTICS_VIEW]),
+    )
+    .errors(C("Invalid request payload"))
+    .bad_json("Invalid JSON body"),
 ];

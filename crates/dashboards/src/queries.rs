@@ -75,7 +75,10 @@ pub async fn load_layout(
     }))
 }
 
-pub async fn save_layout(conn: &mut AsyncPgConnection, state: &LayoutState) -> Result<(), AppError> {
+pub async fn save_layout(
+    conn: &mut AsyncPgConnection,
+    state: &LayoutState,
+) -> Result<(), AppError> {
     let items = serde_json::to_value(&state.items).map_err(AppError::internal)?;
     Cached(
         sql_query(

@@ -6,13 +6,13 @@ use std::collections::HashSet;
 
 use actix_web::http::StatusCode;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
-use stoa_acl::slots::WidgetDef;
 use stoa_acl::accounts::{Selection, Subject};
+use stoa_acl::slots::WidgetDef;
 use stoa_acl::{AclResolver, AuthContext, Registry, RoleDirectory, UserDirectory};
+use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
 use stoa_core::db::Db;
 use stoa_core::error::Issue;
-use stoa_core::AppError;
 use uuid::Uuid;
 
 use crate::commands::Save;
@@ -50,7 +50,12 @@ async fn inputs(
 ) -> Result<WidgetInputs, AppError> {
     let sql = queries::widget_inputs_sql(&roles.user_role_ids_sql("$3"));
     let layout_id = row_id(LAYOUT_KIND, user, scope.tenant_id, scope.organization_id);
-    let user_row = row_id(USER_WIDGETS_KIND, user, scope.tenant_id, scope.organization_id);
+    let user_row = row_id(
+        USER_WIDGETS_KIND,
+        user,
+        scope.tenant_id,
+        scope.organization_id,
+    );
     queries::widget_inputs(conn, &sql, layout_id, user_row, user, scope).await
 }
 
@@ -194,13 +199,13 @@ pub async fn put_layout(
             .collect();
         let mut seen = HashSet::new();
         if !kept.iter().all(|i| seen.insert(i.id)) {
-            return Err(AppError::bad_request("Layout item IDs must be unique").with_issues(vec![
-                Issue {
+            return Err(
+                AppError::bad_request("Layout item IDs must be unique").with_issues(vec![Issue {
                     path: vec!["items".into()],
                     message: "Layout item IDs must be unique".into(),
                     code: "custom".into(),
-                },
-            ]));
+                }]),
+            );
         }
         let target = LayoutState {
             id,
@@ -208,7 +213,15 @@ pub async fn put_layout(
             scope,
             items: kept,
         };
-        let (_, op) = command::execute(conn, &actor, Save { id, target: Some(target) }).await?;
+        let (_, op) = command::execute(
+            conn,
+            &actor,
+            Save {
+                id,
+                target: Some(target),
+            },
+        )
+        .await?;
         Ok(op)
     })
     .await
@@ -240,7 +253,15 @@ pub async fn patch_layout_item(
         if let Some(settings) = body.settings() {
             item.settings = Some(settings);
         }
-        let (_, op) = command::execute(conn, &actor, Save { id, target: Some(state) }).await?;
+        let (_, op) = command::execute(
+            conn,
+            &actor,
+            Save {
+                id,
+                target: Some(state),
+            },
+        )
+        .await?;
         Ok(op)
     })
     .await
@@ -359,7 +380,12 @@ pub async fn put_role_widgets(
     let ids = known_ids(registry.widgets(), &widget_ids).map_err(unknown_widgets)?;
     let scope = caller_scope(ctx)?;
     ctx.require_organizations([scope.organization_id])?;
-    let id = row_id(ROLE_WIDGETS_KIND, role, scope.tenant_id, scope.organization_id);
+    let id = row_id(
+        ROLE_WIDGETS_KIND,
+        role,
+        scope.tenant_id,
+        scope.organization_id,
+    );
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
     let op = conn
@@ -416,7 +442,11 @@ pub async fn get_user_widgets(
         .collect(),
         None => Vec::new(),
     };
-    let mode = read.user_mode.as_deref().map(Mode::parse).unwrap_or_default();
+    let mode = read
+        .user_mode
+        .as_deref()
+        .map(Mode::parse)
+        .unwrap_or_default();
     Ok(UserWidgets {
         mode,
         widget_ids: match mode {
@@ -446,7 +476,12 @@ pub async fn put_user_widgets(
     };
     let scope = caller_scope(ctx)?;
     ctx.require_organizations([scope.organization_id])?;
-    let id = row_id(USER_WIDGETS_KIND, user, scope.tenant_id, scope.organization_id);
+    let id = row_id(
+        USER_WIDGETS_KIND,
+        user,
+        scope.tenant_id,
+        scope.organization_id,
+    );
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
     let op = conn

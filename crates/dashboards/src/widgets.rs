@@ -133,17 +133,31 @@ mod tests {
         let reg = [w("a", &[]), w("b", &["x"]), w("c", &[])];
         let all = |_: &str| true;
         // No rows: every widget, in registry order.
-        assert_eq!(ids(effective(&reg, &inputs(None, None, &[]), all)), ["a", "b", "c"]);
+        assert_eq!(
+            ids(effective(&reg, &inputs(None, None, &[]), all)),
+            ["a", "b", "c"]
+        );
         // Role rows: their union, registry order.
-        assert_eq!(ids(effective(&reg, &inputs(None, None, &["c", "a"]), all)), ["a", "c"]);
+        assert_eq!(
+            ids(effective(&reg, &inputs(None, None, &["c", "a"]), all)),
+            ["a", "c"]
+        );
         // Inherit ignores the user's ids.
         assert_eq!(
-            ids(effective(&reg, &inputs(Some("inherit"), Some(&["b"]), &["c"]), all)),
+            ids(effective(
+                &reg,
+                &inputs(Some("inherit"), Some(&["b"]), &["c"]),
+                all
+            )),
             ["c"]
         );
         // Override wins, and an empty override shows nothing.
         assert_eq!(
-            ids(effective(&reg, &inputs(Some("override"), Some(&["b"]), &["c"]), all)),
+            ids(effective(
+                &reg,
+                &inputs(Some("override"), Some(&["b"]), &["c"]),
+                all
+            )),
             ["b"]
         );
         assert!(effective(&reg, &inputs(Some("override"), Some(&[]), &["c"]), all).is_empty());
@@ -153,14 +167,20 @@ mod tests {
             ["a", "c"]
         );
         // Role rows naming only unknown widgets count as none.
-        assert_eq!(ids(effective(&reg, &inputs(None, None, &["gone"]), all)), ["a", "b", "c"]);
+        assert_eq!(
+            ids(effective(&reg, &inputs(None, None, &["gone"]), all)),
+            ["a", "b", "c"]
+        );
     }
 
     #[test]
     fn known_ids_refuses_unknown_and_drops_duplicates() {
         let reg = [w("a", &[]), w("b", &[])];
         let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(known_ids(&reg, &list(&["b", "a", "b"])), Ok(list(&["b", "a"])));
+        assert_eq!(
+            known_ids(&reg, &list(&["b", "a", "b"])),
+            Ok(list(&["b", "a"]))
+        );
         assert_eq!(known_ids(&reg, &list(&["a", "zz"])), Err(list(&["zz"])));
     }
 }

@@ -115,11 +115,31 @@ pub const ORGANIZATIONS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
         organization_column: Some("stoa_o.id"),
         date_field: "createdAt",
         fields: &[
-            AnalyticsField { name: "id", sql: "stoa_o.id", kind: FieldKind::Text },
-            AnalyticsField { name: "createdAt", sql: "stoa_o.created_at", kind: FieldKind::Date },
-            AnalyticsField { name: "depth", sql: "stoa_o.depth", kind: FieldKind::Number },
-            AnalyticsField { name: "isActive", sql: "stoa_o.is_active", kind: FieldKind::Text },
-            AnalyticsField { name: "parentId", sql: "stoa_o.parent_id", kind: FieldKind::Text },
+            AnalyticsField {
+                name: "id",
+                sql: "stoa_o.id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "createdAt",
+                sql: "stoa_o.created_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "depth",
+                sql: "stoa_o.depth",
+                kind: FieldKind::Number,
+            },
+            AnalyticsField {
+                name: "isActive",
+                sql: "stoa_o.is_active",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "parentId",
+                sql: "stoa_o.parent_id",
+                kind: FieldKind::Text,
+            },
         ],
         features: &["directory.organizations.view"],
     }

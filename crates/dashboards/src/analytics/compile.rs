@@ -71,7 +71,12 @@ impl Builder {
 
 /// A filter value as the field's kind binds it (400 when it cannot be).
 fn scalar(field: &AnalyticsField, value: &Value, path: &str) -> Result<Bind, AppError> {
-    let invalid = || bad(format!("Invalid filter value for field {}: {path}", field.name));
+    let invalid = || {
+        bad(format!(
+            "Invalid filter value for field {}: {path}",
+            field.name
+        ))
+    };
     match field.kind {
         FieldKind::Number | FieldKind::Money => {
             let text = match value {
@@ -81,7 +86,12 @@ fn scalar(field: &AnalyticsField, value: &Value, path: &str) -> Result<Bind, App
             };
             // Postgres reads what f64 reads (no `inf`/`nan`).
             match text.parse::<f64>() {
-                Ok(f) if f.is_finite() && !text.chars().any(|c| c.is_alphabetic() && c != 'e' && c != 'E') => {
+                Ok(f)
+                    if f.is_finite()
+                        && !text
+                            .chars()
+                            .any(|c| c.is_alphabetic() && c != 'e' && c != 'E') =>
+                {
                     Ok(Bind::Text(text))
                 }
                 _ => Err(invalid()),
@@ -186,7 +196,10 @@ fn filter_sql(
         (_, None) => Ok("FALSE".into()),
         (_, Some(v)) => {
             let p = b.bind(scalar(f, v, &path)?);
-            Ok(format!("{expr} {op} {p}{}", placeholder_cast(f.kind, false)))
+            Ok(format!(
+                "{expr} {op} {p}{}",
+                placeholder_cast(f.kind, false)
+            ))
         }
     }
 }
@@ -274,7 +287,10 @@ pub fn compile(
         (Some(g), Some(spec)) => {
             let limit = b.bind(Bind::Int(spec.limit.unwrap_or(100).clamp(1, 100)));
             if g.kind == FieldKind::Date {
-                let unit = spec.granularity.unwrap_or(super::request::Granularity::Day).unit();
+                let unit = spec
+                    .granularity
+                    .unwrap_or(super::request::Granularity::Day)
+                    .unit();
                 // Periods in UTC, keyed by their ISO start; the latest `limit`
                 // periods, returned in date order.
                 let key = format!(
@@ -299,9 +315,7 @@ pub fn compile(
         _ => "NULL::text".into(),
     };
     Ok(Compiled {
-        sql: format!(
-            "SELECT {value} AS value, {previous_sql} AS previous, {groups_sql} AS groups"
-        ),
+        sql: format!("SELECT {value} AS value, {previous_sql} AS previous, {groups_sql} AS groups"),
         binds: b.binds,
         group_kind: group.map(|g| g.kind),
         grouped: group.is_some(),

@@ -64,8 +64,16 @@ impl Preset {
             Self::Yesterday => (today - day, today, Step::Days(1)),
             Self::ThisWeek => (monday, monday + Duration::days(7), Step::Days(7)),
             Self::LastWeek => (monday - Duration::days(7), monday, Step::Days(7)),
-            Self::ThisMonth => (month_start(today, 0), month_start(today, 1), Step::Months(1)),
-            Self::LastMonth => (month_start(today, -1), month_start(today, 0), Step::Months(1)),
+            Self::ThisMonth => (
+                month_start(today, 0),
+                month_start(today, 1),
+                Step::Months(1),
+            ),
+            Self::LastMonth => (
+                month_start(today, -1),
+                month_start(today, 0),
+                Step::Months(1),
+            ),
             Self::ThisQuarter => (quarter, month_start(quarter, 3), Step::Months(3)),
             Self::LastQuarter => (month_start(quarter, -3), quarter, Step::Months(3)),
             Self::ThisYear => (year, month_start(year, 12), Step::Months(12)),
@@ -102,7 +110,12 @@ mod tests {
     use super::*;
     use time::macros::datetime;
 
-    fn check(preset: Preset, now: OffsetDateTime, cur: [OffsetDateTime; 2], prev: [OffsetDateTime; 2]) {
+    fn check(
+        preset: Preset,
+        now: OffsetDateTime,
+        cur: [OffsetDateTime; 2],
+        prev: [OffsetDateTime; 2],
+    ) {
         let (c, p) = preset.ranges(now);
         assert_eq!([c.start, c.end], cur, "{preset:?} current");
         assert_eq!([p.start, p.end], prev, "{preset:?} previous");
@@ -112,71 +125,233 @@ mod tests {
     fn presets_by_hand() {
         // Wednesday 2026-03-04, late evening UTC.
         let now = datetime!(2026-03-04 23:59:59 UTC);
-        check(Preset::Today, now,
-            [datetime!(2026-03-04 0:00 UTC), datetime!(2026-03-05 0:00 UTC)],
-            [datetime!(2026-03-03 0:00 UTC), datetime!(2026-03-04 0:00 UTC)]);
-        check(Preset::Yesterday, now,
-            [datetime!(2026-03-03 0:00 UTC), datetime!(2026-03-04 0:00 UTC)],
-            [datetime!(2026-03-02 0:00 UTC), datetime!(2026-03-03 0:00 UTC)]);
-        check(Preset::ThisWeek, now,
-            [datetime!(2026-03-02 0:00 UTC), datetime!(2026-03-09 0:00 UTC)],
-            [datetime!(2026-02-23 0:00 UTC), datetime!(2026-03-02 0:00 UTC)]);
-        check(Preset::LastWeek, now,
-            [datetime!(2026-02-23 0:00 UTC), datetime!(2026-03-02 0:00 UTC)],
-            [datetime!(2026-02-16 0:00 UTC), datetime!(2026-02-23 0:00 UTC)]);
-        check(Preset::ThisMonth, now,
-            [datetime!(2026-03-01 0:00 UTC), datetime!(2026-04-01 0:00 UTC)],
-            [datetime!(2026-02-01 0:00 UTC), datetime!(2026-03-01 0:00 UTC)]);
-        check(Preset::LastMonth, now,
-            [datetime!(2026-02-01 0:00 UTC), datetime!(2026-03-01 0:00 UTC)],
-            [datetime!(2026-01-01 0:00 UTC), datetime!(2026-02-01 0:00 UTC)]);
-        check(Preset::ThisQuarter, now,
-            [datetime!(2026-01-01 0:00 UTC), datetime!(2026-04-01 0:00 UTC)],
-            [datetime!(2025-10-01 0:00 UTC), datetime!(2026-01-01 0:00 UTC)]);
-        check(Preset::LastQuarter, now,
-            [datetime!(2025-10-01 0:00 UTC), datetime!(2026-01-01 0:00 UTC)],
-            [datetime!(2025-07-01 0:00 UTC), datetime!(2025-10-01 0:00 UTC)]);
-        check(Preset::ThisYear, now,
-            [datetime!(2026-01-01 0:00 UTC), datetime!(2027-01-01 0:00 UTC)],
-            [datetime!(2025-01-01 0:00 UTC), datetime!(2026-01-01 0:00 UTC)]);
-        check(Preset::LastYear, now,
-            [datetime!(2025-01-01 0:00 UTC), datetime!(2026-01-01 0:00 UTC)],
-            [datetime!(2024-01-01 0:00 UTC), datetime!(2025-01-01 0:00 UTC)]);
-        check(Preset::Last7Days, now,
-            [datetime!(2026-02-26 0:00 UTC), datetime!(2026-03-05 0:00 UTC)],
-            [datetime!(2026-02-19 0:00 UTC), datetime!(2026-02-26 0:00 UTC)]);
-        check(Preset::Last30Days, now,
-            [datetime!(2026-02-03 0:00 UTC), datetime!(2026-03-05 0:00 UTC)],
-            [datetime!(2026-01-04 0:00 UTC), datetime!(2026-02-03 0:00 UTC)]);
-        check(Preset::Last90Days, now,
-            [datetime!(2025-12-05 0:00 UTC), datetime!(2026-03-05 0:00 UTC)],
-            [datetime!(2025-09-06 0:00 UTC), datetime!(2025-12-05 0:00 UTC)]);
+        check(
+            Preset::Today,
+            now,
+            [
+                datetime!(2026-03-04 0:00 UTC),
+                datetime!(2026-03-05 0:00 UTC),
+            ],
+            [
+                datetime!(2026-03-03 0:00 UTC),
+                datetime!(2026-03-04 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::Yesterday,
+            now,
+            [
+                datetime!(2026-03-03 0:00 UTC),
+                datetime!(2026-03-04 0:00 UTC),
+            ],
+            [
+                datetime!(2026-03-02 0:00 UTC),
+                datetime!(2026-03-03 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::ThisWeek,
+            now,
+            [
+                datetime!(2026-03-02 0:00 UTC),
+                datetime!(2026-03-09 0:00 UTC),
+            ],
+            [
+                datetime!(2026-02-23 0:00 UTC),
+                datetime!(2026-03-02 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::LastWeek,
+            now,
+            [
+                datetime!(2026-02-23 0:00 UTC),
+                datetime!(2026-03-02 0:00 UTC),
+            ],
+            [
+                datetime!(2026-02-16 0:00 UTC),
+                datetime!(2026-02-23 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::ThisMonth,
+            now,
+            [
+                datetime!(2026-03-01 0:00 UTC),
+                datetime!(2026-04-01 0:00 UTC),
+            ],
+            [
+                datetime!(2026-02-01 0:00 UTC),
+                datetime!(2026-03-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::LastMonth,
+            now,
+            [
+                datetime!(2026-02-01 0:00 UTC),
+                datetime!(2026-03-01 0:00 UTC),
+            ],
+            [
+                datetime!(2026-01-01 0:00 UTC),
+                datetime!(2026-02-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::ThisQuarter,
+            now,
+            [
+                datetime!(2026-01-01 0:00 UTC),
+                datetime!(2026-04-01 0:00 UTC),
+            ],
+            [
+                datetime!(2025-10-01 0:00 UTC),
+                datetime!(2026-01-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::LastQuarter,
+            now,
+            [
+                datetime!(2025-10-01 0:00 UTC),
+                datetime!(2026-01-01 0:00 UTC),
+            ],
+            [
+                datetime!(2025-07-01 0:00 UTC),
+                datetime!(2025-10-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::ThisYear,
+            now,
+            [
+                datetime!(2026-01-01 0:00 UTC),
+                datetime!(2027-01-01 0:00 UTC),
+            ],
+            [
+                datetime!(2025-01-01 0:00 UTC),
+                datetime!(2026-01-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::LastYear,
+            now,
+            [
+                datetime!(2025-01-01 0:00 UTC),
+                datetime!(2026-01-01 0:00 UTC),
+            ],
+            [
+                datetime!(2024-01-01 0:00 UTC),
+                datetime!(2025-01-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::Last7Days,
+            now,
+            [
+                datetime!(2026-02-26 0:00 UTC),
+                datetime!(2026-03-05 0:00 UTC),
+            ],
+            [
+                datetime!(2026-02-19 0:00 UTC),
+                datetime!(2026-02-26 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::Last30Days,
+            now,
+            [
+                datetime!(2026-02-03 0:00 UTC),
+                datetime!(2026-03-05 0:00 UTC),
+            ],
+            [
+                datetime!(2026-01-04 0:00 UTC),
+                datetime!(2026-02-03 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::Last90Days,
+            now,
+            [
+                datetime!(2025-12-05 0:00 UTC),
+                datetime!(2026-03-05 0:00 UTC),
+            ],
+            [
+                datetime!(2025-09-06 0:00 UTC),
+                datetime!(2025-12-05 0:00 UTC),
+            ],
+        );
     }
 
     #[test]
     fn boundaries_follow_utc_and_calendar_edges() {
         // 00:30 on the 1st in UTC+02:00 is still the last day of the month in UTC.
         let now = datetime!(2026-04-01 00:30 +02:00);
-        check(Preset::ThisMonth, now,
-            [datetime!(2026-03-01 0:00 UTC), datetime!(2026-04-01 0:00 UTC)],
-            [datetime!(2026-02-01 0:00 UTC), datetime!(2026-03-01 0:00 UTC)]);
+        check(
+            Preset::ThisMonth,
+            now,
+            [
+                datetime!(2026-03-01 0:00 UTC),
+                datetime!(2026-04-01 0:00 UTC),
+            ],
+            [
+                datetime!(2026-02-01 0:00 UTC),
+                datetime!(2026-03-01 0:00 UTC),
+            ],
+        );
         // January: last month is December of the year before; a Sunday's week began on Monday.
         let now = datetime!(2027-01-03 12:00 UTC);
-        check(Preset::LastMonth, now,
-            [datetime!(2026-12-01 0:00 UTC), datetime!(2027-01-01 0:00 UTC)],
-            [datetime!(2026-11-01 0:00 UTC), datetime!(2026-12-01 0:00 UTC)]);
-        check(Preset::ThisWeek, now,
-            [datetime!(2026-12-28 0:00 UTC), datetime!(2027-01-04 0:00 UTC)],
-            [datetime!(2026-12-21 0:00 UTC), datetime!(2026-12-28 0:00 UTC)]);
+        check(
+            Preset::LastMonth,
+            now,
+            [
+                datetime!(2026-12-01 0:00 UTC),
+                datetime!(2027-01-01 0:00 UTC),
+            ],
+            [
+                datetime!(2026-11-01 0:00 UTC),
+                datetime!(2026-12-01 0:00 UTC),
+            ],
+        );
+        check(
+            Preset::ThisWeek,
+            now,
+            [
+                datetime!(2026-12-28 0:00 UTC),
+                datetime!(2027-01-04 0:00 UTC),
+            ],
+            [
+                datetime!(2026-12-21 0:00 UTC),
+                datetime!(2026-12-28 0:00 UTC),
+            ],
+        );
         // A leap year's February.
         let now = datetime!(2028-02-29 08:00 UTC);
-        check(Preset::ThisMonth, now,
-            [datetime!(2028-02-01 0:00 UTC), datetime!(2028-03-01 0:00 UTC)],
-            [datetime!(2028-01-01 0:00 UTC), datetime!(2028-02-01 0:00 UTC)]);
+        check(
+            Preset::ThisMonth,
+            now,
+            [
+                datetime!(2028-02-01 0:00 UTC),
+                datetime!(2028-03-01 0:00 UTC),
+            ],
+            [
+                datetime!(2028-01-01 0:00 UTC),
+                datetime!(2028-02-01 0:00 UTC),
+            ],
+        );
         // December's quarter.
         let now = datetime!(2026-12-31 23:00 UTC);
-        check(Preset::ThisQuarter, now,
-            [datetime!(2026-10-01 0:00 UTC), datetime!(2027-01-01 0:00 UTC)],
-            [datetime!(2026-07-01 0:00 UTC), datetime!(2026-10-01 0:00 UTC)]);
+        check(
+            Preset::ThisQuarter,
+            now,
+            [
+                datetime!(2026-10-01 0:00 UTC),
+                datetime!(2027-01-01 0:00 UTC),
+            ],
+            [
+                datetime!(2026-07-01 0:00 UTC),
+                datetime!(2026-10-01 0:00 UTC),
+            ],
+        );
     }
 }

@@ -108,7 +108,10 @@ impl Validate for Filter {
     fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();
         if self.field.is_empty() || self.field.chars().count() > 200 {
-            errors.add("field", problem("too_small", "field must be 1 to 200 characters"));
+            errors.add(
+                "field",
+                problem("too_small", "field must be 1 to 200 characters"),
+            );
         }
         let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
         match (self.operator, &self.value) {
@@ -116,16 +119,32 @@ impl Validate for Filter {
                 if items.len() > MAX_IN_VALUES {
                     errors.add("value", problem("too_big", "at most 200 values"));
                 } else if !items.iter().all(scalar) {
-                    errors.add("value", problem("invalid_type", "values must be strings, numbers or booleans"));
+                    errors.add(
+                        "value",
+                        problem(
+                            "invalid_type",
+                            "values must be strings, numbers or booleans",
+                        ),
+                    );
                 }
             }
             (Operator::IsNull | Operator::IsNotNull, _) => {}
             (_, Some(v)) if !scalar(v) && !v.is_null() => {
-                errors.add("value", problem("invalid_type", "value must be a string, number, boolean or null"));
+                errors.add(
+                    "value",
+                    problem(
+                        "invalid_type",
+                        "value must be a string, number, boolean or null",
+                    ),
+                );
             }
             _ => {}
         }
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 

@@ -71,9 +71,9 @@ pub fn prepare(
     req: &WidgetDataRequest,
     now: OffsetDateTime,
 ) -> Result<Compiled, AppError> {
-    let source = registry
-        .analytics_source(&req.entity_type)
-        .ok_or_else(|| AppError::bad_request(format!("Invalid entity type: {}", req.entity_type)))?;
+    let source = registry.analytics_source(&req.entity_type).ok_or_else(|| {
+        AppError::bad_request(format!("Invalid entity type: {}", req.entity_type))
+    })?;
     if !source.features.iter().all(|f| ctx.has(f)) {
         return Err(AppError::forbidden());
     }

@@ -74,8 +74,10 @@ pub async fn put_role_widgets(
         body.widget_ids,
     )
     .await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(RoleWidgetsSaved {
-        ok: true,
-        widget_ids,
-    }))
+    Ok(
+        with_operation(HttpResponse::Ok(), &op).json(RoleWidgetsSaved {
+            ok: true,
+            widget_ids,
+        }),
+    )
 }

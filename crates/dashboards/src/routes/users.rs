@@ -80,9 +80,11 @@ pub async fn put_user_widgets(
         body.widget_ids,
     )
     .await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(UserWidgetsSaved {
-        ok: true,
-        mode: body.mode,
-        widget_ids,
-    }))
+    Ok(
+        with_operation(HttpResponse::Ok(), &op).json(UserWidgetsSaved {
+            ok: true,
+            mode: body.mode,
+            widget_ids,
+        }),
+    )
 }

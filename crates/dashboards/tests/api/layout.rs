@@ -18,14 +18,27 @@ async fn a_first_read_stores_the_default_layout_of_the_allowed_widgets() {
     assert_eq!(body["allowedWidgetIds"], json!([WELCOME]));
     assert_eq!(widget_ids(&body), [WELCOME]);
     let item = &body["layout"]["items"][0];
-    assert_eq!((item["order"].clone(), item["priority"].clone(), item["size"].clone()), (json!(0), json!(0), json!("md")));
+    assert_eq!(
+        (
+            item["order"].clone(),
+            item["priority"].clone(),
+            item["size"].clone()
+        ),
+        (json!(0), json!(0), json!("md"))
+    );
     assert_eq!(body["canConfigure"], true);
     assert_eq!(body["context"]["userId"], json!(acme.employee));
     assert_eq!(body["context"]["tenantId"], json!(acme.tenant_id));
-    assert_eq!(body["context"]["organizationId"], json!(acme.organization_id));
+    assert_eq!(
+        body["context"]["organizationId"],
+        json!(acme.organization_id)
+    );
     assert!(body["context"]["userLabel"].as_str().unwrap().contains('@'));
     assert_eq!(body["widgets"][0]["id"], WELCOME);
-    assert_eq!(body["widgets"][0]["loaderKey"], "dashboards:dashboards.welcome:widget");
+    assert_eq!(
+        body["widgets"][0]["loaderKey"],
+        "dashboards:dashboards.welcome:widget"
+    );
     // Stored: the same item id comes back.
     let again = layout(&app, &employee).await;
     assert_eq!(again["layout"], body["layout"]);
@@ -34,7 +47,10 @@ async fn a_first_read_stores_the_default_layout_of_the_allowed_widgets() {
     // only those enabled by default.
     let admin = token_for(&app.db, acme.admin).await;
     let body = layout(&app, &admin).await;
-    assert_eq!(body["allowedWidgetIds"], json!([WELCOME, USERS_KPI, ACTIVITY]));
+    assert_eq!(
+        body["allowedWidgetIds"],
+        json!([WELCOME, USERS_KPI, ACTIVITY])
+    );
     assert_eq!(widget_ids(&body), [WELCOME]);
     assert_eq!(body["widgets"].as_array().unwrap().len(), 3);
 }
@@ -50,7 +66,13 @@ async fn put_orders_by_the_array_drops_widgets_not_allowed_and_checks_the_items(
         {"id": Uuid::new_v4(), "widgetId": "nope.widget", "order": 0},
         {"id": b, "widgetId": WELCOME, "order": 1},
     ]);
-    let res = app.send(put_json("/api/dashboards/layout", &admin, json!({"items": items}))).await;
+    let res = app
+        .send(put_json(
+            "/api/dashboards/layout",
+            &admin,
+            json!({"items": items}),
+        ))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json(), json!({"ok": true}));
     assert_eq!(operation(&res)["commandId"], "dashboards.layout.save");
@@ -68,31 +90,56 @@ async fn put_orders_by_the_array_drops_widgets_not_allowed_and_checks_the_items(
         {"id": a, "widgetId": WELCOME, "order": 0},
         {"id": a, "widgetId": ACTIVITY, "order": 1},
     ]});
-    let res = app.send(put_json("/api/dashboards/layout", &admin, dup)).await;
+    let res = app
+        .send(put_json("/api/dashboards/layout", &admin, dup))
+        .await;
     assert_eq!(res.status, 400);
     assert_eq!(res.json()["error"], "Layout item IDs must be unique");
     // Schema problems name the field.
     for (bad, field) in [
-        (json!({"items": [{"id": a, "widgetId": WELCOME, "order": -1}]}), "order"),
-        (json!({"items": [{"id": "x", "widgetId": WELCOME, "order": 0}]}), "id"),
-        (json!({"items": [{"id": a, "widgetId": WELCOME, "order": 0, "size": "xl"}]}), "size"),
+        (
+            json!({"items": [{"id": a, "widgetId": WELCOME, "order": -1}]}),
+            "order",
+        ),
+        (
+            json!({"items": [{"id": "x", "widgetId": WELCOME, "order": 0}]}),
+            "id",
+        ),
+        (
+            json!({"items": [{"id": a, "widgetId": WELCOME, "order": 0, "size": "xl"}]}),
+            "size",
+        ),
         (json!({}), "items"),
     ] {
-        let res = app.send(put_json("/api/dashboards/layout", &admin, bad.clone())).await;
+        let res = app
+            .send(put_json("/api/dashboards/layout", &admin, bad.clone()))
+            .await;
         assert_eq!(res.status, 400, "{bad}");
         assert!(res.text().contains(field), "{bad}: {}", res.text());
     }
     let many: Vec<Value> = (0..101)
         .map(|n| json!({"id": Uuid::new_v4(), "widgetId": WELCOME, "order": n}))
         .collect();
-    let res = app.send(put_json("/api/dashboards/layout", &admin, json!({"items": many}))).await;
+    let res = app
+        .send(put_json(
+            "/api/dashboards/layout",
+            &admin,
+            json!({"items": many}),
+        ))
+        .await;
     assert_eq!(res.status, 400);
     assert_eq!(layout(&app, &admin).await["layout"], body["layout"]);
 
     // An employee cannot place a widget its grants do not reach.
     let employee = token_for(&app.db, acme.employee).await;
     let items = json!([{"id": a, "widgetId": USERS_KPI, "order": 0}, {"id": b, "widgetId": WELCOME, "order": 1}]);
-    let res = app.send(put_json("/api/dashboards/layout", &employee, json!({"items": items}))).await;
+    let res = app
+        .send(put_json(
+            "/api/dashboards/layout",
+            &employee,
+            json!({"items": items}),
+        ))
+        .await;
     assert_eq!(res.status, 200);
     assert_eq!(widget_ids(&layout(&app, &employee).await), [WELCOME]);
 }
@@ -105,53 +152,129 @@ async fn patch_merges_size_and_settings_of_one_item() {
     let item = Uuid::new_v4();
     let path = format!("/api/dashboards/layout/{item}");
     // No layout yet.
-    let res = app.send(patch_json(&path, &admin, json!({"size": "lg"}))).await;
+    let res = app
+        .send(patch_json(&path, &admin, json!({"size": "lg"})))
+        .await;
     assert_eq!(res.status, 404);
     assert_eq!(res.json()["error"], json!("Layout not found"));
     let items = json!([{"id": item, "widgetId": WELCOME, "order": 0, "settings": {"a": 1}}]);
-    assert_eq!(app.send(put_json("/api/dashboards/layout", &admin, json!({"items": items}))).await.status, 200);
+    assert_eq!(
+        app.send(put_json(
+            "/api/dashboards/layout",
+            &admin,
+            json!({"items": items})
+        ))
+        .await
+        .status,
+        200
+    );
 
-    let res = app.send(patch_json(&path, &admin, json!({"size": "lg"}))).await;
+    let res = app
+        .send(patch_json(&path, &admin, json!({"size": "lg"})))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
-    let res = app.send(patch_json(&path, &admin, json!({"settings": {"b": 2}, "size": null}))).await;
+    let res = app
+        .send(patch_json(
+            &path,
+            &admin,
+            json!({"settings": {"b": 2}, "size": null}),
+        ))
+        .await;
     assert_eq!(res.status, 200);
     let body = layout(&app, &admin).await;
     assert_eq!(body["layout"]["items"][0]["size"], "lg");
     assert_eq!(body["layout"]["items"][0]["settings"], json!({"b": 2}));
 
     let other = format!("/api/dashboards/layout/{}", Uuid::new_v4());
-    let res = app.send(patch_json(&other, &admin, json!({"size": "sm"}))).await;
+    let res = app
+        .send(patch_json(&other, &admin, json!({"size": "sm"})))
+        .await;
     assert_eq!(res.status, 404);
     assert_eq!(res.json()["error"], json!("Layout item not found"));
-    let res = app.send(patch_json("/api/dashboards/layout/not-a-uuid", &admin, json!({"size": "sm"}))).await;
+    let res = app
+        .send(patch_json(
+            "/api/dashboards/layout/not-a-uuid",
+            &admin,
+            json!({"size": "sm"}),
+        ))
+        .await;
     assert_eq!(res.status, 400);
-    let res = app.send(patch_json(&path, &admin, json!({"size": "huge"}))).await;
+    let res = app
+        .send(patch_json(&path, &admin, json!({"size": "huge"})))
+        .await;
     assert_eq!(res.status, 400);
     assert!(res.text().contains("size"));
     let res = app.send(patch_json(&path, &admin, json!(["lg"]))).await;
     assert_eq!(res.status, 400);
-    assert_eq!(layout(&app, &admin).await["layout"]["items"][0]["size"], "lg");
+    assert_eq!(
+        layout(&app, &admin).await["layout"]["items"][0]["size"],
+        "lg"
+    );
 }
 
 #[actix_web::test]
 async fn callers_without_the_features_are_refused() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let viewer = user_with_features(&app.db, &acme, "viewer@acme.com", &["dashboards.view"], None, None).await;
+    let viewer = user_with_features(
+        &app.db,
+        &acme,
+        "viewer@acme.com",
+        &["dashboards.view"],
+        None,
+        None,
+    )
+    .await;
     let viewer = token_for(&app.db, viewer).await;
-    assert_eq!(app.send(get("/api/dashboards/layout", &viewer)).await.status, 200);
+    assert_eq!(
+        app.send(get("/api/dashboards/layout", &viewer))
+            .await
+            .status,
+        200
+    );
     let body = layout(&app, &viewer).await;
     assert_eq!(body["canConfigure"], false);
     let items = json!({"items": []});
-    assert_eq!(app.send(put_json("/api/dashboards/layout", &viewer, items)).await.status, 403);
+    assert_eq!(
+        app.send(put_json("/api/dashboards/layout", &viewer, items))
+            .await
+            .status,
+        403
+    );
     let path = format!("/api/dashboards/layout/{}", Uuid::new_v4());
-    assert_eq!(app.send(patch_json(&path, &viewer, json!({}))).await.status, 403);
-    assert_eq!(app.send(get("/api/dashboards/widgets/catalog", &viewer)).await.status, 403);
+    assert_eq!(
+        app.send(patch_json(&path, &viewer, json!({}))).await.status,
+        403
+    );
+    assert_eq!(
+        app.send(get("/api/dashboards/widgets/catalog", &viewer))
+            .await
+            .status,
+        403
+    );
 
-    let nobody = user_with_features(&app.db, &acme, "nobody@acme.com", &["auth.users.list"], None, None).await;
+    let nobody = user_with_features(
+        &app.db,
+        &acme,
+        "nobody@acme.com",
+        &["auth.users.list"],
+        None,
+        None,
+    )
+    .await;
     let nobody = token_for(&app.db, nobody).await;
-    assert_eq!(app.send(get("/api/dashboards/layout", &nobody)).await.status, 403);
-    assert_eq!(app.send(get("/api/dashboards/layout", "bad-token")).await.status, 401);
+    assert_eq!(
+        app.send(get("/api/dashboards/layout", &nobody))
+            .await
+            .status,
+        403
+    );
+    assert_eq!(
+        app.send(get("/api/dashboards/layout", "bad-token"))
+            .await
+            .status,
+        401
+    );
 }
 
 #[actix_web::test]
@@ -161,7 +284,13 @@ async fn undo_puts_the_previous_layout_back_for_its_owner_only() {
     let admin = token_for(&app.db, acme.admin).await;
     let before = layout(&app, &admin).await;
     let items = json!([{"id": Uuid::new_v4(), "widgetId": ACTIVITY, "order": 0}]);
-    let res = app.send(put_json("/api/dashboards/layout", &admin, json!({"items": items}))).await;
+    let res = app
+        .send(put_json(
+            "/api/dashboards/layout",
+            &admin,
+            json!({"items": items}),
+        ))
+        .await;
     let op = operation(&res);
     assert_eq!(widget_ids(&layout(&app, &admin).await), [ACTIVITY]);
     let res = undo(&app, &admin, &op).await;

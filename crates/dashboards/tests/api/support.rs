@@ -33,9 +33,18 @@ pub fn commands() -> CommandRegistry {
 pub async fn start() -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
+    start_with(registry).await
+}
+
+/// The app over another registry (a test's own analytics sources).
+pub async fn start_with(
+    registry: fn() -> Registry,
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
     stoa_testkit::app()
-        .module_with(|db| stoa_auth::testing::services(db, registry()).configurator())
-        .module_with(|db| {
+        .module_with(move |db| stoa_auth::testing::services(db, registry()).configurator())
+        .module_with(move |db| {
             let state = stoa_auth::testing::state_with_registry(db, registry(), |_| {});
             Arc::new(stoa_auth::configure(state))
         })
@@ -61,12 +70,13 @@ pub async fn role_id(db: &Db, tenant: &Tenant, name: &str) -> Uuid {
         id: Uuid,
     }
     let mut conn = db.conn().await.unwrap();
-    let rows: Vec<Id> = diesel::sql_query("SELECT id FROM roles WHERE tenant_id = $1 AND name = $2")
-        .bind::<SqlUuid, _>(tenant.tenant_id)
-        .bind::<Text, _>(name)
-        .load(&mut *conn)
-        .await
-        .unwrap();
+    let rows: Vec<Id> =
+        diesel::sql_query("SELECT id FROM roles WHERE tenant_id = $1 AND name = $2")
+            .bind::<SqlUuid, _>(tenant.tenant_id)
+            .bind::<Text, _>(name)
+            .load(&mut *conn)
+            .await
+            .unwrap();
     rows[0].id
 }
 
@@ -74,6 +84,29 @@ pub async fn role_id(db: &Db, tenant: &Tenant, name: &str) -> Uuid {
 pub async fn exec(db: &Db, sql: &str) {
     let mut conn = db.conn().await.unwrap();
     diesel::sql_query(sql).execute(&mut *conn).await.unwrap();
+}
+
+/// A child organization of `parent`.
+pub async fn child_org(db: &Db, tenant: &Tenant, parent: Uuid, name: &str) -> Uuid {
+    use stoa_directory::DirectoryService;
+    let mut conn = db.conn().await.unwrap();
+    stoa_directory::PgDirectory
+        .create_organization(
+            &mut conn,
+            tenant.tenant_id,
+            stoa_directory::dto::CreateOrganization {
+                tenant_id: Some(tenant.tenant_id),
+                name: name.into(),
+                slug: None,
+                logo_url: None,
+                logo_preserve_aspect_ratio: None,
+                is_active: None,
+                parent_id: Some(parent),
+                child_ids: None,
+            },
+        )
+        .await
+        .unwrap()
 }
 
 pub async fn layout<S: AppService>(app: &TestApp<S>, token: &str) -> Value {
