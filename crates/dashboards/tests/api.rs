@@ -7,6 +7,7 @@ mod api {
     pub mod assign;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod data;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod layout;
     #[expect(
         clippy::unwrap_used,

@@ -318,3 +318,94 @@ async fn a_cached_caller_reads_its_layout_in_one_statement() {
         );
     }
 }
+
+/// The modules' features without a single widget (a broken deploy).
+fn without_widgets() -> stoa_acl::Registry {
+    let mut registry = stoa_auth::base_registry().unwrap();
+    stoa_audit_logs::register(&mut registry).unwrap();
+    registry
+        .register(stoa_dashboards::MODULE, stoa_dashboards::FEATURES)
+        .unwrap();
+    registry
+        .register(
+            stoa_dashboards::ANALYTICS_MODULE,
+            stoa_dashboards::ANALYTICS_FEATURES,
+        )
+        .unwrap();
+    for role in ["superadmin", "admin"] {
+        registry.add_role_defaults(role, &["dashboards.*"]);
+    }
+    registry
+}
+
+#[actix_web::test]
+async fn without_a_widget_registry_nothing_is_saved() {
+    let app = start_with(without_widgets).await;
+    let acme =
+        stoa_auth::testing::seed_tenant_with(&app.db, &without_widgets(), "Acme", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let items = json!([{"id": Uuid::new_v4(), "widgetId": WELCOME, "order": 0}]);
+    let res = app
+        .send(put_json(
+            "/api/dashboards/layout",
+            &admin,
+            json!({"items": items}),
+        ))
+        .await;
+    assert_eq!(res.status, 503);
+    assert_eq!(res.json()["error"], "Widget registry unavailable");
+    let body = layout(&app, &admin).await;
+    assert!(widget_ids(&body).is_empty());
+    // Nothing was stored: a later PATCH finds no layout.
+    let path = format!("/api/dashboards/layout/{}", Uuid::new_v4());
+    assert_eq!(
+        app.send(patch_json(&path, &admin, json!({"size": "sm"})))
+            .await
+            .status,
+        404
+    );
+}
+
+#[actix_web::test]
+async fn a_caller_who_lost_the_feature_cannot_undo() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let assigner = user_with_features(
+        &app.db,
+        &acme,
+        "assigner@acme.com",
+        &["dashboards.*", "audit_logs.*"],
+        None,
+        None,
+    )
+    .await;
+    let token = token_for(&app.db, assigner).await;
+    let role = role_id(&app.db, &acme, "employee").await;
+    let body = json!({"roleId": role, "widgetIds": [ACTIVITY]});
+    let res = app
+        .send(put_json("/api/dashboards/roles/widgets", &token, body))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let op = operation(&res);
+    // Demoted: the role keeps only the audit-log grants.
+    exec(
+        &app.db,
+        &format!(
+            "UPDATE role_acls SET features = ARRAY['audit_logs.*'] WHERE role_id IN \
+         (SELECT role_id FROM user_roles WHERE user_id = '{assigner}')"
+        ),
+    )
+    .await;
+    let token = token_for(&app.db, assigner).await;
+    let res = undo(&app, &token, &op).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    // The assignment stands.
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(get(
+            &format!("/api/dashboards/roles/widgets?roleId={role}"),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.json()["widgetIds"], json!([ACTIVITY]));
+}
