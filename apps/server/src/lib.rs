@@ -29,6 +29,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_devices::register(&mut registry)?;
     stoa_api_keys::register(&mut registry)?;
     stoa_catalog::register(&mut registry)?;
+    stoa_dashboards::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -42,6 +43,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_devices::operations::OPERATIONS,
         stoa_api_keys::operations::OPERATIONS,
         stoa_catalog::operations::OPERATIONS,
+        stoa_dashboards::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -58,6 +60,7 @@ pub fn commands() -> CommandRegistry {
         .chain(stoa_auth::commands::handlers())
         .chain(stoa_devices::handlers())
         .chain(stoa_catalog::handlers())
+        .chain(stoa_dashboards::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
@@ -187,6 +190,7 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
                 services.organizations.clone(),
             )),
             Arc::new(stoa_catalog::configure(services.organizations.clone())),
+            Arc::new(stoa_dashboards::configure),
         ],
         api_keys,
         access,

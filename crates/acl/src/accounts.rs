@@ -144,6 +144,12 @@ pub trait RoleDirectory: Send + Sync + 'static {
     /// list queries select it in their own statement (no lookup after the
     /// page).
     fn role_names_sql(&self, ids_column: &str) -> String;
+
+    /// The SQL expression (type `uuid[]`) of the ids of the live roles the
+    /// user `user_id_sql` (SQL, e.g. `$2` or `l.user_id`) holds, for
+    /// other modules' statements that pick rows by the user's roles
+    /// (dashboards' role widgets) without a lookup first.
+    fn user_role_ids_sql(&self, user_id_sql: &str) -> String;
 }
 
 /// Every account interface: what the owner of accounts implements.

@@ -86,8 +86,56 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         &["audit_logs.view_self", "audit_logs.undo_self"],
     );
     registry.register_nav(NAV);
+    registry.add_analytics_source(ACTION_LOGS_ANALYTICS)?;
     Ok(())
 }
+
+/// Action-log entries as dashboards may count them (the tenant's, which
+/// `audit_logs.view_tenant` lists).
+pub const ACTION_LOGS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
+    use stoa_acl::slots::{AnalyticsField, AnalyticsSource, FieldKind};
+    AnalyticsSource {
+        entity_type: "audit_logs:action_logs",
+        module: "audit_logs",
+        relation: "action_logs stoa_a",
+        tenant_column: "stoa_a.tenant_id",
+        organization_column: Some("stoa_a.organization_id"),
+        date_field: "createdAt",
+        fields: &[
+            AnalyticsField {
+                name: "id",
+                sql: "stoa_a.id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "createdAt",
+                sql: "stoa_a.created_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "commandId",
+                sql: "stoa_a.command_id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "actionType",
+                sql: "stoa_a.action_type",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "resourceKind",
+                sql: "stoa_a.resource_kind",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "actorUserId",
+                sql: "stoa_a.actor_user_id",
+                kind: FieldKind::Text,
+            },
+        ],
+        features: &["audit_logs.view_tenant"],
+    }
+};
 
 /// Mounts the routes; `commands` holds every module's undo/redo handlers,
 /// `users` names the actors of the entries (stoa-auth's, handed over by the

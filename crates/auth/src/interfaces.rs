@@ -75,6 +75,14 @@ impl RoleDirectory for PgAccounts {
         )
     }
 
+    fn user_role_ids_sql(&self, user_id_sql: &str) -> String {
+        format!(
+            "ARRAY(SELECT stoa_ur.role_id FROM user_roles stoa_ur JOIN roles stoa_r \
+             ON stoa_r.id = stoa_ur.role_id AND stoa_r.deleted_at IS NULL \
+             WHERE stoa_ur.user_id = {user_id_sql})"
+        )
+    }
+
     fn role_grants<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,

@@ -105,8 +105,55 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.add_role_defaults("admin", &["auth.*"]);
     registry.register_nav(nav::NAV);
     registry.add_seeder(Arc::new(bootstrap::AccountsSeeder));
+    registry.add_analytics_source(USERS_ANALYTICS)?;
     Ok(())
 }
+
+/// Users as dashboards may count them (live users only; no personal field).
+pub const USERS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
+    use stoa_acl::slots::{AnalyticsField, AnalyticsSource, FieldKind};
+    AnalyticsSource {
+        entity_type: "auth:users",
+        module: "auth",
+        relation: "(SELECT * FROM users WHERE deleted_at IS NULL) stoa_u",
+        tenant_column: "stoa_u.tenant_id",
+        organization_column: Some("stoa_u.organization_id"),
+        date_field: "createdAt",
+        fields: &[
+            AnalyticsField {
+                name: "id",
+                sql: "stoa_u.id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "createdAt",
+                sql: "stoa_u.created_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "lastLoginAt",
+                sql: "stoa_u.last_login_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "isActive",
+                sql: "stoa_u.is_active",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "isConfirmed",
+                sql: "stoa_u.is_confirmed",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "organizationId",
+                sql: "stoa_u.organization_id",
+                kind: FieldKind::Text,
+            },
+        ],
+        features: &["auth.users.list"],
+    }
+};
 
 /// A registry with the features of the modules this crate builds on (auth and
 /// directory), for tests and tools that mount only these.

@@ -99,8 +99,51 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         ],
     );
     registry.register_nav(NAV);
+    registry.add_analytics_source(ORGANIZATIONS_ANALYTICS)?;
     Ok(())
 }
+
+/// Organizations as dashboards may count them (live ones; an organization
+/// is in its own scope).
+pub const ORGANIZATIONS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
+    use stoa_acl::slots::{AnalyticsField, AnalyticsSource, FieldKind};
+    AnalyticsSource {
+        entity_type: "directory:organizations",
+        module: "directory",
+        relation: "(SELECT * FROM organizations WHERE deleted_at IS NULL) stoa_o",
+        tenant_column: "stoa_o.tenant_id",
+        organization_column: Some("stoa_o.id"),
+        date_field: "createdAt",
+        fields: &[
+            AnalyticsField {
+                name: "id",
+                sql: "stoa_o.id",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "createdAt",
+                sql: "stoa_o.created_at",
+                kind: FieldKind::Date,
+            },
+            AnalyticsField {
+                name: "depth",
+                sql: "stoa_o.depth",
+                kind: FieldKind::Number,
+            },
+            AnalyticsField {
+                name: "isActive",
+                sql: "stoa_o.is_active",
+                kind: FieldKind::Text,
+            },
+            AnalyticsField {
+                name: "parentId",
+                sql: "stoa_o.parent_id",
+                kind: FieldKind::Text,
+            },
+        ],
+        features: &["directory.organizations.view"],
+    }
+};
 
 /// Mounts the directory's routes (under `/api`).
 pub fn configure(cfg: &mut ServiceConfig) {

@@ -31,6 +31,13 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
     };
     let features: Vec<String> = (0..20).map(|i| format!("\"auth.feature{i}\"")).collect();
     let feature_check = format!("{{\"features\":[{}]}}", features.join(","));
+    // Widget data over the 1M seeded action-log entries (deals are not
+    // seeded here yet: their scenario comes with their analytics source).
+    let by_month = r#"{"entityType":"audit_logs:action_logs","metric":{"field":"id","aggregate":"count"},"groupBy":{"field":"createdAt","granularity":"month"}}"#;
+    let widgets: Vec<String> = (0..8)
+        .map(|i| format!(r#"{{"id":"w{i}","request":{by_month}}}"#))
+        .collect();
+    let batch = format!(r#"{{"requests":[{}]}}"#, widgets.join(","));
     vec![
         Scenario {
             name: "GET /api/version",
@@ -254,6 +261,34 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
                 key,
             )],
             connections: None,
+        },
+        Scenario {
+            name: "GET /api/dashboards/layout (tenant admin, one statement), 32 connections",
+            requests: vec![as_admin(Request::get("/api/dashboards/layout"))],
+            connections: Some(32),
+        },
+        Scenario {
+            name: "GET /api/auth/profile (cached ACL), 32 connections (the layout's yardstick)",
+            requests: vec![bearer(Request::get("/api/auth/profile"))],
+            connections: Some(32),
+        },
+        Scenario {
+            name: "POST widget data: 1M action-log entries counted by month, 4 connections",
+            requests: vec![bearer(Request::post(
+                "/api/dashboards/widgets/data",
+                "application/json",
+                by_month,
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "POST widget data batch: 8 widgets over 1M action-log entries, 4 connections",
+            requests: vec![bearer(Request::post(
+                "/api/dashboards/widgets/data/batch",
+                "application/json",
+                &batch,
+            ))],
+            connections: Some(4),
         },
         Scenario {
             name: "GET /api/auth/admin/nav (tenant admin)",

@@ -235,6 +235,11 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         "undotoken" | "redotoken" => json!(records.undo_token),
         // The client's own identifier of a device, not a uuid.
         "deviceid" => json!(records.device_key),
+        // An item of a dashboard layout.
+        "itemid" => json!(records.layout_item),
+        // Registry ids of dashboard widgets, not records.
+        "widgetid" => json!("dashboards.welcome"),
+        "widgetids" => json!(["dashboards.welcome"]),
         other if other.ends_with("id") || other.ends_with("ids") => panic!(
             "the matrix does not know which of tenant A's records `{name}` of {path} names: \
              map it in authorization/requests.rs (id_for) and seed the record"

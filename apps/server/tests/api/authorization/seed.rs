@@ -29,6 +29,8 @@ pub struct Records {
     pub action_log: Uuid,
     pub undo_token: String,
     pub product: Uuid,
+    /// An item of the super admin's dashboard layout.
+    pub layout_item: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -151,6 +153,15 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         json!({"name": "Alpha layout"}),
     )
     .await;
+    let layout_item = Uuid::new_v4();
+    let res = app
+        .send(stoa_testkit::requests::put_json(
+            "/api/dashboards/layout",
+            t,
+            json!({"items": [{"id": layout_item, "widgetId": "dashboards.welcome", "order": 0}]}),
+        ))
+        .await;
+    assert!(res.status.is_success(), "{} {}", res.status, res.text());
     let log = latest_action(&app.db, a.tenant_id).await;
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
@@ -169,10 +180,11 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         action_log: log.id,
         undo_token: log.undo_token,
         product: id(&product["id"]),
+        layout_item,
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;
-    all.extend([id(&doomed["id"]), a.tenant_id]);
+    all.extend([id(&doomed["id"]), a.tenant_id, layout_item]);
     Seeded {
         records: Records { all, ..records },
         a_token: token,
