@@ -132,6 +132,9 @@ enum Seed {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
+    /// Demo data in the demo tenant (`stoa init --demo` first), each module
+    /// seeding its own tables with a progress bar. Every count is optional.
+    Demo(bench::DemoCounts),
 }
 
 #[derive(Subcommand)]
@@ -216,6 +219,10 @@ fn run(cli: Cli) -> Result<(), CommandError> {
         Command::BenchJobs { units } => {
             let config = load_config()?;
             one_thread_runtime()?.block_on(bench::bench_jobs(&config, &units))
+        }
+        Command::Seed(Seed::Demo(counts)) => {
+            let config = load_config()?;
+            one_thread_runtime()?.block_on(bench::seed_demo(&config, &counts))
         }
         Command::Seed(Seed::Users { count }) | Command::BenchUsers { count } => {
             let config = load_config()?;

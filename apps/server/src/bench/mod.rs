@@ -150,3 +150,46 @@ pub async fn bench_users(config: &Config, count: i64) -> Result<(), CommandError
     );
     Ok(())
 }
+
+/// The counts of `stoa seed demo`: one optional count per module's records
+/// (absent: that module seeds nothing).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct DemoCounts {
+    /// Deals (with the demo pipeline and its stages), owned in turn by the
+    /// demo tenant's users.
+    #[arg(long)]
+    pub deals: Option<i64>,
+}
+
+/// `stoa seed demo`: seeds each module's demo records into the demo
+/// organization (`stoa_customers::seed`), with a progress bar per module.
+/// Prints one JSON line.
+pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), CommandError> {
+    let other = seed_error;
+    let db = Db::connect(&config.db)?;
+    let mut conn = db.conn().await?;
+    let admin = stoa_auth::seed::demo_admin(&mut conn)
+        .await
+        .map_err(other)?;
+    let started = std::time::Instant::now();
+    let mut deals = 0;
+    if let Some(count) = counts.deals {
+        let owners = stoa_auth::seed::tenant_users(&mut conn, admin.tenant_id, 20)
+            .await
+            .map_err(other)?;
+        deals = stoa_customers::seed::demo_with_bar(
+            &mut conn,
+            admin.tenant_id,
+            admin.organization_id,
+            &owners,
+            count,
+        )
+        .await
+        .map_err(other)?;
+    }
+    println!(
+        r#"{{"deals":{deals},"seedSeconds":{:.1}}}"#,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
