@@ -28,6 +28,9 @@ pub struct Records {
     pub variant: Uuid,
     pub action_log: Uuid,
     pub undo_token: String,
+    pub deal: Uuid,
+    pub pipeline: Uuid,
+    pub stage: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -45,6 +48,9 @@ impl Records {
             ("/api/devices", self.device),
             ("/api/api_keys", self.api_key),
             ("/api/audit_logs", self.action_log),
+            ("/api/customers/deals", self.deal),
+            ("/api/customers/pipelines", self.pipeline),
+            ("/api/customers/pipeline-stages", self.stage),
         ];
         kinds
             .iter()
@@ -142,6 +148,21 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         json!({"name": "Alpha layout"}),
     )
     .await;
+    let pipeline = created(app, t, "/api/customers/pipelines", json!({"name": "Alpha sales"})).await;
+    let stage = created(
+        app,
+        t,
+        "/api/customers/pipeline-stages",
+        json!({"pipelineId": pipeline["id"], "label": "Lead"}),
+    )
+    .await;
+    let deal = created(
+        app,
+        t,
+        "/api/customers/deals",
+        json!({"title": "Alpha deal", "pipelineStageId": stage["id"]}),
+    )
+    .await;
     let log = latest_action(&app.db, a.tenant_id).await;
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
@@ -159,6 +180,9 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         variant: id(&variant["variant"]["id"]),
         action_log: log.id,
         undo_token: log.undo_token,
+        deal: id(&deal["id"]),
+        pipeline: id(&pipeline["id"]),
+        stage: id(&stage["id"]),
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;
