@@ -67,7 +67,12 @@ fn check_probability(errors: &mut ValidationErrors, value: Option<i32>) {
 
 fn check_amount(errors: &mut ValidationErrors, value: Option<&Money>) {
     if value.is_some_and(|m| m.decimal().is_sign_negative()) {
-        problem(errors, "value_amount", "range", "must not be negative".into());
+        problem(
+            errors,
+            "value_amount",
+            "range",
+            "must not be negative".into(),
+        );
     }
 }
 
@@ -83,7 +88,11 @@ fn check_outcome(errors: &mut ValidationErrors, value: Option<&str>) {
 }
 
 fn finish(errors: ValidationErrors) -> Result<(), ValidationErrors> {
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// A close date: an ISO-8601 date-time, or a plain date (midnight UTC).
@@ -93,9 +102,9 @@ pub struct CloseDate(pub OffsetDateTime);
 impl<'de> Deserialize<'de> for CloseDate {
     fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
         let raw = String::deserialize(de)?;
-        parse_close_date(&raw)
-            .map(CloseDate)
-            .ok_or_else(|| serde::de::Error::custom("must be a date (YYYY-MM-DD) or an ISO-8601 date-time"))
+        parse_close_date(&raw).map(CloseDate).ok_or_else(|| {
+            serde::de::Error::custom("must be a date (YYYY-MM-DD) or an ISO-8601 date-time")
+        })
     }
 }
 
@@ -150,14 +159,26 @@ impl Validate for CreateDeal {
     fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();
         check_len(&mut errors, "title", Some(&self.title), 1, 200);
-        check_len(&mut errors, "description", self.description.as_deref(), 0, 4000);
+        check_len(
+            &mut errors,
+            "description",
+            self.description.as_deref(),
+            0,
+            4000,
+        );
         check_len(&mut errors, "status", self.status.as_deref(), 1, 50);
         check_amount(&mut errors, self.value_amount.as_ref());
         check_currency(&mut errors, self.value_currency.as_deref());
         check_probability(&mut errors, self.probability);
         check_len(&mut errors, "source", self.source.as_deref(), 0, 150);
         check_outcome(&mut errors, self.closure_outcome.as_deref());
-        check_len(&mut errors, "loss_notes", self.loss_notes.as_deref(), 0, 4000);
+        check_len(
+            &mut errors,
+            "loss_notes",
+            self.loss_notes.as_deref(),
+            0,
+            4000,
+        );
         finish(errors)
     }
 }
@@ -213,14 +234,32 @@ impl Validate for UpdateDeal {
     fn validate(&self) -> Result<(), ValidationErrors> {
         let mut errors = ValidationErrors::new();
         check_len(&mut errors, "title", self.title.as_deref(), 1, 200);
-        check_len(&mut errors, "description", set(&self.description).map(String::as_str), 0, 4000);
+        check_len(
+            &mut errors,
+            "description",
+            set(&self.description).map(String::as_str),
+            0,
+            4000,
+        );
         check_len(&mut errors, "status", self.status.as_deref(), 1, 50);
         check_amount(&mut errors, set(&self.value_amount));
         check_currency(&mut errors, set(&self.value_currency).map(String::as_str));
         check_probability(&mut errors, set(&self.probability).copied());
-        check_len(&mut errors, "source", set(&self.source).map(String::as_str), 0, 150);
+        check_len(
+            &mut errors,
+            "source",
+            set(&self.source).map(String::as_str),
+            0,
+            150,
+        );
         check_outcome(&mut errors, set(&self.closure_outcome).map(String::as_str));
-        check_len(&mut errors, "loss_notes", set(&self.loss_notes).map(String::as_str), 0, 4000);
+        check_len(
+            &mut errors,
+            "loss_notes",
+            set(&self.loss_notes).map(String::as_str),
+            0,
+            4000,
+        );
         finish(errors)
     }
 }
@@ -410,8 +449,20 @@ impl Validate for UpdateStage {
         if self.order.is_some_and(|o| o < 0) {
             problem(&mut errors, "order", "range", "must be at least 0".into());
         }
-        check_len(&mut errors, "color", set(&self.color).map(String::as_str), 0, 20);
-        check_len(&mut errors, "icon", set(&self.icon).map(String::as_str), 0, 100);
+        check_len(
+            &mut errors,
+            "color",
+            set(&self.color).map(String::as_str),
+            0,
+            20,
+        );
+        check_len(
+            &mut errors,
+            "icon",
+            set(&self.icon).map(String::as_str),
+            0,
+            100,
+        );
         finish(errors)
     }
 }

@@ -100,7 +100,11 @@ mod tests {
         let cases: Vec<(CustomersError, u16, &str)> = vec![
             (CustomersError::DealNotFound, 404, "Deal not found"),
             (CustomersError::PipelineNotFound, 404, "Pipeline not found"),
-            (CustomersError::StageNotFound, 400, "Pipeline stage not found"),
+            (
+                CustomersError::StageNotFound,
+                400,
+                "Pipeline stage not found",
+            ),
             (
                 CustomersError::StageOfOtherPipeline,
                 400,
@@ -111,7 +115,11 @@ mod tests {
                 400,
                 "Pipeline belongs to another organization",
             ),
-            (CustomersError::OwnerNotFound, 400, "Owner not found in this tenant"),
+            (
+                CustomersError::OwnerNotFound,
+                400,
+                "Owner not found in this tenant",
+            ),
             (
                 CustomersError::OrganizationRequired,
                 400,

@@ -71,7 +71,9 @@ impl Change {
             BULK_STAGE => uuid("pipelineStageId")?
                 .map(Self::Stage)
                 .ok_or_else(|| JobError::fatal("no pipelineStageId in the job's payload")),
-            other => Err(JobError::fatal(format!("not a customers bulk job: {other}"))),
+            other => Err(JobError::fatal(format!(
+                "not a customers bulk job: {other}"
+            ))),
         }
     }
 }
@@ -98,10 +100,16 @@ pub struct BulkDeals {
 
 impl BulkDeals {
     pub fn owner(users: std::sync::Arc<dyn stoa_acl::UserDirectory>) -> Self {
-        Self { kind: BULK_OWNER, users }
+        Self {
+            kind: BULK_OWNER,
+            users,
+        }
     }
     pub fn stage(users: std::sync::Arc<dyn stoa_acl::UserDirectory>) -> Self {
-        Self { kind: BULK_STAGE, users }
+        Self {
+            kind: BULK_STAGE,
+            users,
+        }
     }
 }
 
@@ -153,10 +161,9 @@ async fn target(
         Change::Owner(None) => Ok(Target::Owner(None)),
         Change::Owner(Some(owner)) => match users.user(conn, owner).await? {
             Some(user) if user.tenant_id == Some(tenant) => Ok(Target::Owner(Some(owner))),
-            _ => Err(JobError::fatal(format!(
-                "Owner {owner} is no longer a user of this tenant"
-            ))
-            .into()),
+            _ => Err(
+                JobError::fatal(format!("Owner {owner} is no longer a user of this tenant")).into(),
+            ),
         },
         // Read FOR SHARE: the stage cannot be deleted until the unit commits.
         Change::Stage(stage) => match stages::find(conn, tenant, stage).await? {
@@ -174,7 +181,9 @@ fn refusal(creator: &AuthContext, row: Option<&DealRow>, target: &Target) -> Opt
     let Some(row) = row else {
         return Some("Deal not found".into());
     };
-    if creator.tenant_id != Some(row.tenant_id) || !creator.can_see_organization(row.organization_id) {
+    if creator.tenant_id != Some(row.tenant_id)
+        || !creator.can_see_organization(row.organization_id)
+    {
         return Some("Deal not found".into());
     }
     if let Err(err) = creator.require_organizations([Some(row.organization_id)]) {
@@ -275,7 +284,10 @@ pub async fn run_unit(
     let mut report = UnitReport::ok();
     if !creator.has(DEALS_MANAGE) {
         for id in &ids {
-            report.fail(id.to_string(), format!("The job's creator no longer holds {DEALS_MANAGE}"));
+            report.fail(
+                id.to_string(),
+                format!("The job's creator no longer holds {DEALS_MANAGE}"),
+            );
         }
         return Ok(report);
     }
@@ -305,8 +317,14 @@ pub async fn run_unit(
         .transaction::<_, Pass, _>(async |conn| {
             let after = write(conn, &to_change, &target).await?;
             let list = entries(change, &before, &after);
-            let no = refused(conn, &guards, &actor, &list).await.map_err(Pass::Failed)?;
-            if no.is_empty() { Ok(list) } else { Err(Pass::Refused(no)) }
+            let no = refused(conn, &guards, &actor, &list)
+                .await
+                .map_err(Pass::Failed)?;
+            if no.is_empty() {
+                Ok(list)
+            } else {
+                Err(Pass::Refused(no))
+            }
         })
         .await;
     let list = match pass {

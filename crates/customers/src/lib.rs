@@ -123,7 +123,9 @@ pub fn job_handlers(users: Arc<dyn UserDirectory>) -> Vec<Arc<dyn stoa_progress:
 /// Mounts the routes (under `/api`). `users` checks deal owners (stoa-auth's
 /// accounts, handed over by the server); it is also installed for undo and
 /// redo ([`owners`]). The bulk routes come before `/customers/deals/{id}`.
-pub fn configure(users: Arc<dyn UserDirectory>) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+pub fn configure(
+    users: Arc<dyn UserDirectory>,
+) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
     owners::install(users.clone());
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(users.clone()))

@@ -9,8 +9,16 @@ use stoa_core::http::Operation;
 use crate::{DEALS_MANAGE, DEALS_VIEW, PIPELINES_MANAGE, PIPELINES_VIEW};
 
 pub const OPERATIONS: &[Operation] = &[
-    Operation::post("/customers/deals/bulk-update-owner", Features(&[DEALS_MANAGE])).errors(H),
-    Operation::post("/customers/deals/bulk-update-stage", Features(&[DEALS_MANAGE])).errors(H),
+    Operation::post(
+        "/customers/deals/bulk-update-owner",
+        Features(&[DEALS_MANAGE]),
+    )
+    .errors(H),
+    Operation::post(
+        "/customers/deals/bulk-update-stage",
+        Features(&[DEALS_MANAGE]),
+    )
+    .errors(H),
     Operation::get("/customers/deals", Features(&[DEALS_VIEW])).errors(A),
     Operation::post("/customers/deals", Features(&[DEALS_MANAGE])).errors(A),
     Operation::put("/customers/deals", Features(&[DEALS_MANAGE])).errors(A),
@@ -28,6 +36,14 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::post("/customers/pipeline-stages", Features(&[PIPELINES_MANAGE])).errors(A),
     Operation::put("/customers/pipeline-stages", Features(&[PIPELINES_MANAGE])).errors(A),
     Operation::delete("/customers/pipeline-stages", Features(&[PIPELINES_MANAGE])).errors(E),
-    Operation::put("/customers/pipeline-stages/{id}", Features(&[PIPELINES_MANAGE])).errors(A),
-    Operation::delete("/customers/pipeline-stages/{id}", Features(&[PIPELINES_MANAGE])).errors(E),
+    Operation::put(
+        "/customers/pipeline-stages/{id}",
+        Features(&[PIPELINES_MANAGE]),
+    )
+    .errors(A),
+    Operation::delete(
+        "/customers/pipeline-stages/{id}",
+        Features(&[PIPELINES_MANAGE]),
+    )
+    .errors(E),
 ];

@@ -57,7 +57,10 @@ pub async fn demo_pipeline(
     };
     let mut stages: Vec<Uuid> = customer_pipeline_stages::table
         .filter(customer_pipeline_stages::pipeline_id.eq(pipeline))
-        .order((customer_pipeline_stages::position, customer_pipeline_stages::id))
+        .order((
+            customer_pipeline_stages::position,
+            customer_pipeline_stages::id,
+        ))
         .select(customer_pipeline_stages::id)
         .load(conn)
         .await?;
@@ -80,16 +83,22 @@ pub async fn demo_pipeline(
     Ok((pipeline, stages))
 }
 
+/// Where demo deals go: tenant, organization, the demo pipeline and its
+/// stages, and the owners taken in turn.
+struct Target<'a> {
+    tenant: Uuid,
+    organization: Uuid,
+    pipeline: Uuid,
+    stages: &'a [Uuid],
+    owners: &'a [Uuid],
+}
+
 /// Inserts deals `from..from+count` of the demo set: titles `Deal 000001`,
 /// stages, owners, values (EUR, USD, PLN) and close dates spread evenly,
 /// creation times one minute apart going back from now.
 async fn insert_batch(
     conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    organization: Uuid,
-    pipeline: Uuid,
-    stages: &[Uuid],
-    owners: &[Uuid],
+    to: &Target<'_>,
     from: i64,
     count: i64,
 ) -> Result<usize, AppError> {
@@ -111,12 +120,12 @@ async fn insert_batch(
              now() - make_interval(mins => i::int), now() - make_interval(mins => i::int) \
          FROM generate_series($7::bigint, $7::bigint + $8::bigint - 1) AS i",
     )
-    .bind::<SqlUuid, _>(tenant)
-    .bind::<SqlUuid, _>(organization)
-    .bind::<SqlUuid, _>(pipeline)
-    .bind::<Array<SqlUuid>, _>(stages)
+    .bind::<SqlUuid, _>(to.tenant)
+    .bind::<SqlUuid, _>(to.organization)
+    .bind::<SqlUuid, _>(to.pipeline)
+    .bind::<Array<SqlUuid>, _>(to.stages)
     .bind::<Array<Text>, _>(labels)
-    .bind::<Array<SqlUuid>, _>(owners)
+    .bind::<Array<SqlUuid>, _>(to.owners)
     .bind::<BigInt, _>(from)
     .bind::<BigInt, _>(count)
     .execute(conn)
@@ -143,17 +152,26 @@ pub async fn demo(
         .count()
         .get_result(conn)
         .await?;
+    let to = Target {
+        tenant,
+        organization,
+        pipeline,
+        stages: &stages,
+        owners,
+    };
     let mut added = 0u64;
     let mut next = start + 1;
     let end = start + deals.max(0);
     while next <= end {
         let count = BATCH.min(end - next + 1);
-        let n = insert_batch(conn, tenant, organization, pipeline, &stages, owners, next, count).await?;
+        let n = insert_batch(conn, &to, next, count).await?;
         added += n as u64;
         next += count;
         progress(added);
     }
-    diesel::sql_query("ANALYZE customer_deals").execute(conn).await?;
+    diesel::sql_query("ANALYZE customer_deals")
+        .execute(conn)
+        .await?;
     Ok(added)
 }
 
@@ -166,12 +184,15 @@ pub async fn demo_with_bar(
     deals: i64,
 ) -> Result<u64, AppError> {
     let bar = indicatif::ProgressBar::new(u64::try_from(deals.max(0)).unwrap_or(0));
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "deals {bar:40} {pos}/{len} ({per_sec}, eta {eta})",
-    ) {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("deals {bar:40} {pos}/{len} ({per_sec}, eta {eta})")
+    {
         bar.set_style(style);
     }
-    let added = demo(conn, tenant, organization, owners, deals, |n| bar.set_position(n)).await;
+    let added = demo(conn, tenant, organization, owners, deals, |n| {
+        bar.set_position(n)
+    })
+    .await;
     bar.finish();
     added
 }

@@ -22,17 +22,61 @@ pub const DEALS_SOURCE: AnalyticsSource = AnalyticsSource {
     organization_column: Some("d.organization_id"),
     date_field: "createdAt",
     fields: &[
-        AnalyticsField { name: "valueAmount", sql: "d.value_amount", kind: FieldKind::Number },
-        AnalyticsField { name: "valueCurrency", sql: "d.value_currency", kind: FieldKind::Text },
-        AnalyticsField { name: "probability", sql: "d.probability", kind: FieldKind::Number },
-        AnalyticsField { name: "status", sql: "d.status", kind: FieldKind::Text },
-        AnalyticsField { name: "pipelineStage", sql: "d.pipeline_stage", kind: FieldKind::Text },
-        AnalyticsField { name: "pipelineStageId", sql: "d.pipeline_stage_id::text", kind: FieldKind::Text },
-        AnalyticsField { name: "pipelineId", sql: "d.pipeline_id::text", kind: FieldKind::Text },
-        AnalyticsField { name: "ownerUserId", sql: "d.owner_user_id::text", kind: FieldKind::Text },
-        AnalyticsField { name: "createdAt", sql: "d.created_at", kind: FieldKind::Date },
-        AnalyticsField { name: "updatedAt", sql: "d.updated_at", kind: FieldKind::Date },
-        AnalyticsField { name: "expectedCloseAt", sql: "d.expected_close_at", kind: FieldKind::Date },
+        AnalyticsField {
+            name: "valueAmount",
+            sql: "d.value_amount",
+            kind: FieldKind::Number,
+        },
+        AnalyticsField {
+            name: "valueCurrency",
+            sql: "d.value_currency",
+            kind: FieldKind::Text,
+        },
+        AnalyticsField {
+            name: "probability",
+            sql: "d.probability",
+            kind: FieldKind::Number,
+        },
+        AnalyticsField {
+            name: "status",
+            sql: "d.status",
+            kind: FieldKind::Text,
+        },
+        AnalyticsField {
+            name: "pipelineStage",
+            sql: "d.pipeline_stage",
+            kind: FieldKind::Text,
+        },
+        AnalyticsField {
+            name: "pipelineStageId",
+            sql: "d.pipeline_stage_id::text",
+            kind: FieldKind::Text,
+        },
+        AnalyticsField {
+            name: "pipelineId",
+            sql: "d.pipeline_id::text",
+            kind: FieldKind::Text,
+        },
+        AnalyticsField {
+            name: "ownerUserId",
+            sql: "d.owner_user_id::text",
+            kind: FieldKind::Text,
+        },
+        AnalyticsField {
+            name: "createdAt",
+            sql: "d.created_at",
+            kind: FieldKind::Date,
+        },
+        AnalyticsField {
+            name: "updatedAt",
+            sql: "d.updated_at",
+            kind: FieldKind::Date,
+        },
+        AnalyticsField {
+            name: "expectedCloseAt",
+            sql: "d.expected_close_at",
+            kind: FieldKind::Date,
+        },
     ],
     features: &[DEALS_VIEW],
 };
@@ -61,9 +105,9 @@ pub fn widgets() -> Vec<WidgetDef> {
             description: Some("Sum of open deal values per pipeline stage"),
             default_size: WidgetSize::Lg,
             default_enabled: false,
-            default_settings: Some(|| {
-                json!({"entityType": "customers:deals", "metric": "sum", "field": "valueAmount", "groupBy": "pipelineStage"})
-            }),
+            default_settings: Some(
+                || json!({"entityType": "customers:deals", "metric": "sum", "field": "valueAmount", "groupBy": "pipelineStage"}),
+            ),
             features: &[DEALS_VIEW],
             category: Some("analytics"),
             icon: Some("chart-bar"),
@@ -78,15 +122,51 @@ pub const DEAL_RULES: RuleEntity = RuleEntity {
     module: MODULE.id,
     label: "Deal",
     fields: &[
-        RuleField { name: "title", label: "Title", kind: RuleFieldKind::Text },
-        RuleField { name: "status", label: "Status", kind: RuleFieldKind::Text },
-        RuleField { name: "valueAmount", label: "Value", kind: RuleFieldKind::Number },
-        RuleField { name: "valueCurrency", label: "Currency", kind: RuleFieldKind::Text },
-        RuleField { name: "probability", label: "Probability", kind: RuleFieldKind::Number },
-        RuleField { name: "pipelineId", label: "Pipeline", kind: RuleFieldKind::Uuid },
-        RuleField { name: "pipelineStageId", label: "Stage", kind: RuleFieldKind::Uuid },
-        RuleField { name: "ownerUserId", label: "Owner", kind: RuleFieldKind::Uuid },
-        RuleField { name: "expectedCloseAt", label: "Expected close", kind: RuleFieldKind::Date },
+        RuleField {
+            name: "title",
+            label: "Title",
+            kind: RuleFieldKind::Text,
+        },
+        RuleField {
+            name: "status",
+            label: "Status",
+            kind: RuleFieldKind::Text,
+        },
+        RuleField {
+            name: "valueAmount",
+            label: "Value",
+            kind: RuleFieldKind::Number,
+        },
+        RuleField {
+            name: "valueCurrency",
+            label: "Currency",
+            kind: RuleFieldKind::Text,
+        },
+        RuleField {
+            name: "probability",
+            label: "Probability",
+            kind: RuleFieldKind::Number,
+        },
+        RuleField {
+            name: "pipelineId",
+            label: "Pipeline",
+            kind: RuleFieldKind::Uuid,
+        },
+        RuleField {
+            name: "pipelineStageId",
+            label: "Stage",
+            kind: RuleFieldKind::Uuid,
+        },
+        RuleField {
+            name: "ownerUserId",
+            label: "Owner",
+            kind: RuleFieldKind::Uuid,
+        },
+        RuleField {
+            name: "expectedCloseAt",
+            label: "Expected close",
+            kind: RuleFieldKind::Date,
+        },
     ],
     events: EVENTS,
     features: &[DEALS_VIEW],

@@ -19,7 +19,11 @@ pub const CREATE: &str = "customers.pipelines.create";
 pub const UPDATE: &str = "customers.pipelines.update";
 pub const DELETE: &str = "customers.pipelines.delete";
 
-fn pipeline_entry(label: &str, before: Option<&PipelineState>, after: Option<&PipelineState>) -> LogEntry {
+fn pipeline_entry(
+    label: &str,
+    before: Option<&PipelineState>,
+    after: Option<&PipelineState>,
+) -> LogEntry {
     let Some(any) = after.or(before) else {
         return LogEntry::default();
     };
@@ -57,7 +61,10 @@ impl Command for WritePipeline {
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
         Box::pin(async move {
             let written = write(conn, self.before.as_ref(), self.after.as_ref()).await?;
-            Ok(((), pipeline_entry(self.label, self.before.as_ref(), written.as_ref())))
+            Ok((
+                (),
+                pipeline_entry(self.label, self.before.as_ref(), written.as_ref()),
+            ))
         })
     }
 }

@@ -65,7 +65,10 @@ impl Command for WriteStage {
                 }
                 (None, None) => None,
             };
-            Ok(((), stage_entry(self.label, self.before.as_ref(), written.as_ref())))
+            Ok((
+                (),
+                stage_entry(self.label, self.before.as_ref(), written.as_ref()),
+            ))
         })
     }
 }
@@ -89,7 +92,10 @@ pub fn may_write(ctx: &AuthContext, state: &StageState) -> Result<(), AppError> 
 }
 
 /// A stage's pipeline must be of the same tenant and organization.
-pub async fn check_pipeline(conn: &mut AsyncPgConnection, state: &StageState) -> Result<(), AppError> {
+pub async fn check_pipeline(
+    conn: &mut AsyncPgConnection,
+    state: &StageState,
+) -> Result<(), AppError> {
     match pipelines::find(conn, state.tenant_id, state.pipeline_id).await? {
         Some(p) if p.organization_id == state.organization_id => Ok(()),
         _ => Err(CustomersError::PipelineNotFound.into()),
@@ -125,7 +131,10 @@ impl Tracked for StageState {
     }
 
     fn parent(&self) -> Option<(&'static str, String)> {
-        Some((crate::commands::pipelines::PIPELINE_KIND, self.pipeline_id.to_string()))
+        Some((
+            crate::commands::pipelines::PIPELINE_KIND,
+            self.pipeline_id.to_string(),
+        ))
     }
 
     async fn authorize(

@@ -113,27 +113,62 @@ fn after_key(query: Boxed, sort: DealSort, dir: SortDir, key: &DealKey) -> Resul
     let query = match sort {
         DealSort::CreatedAt | DealSort::UpdatedAt => {
             let at = from_micros(raw).ok_or_else(bad_cursor)?;
-            query.filter(sql::<Bool>(&head).bind::<Timestamptz, _>(at).sql(", ").bind::<diesel::sql_types::Uuid, _>(id).sql(")"))
+            query.filter(
+                sql::<Bool>(&head)
+                    .bind::<Timestamptz, _>(at)
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(id)
+                    .sql(")"),
+            )
         }
         DealSort::ExpectedCloseAt => {
             if raw == "none" {
-                let head = format!("({}, customer_deals.id) {op} ({NO_CLOSE_DATE}, ", sort_expr(sort));
-                query.filter(sql::<Bool>(&head).bind::<diesel::sql_types::Uuid, _>(id).sql(")"))
+                let head = format!(
+                    "({}, customer_deals.id) {op} ({NO_CLOSE_DATE}, ",
+                    sort_expr(sort)
+                );
+                query.filter(
+                    sql::<Bool>(&head)
+                        .bind::<diesel::sql_types::Uuid, _>(id)
+                        .sql(")"),
+                )
             } else {
                 let at = from_micros(raw).ok_or_else(bad_cursor)?;
-                query.filter(sql::<Bool>(&head).bind::<Timestamptz, _>(at).sql(", ").bind::<diesel::sql_types::Uuid, _>(id).sql(")"))
+                query.filter(
+                    sql::<Bool>(&head)
+                        .bind::<Timestamptz, _>(at)
+                        .sql(", ")
+                        .bind::<diesel::sql_types::Uuid, _>(id)
+                        .sql(")"),
+                )
             }
         }
         DealSort::Title => query.filter(
-            sql::<Bool>(&head).bind::<Text, _>(raw.to_string()).sql(", ").bind::<diesel::sql_types::Uuid, _>(id).sql(")"),
+            sql::<Bool>(&head)
+                .bind::<Text, _>(raw.to_string())
+                .sql(", ")
+                .bind::<diesel::sql_types::Uuid, _>(id)
+                .sql(")"),
         ),
         DealSort::Value => {
             let value: Money = raw.parse().map_err(|_| bad_cursor())?;
-            query.filter(sql::<Bool>(&head).bind::<Numeric, _>(value).sql(", ").bind::<diesel::sql_types::Uuid, _>(id).sql(")"))
+            query.filter(
+                sql::<Bool>(&head)
+                    .bind::<Numeric, _>(value)
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(id)
+                    .sql(")"),
+            )
         }
         DealSort::Probability => {
             let value: i32 = raw.parse().map_err(|_| bad_cursor())?;
-            query.filter(sql::<Bool>(&head).bind::<Int4, _>(value).sql(", ").bind::<diesel::sql_types::Uuid, _>(id).sql(")"))
+            query.filter(
+                sql::<Bool>(&head)
+                    .bind::<Int4, _>(value)
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(id)
+                    .sql(")"),
+            )
         }
     };
     Ok(query)
@@ -169,7 +204,8 @@ fn filtered(scope: &ListScope<'_>, q: &DealListQuery, pattern: Option<&str>) -> 
         query = query.filter(customer_deals::value_amount.le(max));
     }
     if let Some(currency) = &q.value_currency {
-        query = query.filter(customer_deals::value_currency.eq(currency.trim().to_ascii_uppercase()));
+        query =
+            query.filter(customer_deals::value_currency.eq(currency.trim().to_ascii_uppercase()));
     }
     if let Some(from) = q.expected_close_at_from {
         query = query.filter(customer_deals::expected_close_at.ge(from.0));
@@ -226,7 +262,10 @@ pub async fn list(
     let rows: Vec<(DealRow, i64)> = Cached(
         customer_deals::table
             .filter(in_page(customer_deals::id, window))
-            .select((DealRow::as_select(), req.count(keyed()?.select(customer_deals::id))))
+            .select((
+                DealRow::as_select(),
+                req.count(keyed()?.select(customer_deals::id)),
+            ))
             .order(sql::<Bool>(&order)),
     )
     .load(conn)

@@ -241,7 +241,9 @@ pub async fn detail(
         .ok_or(CustomersError::DealNotFound)?;
     let (pipeline_name, pipeline_stages) = match row.pipeline_id {
         Some(pipeline) => {
-            let name = pipelines::find(conn, tenant, pipeline).await?.map(|p| p.name);
+            let name = pipelines::find(conn, tenant, pipeline)
+                .await?
+                .map(|p| p.name);
             let list = stages::list(conn, tenant, visible(ctx), Some(pipeline)).await?;
             let stages = list
                 .into_iter()

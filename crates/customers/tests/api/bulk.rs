@@ -23,9 +23,16 @@ const STAGE: &str = "/api/customers/deals/bulk-update-stage";
 /// Seeds `n` demo deals in the root organization; the demo stage ids.
 async fn seeded(db: &stoa_core::db::Db, acme: &Tenant, n: i64) -> Vec<Uuid> {
     let mut conn = db.conn().await.unwrap();
-    stoa_customers::seed::demo(&mut conn, acme.tenant_id, acme.organization_id, &[acme.admin], n, |_| {})
-        .await
-        .unwrap();
+    stoa_customers::seed::demo(
+        &mut conn,
+        acme.tenant_id,
+        acme.organization_id,
+        &[acme.admin],
+        n,
+        |_| {},
+    )
+    .await
+    .unwrap();
     stoa_customers::seed::demo_pipeline(&mut conn, acme.tenant_id, acme.organization_id)
         .await
         .unwrap()
@@ -41,13 +48,15 @@ struct IdRow {
 async fn deal_ids(db: &stoa_core::db::Db, tenant: Uuid) -> Vec<Uuid> {
     use diesel_async::RunQueryDsl;
     let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(format!("SELECT id FROM customer_deals WHERE tenant_id = '{tenant}' ORDER BY title"))
-        .load::<IdRow>(&mut *conn)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.id)
-        .collect()
+    diesel::sql_query(format!(
+        "SELECT id FROM customer_deals WHERE tenant_id = '{tenant}' ORDER BY title"
+    ))
+    .load::<IdRow>(&mut *conn)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|r| r.id)
+    .collect()
 }
 
 #[derive(diesel::QueryableByName)]
@@ -74,7 +83,12 @@ fn failed_ids(job: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| (f["id"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string()))
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -85,7 +99,12 @@ async fn the_owner_job_reassigns_lists_failures_and_each_deal_undoes_alone() {
     let globex = seed(&app.db, "Globex", "globex.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let a = deal(&app, &admin, json!({"title": "A"})).await;
-    let b = deal(&app, &admin, json!({"title": "B", "ownerUserId": acme.admin})).await;
+    let b = deal(
+        &app,
+        &admin,
+        json!({"title": "B", "ownerUserId": acme.admin}),
+    )
+    .await;
     let c = deal(&app, &admin, json!({"title": "C"})).await;
     let globex_admin = token_for(&app.db, globex.admin).await;
     let foreign = deal(&app, &globex_admin, json!({"title": "Globex's"})).await;
@@ -101,7 +120,10 @@ async fn the_owner_job_reassigns_lists_failures_and_each_deal_undoes_alone() {
     assert_eq!(res.status, 201, "{}", res.text());
     let body = res.json();
     assert_eq!(body["ok"], true);
-    assert_eq!(body["message"], "Bulk owner update started (5 deals).", "duplicates dropped");
+    assert_eq!(
+        body["message"], "Bulk owner update started (5 deals).",
+        "duplicates dropped"
+    );
     let progress = body["progressJobId"].clone();
     let pending = job(&app, &admin, &progress).await;
     assert_eq!(pending["status"], "pending");
@@ -115,11 +137,20 @@ async fn the_owner_job_reassigns_lists_failures_and_each_deal_undoes_alone() {
     assert_eq!(done["resultSummary"]["affectedCount"], 3);
     assert_eq!(done["resultSummary"]["failedCount"], 2);
     let failed = failed_ids(&done);
-    assert!(failed.contains(&(foreign.to_string(), "Deal not found".into())), "{failed:?}");
-    assert!(failed.contains(&(missing.to_string(), "Deal not found".into())), "{failed:?}");
+    assert!(
+        failed.contains(&(foreign.to_string(), "Deal not found".into())),
+        "{failed:?}"
+    );
+    assert!(
+        failed.contains(&(missing.to_string(), "Deal not found".into())),
+        "{failed:?}"
+    );
 
     for id in [a, b, c] {
-        assert_eq!(read(&app, &admin, id).await.unwrap()["ownerUserId"], acme.employee.to_string());
+        assert_eq!(
+            read(&app, &admin, id).await.unwrap()["ownerUserId"],
+            acme.employee.to_string()
+        );
     }
     assert!(read(&app, &globex_admin, foreign).await.unwrap()["ownerUserId"].is_null());
     let entries = count(
@@ -130,8 +161,10 @@ async fn the_owner_job_reassigns_lists_failures_and_each_deal_undoes_alone() {
     .await;
     assert_eq!(entries, 3, "one entry per changed deal, naming the creator");
     assert_eq!(
-        stoa_testkit::outbox_events_named(&app.db, "customers.deal.updated").await.len(),
-        3 + 0,
+        stoa_testkit::outbox_events_named(&app.db, "customers.deal.updated")
+            .await
+            .len(),
+        3,
         "one updated event per changed deal"
     );
 
@@ -139,11 +172,23 @@ async fn the_owner_job_reassigns_lists_failures_and_each_deal_undoes_alone() {
     let token = entry_token(&app.db, "customers.deals.bulk_update_owner", b).await;
     let res = undo(&app, &admin, &token).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(read(&app, &admin, b).await.unwrap()["ownerUserId"], acme.admin.to_string());
-    assert_eq!(read(&app, &admin, a).await.unwrap()["ownerUserId"], acme.employee.to_string());
+    assert_eq!(
+        read(&app, &admin, b).await.unwrap()["ownerUserId"],
+        acme.admin.to_string()
+    );
+    assert_eq!(
+        read(&app, &admin, a).await.unwrap()["ownerUserId"],
+        acme.employee.to_string()
+    );
 
     // `null` clears owners.
-    let res = app.send(post_json(OWNER, &admin, json!({"ids": [a], "ownerUserId": null}))).await;
+    let res = app
+        .send(post_json(
+            OWNER,
+            &admin,
+            json!({"ids": [a], "ownerUserId": null}),
+        ))
+        .await;
     assert_eq!(res.status, 201, "{}", res.text());
     assert!(workers(&app.db, None).run_one().await.unwrap());
     assert!(read(&app, &admin, a).await.unwrap()["ownerUserId"].is_null());
@@ -163,15 +208,25 @@ async fn the_stage_job_moves_units_of_deals_with_progress_by_deals() {
     )
     .await;
     let res = app
-        .send(post_json(STAGE, &admin, json!({"ids": ids, "pipelineStageId": won})))
+        .send(post_json(
+            STAGE,
+            &admin,
+            json!({"ids": ids, "pipelineStageId": won}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
-    assert_eq!(res.json()["message"], "Bulk stage update started (1200 deals).");
+    assert_eq!(
+        res.json()["message"],
+        "Bulk stage update started (1200 deals)."
+    );
     let progress = res.json()["progressJobId"].clone();
     assert!(workers(&app.db, None).run_one().await.unwrap());
     let done = job(&app, &admin, &progress).await;
     assert_eq!(done["status"], "completed", "{done}");
-    assert_eq!((&done["processedCount"], &done["progressPercent"]), (&json!(1200), &json!(100)));
+    assert_eq!(
+        (&done["processedCount"], &done["progressPercent"]),
+        (&json!(1200), &json!(100))
+    );
     assert_eq!(done["resultSummary"]["affectedCount"], 1200);
     assert_eq!(done["resultSummary"]["failedCount"], 0);
     assert_eq!(
@@ -188,7 +243,9 @@ async fn the_stage_job_moves_units_of_deals_with_progress_by_deals() {
         (1200 + UNIT_SIZE as i64 - 1) / UNIT_SIZE as i64
     );
     assert_eq!(
-        stoa_testkit::outbox_events_named(&app.db, "customers.deal.stage_changed").await.len() as i64,
+        stoa_testkit::outbox_events_named(&app.db, "customers.deal.stage_changed")
+            .await
+            .len() as i64,
         1200 - already
     );
 }
@@ -231,11 +288,20 @@ async fn a_guard_refuses_some_deals_which_stay_as_they_were() {
     let ids = deal_ids(&app.db, acme.tenant_id).await;
     let lost = stages[5];
     let res = app
-        .send(post_json(STAGE, &admin, json!({"ids": ids, "pipelineStageId": lost})))
+        .send(post_json(
+            STAGE,
+            &admin,
+            json!({"ids": ids, "pipelineStageId": lost}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let progress = res.json()["progressJobId"].clone();
-    assert!(workers(&app.db, Some(Arc::new(NoThrees))).run_one().await.unwrap());
+    assert!(
+        workers(&app.db, Some(Arc::new(NoThrees)))
+            .run_one()
+            .await
+            .unwrap()
+    );
     let done = job(&app, &admin, &progress).await;
     assert_eq!(done["status"], "completed", "{done}");
     // Titles Deal 0000003, ...13, ...23, ...33 end in 3; deal 0000023
@@ -248,7 +314,10 @@ async fn a_guard_refuses_some_deals_which_stay_as_they_were() {
     assert_eq!(threes, 3, "the refused deals keep their stage");
     assert_eq!(done["resultSummary"]["failedCount"], 3);
     for (_, message) in failed_ids(&done) {
-        assert!(message.contains("test.no_threes") && message.contains("threes stay put"), "{message}");
+        assert!(
+            message.contains("test.no_threes") && message.contains("threes stay put"),
+            "{message}"
+        );
     }
     assert_eq!(
         count(&app.db, &format!("SELECT count(*) AS n FROM customer_deals WHERE title NOT LIKE '%3' AND pipeline_stage_id <> '{lost}'")).await,
@@ -276,7 +345,11 @@ async fn a_worker_killed_mid_job_leaves_whole_units_and_the_job_completes_once()
     )
     .await;
     let res = app
-        .send(post_json(STAGE, &admin, json!({"ids": ids, "pipelineStageId": target})))
+        .send(post_json(
+            STAGE,
+            &admin,
+            json!({"ids": ids, "pipelineStageId": target}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let progress = res.json()["progressJobId"].clone();
@@ -306,8 +379,14 @@ async fn a_worker_killed_mid_job_leaves_whole_units_and_the_job_completes_once()
                         .await
                         .unwrap()
                         .unwrap();
-                    let report: UnitReport =
-                        run_unit(conn, &creator, users().as_ref(), Change::Stage(target), first).await?;
+                    let report: UnitReport = run_unit(
+                        conn,
+                        &creator,
+                        users().as_ref(),
+                        Change::Stage(target),
+                        first,
+                    )
+                    .await?;
                     Ok(report)
                 })
             }),
@@ -318,7 +397,10 @@ async fn a_worker_killed_mid_job_leaves_whole_units_and_the_job_completes_once()
     drop(ctx);
     drop(crashed);
     let halfway = job(&app, &admin, &progress).await;
-    assert_eq!(halfway["processedCount"], UNIT_SIZE, "progress by deals: {halfway}");
+    assert_eq!(
+        halfway["processedCount"], UNIT_SIZE,
+        "progress by deals: {halfway}"
+    );
     assert_ne!(halfway["status"], "completed");
 
     // Its lease lapses; another worker takes the job over and skips unit 0.
@@ -330,7 +412,13 @@ async fn a_worker_killed_mid_job_leaves_whole_units_and_the_job_completes_once()
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["processedCount"], 1_300);
     assert_eq!(
-        count(&app.db, &format!("SELECT count(*) AS n FROM customer_deals WHERE pipeline_stage_id = '{target}'")).await,
+        count(
+            &app.db,
+            &format!(
+                "SELECT count(*) AS n FROM customer_deals WHERE pipeline_stage_id = '{target}'"
+            )
+        )
+        .await,
         1_300
     );
     assert_eq!(
@@ -338,7 +426,10 @@ async fn a_worker_killed_mid_job_leaves_whole_units_and_the_job_completes_once()
         1_300 - already,
         "each deal changed and logged exactly once"
     );
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM job_units").await, 3);
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM job_units").await,
+        3
+    );
     assert!(!rescuer.run_one().await.unwrap(), "nothing left to run");
 }
 
@@ -361,16 +452,26 @@ async fn an_admin_limited_to_some_organizations_moves_only_their_deals() {
     let root_deal = deal(&app, &admin, json!({"title": "Root"})).await;
     let north_deal = deal(&app, &limited, json!({"title": "North"})).await;
     let res = app
-        .send(post_json(OWNER, &limited, json!({"ids": [root_deal, north_deal], "ownerUserId": acme.employee})))
+        .send(post_json(
+            OWNER,
+            &limited,
+            json!({"ids": [root_deal, north_deal], "ownerUserId": acme.employee}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let progress = res.json()["progressJobId"].clone();
     assert!(workers(&app.db, None).run_one().await.unwrap());
     let done = job(&app, &limited, &progress).await;
     assert_eq!(done["status"], "completed", "{done}");
-    assert_eq!(failed_ids(&done), vec![(root_deal.to_string(), "Deal not found".to_string())]);
+    assert_eq!(
+        failed_ids(&done),
+        vec![(root_deal.to_string(), "Deal not found".to_string())]
+    );
     assert!(read(&app, &admin, root_deal).await.unwrap()["ownerUserId"].is_null());
-    assert_eq!(read(&app, &admin, north_deal).await.unwrap()["ownerUserId"], acme.employee.to_string());
+    assert_eq!(
+        read(&app, &admin, north_deal).await.unwrap()["ownerUserId"],
+        acme.employee.to_string()
+    );
 }
 
 #[actix_web::test]
@@ -378,11 +479,23 @@ async fn the_creator_demoted_before_the_job_runs_changes_nothing() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
-    let seller = user_with_features(&app.db, &acme, "seller@acme.com", &["customers.*", "progress.view"], None, None).await;
+    let seller = user_with_features(
+        &app.db,
+        &acme,
+        "seller@acme.com",
+        &["customers.*", "progress.view"],
+        None,
+        None,
+    )
+    .await;
     let token = token_for(&app.db, seller).await;
     let id = deal(&app, &admin, json!({"title": "Kept"})).await;
     let res = app
-        .send(post_json(OWNER, &token, json!({"ids": [id], "ownerUserId": acme.employee})))
+        .send(post_json(
+            OWNER,
+            &token,
+            json!({"ids": [id], "ownerUserId": acme.employee}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let progress = res.json()["progressJobId"].clone();
@@ -419,13 +532,33 @@ async fn bad_bulk_requests_are_refused_up_front_and_queue_nothing() {
         (OWNER, json!({"ids": too_many, "ownerUserId": null}), None),
         (OWNER, json!({"ids": [id]}), None),
         (OWNER, json!({"ids": [id], "ownerUserId": "nope"}), None),
-        (OWNER, json!({"ids": [id], "ownerUserId": Uuid::new_v4()}), Some("Owner not found in this tenant")),
-        (OWNER, json!({"ids": [id], "ownerUserId": globex.admin}), Some("Owner not found in this tenant")),
+        (
+            OWNER,
+            json!({"ids": [id], "ownerUserId": Uuid::new_v4()}),
+            Some("Owner not found in this tenant"),
+        ),
+        (
+            OWNER,
+            json!({"ids": [id], "ownerUserId": globex.admin}),
+            Some("Owner not found in this tenant"),
+        ),
         (STAGE, json!({"ids": [], "pipelineStageId": lead}), None),
-        (STAGE, json!({"ids": ["nope"], "pipelineStageId": lead}), None),
+        (
+            STAGE,
+            json!({"ids": ["nope"], "pipelineStageId": lead}),
+            None,
+        ),
         (STAGE, json!({"ids": [id], "pipelineStageId": "nope"}), None),
-        (STAGE, json!({"ids": [id], "pipelineStageId": Uuid::new_v4()}), Some("Pipeline stage not found")),
-        (STAGE, json!({"ids": [id], "pipelineStageId": globex_stage}), Some("Pipeline stage not found")),
+        (
+            STAGE,
+            json!({"ids": [id], "pipelineStageId": Uuid::new_v4()}),
+            Some("Pipeline stage not found"),
+        ),
+        (
+            STAGE,
+            json!({"ids": [id], "pipelineStageId": globex_stage}),
+            Some("Pipeline stage not found"),
+        ),
     ];
     for (path, body, message) in cases {
         let res = app.send(post_json(path, &admin, body.clone())).await;
@@ -437,13 +570,39 @@ async fn bad_bulk_requests_are_refused_up_front_and_queue_nothing() {
             assert!(got["progressJobId"].is_null());
         }
     }
-    let viewer = user_with_features(&app.db, &acme, "viewer@acme.com", &["customers.deals.view"], None, None).await;
+    let viewer = user_with_features(
+        &app.db,
+        &acme,
+        "viewer@acme.com",
+        &["customers.deals.view"],
+        None,
+        None,
+    )
+    .await;
     let viewer = token_for(&app.db, viewer).await;
-    let res = app.send(post_json(OWNER, &viewer, json!({"ids": [id], "ownerUserId": null}))).await;
+    let res = app
+        .send(post_json(
+            OWNER,
+            &viewer,
+            json!({"ids": [id], "ownerUserId": null}),
+        ))
+        .await;
     assert_eq!(res.status, 403);
     assert_eq!(res.json()["ok"], false);
-    let res = app.send(post_json(STAGE, &viewer, json!({"ids": [id], "pipelineStageId": lead}))).await;
+    let res = app
+        .send(post_json(
+            STAGE,
+            &viewer,
+            json!({"ids": [id], "pipelineStageId": lead}),
+        ))
+        .await;
     assert_eq!(res.status, 403);
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM progress_jobs").await, 0);
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM job_queue").await, 0);
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM progress_jobs").await,
+        0
+    );
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM job_queue").await,
+        0
+    );
 }

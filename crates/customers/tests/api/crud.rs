@@ -51,13 +51,20 @@ async fn a_deal_is_created_read_updated_and_deleted_in_both_styles() {
     assert_eq!(res.json(), json!({"ok": true}));
     assert!(res.operation().unwrap().undo_token.is_some());
     let d = read(&app, &admin, id).await.unwrap();
-    assert_eq!((d["pipelineStage"].as_str(), d["status"].as_str()), (Some("Won"), Some("won")));
+    assert_eq!(
+        (d["pipelineStage"].as_str(), d["status"].as_str()),
+        (Some("Won"), Some("won"))
+    );
     assert!(d["probability"].is_null());
     assert_eq!(d["title"], "Big order", "absent fields keep");
 
     // The collection style: PUT {id, ...} and DELETE ?id=.
     let res = app
-        .send(put_json(DEALS, &admin, json!({"id": id, "title": "Renamed"})))
+        .send(put_json(
+            DEALS,
+            &admin,
+            json!({"id": id, "title": "Renamed"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(read(&app, &admin, id).await.unwrap()["title"], "Renamed");
@@ -65,7 +72,11 @@ async fn a_deal_is_created_read_updated_and_deleted_in_both_styles() {
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(read(&app, &admin, id).await, Err(404));
     assert_eq!(
-        count(&app.db, &format!("SELECT count(*) AS n FROM customer_deals WHERE id = '{id}'")).await,
+        count(
+            &app.db,
+            &format!("SELECT count(*) AS n FROM customer_deals WHERE id = '{id}'")
+        )
+        .await,
         0,
         "deleted for good"
     );
@@ -74,7 +85,12 @@ async fn a_deal_is_created_read_updated_and_deleted_in_both_styles() {
     let other = deal(&app, &admin, json!({"title": "Second"})).await;
     let res = app.send(delete(&format!("{DEALS}/{other}"), &admin)).await;
     assert_eq!(res.status, 200);
-    assert_eq!(app.send(delete(&format!("{DEALS}/{other}"), &admin)).await.status, 404);
+    assert_eq!(
+        app.send(delete(&format!("{DEALS}/{other}"), &admin))
+            .await
+            .status,
+        404
+    );
 }
 
 #[actix_web::test]
@@ -88,14 +104,35 @@ async fn bad_input_is_a_clear_400_and_changes_nothing() {
     let lead = stage(&app, &admin, sales, "Lead").await;
     let cases = [
         (json!({"title": ""}), "title"),
-        (json!({"title": "x", "valueAmount": "12.345678", "valueCurrency": "EUR"}), "valueAmount"),
-        (json!({"title": "x", "valueAmount": "abc", "valueCurrency": "EUR"}), "valueAmount"),
-        (json!({"title": "x", "valueAmount": "-5", "valueCurrency": "EUR"}), "valueAmount"),
-        (json!({"title": "x", "valueCurrency": "euro"}), "valueCurrency"),
+        (
+            json!({"title": "x", "valueAmount": "12.345678", "valueCurrency": "EUR"}),
+            "valueAmount",
+        ),
+        (
+            json!({"title": "x", "valueAmount": "abc", "valueCurrency": "EUR"}),
+            "valueAmount",
+        ),
+        (
+            json!({"title": "x", "valueAmount": "-5", "valueCurrency": "EUR"}),
+            "valueAmount",
+        ),
+        (
+            json!({"title": "x", "valueCurrency": "euro"}),
+            "valueCurrency",
+        ),
         (json!({"title": "x", "probability": 101}), "probability"),
-        (json!({"title": "x", "closureOutcome": "maybe"}), "closureOutcome"),
-        (json!({"title": "x", "expectedCloseAt": "soon"}), "expectedCloseAt"),
-        (json!({"title": "x", "pipelineStageId": "not-a-uuid"}), "pipelineStageId"),
+        (
+            json!({"title": "x", "closureOutcome": "maybe"}),
+            "closureOutcome",
+        ),
+        (
+            json!({"title": "x", "expectedCloseAt": "soon"}),
+            "expectedCloseAt",
+        ),
+        (
+            json!({"title": "x", "pipelineStageId": "not-a-uuid"}),
+            "pipelineStageId",
+        ),
     ];
     for (body, field) in cases {
         let res = app.send(post_json(DEALS, &admin, body.clone())).await;
@@ -104,29 +141,56 @@ async fn bad_input_is_a_clear_400_and_changes_nothing() {
         assert!(text.contains(field), "{body}: names {field}: {text}");
     }
     let refused = [
-        (json!({"title": "x", "valueAmount": "10"}), "valueCurrency is required with valueAmount"),
-        (json!({"title": "x", "pipelineStageId": uuid::Uuid::new_v4()}), "Pipeline stage not found"),
+        (
+            json!({"title": "x", "valueAmount": "10"}),
+            "valueCurrency is required with valueAmount",
+        ),
+        (
+            json!({"title": "x", "pipelineStageId": uuid::Uuid::new_v4()}),
+            "Pipeline stage not found",
+        ),
         (
             json!({"title": "x", "pipelineStageId": lead, "pipelineId": other}),
             "Pipeline stage does not belong to the selected pipeline",
         ),
-        (json!({"title": "x", "ownerUserId": globex.admin}), "Owner not found in this tenant"),
-        (json!({"title": "x", "ownerUserId": uuid::Uuid::new_v4()}), "Owner not found in this tenant"),
+        (
+            json!({"title": "x", "ownerUserId": globex.admin}),
+            "Owner not found in this tenant",
+        ),
+        (
+            json!({"title": "x", "ownerUserId": uuid::Uuid::new_v4()}),
+            "Owner not found in this tenant",
+        ),
     ];
     for (body, message) in refused {
         let res = app.send(post_json(DEALS, &admin, body.clone())).await;
         assert_eq!(res.status, 400, "{body}: {}", res.text());
         assert_eq!(res.json()["error"], message, "{body}");
     }
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM customer_deals").await, 0);
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM customer_deals").await,
+        0
+    );
 
     // Ids: malformed in the path, missing in the collection form.
     let id = deal(&app, &admin, json!({"title": "Kept"})).await;
-    assert_eq!(app.send(get(&format!("{DEALS}/nope"), &admin)).await.status, 400);
+    assert_eq!(
+        app.send(get(&format!("{DEALS}/nope"), &admin)).await.status,
+        400
+    );
     assert_eq!(app.send(delete(DEALS, &admin)).await.status, 400);
-    assert_eq!(app.send(put_json(DEALS, &admin, json!({"title": "y"}))).await.status, 400);
+    assert_eq!(
+        app.send(put_json(DEALS, &admin, json!({"title": "y"})))
+            .await
+            .status,
+        400
+    );
     let res = app
-        .send(put_json(&format!("{DEALS}/{id}"), &admin, json!({"valueAmount": "1e99"})))
+        .send(put_json(
+            &format!("{DEALS}/{id}"),
+            &admin,
+            json!({"valueAmount": "1e99"}),
+        ))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
     assert_eq!(read(&app, &admin, id).await.unwrap()["title"], "Kept");
@@ -170,13 +234,26 @@ async fn callers_without_the_feature_or_a_token_are_refused() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let id = deal(&app, &admin, json!({"title": "Guarded"})).await;
-    let viewer = user_with_features(&app.db, &acme, "viewer@acme.com", &["customers.deals.view"], None, None).await;
+    let viewer = user_with_features(
+        &app.db,
+        &acme,
+        "viewer@acme.com",
+        &["customers.deals.view"],
+        None,
+        None,
+    )
+    .await;
     let viewer = token_for(&app.db, viewer).await;
     let nobody = user_with_features(&app.db, &acme, "nobody@acme.com", &[], None, None).await;
     let nobody = token_for(&app.db, nobody).await;
 
     assert_eq!(app.send(get(DEALS, &viewer)).await.status, 200);
-    assert_eq!(app.send(get(&format!("{DEALS}/{id}"), &viewer)).await.status, 200);
+    assert_eq!(
+        app.send(get(&format!("{DEALS}/{id}"), &viewer))
+            .await
+            .status,
+        200
+    );
     for req in [
         post_json(DEALS, &viewer, json!({"title": "x"})),
         put_json(&format!("{DEALS}/{id}"), &viewer, json!({"title": "x"})),
@@ -188,7 +265,12 @@ async fn callers_without_the_feature_or_a_token_are_refused() {
         assert_eq!(app.send(req).await.status, 403);
     }
     assert_eq!(app.send(get(DEALS, &nobody)).await.status, 403);
-    assert_eq!(app.send(get(&format!("{DEALS}/{id}"), &nobody)).await.status, 403);
+    assert_eq!(
+        app.send(get(&format!("{DEALS}/{id}"), &nobody))
+            .await
+            .status,
+        403
+    );
     assert_eq!(app.get(DEALS).await.status, 401);
     assert_eq!(read(&app, &admin, id).await.unwrap()["title"], "Guarded");
 }

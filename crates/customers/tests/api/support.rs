@@ -80,7 +80,12 @@ pub async fn pipeline<S: AppService>(app: &TestApp<S>, token: &str, name: &str) 
 }
 
 /// Creates a stage of `pipeline` (201 expected).
-pub async fn stage<S: AppService>(app: &TestApp<S>, token: &str, pipeline: Uuid, label: &str) -> Uuid {
+pub async fn stage<S: AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    pipeline: Uuid,
+    label: &str,
+) -> Uuid {
     let res = app
         .send(post_json(
             STAGES,
@@ -150,7 +155,9 @@ pub fn config() -> WorkerConfig {
 /// The progress record of a job.
 pub async fn job<S: AppService>(app: &TestApp<S>, token: &str, id: &Value) -> Value {
     let id = id.as_str().expect("a progress job id");
-    let res = app.send(get(&format!("/api/progress/jobs/{id}"), token)).await;
+    let res = app
+        .send(get(&format!("/api/progress/jobs/{id}"), token))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
     res.json()
 }

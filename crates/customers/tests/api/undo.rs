@@ -10,16 +10,27 @@ async fn creates_updates_and_deletes_are_undone() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
 
-    let res = app.send(post_json(DEALS, &admin, json!({"title": "Undo me"}))).await;
+    let res = app
+        .send(post_json(DEALS, &admin, json!({"title": "Undo me"})))
+        .await;
     assert_eq!(res.status, 201);
     let created = id_of(&res.json());
     let res = undo(&app, &admin, &undo_token(&res)).await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(read(&app, &admin, created).await, Err(404));
 
-    let id = deal(&app, &admin, json!({"title": "Before", "ownerUserId": acme.employee})).await;
+    let id = deal(
+        &app,
+        &admin,
+        json!({"title": "Before", "ownerUserId": acme.employee}),
+    )
+    .await;
     let res = app
-        .send(put_json(&format!("{DEALS}/{id}"), &admin, json!({"title": "After", "ownerUserId": null})))
+        .send(put_json(
+            &format!("{DEALS}/{id}"),
+            &admin,
+            json!({"title": "After", "ownerUserId": null}),
+        ))
         .await;
     assert_eq!(res.status, 200);
     let res = undo(&app, &admin, &undo_token(&res)).await;
@@ -32,7 +43,11 @@ async fn creates_updates_and_deletes_are_undone() {
     assert_eq!(res.status, 200);
     let res = undo(&app, &admin, &undo_token(&res)).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(read(&app, &admin, id).await.unwrap()["title"], "Before", "back with its id");
+    assert_eq!(
+        read(&app, &admin, id).await.unwrap()["title"],
+        "Before",
+        "back with its id"
+    );
 }
 
 #[actix_web::test]
@@ -52,7 +67,11 @@ async fn a_demoted_caller_cannot_replay_an_old_entry() {
     let token = token_for(&app.db, seller).await;
     let id = deal(&app, &admin, json!({"title": "Original"})).await;
     let res = app
-        .send(put_json(&format!("{DEALS}/{id}"), &token, json!({"title": "Seller's"})))
+        .send(put_json(
+            &format!("{DEALS}/{id}"),
+            &token,
+            json!({"title": "Seller's"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let entry = undo_token(&res);

@@ -148,7 +148,13 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         json!({"name": "Alpha layout"}),
     )
     .await;
-    let pipeline = created(app, t, "/api/customers/pipelines", json!({"name": "Alpha sales"})).await;
+    let pipeline = created(
+        app,
+        t,
+        "/api/customers/pipelines",
+        json!({"name": "Alpha sales"}),
+    )
+    .await;
     let stage = created(
         app,
         t,

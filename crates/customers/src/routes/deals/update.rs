@@ -54,5 +54,13 @@ pub async fn update_deal(
     id: Path<Uuid>,
     body: Json<UpdateDeal>,
 ) -> AppResult<HttpResponse> {
-    update_deal_with(&req, &ctx, &db, users.as_ref(), id.into_inner(), body.into_inner()).await
+    update_deal_with(
+        &req,
+        &ctx,
+        &db,
+        users.as_ref(),
+        id.into_inner(),
+        body.into_inner(),
+    )
+    .await
 }

@@ -30,5 +30,7 @@ pub async fn list_pipelines(
 ) -> AppResult<web::Json<PipelineList>> {
     ctx.require(PIPELINES_VIEW)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(pipelines::list(&mut conn, &ctx, q.is_default).await?))
+    Ok(web::Json(
+        pipelines::list(&mut conn, &ctx, q.is_default).await?,
+    ))
 }

@@ -30,5 +30,7 @@ pub async fn list_stages(
 ) -> AppResult<web::Json<StageList>> {
     ctx.require(PIPELINES_VIEW)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(stages::list(&mut conn, &ctx, q.pipeline_id).await?))
+    Ok(web::Json(
+        stages::list(&mut conn, &ctx, q.pipeline_id).await?,
+    ))
 }
