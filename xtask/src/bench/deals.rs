@@ -61,7 +61,11 @@ fn stage(addr: SocketAddr, token: &str, label: &str) -> Result<String> {
 /// owner and a value range (about 1/12 of the deals match).
 pub(super) fn list_path(addr: SocketAddr, token: &str) -> Result<String> {
     let proposal = stage(addr, token, "Proposal")?;
-    let first = get_json(addr, &format!("/api/customers/deals?pipelineStageId={proposal}&pageSize=1"), token)?;
+    let first = get_json(
+        addr,
+        &format!("/api/customers/deals?pipelineStageId={proposal}&pageSize=1"),
+        token,
+    )?;
     let owner = first["items"][0]["owner_user_id"]
         .as_str()
         .ok_or_else(|| format!("no owner on the first deal: {first}"))?
@@ -84,13 +88,18 @@ pub(super) fn bulk_stage(server: &Server, token: &str) -> Result<Row> {
     let mut ids: Vec<String> = Vec::with_capacity(wanted);
     let mut cursor: Option<String> = None;
     while ids.len() < wanted {
-        let mut path = format!("/api/customers/deals?pipelineStageId={lead}&pageSize=100&includeTotal=false");
+        let mut path =
+            format!("/api/customers/deals?pipelineStageId={lead}&pageSize=100&includeTotal=false");
         if let Some(c) = &cursor {
             path.push_str(&format!("&cursor={c}"));
         }
         let page = get_json(addr, &path, token)?;
         let items = page["items"].as_array().cloned().unwrap_or_default();
-        ids.extend(items.iter().filter_map(|d| d["id"].as_str().map(String::from)));
+        ids.extend(
+            items
+                .iter()
+                .filter_map(|d| d["id"].as_str().map(String::from)),
+        );
         cursor = page["nextCursor"].as_str().map(String::from);
         if cursor.is_none() {
             break;
@@ -102,7 +111,11 @@ pub(super) fn bulk_stage(server: &Server, token: &str) -> Result<Row> {
     for chunk in ids.chunks(10_000) {
         let body = serde_json::json!({"ids": chunk, "pipelineStageId": qualified}).to_string();
         let req = with_bearer(
-            Request::post("/api/customers/deals/bulk-update-stage", "application/json", &body),
+            Request::post(
+                "/api/customers/deals/bulk-update-stage",
+                "application/json",
+                &body,
+            ),
             token,
         );
         let (status, answer) = load::once(addr, &req)?;
@@ -144,7 +157,10 @@ pub(super) fn bulk_stage(server: &Server, token: &str) -> Result<Row> {
     let took = started.elapsed();
     let (rss, peak) = server.memory_mib();
     let mut row = Row::note_only(
-        &format!("bulk stage update of {} deals (10 jobs of 10,000, API to last completion)", ids.len()),
+        &format!(
+            "bulk stage update of {} deals (10 jobs of 10,000, API to last completion)",
+            ids.len()
+        ),
         format!(
             "{:.1} s end to end ({:.0} deals/s; requests answered in {:.0} ms); {} distinct progress readings at 100 ms polls; {failed} failed; server RSS {rss:.1} MiB, peak {peak:.1} MiB",
             took.as_secs_f64(),

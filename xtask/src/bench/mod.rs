@@ -132,7 +132,11 @@ fn bench(
         ),
     ];
     // The bulk job first, so its peak RSS is its own.
-    if only.is_empty() || only.iter().any(|o| "bulk stage update".contains(o.as_str())) {
+    if only.is_empty()
+        || only
+            .iter()
+            .any(|o| "bulk stage update".contains(o.as_str()))
+    {
         let bulk = deals::bulk_stage(&server, &admin)?;
         println!("{}", bulk.describe());
         rows.push(bulk);
@@ -142,7 +146,10 @@ fn bench(
     let mut all = scenarios(&token, &admin, &key, &deep_cursor);
     all.push(scenarios::Scenario {
         name: "GET /api/customers/deals, stage + owner + value range over 1M deals, 4 connections",
-        requests: vec![scenarios::with_bearer(load::Request::get(&deal_list), &admin)],
+        requests: vec![scenarios::with_bearer(
+            load::Request::get(&deal_list),
+            &admin,
+        )],
         connections: Some(4),
     });
     for scenario in all {

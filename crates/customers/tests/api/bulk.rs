@@ -248,6 +248,18 @@ async fn the_stage_job_moves_units_of_deals_with_progress_by_deals() {
             .len() as i64,
         1200 - already
     );
+
+    // Undo of one item: `Deal 0000001` goes back to its stage (Qualified) alone.
+    let first = ids[0];
+    let token = entry_token(&app.db, "customers.deals.bulk_update_stage", first).await;
+    let res = undo(&app, &admin, &token).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let back = read(&app, &admin, first).await.unwrap();
+    assert_eq!(back["pipelineStageId"], stages[1].to_string());
+    assert_eq!(back["pipelineStage"], "Qualified");
+    let still =
+        format!("SELECT count(*) AS n FROM customer_deals WHERE pipeline_stage_id = '{won}'");
+    assert_eq!(count(&app.db, &still).await, 1199);
 }
 
 /// Refuses moving deals whose title ends in `3` (a business rule).
