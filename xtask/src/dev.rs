@@ -102,8 +102,8 @@ fn encryption_key() -> Result<Option<String>> {
 }
 
 /// Seeds the reference's demo tenant (Acme Corp, superadmin@acme.com,
-/// admin@acme.com and employee@acme.com, password `secret`) once, with a
-/// small demo data set (`stoa seed demo`: catalog products).
+/// admin@acme.com and employee@acme.com, password `secret`) once, and with
+/// it a small set of demo records (`stoa seed demo`: deals and products).
 fn seed_demo(stoa: &std::path::Path, url: &str) -> Result<()> {
     let (ok, out) = cmd::output(
         Command::new(stoa)
@@ -113,16 +113,17 @@ fn seed_demo(stoa: &std::path::Path, url: &str) -> Result<()> {
     )?;
     if ok {
         println!("xtask: seeded the demo tenant Acme Corp");
-        let (ok, out) = cmd::output(
+        // Demo records of the modules, once: only with a new demo tenant.
+        let (seeded, out) = cmd::output(
             Command::new(stoa)
-                .args(["seed", "demo", "--products", "200"])
+                .args(["seed", "demo", "--deals", "200", "--products", "200"])
                 .env("DATABASE_URL", url)
                 .env("STOA_LOG", "warn"),
         )?;
-        if !ok {
+        if !seeded {
             return Err(format!("stoa seed demo failed:\n{out}"));
         }
-        println!("xtask: seeded demo data {}", out.trim());
+        println!("xtask: seeded the demo records (200 deals, 200 products)");
     } else if out.contains("already exists") {
         println!("xtask: demo tenant already present");
     } else {

@@ -30,6 +30,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_api_keys::register(&mut registry)?;
     stoa_catalog::register(&mut registry)?;
     stoa_dashboards::register(&mut registry)?;
+    stoa_customers::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -44,6 +45,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_api_keys::operations::OPERATIONS,
         stoa_catalog::operations::OPERATIONS,
         stoa_dashboards::operations::OPERATIONS,
+        stoa_customers::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -61,6 +63,7 @@ pub fn commands() -> CommandRegistry {
         .chain(stoa_devices::handlers())
         .chain(stoa_catalog::handlers())
         .chain(stoa_dashboards::handlers())
+        .chain(stoa_customers::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
@@ -186,11 +189,12 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
                 accounts.clone(),
             )),
             Arc::new(stoa_api_keys::configure(
-                accounts,
+                accounts.clone(),
                 services.organizations.clone(),
             )),
             Arc::new(stoa_catalog::configure(services.organizations.clone())),
             Arc::new(stoa_dashboards::configure),
+            Arc::new(stoa_customers::configure(accounts)),
         ],
         api_keys,
         access,
@@ -230,10 +234,11 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
 /// Every job handler (modules append theirs, built from the module
 /// context). The workers that run them get the context too
 /// ([`workers`]), so a handler can act as its job's creator.
-pub fn job_handlers(_services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
     let mut handlers = stoa_progress::handlers();
     handlers.extend(stoa_audit_logs::retention::handlers());
     handlers.extend(stoa_catalog::job_handlers());
+    handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
     handlers
 }
 

@@ -132,9 +132,9 @@ enum Seed {
         #[arg(long, default_value_t = 200)]
         mutations: u32,
     },
-    /// Add demo records to the demo tenant (`stoa init --demo` first), each
-    /// module seeding its own tables in batches with a progress bar:
-    /// `--products N` catalog products.
+    /// Demo data in the demo tenant (`stoa init --demo` first), each module
+    /// seeding its own tables in batches with a progress bar. Every count is
+    /// optional: `--deals N` customer deals, `--products N` catalog products.
     Demo(bench::DemoCounts),
 }
 

@@ -77,3 +77,27 @@ pub async fn bench_users(
     }
     Ok(added)
 }
+
+#[derive(diesel::QueryableByName)]
+struct UserId {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+/// Up to `limit` live users of `tenant`, oldest first: the owners demo
+/// records of other modules are spread over (`stoa seed demo`).
+pub async fn tenant_users(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    limit: i64,
+) -> Result<Vec<Uuid>, AppError> {
+    let rows: Vec<UserId> = diesel::sql_query(
+        "SELECT id FROM users WHERE tenant_id = $1 AND deleted_at IS NULL \
+         ORDER BY created_at, id LIMIT $2",
+    )
+    .bind::<SqlUuid, _>(tenant)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}

@@ -14,6 +14,7 @@
 //! (docs/benchmarks.md is left alone).
 
 mod catalog;
+mod deals;
 mod http;
 mod load;
 mod measures;
@@ -108,6 +109,8 @@ fn bench(
     println!("xtask: {products}");
     let jobs = jobs_cost(stoa, &url)?;
     println!("xtask: job queue: {jobs}");
+    let deals = deals::deals_seed(stoa, &url)?;
+    println!("xtask: {deals}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
     let (idle_rss, _) = server.memory_mib();
@@ -125,6 +128,7 @@ fn bench(
         Row::note_only("user-list data set", users),
         Row::note_only("catalog data set (stoa seed demo --products)", products),
         Row::note_only("job queue cost per unit (1k / 10k / 100k units)", jobs),
+        Row::note_only("deal data set", deals),
         Row::note_only(
             "argon2id password hash (m=7 MiB, t=5, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
@@ -134,8 +138,28 @@ fn bench(
             io,
         ),
     ];
+    // The bulk job first, so its peak RSS is its own.
+    if only.is_empty()
+        || only
+            .iter()
+            .any(|o| "bulk stage update".contains(o.as_str()))
+    {
+        let bulk = deals::bulk_stage(&server, &admin)?;
+        println!("{}", bulk.describe());
+        rows.push(bulk);
+    }
     let deep_cursor = cursor_of(server.addr, "/api/auth/users?pageSize=50&page=999", &admin)?;
-    for scenario in scenarios(&token, &admin, &key, &deep_cursor) {
+    let deal_list = deals::list_path(server.addr, &admin)?;
+    let mut all = scenarios(&token, &admin, &key, &deep_cursor);
+    all.push(scenarios::Scenario {
+        name: "GET /api/customers/deals, stage + owner + value range over 1M deals, 4 connections",
+        requests: vec![scenarios::with_bearer(
+            load::Request::get(&deal_list),
+            &admin,
+        )],
+        connections: Some(4),
+    });
+    for scenario in all {
         if !only.is_empty() && !only.iter().any(|o| scenario.name.contains(o.as_str())) {
             continue;
         }

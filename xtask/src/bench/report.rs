@@ -50,6 +50,12 @@ impl Row {
         }
     }
 
+    /// The server's memory after the row's work (current and peak RSS).
+    pub fn set_memory(&mut self, rss: f64, peak: f64) {
+        self.rss_mib = rss;
+        self.peak_mib = peak;
+    }
+
     pub fn add_note(&mut self, extra: &str) {
         self.note = format!("{}; {extra}", self.note);
     }

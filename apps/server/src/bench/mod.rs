@@ -52,6 +52,10 @@ fn seed_error(e: stoa_core::AppError) -> CommandError {
 /// module (absent: nothing of that module).
 #[derive(clap::Args, Debug, Default, Clone)]
 pub struct DemoCounts {
+    /// Deals (with the demo pipeline and its stages), owned in turn by the
+    /// demo tenant's users (`stoa_customers::seed`).
+    #[arg(long)]
+    pub deals: Option<i64>,
     /// Catalog products (`stoa_catalog::seed::demo_products`).
     #[arg(long)]
     pub products: Option<i64>,
@@ -68,6 +72,26 @@ pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), Comma
         .map_err(seed_error)?;
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut added = serde_json::Map::new();
+    let seconds = |started: std::time::Instant| {
+        serde_json::json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0)
+    };
+    if let Some(count) = counts.deals.filter(|n| *n > 0) {
+        let started = std::time::Instant::now();
+        let owners = stoa_auth::seed::tenant_users(&mut conn, admin.tenant_id, 20)
+            .await
+            .map_err(seed_error)?;
+        let n = stoa_customers::seed::demo_with_bar(
+            &mut conn,
+            admin.tenant_id,
+            admin.organization_id,
+            &owners,
+            count,
+        )
+        .await
+        .map_err(seed_error)?;
+        added.insert("deals".into(), n.into());
+        added.insert("dealsSeconds".into(), seconds(started));
+    }
     if let Some(products) = counts.products.filter(|n| *n > 0) {
         let started = std::time::Instant::now();
         let n = stoa_catalog::seed::demo_products(
@@ -80,10 +104,7 @@ pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), Comma
         .await
         .map_err(seed_error)?;
         added.insert("products".into(), n.into());
-        added.insert(
-            "productsSeconds".into(),
-            serde_json::json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0),
-        );
+        added.insert("productsSeconds".into(), seconds(started));
     }
     println!("{}", serde_json::Value::Object(added));
     Ok(())

@@ -233,6 +233,9 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         "keyid" | "apikeyid" => json!(records.api_key),
         "logid" | "actionlogid" => json!(records.action_log),
         "undotoken" | "redotoken" => json!(records.undo_token),
+        "owneruserid" => json!(records.user),
+        "pipelineid" => json!(records.pipeline),
+        "pipelinestageid" => json!(records.stage),
         // The client's own identifier of a device, not a uuid.
         "deviceid" => json!(records.device_key),
         // An item of a dashboard layout.

@@ -31,6 +31,9 @@ pub struct Records {
     pub product: Uuid,
     /// An item of the super admin's dashboard layout.
     pub layout_item: Uuid,
+    pub deal: Uuid,
+    pub pipeline: Uuid,
+    pub stage: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -49,6 +52,9 @@ impl Records {
             ("/api/api_keys", self.api_key),
             ("/api/audit_logs", self.action_log),
             ("/api/catalog", self.product),
+            ("/api/customers/deals", self.deal),
+            ("/api/customers/pipelines", self.pipeline),
+            ("/api/customers/pipeline-stages", self.stage),
         ];
         kinds
             .iter()
@@ -162,6 +168,27 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         ))
         .await;
     assert!(res.status.is_success(), "{} {}", res.status, res.text());
+    let pipeline = created(
+        app,
+        t,
+        "/api/customers/pipelines",
+        json!({"name": "Alpha sales"}),
+    )
+    .await;
+    let stage = created(
+        app,
+        t,
+        "/api/customers/pipeline-stages",
+        json!({"pipelineId": pipeline["id"], "label": "Lead"}),
+    )
+    .await;
+    let deal = created(
+        app,
+        t,
+        "/api/customers/deals",
+        json!({"title": "Alpha deal", "pipelineStageId": stage["id"]}),
+    )
+    .await;
     let log = latest_action(&app.db, a.tenant_id).await;
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
@@ -181,6 +208,9 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         undo_token: log.undo_token,
         product: id(&product["id"]),
         layout_item,
+        deal: id(&deal["id"]),
+        pipeline: id(&pipeline["id"]),
+        stage: id(&stage["id"]),
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;

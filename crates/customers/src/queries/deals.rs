@@ -1,0 +1,152 @@
+//! Reads and writes of single deals, and the bulk statements of the jobs.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_core::money::Money;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::model::{DealRow, DealState};
+use crate::schema::customer_deals;
+
+/// A deal's columns as written from a state (every column, `None` as NULL),
+/// for inserts and the upsert undo uses.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = customer_deals)]
+#[diesel(treat_none_as_null = true)]
+struct DealWrite<'a> {
+    id: Uuid,
+    tenant_id: Uuid,
+    organization_id: Uuid,
+    title: &'a str,
+    description: Option<&'a str>,
+    status: &'a str,
+    pipeline_stage: Option<&'a str>,
+    pipeline_id: Option<Uuid>,
+    pipeline_stage_id: Option<Uuid>,
+    value_amount: Option<Money>,
+    value_currency: Option<&'a str>,
+    probability: Option<i32>,
+    expected_close_at: Option<OffsetDateTime>,
+    owner_user_id: Option<Uuid>,
+    source: Option<&'a str>,
+    closure_outcome: Option<&'a str>,
+    loss_notes: Option<&'a str>,
+    created_at: OffsetDateTime,
+}
+
+impl<'a> From<&'a DealState> for DealWrite<'a> {
+    fn from(s: &'a DealState) -> Self {
+        Self {
+            id: s.id,
+            tenant_id: s.tenant_id,
+            organization_id: s.organization_id,
+            title: &s.title,
+            description: s.description.as_deref(),
+            status: &s.status,
+            pipeline_stage: s.pipeline_stage.as_deref(),
+            pipeline_id: s.pipeline_id,
+            pipeline_stage_id: s.pipeline_stage_id,
+            value_amount: s.value_amount,
+            value_currency: s.value_currency.as_deref(),
+            probability: s.probability,
+            expected_close_at: s.expected_close_at,
+            owner_user_id: s.owner_user_id,
+            source: s.source.as_deref(),
+            closure_outcome: s.closure_outcome.as_deref(),
+            loss_notes: s.loss_notes.as_deref(),
+            created_at: s.created_at,
+        }
+    }
+}
+
+/// The deal `id` of any tenant, locked until the transaction ends (the
+/// deal's root row: every writer locks it first).
+pub async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DealRow>> {
+    customer_deals::table
+        .find(id)
+        .select(DealRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// The deal `id` of `tenant` (no lock: reads).
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<DealRow>> {
+    customer_deals::table
+        .find(id)
+        .filter(customer_deals::tenant_id.eq(tenant))
+        .select(DealRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Writes `state` (inserting the deal, or overwriting every column of it).
+pub async fn upsert(conn: &mut AsyncPgConnection, state: &DealState) -> QueryResult<DealRow> {
+    let row = DealWrite::from(state);
+    diesel::insert_into(customer_deals::table)
+        .values(&row)
+        .on_conflict(customer_deals::id)
+        .do_update()
+        .set(&row)
+        .returning(DealRow::as_returning())
+        .get_result(conn)
+        .await
+}
+
+/// Deletes the deal for good (the reference's delete).
+pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
+    diesel::delete(customer_deals::table.find(id))
+        .execute(conn)
+        .await
+}
+
+/// The deals among `ids` (any tenant), locked in id order (so two jobs
+/// touching the same deals cannot deadlock).
+pub async fn lock_many(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> QueryResult<Vec<DealRow>> {
+    customer_deals::table
+        .filter(customer_deals::id.eq_any(ids))
+        .order(customer_deals::id)
+        .select(DealRow::as_select())
+        .for_update()
+        .load(conn)
+        .await
+}
+
+/// Sets the owner of `ids` in one statement; the changed rows.
+pub async fn set_owner(
+    conn: &mut AsyncPgConnection,
+    ids: &[Uuid],
+    owner: Option<Uuid>,
+) -> QueryResult<Vec<DealRow>> {
+    diesel::update(customer_deals::table.filter(customer_deals::id.eq_any(ids)))
+        .set(customer_deals::owner_user_id.eq(owner))
+        .returning(DealRow::as_returning())
+        .get_results(conn)
+        .await
+}
+
+/// Moves `ids` to `stage` (its pipeline and label too) in one statement.
+pub async fn set_stage(
+    conn: &mut AsyncPgConnection,
+    ids: &[Uuid],
+    stage: Uuid,
+    pipeline: Uuid,
+    label: &str,
+) -> QueryResult<Vec<DealRow>> {
+    diesel::update(customer_deals::table.filter(customer_deals::id.eq_any(ids)))
+        .set((
+            customer_deals::pipeline_stage_id.eq(stage),
+            customer_deals::pipeline_id.eq(pipeline),
+            customer_deals::pipeline_stage.eq(label),
+        ))
+        .returning(DealRow::as_returning())
+        .get_results(conn)
+        .await
+}

@@ -1,0 +1,97 @@
+//! Pipelines: reads and writes of single records, the list.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::model::{PipelineRow, PipelineState};
+use crate::schema::customer_pipelines;
+
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = customer_pipelines)]
+struct PipelineWrite<'a> {
+    id: Uuid,
+    tenant_id: Uuid,
+    organization_id: Uuid,
+    name: &'a str,
+    is_default: bool,
+    created_at: OffsetDateTime,
+}
+
+pub async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<PipelineRow>> {
+    customer_pipelines::table
+        .find(id)
+        .select(PipelineRow::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()
+}
+
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<PipelineRow>> {
+    customer_pipelines::table
+        .find(id)
+        .filter(customer_pipelines::tenant_id.eq(tenant))
+        .select(PipelineRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+pub async fn upsert(
+    conn: &mut AsyncPgConnection,
+    state: &PipelineState,
+) -> QueryResult<PipelineRow> {
+    let row = PipelineWrite {
+        id: state.id,
+        tenant_id: state.tenant_id,
+        organization_id: state.organization_id,
+        name: &state.name,
+        is_default: state.is_default,
+        created_at: state.created_at,
+    };
+    diesel::insert_into(customer_pipelines::table)
+        .values(&row)
+        .on_conflict(customer_pipelines::id)
+        .do_update()
+        .set(&row)
+        .returning(PipelineRow::as_returning())
+        .get_result(conn)
+        .await
+}
+
+pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
+    diesel::delete(customer_pipelines::table.find(id))
+        .execute(conn)
+        .await
+}
+
+/// The pipelines of `tenant` in the visible organizations (`None`: all),
+/// oldest first.
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    visible: Option<&[Uuid]>,
+    is_default: Option<bool>,
+) -> QueryResult<Vec<PipelineRow>> {
+    let mut query = customer_pipelines::table
+        .filter(customer_pipelines::tenant_id.eq(tenant))
+        .into_boxed();
+    if let Some(orgs) = visible {
+        query = query.filter(customer_pipelines::organization_id.eq_any(orgs.to_vec()));
+    }
+    if let Some(flag) = is_default {
+        query = query.filter(customer_pipelines::is_default.eq(flag));
+    }
+    query
+        .order((customer_pipelines::created_at, customer_pipelines::id))
+        .limit(1000)
+        .select(PipelineRow::as_select())
+        .load(conn)
+        .await
+}

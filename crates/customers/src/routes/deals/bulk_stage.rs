@@ -1,0 +1,39 @@
+//! `POST /customers/deals/bulk-update-stage`: queues the stage move.
+
+use actix_web::{HttpResponse, post, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Json};
+
+use crate::dto::{BulkQueued, BulkUpdateStage};
+use crate::error::bulk_envelope;
+use crate::service::deal_bulk;
+
+/// Checks the ids (1–10,000 uuids), the stage (of the tenant, in an
+/// organization the caller sees) and the caller's feature and organization,
+/// then queues the job and answers at once with the progress record to
+/// poll. Errors keep the bulk envelope `{ok:false, progressJobId:null, message}`.
+#[utoipa::path(
+    tag = "Customers",
+    request_body = BulkUpdateStage,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 201, body = BulkQueued, description = "Queued"),
+        (status = 400, body = BulkQueued, description = "`Invalid payload` (bad or too many ids, bad stage id), `Pipeline stage not found`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = BulkQueued),
+    )
+)]
+#[post("/customers/deals/bulk-update-stage")]
+pub async fn bulk_update_stage(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<BulkUpdateStage>,
+) -> AppResult<HttpResponse> {
+    let body = body.into_inner();
+    let queued = deal_bulk::queue_stage(&db, &ctx, body.ids, body.pipeline_stage_id)
+        .await
+        .map_err(bulk_envelope)?;
+    Ok(HttpResponse::Created().json(queued))
+}

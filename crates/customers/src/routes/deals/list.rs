@@ -1,0 +1,46 @@
+//! `GET /customers/deals`: one page of deals.
+
+use actix_web::{get, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
+use stoa_core::pagination::PageQuery;
+use stoa_core::{AppResult, Query};
+
+use crate::DEALS_VIEW;
+use crate::dto::{DealList, DealListQuery};
+use crate::queries::deal_list::{ListScope, list};
+use crate::service::visible;
+
+/// The deals of the caller's tenant in the organizations it sees, newest
+/// first by default: the page, its total (capped, see `includeTotal`) and
+/// `nextCursor` in one statement.
+#[utoipa::path(
+    tag = "Customers",
+    params(PageQuery, ListParams, DealListQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = DealList),
+        (status = 400, body = ErrorBody, description = "A malformed filter, page or cursor"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/customers/deals")]
+pub async fn list_deals(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    page: Query<PageQuery>,
+    params: Query<ListParams>,
+    q: Query<DealListQuery>,
+) -> AppResult<web::Json<DealList>> {
+    ctx.require(DEALS_VIEW)?;
+    let page = page.resolve(50, 100)?;
+    let scope = ListScope {
+        tenant_id: ctx.tenant()?,
+        organizations: visible(&ctx),
+    };
+    let mut conn = db.conn().await?;
+    Ok(web::Json(list(&mut conn, &scope, &q, page, &params).await?))
+}

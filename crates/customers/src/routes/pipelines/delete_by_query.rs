@@ -1,0 +1,36 @@
+//! `DELETE /customers/pipelines?id=` (or body `{id}`): the collection form.
+
+use actix_web::{HttpResponse, delete, web};
+use stoa_acl::AuthContext;
+use stoa_core::AppResult;
+use stoa_core::collection::CollectionId;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+
+use super::delete::delete_pipeline_with;
+use crate::dto::Done;
+
+/// The collection form of `DELETE /customers/pipelines/{id}`; same rules.
+#[utoipa::path(
+    tag = "Customers",
+    params(("id" = Option<String>, Query, description = "Id; may come in a JSON body `{id}` instead")),
+    request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Done),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+    )
+)]
+#[delete("/customers/pipelines")]
+pub async fn delete_pipeline_by_query(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: CollectionId,
+) -> AppResult<HttpResponse> {
+    let id = id.uuid()?;
+    delete_pipeline_with(&ctx, &db, id).await
+}

@@ -1,0 +1,8 @@
+//! `/customers/pipelines` routes.
+
+pub mod create;
+pub mod delete;
+pub mod delete_by_query;
+pub mod list;
+pub mod update;
+pub mod update_by_body;

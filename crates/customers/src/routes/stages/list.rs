@@ -1,0 +1,36 @@
+//! `GET /customers/pipeline-stages`.
+
+use actix_web::{get, web};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Query};
+
+use crate::PIPELINES_VIEW;
+use crate::dto::{StageList, StageListQuery};
+use crate::service::stages;
+
+/// Every pipeline stage of the caller's tenant in the organizations it sees.
+#[utoipa::path(
+    tag = "Customers",
+    params(StageListQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = StageList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/customers/pipeline-stages")]
+pub async fn list_stages(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<StageListQuery>,
+) -> AppResult<web::Json<StageList>> {
+    ctx.require(PIPELINES_VIEW)?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(
+        stages::list(&mut conn, &ctx, q.pipeline_id).await?,
+    ))
+}

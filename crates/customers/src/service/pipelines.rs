@@ -1,0 +1,119 @@
+//! Pipeline create, update, delete and list.
+
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+use stoa_core::command::{Operation, execute};
+use stoa_core::db::Db;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::{target_organization, visible};
+use crate::commands::pipelines::{self as cmd, WritePipeline, may_write};
+use crate::dto::{CreatePipeline, PipelineList, UpdatePipeline};
+use crate::error::CustomersError;
+use crate::model::{PipelineRow, PipelineState};
+use crate::queries::pipelines as q;
+
+pub async fn create(
+    db: &Db,
+    ctx: &AuthContext,
+    body: CreatePipeline,
+) -> Result<(Uuid, Operation), AppError> {
+    let state = PipelineState {
+        id: Uuid::new_v4(),
+        tenant_id: ctx.tenant()?,
+        organization_id: target_organization(ctx)?,
+        name: body.name.trim().to_string(),
+        is_default: body.is_default.unwrap_or(false),
+        created_at: OffsetDateTime::now_utc(),
+    };
+    may_write(ctx, &state)?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let id = state.id;
+        let command = WritePipeline {
+            command_id: cmd::CREATE,
+            label: "Create pipeline",
+            before: None,
+            after: Some(state),
+        };
+        let (_, op) = execute(conn, &actor, command).await?;
+        Ok((id, op))
+    })
+    .await
+}
+
+async fn locked(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<PipelineRow, AppError> {
+    let tenant = ctx.tenant()?;
+    q::lock(conn, id)
+        .await?
+        .filter(|p| p.tenant_id == tenant && ctx.can_see_organization(p.organization_id))
+        .ok_or_else(|| CustomersError::PipelineNotFound.into())
+}
+
+pub async fn update(
+    db: &Db,
+    ctx: &AuthContext,
+    id: Uuid,
+    body: UpdatePipeline,
+) -> Result<Operation, AppError> {
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let before = PipelineState::from(&locked(conn, ctx, id).await?);
+        may_write(ctx, &before)?;
+        let mut after = before.clone();
+        if let Some(name) = body.name {
+            after.name = name.trim().to_string();
+        }
+        if let Some(flag) = body.is_default {
+            after.is_default = flag;
+        }
+        let command = WritePipeline {
+            command_id: cmd::UPDATE,
+            label: "Update pipeline",
+            before: Some(before),
+            after: Some(after),
+        };
+        let (_, op) = execute(conn, &actor, command).await?;
+        Ok(op)
+    })
+    .await
+}
+
+pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let before = PipelineState::from(&locked(conn, ctx, id).await?);
+        may_write(ctx, &before)?;
+        let command = WritePipeline {
+            command_id: cmd::DELETE,
+            label: "Delete pipeline",
+            before: Some(before),
+            after: None,
+        };
+        let (_, op) = execute(conn, &actor, command).await?;
+        Ok(op)
+    })
+    .await
+}
+
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    is_default: Option<bool>,
+) -> Result<PipelineList, AppError> {
+    let rows = q::list(conn, ctx.tenant()?, visible(ctx), is_default).await?;
+    let items: Vec<_> = rows.into_iter().map(Into::into).collect();
+    Ok(PipelineList {
+        total: items.len(),
+        items,
+    })
+}

@@ -1,0 +1,136 @@
+//! Pipeline stage create, update, delete and list.
+
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+use stoa_core::command::{Operation, execute};
+use stoa_core::db::Db;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::visible;
+use crate::commands::stages::{self as cmd, WriteStage, check_pipeline, may_write};
+use crate::dto::{CreateStage, StageList, UpdateStage};
+use crate::error::CustomersError;
+use crate::model::{StageRow, StageState};
+use crate::queries::{pipelines, stages as q};
+
+/// Creates a stage in its pipeline's organization.
+pub async fn create(
+    db: &Db,
+    ctx: &AuthContext,
+    body: CreateStage,
+) -> Result<(Uuid, Operation), AppError> {
+    let tenant = ctx.tenant()?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        // The pipeline is locked so it cannot be deleted under the new stage.
+        let pipeline = pipelines::lock(conn, body.pipeline_id)
+            .await?
+            .filter(|p| p.tenant_id == tenant && ctx.can_see_organization(p.organization_id))
+            .ok_or(CustomersError::PipelineNotFound)?;
+        let state = StageState {
+            id: Uuid::new_v4(),
+            tenant_id: tenant,
+            organization_id: pipeline.organization_id,
+            pipeline_id: pipeline.id,
+            label: body.label.trim().to_string(),
+            order: body.order.unwrap_or(0),
+            color: body.color,
+            icon: body.icon,
+            created_at: OffsetDateTime::now_utc(),
+        };
+        may_write(ctx, &state)?;
+        check_pipeline(conn, &state).await?;
+        let id = state.id;
+        let command = WriteStage {
+            command_id: cmd::CREATE,
+            label: "Create pipeline stage",
+            before: None,
+            after: Some(state),
+        };
+        let (_, op) = execute(conn, &actor, command).await?;
+        Ok((id, op))
+    })
+    .await
+}
+
+async fn locked(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<StageRow, AppError> {
+    let tenant = ctx.tenant()?;
+    q::lock(conn, id)
+        .await?
+        .filter(|s| s.tenant_id == tenant && ctx.can_see_organization(s.organization_id))
+        .ok_or_else(|| AppError::not_found("Pipeline stage not found"))
+}
+
+pub async fn update(
+    db: &Db,
+    ctx: &AuthContext,
+    id: Uuid,
+    body: UpdateStage,
+) -> Result<Operation, AppError> {
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let before = StageState::from(&locked(conn, ctx, id).await?);
+        may_write(ctx, &before)?;
+        let mut after = before.clone();
+        if let Some(label) = body.label {
+            after.label = label.trim().to_string();
+        }
+        if let Some(order) = body.order {
+            after.order = order;
+        }
+        if let Some(color) = body.color {
+            after.color = color;
+        }
+        if let Some(icon) = body.icon {
+            after.icon = icon;
+        }
+        let command = WriteStage {
+            command_id: cmd::UPDATE,
+            label: "Update pipeline stage",
+            before: Some(before),
+            after: Some(after),
+        };
+        let (_, op) = execute(conn, &actor, command).await?;
+        Ok(op)
+    })
+    .await
+}
+
+pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let before = StageState::from(&locked(conn, ctx, id).await?);
+        may_write(ctx, &before)?;
+        let command = WriteStage {
+            command_id: cmd::DELETE,
+            label: "Delete pipeline stage",
+            before: Some(before),
+            after: None,
+        };
+        let (_, op) = execute(conn, &actor, command).await?;
+        Ok(op)
+    })
+    .await
+}
+
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    pipeline: Option<Uuid>,
+) -> Result<StageList, AppError> {
+    let rows = q::list(conn, ctx.tenant()?, visible(ctx), pipeline).await?;
+    let items: Vec<_> = rows.into_iter().map(Into::into).collect();
+    Ok(StageList {
+        total: items.len(),
+        items,
+    })
+}

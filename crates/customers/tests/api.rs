@@ -1,0 +1,22 @@
+//! HTTP tests of stoa-customers against a real Postgres (one database per test).
+//!
+//! Test functions may unwrap (`allow-unwrap-in-tests` in clippy.toml); a
+//! module whose helpers do too says so with `#[expect]` and a reason.
+
+mod api {
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod bulk;
+    pub mod crud;
+    pub mod events;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod lists;
+    pub mod pipelines;
+    pub mod scope;
+    #[expect(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        reason = "shared helpers fail the calling test by panicking"
+    )]
+    pub mod support;
+    pub mod undo;
+}

@@ -1,0 +1,3 @@
+DROP TABLE customer_deals;
+DROP TABLE customer_pipeline_stages;
+DROP TABLE customer_pipelines;
