@@ -28,6 +28,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_progress::register(&mut registry)?;
     stoa_devices::register(&mut registry)?;
     stoa_api_keys::register(&mut registry)?;
+    stoa_attachments::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -40,6 +41,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_progress::operations::OPERATIONS,
         stoa_devices::operations::OPERATIONS,
         stoa_api_keys::operations::OPERATIONS,
+        stoa_attachments::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -183,6 +185,9 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
                 accounts,
                 services.organizations.clone(),
             )),
+            Arc::new(stoa_attachments::configure(
+                stoa_attachments::AttachmentsConfig::from_env().map_err(|e| e.to_string())?,
+            )),
         ],
         api_keys,
         access,
@@ -216,6 +221,8 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         Arc::new(stoa_core::command::outbox::LogSubscriber),
         // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
         Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
+        // A deleted attachment's objects leave storage after commit, at least once.
+        Arc::new(stoa_attachments::StorageCleanup::new(services.storage.clone())),
     ]
 }
 
