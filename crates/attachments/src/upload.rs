@@ -178,8 +178,10 @@ pub async fn upload(
 ) -> Result<(Attachment, Operation), AppError> {
     check_multipart(req)?;
     let tenant = ctx.tenant()?;
+    // The selected organization, else the caller's own (the reference's token org).
     let organization = ctx
         .organization_id()
+        .or(ctx.home_organization_id)
         .ok_or(AttachmentsError::OrganizationRequired)?;
     ctx.require_organizations([Some(organization)])?;
     let id = Uuid::new_v4();

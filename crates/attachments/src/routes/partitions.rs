@@ -38,8 +38,10 @@ pub async fn list_partitions(ctx: AuthContext, db: web::Data<Db>) -> AppResult<w
 /// The body, read after the lock check as the reference does.
 fn body(bytes: &[u8]) -> Result<(PartitionBody, Value), stoa_core::AppError> {
     stoa_core::extract::check_json_body(bytes)?;
+    // A body that is not JSON at all: the reference's words.
+    let raw: Value =
+        serde_json::from_slice(bytes).map_err(|_| AttachmentsError::InvalidPayload)?;
     let parsed: PartitionBody = stoa_core::extract::parse_json(bytes)?;
-    let raw: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
     Ok((parsed, raw))
 }
 

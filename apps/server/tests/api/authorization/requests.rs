@@ -233,6 +233,10 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         "keyid" | "apikeyid" => json!(records.api_key),
         "logid" | "actionlogid" => json!(records.action_log),
         "undotoken" | "redotoken" => json!(records.undo_token),
+        // The record tenant A's seeded attachment belongs to (not uuids).
+        "entityid" => json!("customers:person"),
+        "recordid" | "torecordid" | "fromrecordid" => json!("alpha-person"),
+        "attachmentids" => json!([records.attachment]),
         // The client's own identifier of a device, not a uuid.
         "deviceid" => json!(records.device_key),
         other if other.ends_with("id") || other.ends_with("ids") => panic!(

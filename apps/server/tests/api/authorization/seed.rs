@@ -28,6 +28,9 @@ pub struct Records {
     pub variant: Uuid,
     pub action_log: Uuid,
     pub undo_token: String,
+    /// A partition of tenant A and an attachment (a private file).
+    pub partition: Uuid,
+    pub attachment: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -45,6 +48,8 @@ impl Records {
             ("/api/devices", self.device),
             ("/api/api_keys", self.api_key),
             ("/api/audit_logs", self.action_log),
+            ("/api/attachments/partitions", self.partition),
+            ("/api/attachments", self.attachment),
         ];
         kinds
             .iter()
@@ -143,6 +148,23 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
     )
     .await;
     let log = latest_action(&app.db, a.tenant_id).await;
+    let partition = created(
+        app,
+        t,
+        "/api/attachments/partitions",
+        json!({"code": "alphaFiles", "title": "Alpha files"}),
+    )
+    .await;
+    let upload = stoa_testkit::Multipart::new()
+        .text("entityId", "customers:person")
+        .text("recordId", "alpha-person")
+        .file("file", "alpha.txt", "text/plain", b"alpha secret")
+        .post("/api/attachments");
+    let res = app
+        .send(stoa_testkit::requests::bearer(upload, t))
+        .await;
+    assert!(res.status.is_success(), "seeding an attachment: {} {}", res.status, res.text());
+    let attachment = res.json()["item"]["id"].clone();
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
     let b_admin = user_with_features(&app.db, &b, "root@beta.test", &["*"], None, None).await;
@@ -159,6 +181,8 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         variant: id(&variant["variant"]["id"]),
         action_log: log.id,
         undo_token: log.undo_token,
+        partition: id(&partition["item"]["id"]),
+        attachment: id(&attachment),
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;
