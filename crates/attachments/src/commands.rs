@@ -463,3 +463,145 @@ impl Command for DeleteAttachment {
         })
     }
 }
+
+pub const UPDATE_ATTACHMENT: &str = "attachments.attachments.update";
+pub const TRANSFER_ATTACHMENTS: &str = "attachments.attachments.transfer";
+
+/// Replaces what the body names of an attachment's metadata; omitted parts stay.
+pub struct UpdateAttachment {
+    pub id: Uuid,
+    pub scope: AttachmentScope,
+    pub tags: Option<Vec<String>>,
+    pub assignments: Option<Value>,
+    /// `Some(None)` clears the custom fields.
+    pub custom_fields: Option<Option<Value>>,
+}
+
+impl Command for UpdateAttachment {
+    type Output = Attachment;
+
+    fn id(&self) -> &'static str {
+        UPDATE_ATTACHMENT
+    }
+
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<(Attachment, LogEntry), AppError>> {
+        Box::pin(async move {
+            let found: Option<Attachment> = a::table
+                .filter(a::id.eq(self.id))
+                .filter(a::tenant_id.eq(self.scope.tenant_id))
+                .select(Attachment::as_select())
+                .for_update()
+                .first(conn)
+                .await
+                .optional()?;
+            let before = match found {
+                Some(row) if self.scope.covers(&row) => row,
+                _ => return Err(AttachmentsError::NotFound.into()),
+            };
+            let after: Attachment = diesel::update(a::table.filter(a::id.eq(before.id)))
+                .set((
+                    a::tags.eq(self.tags.unwrap_or_else(|| before.tags.clone())),
+                    a::assignments.eq(self.assignments.unwrap_or_else(|| before.assignments.clone())),
+                    a::custom_fields.eq(self.custom_fields.unwrap_or_else(|| before.custom_fields.clone())),
+                ))
+                .returning(Attachment::as_returning())
+                .get_result(conn)
+                .await?;
+            let entry = LogEntry {
+                action_label: Some("Update attachment".into()),
+                resource_kind: Some(ATTACHMENT_KIND.into()),
+                resource_id: Some(after.id.to_string()),
+                snapshot_before: snapshot(&before),
+                snapshot_after: snapshot(&after),
+                tenant_id: Some(after.tenant_id),
+                organization_id: Some(after.organization_id),
+                events: vec![Event::new(
+                    "attachments.attachment.updated",
+                    json!({"id": after.id, "organizationId": after.organization_id,
+                           "tenantId": after.tenant_id}),
+                )],
+                ..Default::default()
+            };
+            Ok((after, entry))
+        })
+    }
+}
+
+/// Moves attachments of one entity to another record; assignments that
+/// pointed at the old record follow.
+pub struct TransferAttachments {
+    pub ids: Vec<Uuid>,
+    pub entity_id: String,
+    pub from_record_id: Option<String>,
+    pub to_record_id: String,
+    pub scope: AttachmentScope,
+}
+
+impl Command for TransferAttachments {
+    type Output = usize;
+
+    fn id(&self) -> &'static str {
+        TRANSFER_ATTACHMENTS
+    }
+
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<(usize, LogEntry), AppError>> {
+        Box::pin(async move {
+            let rows: Vec<Attachment> = a::table
+                .filter(a::id.eq_any(&self.ids))
+                .filter(a::tenant_id.eq(self.scope.tenant_id))
+                .filter(a::entity_id.eq(&self.entity_id))
+                .select(Attachment::as_select())
+                .order(a::id)
+                .for_update()
+                .load(conn)
+                .await?;
+            let rows: Vec<Attachment> = rows
+                .into_iter()
+                .filter(|r| self.scope.covers(r))
+                .filter(|r| self.from_record_id.as_ref().is_none_or(|f| *f == r.record_id))
+                .collect();
+            if rows.is_empty() {
+                return Err(AttachmentsError::NoneFound.into());
+            }
+            let mut moved = Vec::new();
+            for row in &rows {
+                let old = self.from_record_id.clone().unwrap_or_else(|| row.record_id.clone());
+                let mut assignments = row.assignment_list();
+                for item in &mut assignments {
+                    if item.kind == self.entity_id && item.id == old {
+                        item.id = self.to_record_id.clone();
+                    }
+                }
+                // Re-pointing may produce duplicates: the last one wins.
+                let assignments = crate::upload::normalize_assignments(assignments)
+                    .map_err(AppError::from_api)?;
+                diesel::update(a::table.filter(a::id.eq(row.id)))
+                    .set((
+                        a::record_id.eq(&self.to_record_id),
+                        a::assignments.eq(serde_json::to_value(&assignments).unwrap_or(Value::Array(Vec::new()))),
+                    ))
+                    .execute(conn)
+                    .await?;
+                moved.push(json!({"id": row.id, "from": row.record_id}));
+            }
+            let entry = LogEntry {
+                action_label: Some("Transfer attachments".into()),
+                resource_kind: Some(ATTACHMENT_KIND.into()),
+                parent_resource_kind: Some(self.entity_id.clone()),
+                parent_resource_id: Some(self.to_record_id.clone()),
+                context: Some(json!({"moved": moved, "to": self.to_record_id})),
+                tenant_id: Some(self.scope.tenant_id),
+                ..Default::default()
+            };
+            Ok((rows.len(), entry))
+        })
+    }
+}

@@ -224,3 +224,134 @@ pub fn driver_name(driver: &str) -> Result<(), validator::ValidationError> {
             .with_message("must be local or s3".into()))
     }
 }
+
+/// `GET /attachments/library` query (any bad value: 400 `Invalid query`).
+#[derive(Debug, Deserialize, IntoParams, Validate)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct LibraryQuery {
+    pub page: Option<String>,
+    /// 1–100, default 25
+    pub page_size: Option<String>,
+    /// Case-insensitive part of the file name.
+    pub search: Option<String>,
+    /// A partition code.
+    pub partition: Option<String>,
+    /// Comma-separated; an attachment must carry all of them.
+    pub tags: Option<String>,
+    /// `fileName`, `fileSize` or `createdAt` (default)
+    pub sort_field: Option<String>,
+    /// `asc` or `desc` (default)
+    pub sort_dir: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryItem {
+    pub id: Uuid,
+    pub file_name: String,
+    pub file_size: i64,
+    pub mime_type: String,
+    pub partition_code: String,
+    pub partition_title: Option<String>,
+    pub url: String,
+    pub created_at: String,
+    pub tags: Vec<String>,
+    pub assignments: Vec<Assignment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail_url: Option<String>,
+    pub content: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionSummary {
+    pub code: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub is_public: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryList {
+    pub items: Vec<LibraryItem>,
+    pub page: i64,
+    pub page_size: i64,
+    pub total: i64,
+    pub total_pages: i64,
+    pub available_tags: Vec<String>,
+    pub partitions: Vec<PartitionSummary>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryDetail {
+    pub id: Uuid,
+    pub file_name: String,
+    pub file_size: i64,
+    pub mime_type: String,
+    pub partition_code: String,
+    pub partition_title: Option<String>,
+    pub tags: Vec<String>,
+    pub assignments: Vec<Assignment>,
+    pub content: Option<String>,
+    pub custom_fields: Option<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LibraryDetailAnswer {
+    pub item: LibraryDetail,
+}
+
+/// `PATCH /attachments/library/{id}`: what is given replaces what is stored.
+#[derive(Debug, Deserialize, ToSchema, Validate)]
+#[serde(rename_all = "camelCase")]
+pub struct LibraryPatch {
+    pub tags: Option<Vec<String>>,
+    pub assignments: Option<Vec<Assignment>>,
+    /// A flat object; `null` clears it.
+    #[serde(default, deserialize_with = "crate::dto::present")]
+    #[schema(value_type = Option<Object>)]
+    pub custom_fields: Option<Option<Value>>,
+}
+
+/// Keeps an explicit `null` apart from an omitted key.
+pub fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Value>>, D::Error> {
+    Ok(Some(Option::<Value>::deserialize(d)?))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchedItem {
+    pub id: Uuid,
+    pub tags: Vec<String>,
+    pub assignments: Vec<Assignment>,
+    pub custom_fields: Option<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Patched {
+    pub ok: bool,
+    pub item: PatchedItem,
+}
+
+/// `POST /attachments/transfer`.
+#[derive(Debug, Deserialize, ToSchema, Validate)]
+#[serde(rename_all = "camelCase")]
+pub struct TransferBody {
+    #[validate(length(min = 1, max = 200))]
+    pub entity_id: String,
+    #[validate(length(min = 1, max = 100))]
+    pub attachment_ids: Vec<Uuid>,
+    #[validate(length(min = 1, max = 200))]
+    pub from_record_id: Option<String>,
+    #[validate(length(min = 1, max = 200))]
+    pub to_record_id: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Transferred {
+    pub ok: bool,
+    pub updated: usize,
+}

@@ -17,6 +17,15 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::get("/attachments/file/{id}", Public).errors(E),
     Operation::get("/attachments/image/{id}/{slug}", Public).errors(E),
     Operation::get("/attachments/image/{id}", Public).errors(E),
+    Operation::get("/attachments/library", Features(&[VIEW])).errors(E),
+    Operation::get("/attachments/library/{id}", Features(&[VIEW])).errors(E),
+    Operation::patch("/attachments/library/{id}", Features(&[MANAGE]))
+        .errors(E)
+        .bad_json("Invalid payload"),
+    Operation::delete("/attachments/library/{id}", Features(&[MANAGE])).errors(E),
+    Operation::post("/attachments/transfer", Features(&[MANAGE]))
+        .errors(E)
+        .bad_json("Invalid payload"),
     Operation::get("/attachments/partitions", Features(&[MANAGE])).errors(E),
     Operation::post("/attachments/partitions", Features(&[MANAGE]))
         .errors(E)

@@ -6,6 +6,7 @@
 mod api {
     pub mod files;
     pub mod images;
+    pub mod library;
     pub mod partitions;
     pub mod s3;
     #[expect(

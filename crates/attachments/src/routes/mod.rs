@@ -3,8 +3,10 @@
 pub mod delete;
 pub mod file;
 pub mod image;
+pub mod library;
 pub mod partitions;
 pub mod record_list;
+pub mod transfer;
 pub mod upload;
 
 /// The tag of every attachments endpoint in the OpenAPI document.
