@@ -222,7 +222,9 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
         Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
         // A deleted attachment's objects leave storage after commit, at least once.
-        Arc::new(stoa_attachments::StorageCleanup::new(services.storage.clone())),
+        Arc::new(stoa_attachments::StorageCleanup::new(
+            services.storage.clone(),
+        )),
     ]
 }
 

@@ -240,7 +240,9 @@ impl Command for DeletePartition {
             if DEFAULT_CODES.contains(&before.code.as_str()) {
                 return Err(AttachmentsError::DefaultPartition.into());
             }
-            let mut users = a::table.filter(a::partition_code.eq(&before.code)).into_boxed();
+            let mut users = a::table
+                .filter(a::partition_code.eq(&before.code))
+                .into_boxed();
             if let Some(tenant) = before.tenant_id {
                 users = users.filter(a::tenant_id.eq(tenant));
             }
@@ -331,10 +333,12 @@ impl Command for CreateAttachment {
             }
             // One upload of a tenant at a time past this point: the sum read
             // here cannot be outdated by a concurrent upload before commit.
-            diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended('attachments.quota:' || $1, 0))")
-                .bind::<Text, _>(row.tenant_id.to_string())
-                .execute(conn)
-                .await?;
+            diesel::sql_query(
+                "SELECT pg_advisory_xact_lock(hashtextextended('attachments.quota:' || $1, 0))",
+            )
+            .bind::<Text, _>(row.tenant_id.to_string())
+            .execute(conn)
+            .await?;
             let used: Used = diesel::sql_query(
                 "SELECT COALESCE(sum(file_size), 0)::bigint AS used FROM attachments WHERE tenant_id = $1::uuid",
             )
@@ -505,8 +509,12 @@ impl Command for UpdateAttachment {
             let after: Attachment = diesel::update(a::table.filter(a::id.eq(before.id)))
                 .set((
                     a::tags.eq(self.tags.unwrap_or_else(|| before.tags.clone())),
-                    a::assignments.eq(self.assignments.unwrap_or_else(|| before.assignments.clone())),
-                    a::custom_fields.eq(self.custom_fields.unwrap_or_else(|| before.custom_fields.clone())),
+                    a::assignments.eq(self
+                        .assignments
+                        .unwrap_or_else(|| before.assignments.clone())),
+                    a::custom_fields.eq(self
+                        .custom_fields
+                        .unwrap_or_else(|| before.custom_fields.clone())),
                 ))
                 .returning(Attachment::as_returning())
                 .get_result(conn)
@@ -566,14 +574,21 @@ impl Command for TransferAttachments {
             let rows: Vec<Attachment> = rows
                 .into_iter()
                 .filter(|r| self.scope.covers(r))
-                .filter(|r| self.from_record_id.as_ref().is_none_or(|f| *f == r.record_id))
+                .filter(|r| {
+                    self.from_record_id
+                        .as_ref()
+                        .is_none_or(|f| *f == r.record_id)
+                })
                 .collect();
             if rows.is_empty() {
                 return Err(AttachmentsError::NoneFound.into());
             }
             let mut moved = Vec::new();
             for row in &rows {
-                let old = self.from_record_id.clone().unwrap_or_else(|| row.record_id.clone());
+                let old = self
+                    .from_record_id
+                    .clone()
+                    .unwrap_or_else(|| row.record_id.clone());
                 let mut assignments = row.assignment_list();
                 for item in &mut assignments {
                     if item.kind == self.entity_id && item.id == old {
@@ -586,7 +601,9 @@ impl Command for TransferAttachments {
                 diesel::update(a::table.filter(a::id.eq(row.id)))
                     .set((
                         a::record_id.eq(&self.to_record_id),
-                        a::assignments.eq(serde_json::to_value(&assignments).unwrap_or(Value::Array(Vec::new()))),
+                        a::assignments
+                            .eq(serde_json::to_value(&assignments)
+                                .unwrap_or(Value::Array(Vec::new()))),
                     ))
                     .execute(conn)
                     .await?;

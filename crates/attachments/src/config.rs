@@ -63,7 +63,8 @@ impl AttachmentsConfig {
             Ok(value.saturating_mul(MIB))
         };
         let workers: usize = env.parse_or("OM_ATTACHMENT_IMAGE_WORKERS", defaults.image_workers)?;
-        let pixels: u64 = env.parse_or("OM_ATTACHMENT_MAX_IMAGE_PIXELS", defaults.max_image_pixels)?;
+        let pixels: u64 =
+            env.parse_or("OM_ATTACHMENT_MAX_IMAGE_PIXELS", defaults.max_image_pixels)?;
         Ok(Self {
             max_upload_bytes: mib("OM_ATTACHMENT_MAX_UPLOAD_MB", defaults.max_upload_bytes)?,
             tenant_quota_bytes: mib("OM_ATTACHMENT_TENANT_QUOTA_MB", defaults.tenant_quota_bytes)?,
@@ -106,7 +107,9 @@ mod tests {
             AttachmentsConfig::from_vars(&vars(&[("SELF_SERVICE_ONBOARDING_ENABLED", "true")]))
                 .unwrap();
         assert!(onboarding.partitions_locked);
-        assert!(AttachmentsConfig::from_vars(&vars(&[("OM_ATTACHMENT_MAX_UPLOAD_MB", "0")])).is_err());
+        assert!(
+            AttachmentsConfig::from_vars(&vars(&[("OM_ATTACHMENT_MAX_UPLOAD_MB", "0")])).is_err()
+        );
         assert!(AttachmentsConfig::from_vars(&vars(&[("DEMO_MODE", "maybe")])).is_err());
     }
 }

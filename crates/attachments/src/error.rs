@@ -84,14 +84,11 @@ impl ApiError for AttachmentsError {
             Self::TooLarge | Self::QuotaExceeded => StatusCode::PAYLOAD_TOO_LARGE,
             Self::PublicPartitionSelected | Self::PartitionsLocked => StatusCode::FORBIDDEN,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::NotFound
-            | Self::NoneFound
-            | Self::FileUnavailable
-            | Self::PartitionNotFound => StatusCode::NOT_FOUND,
-            Self::CodeExists | Self::PartitionInUse => StatusCode::CONFLICT,
-            Self::PartitionMisconfigured | Self::RenderFailed => {
-                StatusCode::INTERNAL_SERVER_ERROR
+            Self::NotFound | Self::NoneFound | Self::FileUnavailable | Self::PartitionNotFound => {
+                StatusCode::NOT_FOUND
             }
+            Self::CodeExists | Self::PartitionInUse => StatusCode::CONFLICT,
+            Self::PartitionMisconfigured | Self::RenderFailed => StatusCode::INTERNAL_SERVER_ERROR,
             Self::NotMultipart
             | Self::UploadFieldsRequired
             | Self::OrganizationRequired

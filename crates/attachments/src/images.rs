@@ -222,7 +222,11 @@ pub fn render(
     limits.max_image_width = Some(w);
     limits.max_image_height = Some(h);
     // The decoded pixels (at most 16 bytes each) plus room for the decoder.
-    limits.max_alloc = Some(max_pixels.saturating_mul(16).saturating_add(64 * 1024 * 1024));
+    limits.max_alloc = Some(
+        max_pixels
+            .saturating_mul(16)
+            .saturating_add(64 * 1024 * 1024),
+    );
     reader.limits(limits);
     let image = reader.decode().map_err(|e| match e {
         image::ImageError::Limits(_) => AttachmentsError::PixelLimit,
@@ -277,7 +281,10 @@ mod tests {
         assert!(Size::parse(None, None, Some("fill")).is_err());
         let size = Size::parse(Some("320"), Some("200"), Some("contain")).unwrap();
         assert_eq!(size.variant_name(), "w320-h200-ccontain");
-        assert_eq!(Size::parse(None, None, None).unwrap().variant_name(), "wauto-hauto-ccover");
+        assert_eq!(
+            Size::parse(None, None, None).unwrap().variant_name(),
+            "wauto-hauto-ccover"
+        );
     }
 
     #[test]
@@ -286,9 +293,16 @@ mod tests {
         let dims = |size: Size| {
             let (bytes, ct) = render(&src, size, 40_000_000).unwrap();
             assert_eq!(ct, "image/jpeg");
-            image::load_from_memory(&bytes).unwrap().into_rgb8().dimensions()
+            image::load_from_memory(&bytes)
+                .unwrap()
+                .into_rgb8()
+                .dimensions()
         };
-        let s = |w, h, c| Size { width: w, height: h, crop: c };
+        let s = |w, h, c| Size {
+            width: w,
+            height: h,
+            crop: c,
+        };
         assert_eq!(dims(s(Some(100), Some(100), Crop::Cover)), (100, 100));
         assert_eq!(dims(s(Some(100), Some(100), Crop::Contain)), (100, 50));
         assert_eq!(dims(s(Some(200), None, Crop::Cover)), (200, 100));
@@ -298,7 +312,11 @@ mod tests {
     #[test]
     fn the_pixel_cap_is_checked_before_decoding() {
         let src = jpeg(300, 300);
-        let size = Size { width: Some(10), height: None, crop: Crop::Cover };
+        let size = Size {
+            width: Some(10),
+            height: None,
+            crop: Crop::Cover,
+        };
         let err = render(&src, size, 1000).unwrap_err();
         assert_eq!(err.status().as_u16(), 400);
         assert_eq!(err.body()["error"], "Image exceeds pixel limit");

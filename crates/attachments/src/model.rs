@@ -58,7 +58,11 @@ pub fn env_key(code: &str) -> String {
             out.push('_');
         }
         previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        out.push(if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' });
+        out.push(if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        });
     }
     let collapsed = out
         .split('_')
@@ -136,7 +140,13 @@ mod tests {
 
     #[test]
     fn env_keys_follow_the_reference() {
-        assert_eq!(env_key("productsMedia"), "ATTACHMENTS_PARTITION_PRODUCTS_MEDIA_ROOT");
-        assert_eq!(env_key("my-files_2"), "ATTACHMENTS_PARTITION_MY_FILES_2_ROOT");
+        assert_eq!(
+            env_key("productsMedia"),
+            "ATTACHMENTS_PARTITION_PRODUCTS_MEDIA_ROOT"
+        );
+        assert_eq!(
+            env_key("my-files_2"),
+            "ATTACHMENTS_PARTITION_MY_FILES_2_ROOT"
+        );
     }
 }

@@ -62,7 +62,8 @@ pub async fn usable(
 }
 
 fn input(body: PartitionBody, config: &AttachmentsConfig) -> PartitionInput {
-    let blank_to_none = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let blank_to_none =
+        |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     PartitionInput {
         code: body.code.trim().to_string(),
         title: body.title.trim().to_string(),
@@ -79,7 +80,9 @@ fn input(body: PartitionBody, config: &AttachmentsConfig) -> PartitionInput {
 fn check_config_json(body: &PartitionBody) -> Result<(), AttachmentsError> {
     match &body.config_json {
         None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
-        Some(_) => Err(AttachmentsError::InvalidField("configJson: must be an object")),
+        Some(_) => Err(AttachmentsError::InvalidField(
+            "configJson: must be an object",
+        )),
     }
 }
 

@@ -173,7 +173,13 @@ pub fn detect(name: &str, declared: Option<&str>, head: &[u8]) -> Result<String,
     }
     let ext = extension(name);
     let declared = declared
-        .map(|d| d.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+        .map(|d| {
+            d.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
         .filter(|d| !d.is_empty());
     let active_name = ext
         .as_deref()
@@ -261,8 +267,14 @@ mod tests {
 
     #[test]
     fn executables_are_refused_by_name_and_content() {
-        assert!(matches!(check_name("report.exe.txt"), Err(AttachmentsError::Executable)));
-        assert!(matches!(check_name("RUN.EXE"), Err(AttachmentsError::Executable)));
+        assert!(matches!(
+            check_name("report.exe.txt"),
+            Err(AttachmentsError::Executable)
+        ));
+        assert!(matches!(
+            check_name("RUN.EXE"),
+            Err(AttachmentsError::Executable)
+        ));
         assert!(check_name("notes.txt").is_ok());
         assert!(matches!(
             detect("notes.txt", None, b"MZ\x90\x00"),
@@ -284,7 +296,10 @@ mod tests {
             ("a.csv", None, b"\xef\xbb\xbf<?xml version='1.0'?>"),
         ] {
             assert!(
-                matches!(detect(name, declared, body), Err(AttachmentsError::ActiveContent)),
+                matches!(
+                    detect(name, declared, body),
+                    Err(AttachmentsError::ActiveContent)
+                ),
                 "{name}"
             );
         }
@@ -292,17 +307,32 @@ mod tests {
 
     #[test]
     fn images_must_be_images() {
-        assert_eq!(detect("x.png", None, b"\x89PNG\r\n\x1a\n....").unwrap(), "image/png");
-        assert!(matches!(detect("x.png", None, b"plain text"), Err(AttachmentsError::NotAnImage)));
+        assert_eq!(
+            detect("x.png", None, b"\x89PNG\r\n\x1a\n....").unwrap(),
+            "image/png"
+        );
+        assert!(matches!(
+            detect("x.png", None, b"plain text"),
+            Err(AttachmentsError::NotAnImage)
+        ));
         assert!(matches!(
             detect("x.bin", Some("image/jpeg"), b"plain"),
             Err(AttachmentsError::NotAnImage)
         ));
         // A PDF named like an image is not an image either.
-        assert!(matches!(detect("x.jpg", None, b"%PDF-1.4"), Err(AttachmentsError::NotAnImage)));
+        assert!(matches!(
+            detect("x.jpg", None, b"%PDF-1.4"),
+            Err(AttachmentsError::NotAnImage)
+        ));
         assert_eq!(detect("n.txt", None, b"hello").unwrap(), "text/plain");
-        assert_eq!(detect("n", Some("Application/X-Thing"), b"hello").unwrap(), "application/x-thing");
-        assert_eq!(detect("n", Some("bad type"), b"hello").unwrap(), "application/octet-stream");
+        assert_eq!(
+            detect("n", Some("Application/X-Thing"), b"hello").unwrap(),
+            "application/x-thing"
+        );
+        assert_eq!(
+            detect("n", Some("bad type"), b"hello").unwrap(),
+            "application/octet-stream"
+        );
         assert_eq!(
             detect("d.docx", None, b"PK\x03\x04....").unwrap(),
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document"

@@ -17,7 +17,11 @@ pub const HEAD_BYTES: usize = 8192;
 
 /// The prefix holding every object of one attachment.
 pub fn prefix(tenant: Uuid, id: Uuid) -> StorageKey {
-    key(["attachments".to_string(), tenant.to_string(), id.to_string()])
+    key([
+        "attachments".to_string(),
+        tenant.to_string(),
+        id.to_string(),
+    ])
 }
 
 /// The uploaded file.
@@ -108,5 +112,10 @@ pub async fn read_range(
         range: Some(GetRange::Bounded(*range.start()..range.end() + 1)),
         ..Default::default()
     };
-    Ok(storage.store().get_opts(key, options).await?.bytes().await?)
+    Ok(storage
+        .store()
+        .get_opts(key, options)
+        .await?
+        .bytes()
+        .await?)
 }

@@ -126,7 +126,12 @@ pub fn check_custom_fields(value: Value) -> Result<Option<Value>, AttachmentsErr
     if map.len() > MAX_CUSTOM_FIELDS {
         return Err(invalid);
     }
-    let scalar = |v: &Value| matches!(v, Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_));
+    let scalar = |v: &Value| {
+        matches!(
+            v,
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)
+        )
+    };
     for (key, value) in &map {
         let key_ok = !key.is_empty()
             && key.len() <= 100
@@ -137,7 +142,9 @@ pub fn check_custom_fields(value: Value) -> Result<Option<Value>, AttachmentsErr
             return Err(invalid);
         }
     }
-    let size = serde_json::to_vec(&map).map(|v| v.len()).unwrap_or(usize::MAX);
+    let size = serde_json::to_vec(&map)
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX);
     if size > MAX_CUSTOM_FIELDS_BYTES {
         return Err(invalid);
     }
@@ -159,7 +166,11 @@ pub fn check_multipart(req: &HttpRequest) -> Result<(), AttachmentsError> {
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("multipart/form-data"));
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        });
     if multipart {
         Ok(())
     } else {
@@ -193,7 +204,17 @@ pub async fn upload(
         max_fields: 16,
     };
     let received = upload::receive(req, payload, storage, &policy, |_| key.clone()).await?;
-    let result = record(&received, id, tenant, organization, db, storage, config, ctx).await;
+    let result = record(
+        &received,
+        id,
+        tenant,
+        organization,
+        db,
+        storage,
+        config,
+        ctx,
+    )
+    .await;
     if result.is_err() {
         received.discard(storage).await;
     }
@@ -211,9 +232,15 @@ async fn record(
     config: &AttachmentsConfig,
     ctx: &AuthContext,
 ) -> Result<(Attachment, Operation), AppError> {
-    let field = |name: &str| received.field(name).map(str::trim).filter(|v| !v.is_empty());
+    let field = |name: &str| {
+        received
+            .field(name)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
     let file: Option<&StoredFile> = received.files.iter().find(|f| f.meta.field == "file");
-    let (Some(entity_id), Some(record_id), Some(file)) = (field("entityId"), field("recordId"), file)
+    let (Some(entity_id), Some(record_id), Some(file)) =
+        (field("entityId"), field("recordId"), file)
     else {
         return Err(AttachmentsError::UploadFieldsRequired.into());
     };
@@ -233,7 +260,9 @@ async fn record(
         });
     }
 
-    let scanned = store::scan(storage, &file.key).await.map_err(AppError::from_api)?;
+    let scanned = store::scan(storage, &file.key)
+        .await
+        .map_err(AppError::from_api)?;
     if scanned.size == 0 {
         return Err(AttachmentsError::EmptyFile.into());
     }
@@ -328,4 +357,3 @@ async fn extract_text(
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_string())
 }
-

@@ -8,10 +8,10 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Query};
 
+use crate::MANAGE;
 use crate::commands::{AttachmentScope, DeleteAttachment};
 use crate::dto::{IdQuery, Ok};
 use crate::error::AttachmentsError;
-use crate::MANAGE;
 
 use super::parse_id;
 

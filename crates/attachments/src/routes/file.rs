@@ -49,7 +49,12 @@ pub async fn serve_file(
     let row = file.row;
     let key = store::original(row.tenant_id, row.id);
     // The row may outlive its object only by a failure: answer 404, not 500.
-    if storage.size(&key).await.map_err(stoa_core::AppError::from_api)?.is_none() {
+    if storage
+        .size(&key)
+        .await
+        .map_err(stoa_core::AppError::from_api)?
+        .is_none()
+    {
         return Err(AttachmentsError::FileUnavailable.into());
     }
     let forced = q

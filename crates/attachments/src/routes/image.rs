@@ -24,7 +24,11 @@ async fn serve(
     q: ImageQuery,
 ) -> AppResult<Download> {
     // Parameters first: a bad one is 400 before anything is looked up.
-    let size = Size::parse(q.width.as_deref(), q.height.as_deref(), q.crop_type.as_deref())?;
+    let size = Size::parse(
+        q.width.as_deref(),
+        q.height.as_deref(),
+        q.crop_type.as_deref(),
+    )?;
     let id = super::parse_id(Some(id), AttachmentsError::IdRequired)?;
     let mut conn = db.conn().await?;
     let file = access::readable(&mut conn, id, auth.as_ref()).await?;
@@ -108,5 +112,13 @@ pub async fn serve_image(
     id: Path<String>,
     q: Query<ImageQuery>,
 ) -> AppResult<Download> {
-    serve(auth, db, storage, renderer, &id.into_inner(), q.into_inner()).await
+    serve(
+        auth,
+        db,
+        storage,
+        renderer,
+        &id.into_inner(),
+        q.into_inner(),
+    )
+    .await
 }

@@ -46,7 +46,11 @@ fn parse(q: LibraryQuery) -> Result<Parsed, AttachmentsError> {
     let number = |v: Option<String>, default: i64, max: i64| -> Result<i64, AttachmentsError> {
         match v.as_deref().map(str::trim) {
             None | Some("") => Ok(default),
-            Some(s) => s.parse::<i64>().ok().filter(|n| (1..=max).contains(n)).ok_or_else(bad),
+            Some(s) => s
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or_else(bad),
         }
     };
     let sort_field = match q.sort_field.as_deref() {
@@ -60,7 +64,10 @@ fn parse(q: LibraryQuery) -> Result<Parsed, AttachmentsError> {
         Some("asc") => true,
         Some(_) => return Err(bad()),
     };
-    let search = q.search.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let search = q
+        .search
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
     if search.as_ref().is_some_and(|s| s.chars().count() > 200) {
         return Err(bad());
     }
@@ -69,7 +76,10 @@ fn parse(q: LibraryQuery) -> Result<Parsed, AttachmentsError> {
         page: number(q.page, 1, 1_000_000)?,
         page_size: number(q.page_size, 25, 100)?,
         search,
-        partition: q.partition.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        partition: q
+            .partition
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
         tags,
         sort_field,
         ascending,
@@ -120,7 +130,9 @@ pub async fn list_library(
     let scope = scope(&ctx)?;
     let q = parse(q.into_inner())?;
     let filtered = || {
-        let mut query = a::table.filter(a::tenant_id.eq(scope.tenant_id)).into_boxed();
+        let mut query = a::table
+            .filter(a::tenant_id.eq(scope.tenant_id))
+            .into_boxed();
         if let Some(orgs) = &scope.organizations {
             query = query.filter(a::organization_id.eq_any(orgs.clone()));
         }
@@ -156,7 +168,9 @@ pub async fn list_library(
         .await?;
     let mut tags_query = a::table
         .filter(a::tenant_id.eq(scope.tenant_id))
-        .select(diesel::dsl::sql::<diesel::sql_types::Text>("DISTINCT unnest(tags)"))
+        .select(diesel::dsl::sql::<diesel::sql_types::Text>(
+            "DISTINCT unnest(tags)",
+        ))
         .into_boxed();
     if let Some(orgs) = &scope.organizations {
         tags_query = tags_query.filter(a::organization_id.eq_any(orgs.clone()));

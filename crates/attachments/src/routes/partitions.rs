@@ -26,7 +26,10 @@ use super::parse_id;
     )
 )]
 #[get("/attachments/partitions")]
-pub async fn list_partitions(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<PartitionList>> {
+pub async fn list_partitions(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+) -> AppResult<web::Json<PartitionList>> {
     ctx.require(MANAGE)?;
     let mut conn = db.conn().await?;
     let items = partitions::visible(&mut conn, &ctx).await?;
@@ -39,8 +42,7 @@ pub async fn list_partitions(ctx: AuthContext, db: web::Data<Db>) -> AppResult<w
 fn body(bytes: &[u8]) -> Result<(PartitionBody, Value), stoa_core::AppError> {
     stoa_core::extract::check_json_body(bytes)?;
     // A body that is not JSON at all: the reference's words.
-    let raw: Value =
-        serde_json::from_slice(bytes).map_err(|_| AttachmentsError::InvalidPayload)?;
+    let raw: Value = serde_json::from_slice(bytes).map_err(|_| AttachmentsError::InvalidPayload)?;
     let parsed: PartitionBody = stoa_core::extract::parse_json(bytes)?;
     Ok((parsed, raw))
 }
@@ -69,9 +71,11 @@ pub async fn create_partition(
     partitions::check_unlocked(&config)?;
     let (parsed, _) = body(&bytes)?;
     let (created, op) = partitions::create(&db, &ctx, &config, parsed).await?;
-    Ok(with_operation(HttpResponse::Created(), &op).json(PartitionAnswer {
-        item: created.item(),
-    }))
+    Ok(
+        with_operation(HttpResponse::Created(), &op).json(PartitionAnswer {
+            item: created.item(),
+        }),
+    )
 }
 
 /// Updates a partition of the caller's tenant (global ones: super admins
@@ -99,9 +103,11 @@ pub async fn update_partition(
     partitions::check_unlocked(&config)?;
     let (parsed, raw) = body(&bytes)?;
     let (updated, op) = partitions::update(&db, &ctx, &config, parsed, &raw).await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(PartitionAnswer {
-        item: updated.item(),
-    }))
+    Ok(
+        with_operation(HttpResponse::Ok(), &op).json(PartitionAnswer {
+            item: updated.item(),
+        }),
+    )
 }
 
 /// Deletes an unused partition of the caller's tenant; the defaults stay.

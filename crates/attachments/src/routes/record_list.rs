@@ -37,8 +37,14 @@ pub async fn list_record_attachments(
     let tenant = ctx.tenant()?;
     let q = q.into_inner();
     let (Some(entity_id), Some(record_id)) = (
-        q.entity_id.as_deref().map(str::trim).filter(|s| !s.is_empty()),
-        q.record_id.as_deref().map(str::trim).filter(|s| !s.is_empty()),
+        q.entity_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty()),
+        q.record_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty()),
     ) else {
         return Err(AttachmentsError::ListIdsRequired.into());
     };

@@ -14,16 +14,36 @@ async fn private_files_need_a_caller_in_scope_and_public_ones_do_not() {
     let h = start_default().await;
     let acme = seed(h.db(), "Acme", "acme.com").await;
     let admin = token_for(h.db(), acme.admin).await;
-    let private = uploaded(&h, &admin, form("x:y", "r", "a.txt", "text/plain", b"secret")).await;
+    let private = uploaded(
+        &h,
+        &admin,
+        form("x:y", "r", "a.txt", "text/plain", b"secret"),
+    )
+    .await;
     let image = png(8, 8);
-    let public = uploaded(&h, &admin, form("catalog:catalog_product", "p", "p.png", "image/png", &image)).await;
+    let public = uploaded(
+        &h,
+        &admin,
+        form("catalog:catalog_product", "p", "p.png", "image/png", &image),
+    )
+    .await;
 
-    let res = h.app.send(actix_web::test::TestRequest::get().uri(&file(&private))).await;
+    let res = h
+        .app
+        .send(actix_web::test::TestRequest::get().uri(&file(&private)))
+        .await;
     assert_eq!(res.status, 401);
-    let res = h.app.send(actix_web::test::TestRequest::get().uri(&file(&public))).await;
+    let res = h
+        .app
+        .send(actix_web::test::TestRequest::get().uri(&file(&public)))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.header("content-type"), Some("image/png"));
-    assert!(res.header("content-disposition").unwrap().starts_with("inline"));
+    assert!(
+        res.header("content-disposition")
+            .unwrap()
+            .starts_with("inline")
+    );
     assert_eq!(res.header("cache-control"), Some("public, max-age=86400"));
     assert_eq!(&res.body[..], &image[..]);
 
@@ -32,7 +52,13 @@ async fn private_files_need_a_caller_in_scope_and_public_ones_do_not() {
     let other = token_for(h.db(), globex.admin).await;
     for id in [&private, &public] {
         assert_eq!(h.app.send(get(&file(id), &other)).await.status, 404);
-        let res = h.app.send(get(&format!("/api/attachments/image/{id}/x.png?width=10"), &other)).await;
+        let res = h
+            .app
+            .send(get(
+                &format!("/api/attachments/image/{id}/x.png?width=10"),
+                &other,
+            ))
+            .await;
         assert_eq!(res.status, 404);
     }
     // A super admin reads any file, byte for byte.
@@ -43,7 +69,10 @@ async fn private_files_need_a_caller_in_scope_and_public_ones_do_not() {
     assert_eq!(res.header("cache-control"), Some("private, max-age=60"));
 
     // Unknown and malformed ids.
-    let res = h.app.send(get(&file(&uuid::Uuid::new_v4().to_string()), &admin)).await;
+    let res = h
+        .app
+        .send(get(&file(&uuid::Uuid::new_v4().to_string()), &admin))
+        .await;
     assert_eq!(res.status, 404);
     assert_eq!(error(&res), "Attachment not found");
     for bad in ["nope", "..%2f..%2fetc%2fpasswd", "%00"] {
@@ -60,9 +89,16 @@ async fn images_download_on_request_and_ranges_and_etags_work() {
     let image = png(16, 16);
     let id = uploaded(&h, &admin, form("x:y", "r", "p.png", "image/png", &image)).await;
 
-    let res = h.app.send(get(&format!("{}?download=1", file(&id)), &admin)).await;
+    let res = h
+        .app
+        .send(get(&format!("{}?download=1", file(&id)), &admin))
+        .await;
     assert_eq!(res.header("content-type"), Some("application/octet-stream"));
-    assert!(res.header("content-disposition").unwrap().starts_with("attachment"));
+    assert!(
+        res.header("content-disposition")
+            .unwrap()
+            .starts_with("attachment")
+    );
 
     let res = h.app.send(get(&file(&id), &admin)).await;
     let etag = res.header("etag").unwrap().to_string();

@@ -29,7 +29,10 @@ async fn the_defaults_exist_and_partitions_are_created_updated_and_deleted() {
     );
 
     let body = json!({"code": "contracts", "title": " Contracts ", "storageDriver": "s3"});
-    let res = h.app.send(post_json(PARTITIONS, &admin, body.clone())).await;
+    let res = h
+        .app
+        .send(post_json(PARTITIONS, &admin, body.clone()))
+        .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let item = res.json()["item"].clone();
     assert_eq!(item["title"], "Contracts");
@@ -39,7 +42,10 @@ async fn the_defaults_exist_and_partitions_are_created_updated_and_deleted() {
     let id = item["id"].as_str().unwrap().to_string();
 
     // Codes are unique across tenants.
-    let res = h.app.send(post_json(PARTITIONS, &admin, body.clone())).await;
+    let res = h
+        .app
+        .send(post_json(PARTITIONS, &admin, body.clone()))
+        .await;
     assert_eq!(res.status, 409);
     assert_eq!(error(&res), "Partition code already exists.");
     let globex = seed(h.db(), "Globex", "globex.com").await;
@@ -50,7 +56,11 @@ async fn the_defaults_exist_and_partitions_are_created_updated_and_deleted() {
     // The code cannot change; other fields can, and omitted storageDriver stays.
     let res = h
         .app
-        .send(put_json(PARTITIONS, &admin, json!({"id": id, "code": "contracts2", "title": "X"})))
+        .send(put_json(
+            PARTITIONS,
+            &admin,
+            json!({"id": id, "code": "contracts2", "title": "X"}),
+        ))
         .await;
     assert_eq!(res.status, 400);
     assert_eq!(error(&res), "Partition code cannot be changed.");
@@ -72,15 +82,28 @@ async fn the_defaults_exist_and_partitions_are_created_updated_and_deleted() {
     assert_eq!(res.json()["items"].as_array().unwrap().len(), 2);
     let res = h
         .app
-        .send(put_json(PARTITIONS, &other, json!({"id": id, "code": "contracts", "title": "Mine"})))
+        .send(put_json(
+            PARTITIONS,
+            &other,
+            json!({"id": id, "code": "contracts", "title": "Mine"}),
+        ))
         .await;
     assert_eq!(res.status, 404);
-    let res = h.app.send(delete(&format!("{PARTITIONS}?id={id}"), &other)).await;
+    let res = h
+        .app
+        .send(delete(&format!("{PARTITIONS}?id={id}"), &other))
+        .await;
     assert_eq!(res.status, 404);
 
-    let res = h.app.send(delete(&format!("{PARTITIONS}?id={id}"), &admin)).await;
+    let res = h
+        .app
+        .send(delete(&format!("{PARTITIONS}?id={id}"), &admin))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
-    let res = h.app.send(delete(&format!("{PARTITIONS}?id={id}"), &admin)).await;
+    let res = h
+        .app
+        .send(delete(&format!("{PARTITIONS}?id={id}"), &admin))
+        .await;
     assert_eq!(res.status, 404);
 }
 
@@ -103,7 +126,10 @@ async fn defaults_stay_bad_input_is_400_and_employees_are_403() {
         ))
         .await;
     assert_eq!(res.status, 404);
-    let res = h.app.send(delete(&format!("{PARTITIONS}?id={default_id}"), &root)).await;
+    let res = h
+        .app
+        .send(delete(&format!("{PARTITIONS}?id={default_id}"), &root))
+        .await;
     assert_eq!(res.status, 400);
     assert_eq!(error(&res), "Default partitions cannot be removed.");
 
@@ -111,8 +137,14 @@ async fn defaults_stay_bad_input_is_400_and_employees_are_403() {
         (json!({"code": "a", "title": "T"}), "short code"),
         (json!({"code": "bad code!", "title": "T"}), "bad characters"),
         (json!({"code": "ok_code", "title": ""}), "empty title"),
-        (json!({"code": "ok_code", "title": "T", "storageDriver": "ftp"}), "driver"),
-        (json!({"code": "ok_code", "title": "T", "configJson": [1]}), "configJson"),
+        (
+            json!({"code": "ok_code", "title": "T", "storageDriver": "ftp"}),
+            "driver",
+        ),
+        (
+            json!({"code": "ok_code", "title": "T", "configJson": [1]}),
+            "configJson",
+        ),
         (json!({"title": "T"}), "missing code"),
     ] {
         let res = h.app.send(post_json(PARTITIONS, &admin, body)).await;
@@ -120,13 +152,20 @@ async fn defaults_stay_bad_input_is_400_and_employees_are_403() {
         assert!(res.json()["error"].is_string(), "{what}");
     }
     for query in ["", "?id=nope", "?id=..%2f..%2fetc"] {
-        let res = h.app.send(delete(&format!("{PARTITIONS}{query}"), &admin)).await;
+        let res = h
+            .app
+            .send(delete(&format!("{PARTITIONS}{query}"), &admin))
+            .await;
         assert_eq!(res.status, 400, "{query}");
         assert_eq!(error(&res), "Partition id is required");
     }
     let res = h
         .app
-        .send(put_json(PARTITIONS, &admin, json!({"code": "x1", "title": "T"})))
+        .send(put_json(
+            PARTITIONS,
+            &admin,
+            json!({"code": "x1", "title": "T"}),
+        ))
         .await;
     assert_eq!(res.status, 400);
 
@@ -135,7 +174,11 @@ async fn defaults_stay_bad_input_is_400_and_employees_are_403() {
     assert_eq!(res.status, 403);
     let res = h
         .app
-        .send(post_json(PARTITIONS, &employee, json!({"code": "emp", "title": "T"})))
+        .send(post_json(
+            PARTITIONS,
+            &employee,
+            json!({"code": "emp", "title": "T"}),
+        ))
         .await;
     assert_eq!(res.status, 403);
 }
@@ -147,12 +190,20 @@ async fn a_partition_in_use_is_409() {
     let admin = token_for(h.db(), acme.admin).await;
     let res = h
         .app
-        .send(post_json(PARTITIONS, &admin, json!({"code": "invoices", "title": "Invoices"})))
+        .send(post_json(
+            PARTITIONS,
+            &admin,
+            json!({"code": "invoices", "title": "Invoices"}),
+        ))
         .await;
     let id = res.json()["item"]["id"].as_str().unwrap().to_string();
-    let form = form("sales:order", "o-1", "a.txt", "text/plain", b"hello").text("partitionCode", "invoices");
+    let form = form("sales:order", "o-1", "a.txt", "text/plain", b"hello")
+        .text("partitionCode", "invoices");
     uploaded(&h, &admin, form).await;
-    let res = h.app.send(delete(&format!("{PARTITIONS}?id={id}"), &admin)).await;
+    let res = h
+        .app
+        .send(delete(&format!("{PARTITIONS}?id={id}"), &admin))
+        .await;
     assert_eq!(res.status, 409);
     assert_eq!(error(&res), "Partition is in use and cannot be removed.");
 }
@@ -179,6 +230,9 @@ async fn partition_writes_are_403_while_the_environment_locks_them() {
     );
     let res = h.app.send(put_json(PARTITIONS, &admin, json!({}))).await;
     assert_eq!(res.status, 403);
-    let res = h.app.send(delete(&format!("{PARTITIONS}?id=x"), &admin)).await;
+    let res = h
+        .app
+        .send(delete(&format!("{PARTITIONS}?id=x"), &admin))
+        .await;
     assert_eq!(res.status, 403);
 }

@@ -49,19 +49,33 @@ async fn files_round_trip_through_s3() {
     let admin = token_for(h.db(), acme.admin).await;
     let image = png(50, 50);
     let id = uploaded(&h, &admin, form("x:y", "r", "p.png", "image/png", &image)).await;
-    let res = h.app.send(get(&format!("/api/attachments/file/{id}"), &admin)).await;
+    let res = h
+        .app
+        .send(get(&format!("/api/attachments/file/{id}"), &admin))
+        .await;
     assert_eq!(res.status, 200);
     assert_eq!(&res.body[..], &image[..]);
-    let req = get(&format!("/api/attachments/file/{id}"), &admin).insert_header(("range", "bytes=8-15"));
+    let req =
+        get(&format!("/api/attachments/file/{id}"), &admin).insert_header(("range", "bytes=8-15"));
     let res = h.app.send(req).await;
     assert_eq!(res.status, 206);
     assert_eq!(&res.body[..], &image[8..16]);
-    let res = h.app.send(get(&format!("/api/attachments/image/{id}/p.png?width=10"), &admin)).await;
+    let res = h
+        .app
+        .send(get(
+            &format!("/api/attachments/image/{id}/p.png?width=10"),
+            &admin,
+        ))
+        .await;
     assert_eq!(res.status, 200);
 
     // Oversized: nothing left in the bucket.
     let big = vec![b'z'; 64 * 1024 + 10];
     let res = upload(&h, &admin, form("x:y", "r", "big.txt", "text/plain", &big)).await;
     assert_eq!(res.status, 413);
-    assert_eq!(objects(&h.storage).await.len(), 2, "original and variant only");
+    assert_eq!(
+        objects(&h.storage).await.len(),
+        2,
+        "original and variant only"
+    );
 }

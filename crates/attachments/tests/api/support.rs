@@ -52,17 +52,16 @@ impl<S> Harness<S> {
 pub async fn start(
     config: AttachmentsConfig,
     storage: Storage,
-) -> Harness<impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>>
-{
+) -> Harness<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
     let renderer = web::Data::new(Renderer::new(&config));
     let data = web::Data::new(storage.clone());
     let app = stoa_testkit::app()
         .module_with(|db| {
-            Arc::new(stoa_auth::configure(stoa_auth::testing::state_with_registry(
-                db,
-                registry(),
-                |_| {},
-            )))
+            Arc::new(stoa_auth::configure(
+                stoa_auth::testing::state_with_registry(db, registry(), |_| {}),
+            ))
         })
         .module(stoa_directory::configure)
         .module(move |cfg| {

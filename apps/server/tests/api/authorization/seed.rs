@@ -160,10 +160,13 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         .text("recordId", "alpha-person")
         .file("file", "alpha.txt", "text/plain", b"alpha secret")
         .post("/api/attachments");
-    let res = app
-        .send(stoa_testkit::requests::bearer(upload, t))
-        .await;
-    assert!(res.status.is_success(), "seeding an attachment: {} {}", res.status, res.text());
+    let res = app.send(stoa_testkit::requests::bearer(upload, t)).await;
+    assert!(
+        res.status.is_success(),
+        "seeding an attachment: {} {}",
+        res.status,
+        res.text()
+    );
     let attachment = res.json()["item"]["id"].clone();
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
