@@ -191,7 +191,10 @@ async fn cached(
     }
 }
 
-fn reader(bytes: &[u8]) -> Result<(ImageReader<Cursor<&[u8]>>, ImageFormat), AttachmentsError> {
+/// A reader over an image in memory, its format guessed from the content.
+type MemoryReader<'a> = ImageReader<Cursor<&'a [u8]>>;
+
+fn reader(bytes: &[u8]) -> Result<(MemoryReader<'_>, ImageFormat), AttachmentsError> {
     let reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|_| AttachmentsError::InvalidImage)?;

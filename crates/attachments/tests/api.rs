@@ -11,7 +11,6 @@ mod api {
     pub mod s3;
     #[expect(
         clippy::unwrap_used,
-        clippy::expect_used,
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;

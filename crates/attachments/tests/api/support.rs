@@ -131,3 +131,15 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
 pub fn error(res: &TestResponse) -> Value {
     res.json()["error"].clone()
 }
+
+/// How many attachment rows exist (every tenant).
+pub async fn count_rows(db: &stoa_core::db::Db) -> i64 {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    let mut conn = db.conn().await.unwrap();
+    stoa_attachments::schema::attachments::table
+        .count()
+        .get_result(&mut conn)
+        .await
+        .unwrap()
+}

@@ -312,17 +312,6 @@ async fn bad_uploads_are_refused_and_leave_nothing() {
     assert_eq!(res.status, 401);
 }
 
-async fn count_rows(db: &stoa_core::db::Db) -> i64 {
-    use diesel::prelude::*;
-    use diesel_async::RunQueryDsl;
-    let mut conn = db.conn().await.unwrap();
-    stoa_attachments::schema::attachments::table
-        .count()
-        .get_result(&mut conn)
-        .await
-        .unwrap()
-}
-
 #[actix_web::test]
 async fn the_quota_holds_under_concurrent_uploads() {
     // Quota 100 KiB, files of 40 KiB: two fit, the third does not, however
