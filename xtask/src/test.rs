@@ -25,8 +25,12 @@ pub fn run(args: &[String]) -> Result<u8> {
         cmd.arg("--workspace");
     }
     cmd.args(args).env("DATABASE_URL", &db.server_url);
-    // stoa-core's storage tests use an S3-compatible server when one runs.
-    let wants_s3 = (!one_package || args.iter().any(|a| a.contains("stoa-core")))
+    // stoa-core's storage tests and stoa-attachments' S3 test use an
+    // S3-compatible server when one runs.
+    let wants_s3 = (!one_package
+        || args
+            .iter()
+            .any(|a| a.contains("stoa-core") || a.contains("stoa-attachments")))
         && std::env::var_os("STOA_TEST_S3_ENDPOINT").is_none();
     let s3 = if wants_s3 {
         crate::s3::S3Server::start()

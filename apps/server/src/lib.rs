@@ -31,6 +31,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_catalog::register(&mut registry)?;
     stoa_dashboards::register(&mut registry)?;
     stoa_customers::register(&mut registry)?;
+    stoa_attachments::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -46,6 +47,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_catalog::operations::OPERATIONS,
         stoa_dashboards::operations::OPERATIONS,
         stoa_customers::operations::OPERATIONS,
+        stoa_attachments::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -195,6 +197,9 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
             Arc::new(stoa_catalog::configure(services.organizations.clone())),
             Arc::new(stoa_dashboards::configure),
             Arc::new(stoa_customers::configure(accounts)),
+            Arc::new(stoa_attachments::configure(
+                stoa_attachments::AttachmentsConfig::from_env().map_err(|e| e.to_string())?,
+            )),
         ],
         api_keys,
         access,
@@ -228,6 +233,10 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         Arc::new(stoa_core::command::outbox::LogSubscriber),
         // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
         Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
+        // A deleted attachment's objects leave storage after commit, at least once.
+        Arc::new(stoa_attachments::StorageCleanup::new(
+            services.storage.clone(),
+        )),
     ]
 }
 

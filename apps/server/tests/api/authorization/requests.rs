@@ -236,6 +236,10 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         "owneruserid" => json!(records.user),
         "pipelineid" => json!(records.pipeline),
         "pipelinestageid" => json!(records.stage),
+        // The record tenant A's seeded attachment belongs to (not uuids).
+        "entityid" => json!("customers:person"),
+        "recordid" | "torecordid" | "fromrecordid" => json!("alpha-person"),
+        "attachmentids" => json!([records.attachment]),
         // The client's own identifier of a device, not a uuid.
         "deviceid" => json!(records.device_key),
         // An item of a dashboard layout.

@@ -34,6 +34,9 @@ pub struct Records {
     pub deal: Uuid,
     pub pipeline: Uuid,
     pub stage: Uuid,
+    /// A partition of tenant A and an attachment (a private file).
+    pub partition: Uuid,
+    pub attachment: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -55,6 +58,8 @@ impl Records {
             ("/api/customers/deals", self.deal),
             ("/api/customers/pipelines", self.pipeline),
             ("/api/customers/pipeline-stages", self.stage),
+            ("/api/attachments/partitions", self.partition),
+            ("/api/attachments", self.attachment),
         ];
         kinds
             .iter()
@@ -190,6 +195,26 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
     )
     .await;
     let log = latest_action(&app.db, a.tenant_id).await;
+    let partition = created(
+        app,
+        t,
+        "/api/attachments/partitions",
+        json!({"code": "alphaFiles", "title": "Alpha files"}),
+    )
+    .await;
+    let upload = stoa_testkit::Multipart::new()
+        .text("entityId", "customers:person")
+        .text("recordId", "alpha-person")
+        .file("file", "alpha.txt", "text/plain", b"alpha secret")
+        .post("/api/attachments");
+    let res = app.send(stoa_testkit::requests::bearer(upload, t)).await;
+    assert!(
+        res.status.is_success(),
+        "seeding an attachment: {} {}",
+        res.status,
+        res.text()
+    );
+    let attachment = res.json()["item"]["id"].clone();
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
     let b_admin = user_with_features(&app.db, &b, "root@beta.test", &["*"], None, None).await;
@@ -211,6 +236,8 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         deal: id(&deal["id"]),
         pipeline: id(&pipeline["id"]),
         stage: id(&stage["id"]),
+        partition: id(&partition["item"]["id"]),
+        attachment: id(&attachment),
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;

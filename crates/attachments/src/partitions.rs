@@ -1,0 +1,158 @@
+//! Partition rules: who sees which, the environment's lock, creation with a
+//! globally unique code, updates that never change the code, deletion of
+//! unused non-default partitions.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+use stoa_core::command::Operation;
+use stoa_core::db::Db;
+use uuid::Uuid;
+
+use crate::commands::{
+    CreatePartition, DeletePartition, PartitionInput, PartitionScope, UpdatePartition,
+};
+use crate::config::AttachmentsConfig;
+use crate::dto::PartitionBody;
+use crate::error::AttachmentsError;
+use crate::model::Partition;
+use crate::schema::attachment_partitions as p;
+
+/// 403 while the environment manages partitions (demo or self-service onboarding).
+pub fn check_unlocked(config: &AttachmentsConfig) -> Result<(), AttachmentsError> {
+    if config.partitions_locked {
+        Err(AttachmentsError::PartitionsLocked)
+    } else {
+        Ok(())
+    }
+}
+
+/// The global partitions and the caller's tenant's (every one for a super
+/// admin), oldest first.
+pub async fn visible(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+) -> Result<Vec<Partition>, AppError> {
+    let mut query = p::table.select(Partition::as_select()).into_boxed();
+    if !ctx.is_super_admin() {
+        let tenant = ctx.tenant()?;
+        query = query.filter(p::tenant_id.is_null().or(p::tenant_id.eq(tenant)));
+    }
+    Ok(query
+        .order((p::created_at.asc(), p::code.asc()))
+        .load(conn)
+        .await?)
+}
+
+/// A partition by code, when the caller's tenant may use it (global or its own).
+pub async fn usable(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    code: &str,
+) -> Result<Option<Partition>, AppError> {
+    Ok(p::table
+        .filter(p::code.eq(code))
+        .filter(p::tenant_id.is_null().or(p::tenant_id.eq(tenant)))
+        .select(Partition::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+fn input(body: PartitionBody, config: &AttachmentsConfig) -> PartitionInput {
+    let blank_to_none =
+        |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    PartitionInput {
+        code: body.code.trim().to_string(),
+        title: body.title.trim().to_string(),
+        description: blank_to_none(body.description),
+        is_public: body.is_public.unwrap_or(false),
+        requires_ocr: body.requires_ocr.unwrap_or(config.default_requires_ocr),
+        ocr_model: blank_to_none(body.ocr_model),
+        storage_driver: body.storage_driver.unwrap_or_else(|| "local".into()),
+        config_json: body.config_json.filter(|v| !v.is_null()),
+    }
+}
+
+/// `configJson` must be an object (or null).
+fn check_config_json(body: &PartitionBody) -> Result<(), AttachmentsError> {
+    match &body.config_json {
+        None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
+        Some(_) => Err(AttachmentsError::InvalidField(
+            "configJson: must be an object",
+        )),
+    }
+}
+
+fn scope(ctx: &AuthContext) -> Result<PartitionScope, AppError> {
+    Ok(PartitionScope {
+        tenant_id: ctx.tenant()?,
+        super_admin: ctx.is_super_admin(),
+    })
+}
+
+pub async fn create(
+    db: &Db,
+    ctx: &AuthContext,
+    config: &AttachmentsConfig,
+    body: PartitionBody,
+) -> Result<(Partition, Operation), AppError> {
+    check_config_json(&body)?;
+    if body.title.trim().is_empty() {
+        return Err(AttachmentsError::InvalidField("title: must not be blank").into());
+    }
+    let command = CreatePartition {
+        input: input(body, config),
+        tenant_id: ctx.tenant()?,
+        organization_id: ctx.organization_id(),
+    };
+    let actor = ctx.actor();
+    db.transaction::<_, AppError, _>(|conn| {
+        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+    })
+    .await
+}
+
+pub async fn update(
+    db: &Db,
+    ctx: &AuthContext,
+    config: &AttachmentsConfig,
+    body: PartitionBody,
+    raw: &Value,
+) -> Result<(Partition, Operation), AppError> {
+    check_config_json(&body)?;
+    let id = body.id.ok_or(AttachmentsError::PartitionIdRequired)?;
+    if body.title.trim().is_empty() {
+        return Err(AttachmentsError::InvalidField("title: must not be blank").into());
+    }
+    let has = |key: &str| raw.get(key).is_some();
+    let command = UpdatePartition {
+        id,
+        has_requires_ocr: has("requiresOcr"),
+        has_ocr_model: has("ocrModel"),
+        has_config_json: has("configJson"),
+        has_storage_driver: has("storageDriver"),
+        input: input(body, config),
+        scope: scope(ctx)?,
+    };
+    let actor = ctx.actor();
+    db.transaction::<_, AppError, _>(|conn| {
+        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+    })
+    .await
+}
+
+pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
+    let command = DeletePartition {
+        id,
+        scope: scope(ctx)?,
+    };
+    let actor = ctx.actor();
+    db.transaction::<_, AppError, _>(|conn| {
+        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+    })
+    .await
+    .map(|((), op)| op)
+}

@@ -1,0 +1,52 @@
+//! `DELETE /attachments?id=`: removes an attachment; its objects leave
+//! storage after commit ([`crate::cleanup`]).
+
+use actix_web::{HttpResponse, delete, web};
+use stoa_acl::AuthContext;
+use stoa_core::command::with_operation;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult, Query};
+
+use crate::MANAGE;
+use crate::commands::{AttachmentScope, DeleteAttachment};
+use crate::dto::{IdQuery, Ok};
+use crate::error::AttachmentsError;
+
+use super::parse_id;
+
+#[utoipa::path(
+    tag = "Attachments",
+    params(IdQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Ok),
+        (status = 400, body = ErrorBody, description = "Missing or malformed id"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[delete("/attachments")]
+pub async fn delete_attachment(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<IdQuery>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let id = parse_id(q.id.as_deref(), AttachmentsError::IdRequired)?;
+    let command = DeleteAttachment {
+        id,
+        scope: AttachmentScope {
+            tenant_id: ctx.tenant()?,
+            organizations: ctx.acl.visible_organization_ids.clone(),
+        },
+    };
+    let actor = ctx.actor();
+    let (_, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
+}

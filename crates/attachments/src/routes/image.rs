@@ -1,0 +1,124 @@
+//! `GET /attachments/image/{id}[/{slug}]`: an image, resized on request; the
+//! slug is for readable URLs and is ignored.
+
+use actix_web::{get, web};
+use stoa_acl::OptionalAuth;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::http::Download;
+use stoa_core::storage::Storage;
+use stoa_core::{AppResult, Path, Query};
+
+use crate::dto::ImageQuery;
+use crate::error::AttachmentsError;
+use crate::images::{Renderer, Size};
+use crate::sniff::RESIZABLE_TYPES;
+use crate::{access, store};
+
+async fn serve(
+    auth: OptionalAuth,
+    db: web::Data<Db>,
+    storage: web::Data<Storage>,
+    renderer: web::Data<Renderer>,
+    id: &str,
+    q: ImageQuery,
+) -> AppResult<Download> {
+    // Parameters first: a bad one is 400 before anything is looked up.
+    let size = Size::parse(
+        q.width.as_deref(),
+        q.height.as_deref(),
+        q.crop_type.as_deref(),
+    )?;
+    let id = super::parse_id(Some(id), AttachmentsError::IdRequired)?;
+    let mut conn = db.conn().await?;
+    let file = access::readable(&mut conn, id, auth.as_ref()).await?;
+    drop(conn);
+    let row = file.row;
+    if !RESIZABLE_TYPES.contains(&row.mime_type.as_str()) {
+        return Err(AttachmentsError::UnsupportedMedia.into());
+    }
+    let variant = size.variant_name();
+    let (bytes, content_type) = renderer
+        .variant(
+            &storage,
+            &store::original(row.tenant_id, row.id),
+            &store::variant(row.tenant_id, row.id, &variant),
+            size,
+        )
+        .await?;
+    // A variant of an attachment never changes (its file cannot be replaced).
+    Ok(Download::bytes(row.file_name.clone(), content_type, bytes)
+        .inline()
+        .etag(&format!("{}-{variant}", row.checksum))
+        .cache_control(if file.partition.is_public {
+            "public, max-age=31536000, immutable"
+        } else {
+            "private, max-age=31536000, immutable"
+        })
+        .sandboxed())
+}
+
+/// The image with a slug (ignored) in its path.
+#[utoipa::path(
+    tag = "Attachments",
+    params(
+        ("id" = String, Path, description = "Attachment id"),
+        ("slug" = String, Path, description = "A readable name (ignored)"),
+        ImageQuery
+    ),
+    security((), ("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, description = "The image", content_type = "image/png", body = Vec<u8>),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 400, body = ErrorBody, description = "Invalid size parameters, malformed id, not an image, over the pixel limit"),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody, description = "Partition misconfigured or rendering failed"),
+    )
+)]
+#[get("/attachments/image/{id}/{slug}")]
+pub async fn serve_image_with_slug(
+    auth: OptionalAuth,
+    db: web::Data<Db>,
+    storage: web::Data<Storage>,
+    renderer: web::Data<Renderer>,
+    path: Path<(String, String)>,
+    q: Query<ImageQuery>,
+) -> AppResult<Download> {
+    let (id, _slug) = path.into_inner();
+    serve(auth, db, storage, renderer, &id, q.into_inner()).await
+}
+
+/// The image without a slug.
+#[utoipa::path(
+    tag = "Attachments",
+    params(("id" = String, Path, description = "Attachment id"), ImageQuery),
+    security((), ("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, description = "The image", content_type = "image/png", body = Vec<u8>),
+        (status = 304, description = "Not modified (If-None-Match)"),
+        (status = 400, body = ErrorBody, description = "Invalid size parameters, malformed id, not an image, over the pixel limit"),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 500, body = ErrorBody, description = "Partition misconfigured or rendering failed"),
+    )
+)]
+#[get("/attachments/image/{id}")]
+pub async fn serve_image(
+    auth: OptionalAuth,
+    db: web::Data<Db>,
+    storage: web::Data<Storage>,
+    renderer: web::Data<Renderer>,
+    id: Path<String>,
+    q: Query<ImageQuery>,
+) -> AppResult<Download> {
+    serve(
+        auth,
+        db,
+        storage,
+        renderer,
+        &id.into_inner(),
+        q.into_inner(),
+    )
+    .await
+}

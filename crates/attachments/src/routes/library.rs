@@ -1,0 +1,353 @@
+//! `/attachments/library`: every attachment of the caller's tenant and
+//! organizations, searchable; detail, metadata changes, deletion.
+
+use actix_web::{HttpResponse, delete, get, patch, web};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use serde_json::Value;
+use stoa_acl::AuthContext;
+use stoa_core::command::with_operation;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult, Path, Query};
+
+use crate::commands::{AttachmentScope, DeleteAttachment, UpdateAttachment};
+use crate::dto::{
+    LibraryDetail, LibraryDetailAnswer, LibraryItem, LibraryList, LibraryPatch, LibraryQuery, Ok,
+    PartitionSummary, Patched, PatchedItem,
+};
+use crate::error::AttachmentsError;
+use crate::model::{Attachment, Partition, iso};
+use crate::schema::{attachment_partitions as p, attachments as a};
+use crate::sniff::RESIZABLE_TYPES;
+use crate::{MANAGE, VIEW, upload};
+
+use super::parse_id;
+
+fn scope(ctx: &AuthContext) -> Result<AttachmentScope, AppError> {
+    Ok(AttachmentScope {
+        tenant_id: ctx.tenant()?,
+        organizations: ctx.acl.visible_organization_ids.clone(),
+    })
+}
+
+struct Parsed {
+    page: i64,
+    page_size: i64,
+    search: Option<String>,
+    partition: Option<String>,
+    tags: Vec<String>,
+    sort_field: &'static str,
+    ascending: bool,
+}
+
+fn parse(q: LibraryQuery) -> Result<Parsed, AttachmentsError> {
+    let bad = || AttachmentsError::InvalidQuery;
+    let number = |v: Option<String>, default: i64, max: i64| -> Result<i64, AttachmentsError> {
+        match v.as_deref().map(str::trim) {
+            None | Some("") => Ok(default),
+            Some(s) => s
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or_else(bad),
+        }
+    };
+    let sort_field = match q.sort_field.as_deref() {
+        None | Some("createdAt") => "createdAt",
+        Some("fileName") => "fileName",
+        Some("fileSize") => "fileSize",
+        Some(_) => return Err(bad()),
+    };
+    let ascending = match q.sort_dir.as_deref() {
+        None | Some("desc") => false,
+        Some("asc") => true,
+        Some(_) => return Err(bad()),
+    };
+    let search = q
+        .search
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    if search.as_ref().is_some_and(|s| s.chars().count() > 200) {
+        return Err(bad());
+    }
+    let tags = upload::parse_tags(q.tags.as_deref()).map_err(|_| bad())?;
+    Ok(Parsed {
+        page: number(q.page, 1, 1_000_000)?,
+        page_size: number(q.page_size, 25, 100)?,
+        search,
+        partition: q
+            .partition
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
+        tags,
+        sort_field,
+        ascending,
+    })
+}
+
+fn item(row: &Attachment, titles: &[Partition]) -> LibraryItem {
+    LibraryItem {
+        id: row.id,
+        file_name: row.file_name.clone(),
+        file_size: row.file_size,
+        mime_type: row.mime_type.clone(),
+        partition_code: row.partition_code.clone(),
+        partition_title: titles
+            .iter()
+            .find(|p| p.code == row.partition_code)
+            .map(|p| p.title.clone()),
+        url: row.url(),
+        created_at: iso(row.created_at),
+        tags: row.tags.clone(),
+        assignments: row.assignment_list(),
+        thumbnail_url: RESIZABLE_TYPES
+            .contains(&row.mime_type.as_str())
+            .then(|| row.thumbnail_url(200)),
+        content: row.content.clone().filter(|c| !c.trim().is_empty()),
+    }
+}
+
+/// One page of the library with the tags in use and every partition.
+#[utoipa::path(
+    tag = "Attachments",
+    params(LibraryQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = LibraryList),
+        (status = 400, body = ErrorBody, description = "Invalid query"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/attachments/library")]
+pub async fn list_library(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<LibraryQuery>,
+) -> AppResult<web::Json<LibraryList>> {
+    ctx.require(VIEW)?;
+    let scope = scope(&ctx)?;
+    let q = parse(q.into_inner())?;
+    let filtered = || {
+        let mut query = a::table
+            .filter(a::tenant_id.eq(scope.tenant_id))
+            .into_boxed();
+        if let Some(orgs) = &scope.organizations {
+            query = query.filter(a::organization_id.eq_any(orgs.clone()));
+        }
+        if let Some(search) = &q.search {
+            query = query.filter(
+                a::file_name.ilike(format!("%{}%", stoa_core::search::escape_like(search))),
+            );
+        }
+        if let Some(code) = &q.partition {
+            query = query.filter(a::partition_code.eq(code.clone()));
+        }
+        if !q.tags.is_empty() {
+            query = query.filter(a::tags.contains(q.tags.clone()));
+        }
+        query
+    };
+    let mut conn = db.conn().await?;
+    let total: i64 = filtered().count().get_result(&mut conn).await?;
+    let total_pages = ((total + q.page_size - 1) / q.page_size).max(1);
+    let mut page = filtered().select(Attachment::as_select());
+    page = match (q.sort_field, q.ascending) {
+        ("fileName", true) => page.order((a::file_name.asc(), a::id.asc())),
+        ("fileName", false) => page.order((a::file_name.desc(), a::id.desc())),
+        ("fileSize", true) => page.order((a::file_size.asc(), a::id.asc())),
+        ("fileSize", false) => page.order((a::file_size.desc(), a::id.desc())),
+        (_, true) => page.order((a::created_at.asc(), a::id.asc())),
+        (_, false) => page.order((a::created_at.desc(), a::id.desc())),
+    };
+    let rows: Vec<Attachment> = page
+        .limit(q.page_size)
+        .offset((q.page - 1).saturating_mul(q.page_size))
+        .load(&mut conn)
+        .await?;
+    let mut tags_query = a::table
+        .filter(a::tenant_id.eq(scope.tenant_id))
+        .select(diesel::dsl::sql::<diesel::sql_types::Text>(
+            "DISTINCT unnest(tags)",
+        ))
+        .into_boxed();
+    if let Some(orgs) = &scope.organizations {
+        tags_query = tags_query.filter(a::organization_id.eq_any(orgs.clone()));
+    }
+    let mut available_tags: Vec<String> = tags_query.load(&mut conn).await?;
+    available_tags.sort();
+    let partitions: Vec<Partition> = p::table
+        .filter(p::tenant_id.is_null().or(p::tenant_id.eq(scope.tenant_id)))
+        .select(Partition::as_select())
+        .order((p::title.asc(), p::code.asc()))
+        .load(&mut conn)
+        .await?;
+    Ok(web::Json(LibraryList {
+        items: rows.iter().map(|r| item(r, &partitions)).collect(),
+        page: q.page,
+        page_size: q.page_size,
+        total,
+        total_pages,
+        available_tags,
+        partitions: partitions
+            .iter()
+            .map(|p| PartitionSummary {
+                code: p.code.clone(),
+                title: p.title.clone(),
+                description: p.description.clone(),
+                is_public: p.is_public,
+            })
+            .collect(),
+    }))
+}
+
+/// One attachment with its custom fields.
+#[utoipa::path(
+    tag = "Attachments",
+    params(("id" = String, Path, description = "Attachment id")),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = LibraryDetailAnswer),
+        (status = 400, body = ErrorBody, description = "Malformed id"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[get("/attachments/library/{id}")]
+pub async fn get_library_item(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<web::Json<LibraryDetailAnswer>> {
+    ctx.require(VIEW)?;
+    let scope = scope(&ctx)?;
+    let id = parse_id(Some(id.as_str()), AttachmentsError::IdRequired)?;
+    let mut conn = db.conn().await?;
+    let row: Option<Attachment> = a::table
+        .filter(a::id.eq(id))
+        .filter(a::tenant_id.eq(scope.tenant_id))
+        .select(Attachment::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?;
+    let row = row
+        .filter(|r| scope.covers(r))
+        .ok_or(AttachmentsError::NotFound)?;
+    let title: Option<String> = p::table
+        .filter(p::code.eq(&row.partition_code))
+        .select(p::title)
+        .first(&mut conn)
+        .await
+        .optional()?;
+    Ok(web::Json(LibraryDetailAnswer {
+        item: LibraryDetail {
+            id: row.id,
+            file_name: row.file_name.clone(),
+            file_size: row.file_size,
+            mime_type: row.mime_type.clone(),
+            partition_code: row.partition_code.clone(),
+            partition_title: title,
+            tags: row.tags.clone(),
+            assignments: row.assignment_list(),
+            content: row.content.clone().filter(|c| !c.trim().is_empty()),
+            custom_fields: row.custom_fields.clone(),
+        },
+    }))
+}
+
+/// Replaces the tags, assignments and custom fields the body names.
+#[utoipa::path(
+    tag = "Attachments",
+    params(("id" = String, Path, description = "Attachment id")),
+    request_body = LibraryPatch,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Patched),
+        (status = 400, body = ErrorBody, description = "Invalid payload or id"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[patch("/attachments/library/{id}")]
+pub async fn patch_library_item(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+    bytes: web::Bytes,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let id = parse_id(Some(id.as_str()), AttachmentsError::IdRequired)?;
+    stoa_core::extract::check_json_body(&bytes)?;
+    serde_json::from_slice::<Value>(&bytes).map_err(|_| AttachmentsError::InvalidPayload)?;
+    let body: LibraryPatch = stoa_core::extract::parse_json(&bytes)?;
+    let tags = body.tags.map(upload::normalize_tags).transpose()?;
+    let assignments = body
+        .assignments
+        .map(upload::normalize_assignments)
+        .transpose()?
+        .map(|list| serde_json::to_value(list).unwrap_or(Value::Array(Vec::new())));
+    let custom_fields = match body.custom_fields {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(value)) => Some(upload::check_custom_fields(value)?),
+    };
+    let command = UpdateAttachment {
+        id,
+        scope: scope(&ctx)?,
+        tags,
+        assignments,
+        custom_fields,
+    };
+    let actor = ctx.actor();
+    let (row, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Patched {
+        ok: true,
+        item: PatchedItem {
+            id: row.id,
+            tags: row.tags.clone(),
+            assignments: row.assignment_list(),
+            custom_fields: row.custom_fields.clone(),
+        },
+    }))
+}
+
+/// Deletes the attachment; its file and variants leave storage after commit.
+#[utoipa::path(
+    tag = "Attachments",
+    params(("id" = String, Path, description = "Attachment id")),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Ok),
+        (status = 400, body = ErrorBody, description = "Malformed id"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[delete("/attachments/library/{id}")]
+pub async fn delete_library_item(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let id = parse_id(Some(id.as_str()), AttachmentsError::IdRequired)?;
+    let command = DeleteAttachment {
+        id,
+        scope: scope(&ctx)?,
+    };
+    let actor = ctx.actor();
+    let (_, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
+}

@@ -1,0 +1,66 @@
+//! `POST /attachments/transfer`: moves attachments between records of one entity.
+
+use actix_web::{HttpResponse, post, web};
+use serde_json::Value;
+use stoa_acl::AuthContext;
+use stoa_core::command::with_operation;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult};
+
+use crate::commands::{AttachmentScope, TransferAttachments};
+use crate::dto::{TransferBody, Transferred};
+use crate::error::AttachmentsError;
+use crate::{MANAGE, upload};
+
+/// Attachments of `entityId` among `attachmentIds` (and of `fromRecordId`
+/// when given) move to `toRecordId`; ids of other entities, tenants or
+/// organizations are skipped, and none matching is 404.
+#[utoipa::path(
+    tag = "Attachments",
+    request_body = TransferBody,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Transferred),
+        (status = 400, body = ErrorBody, description = "Invalid payload"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "No attachment matched"),
+    )
+)]
+#[post("/attachments/transfer")]
+pub async fn transfer_attachments(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    bytes: web::Bytes,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    stoa_core::extract::check_json_body(&bytes)?;
+    serde_json::from_slice::<Value>(&bytes).map_err(|_| AttachmentsError::InvalidPayload)?;
+    let body: TransferBody = stoa_core::extract::parse_json(&bytes)?;
+    let entity_id = body.entity_id.trim().to_string();
+    let to_record_id = body.to_record_id.trim().to_string();
+    let from_record_id = body.from_record_id.map(|s| s.trim().to_string());
+    upload::check_identifier("entityId", &entity_id)?;
+    upload::check_identifier("toRecordId", &to_record_id)?;
+    if let Some(from) = &from_record_id {
+        upload::check_identifier("fromRecordId", from)?;
+    }
+    let command = TransferAttachments {
+        ids: body.attachment_ids,
+        entity_id,
+        from_record_id,
+        to_record_id,
+        scope: AttachmentScope {
+            tenant_id: ctx.tenant()?,
+            organizations: ctx.acl.visible_organization_ids.clone(),
+        },
+    };
+    let actor = ctx.actor();
+    let (updated, op) = db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+        })
+        .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Transferred { ok: true, updated }))
+}

@@ -1,0 +1,2 @@
+DROP TABLE attachments;
+DROP TABLE attachment_partitions;
