@@ -23,6 +23,12 @@ pub const PRODUCTS_SOURCE: AnalyticsSource = AnalyticsSource {
     organization_column: Some("p.organization_id"),
     date_field: "createdAt",
     fields: &[
+        // Counted by id, as the reference's widgets do.
+        AnalyticsField {
+            name: "id",
+            sql: "p.id",
+            kind: FieldKind::Text,
+        },
         AnalyticsField {
             name: "createdAt",
             sql: "p.created_at",

@@ -22,6 +22,12 @@ pub const DEALS_SOURCE: AnalyticsSource = AnalyticsSource {
     organization_column: Some("d.organization_id"),
     date_field: "createdAt",
     fields: &[
+        // Counted by id, as the reference's widgets do.
+        AnalyticsField {
+            name: "id",
+            sql: "d.id",
+            kind: FieldKind::Text,
+        },
         AnalyticsField {
             name: "valueAmount",
             sql: "d.value_amount",

@@ -16,6 +16,7 @@ mod declarations;
 mod requests;
 mod seed;
 mod shapes;
+mod widgets;
 
 use std::collections::BTreeMap;
 

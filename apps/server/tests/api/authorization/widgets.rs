@@ -1,0 +1,107 @@
+//! Dashboards over a module's data, across crates: deals declared by
+//! stoa-customers through the analytics slot are aggregated by
+//! stoa-dashboards' engine, exactly and only within the caller's tenant.
+
+use serde_json::{Value, json};
+use stoa_auth::AuthConfig;
+use stoa_auth::testing::token_for;
+use stoa_testkit::requests::post_json;
+
+use super::seed::{Seeded, seed};
+
+const DATA: &str = "/api/dashboards/widgets/data";
+
+#[actix_web::test]
+async fn deal_widgets_sum_money_exactly_within_the_tenant() {
+    let app = stoa_testkit::app()
+        .server_with(|db| {
+            let modules = stoa_server::modules(
+                &stoa_server::test_services(db).unwrap(),
+                AuthConfig::for_tests(),
+            )
+            .unwrap();
+            (modules.configurators, Some(modules.access))
+        })
+        .start()
+        .await;
+    let Seeded {
+        records,
+        a_token,
+        b_admin,
+        ..
+    } = seed(&app).await;
+    // The seed's deal has no value; three more with values in two currencies.
+    for (title, amount, currency) in [
+        ("One", "100.10", "USD"),
+        ("Two", "200.25", "USD"),
+        ("Three", "50", "EUR"),
+    ] {
+        let res = app
+            .send(post_json(
+                "/api/customers/deals",
+                &a_token,
+                json!({"title": title, "pipelineStageId": records.stage,
+                       "valueAmount": amount, "valueCurrency": currency}),
+            ))
+            .await;
+        assert_eq!(res.status, 201, "{}", res.text());
+    }
+    let ask = |token: &str, body: Value| {
+        let req = post_json(DATA, token, body);
+        let app = &app;
+        async move {
+            let res = app.send(req).await;
+            assert_eq!(res.status, 200, "{}", res.text());
+            res.json()
+        }
+    };
+
+    let count =
+        json!({"entityType": "customers:deals", "metric": {"field": "id", "aggregate": "count"}});
+    assert_eq!(ask(&a_token, count.clone()).await["value"], 4.0);
+
+    // 100.10 + 200.25 in binary floating point is not 300.35; the sum stays
+    // exact in numeric and comes back as `exactValue`.
+    let usd = ask(
+        &a_token,
+        json!({"entityType": "customers:deals",
+               "metric": {"field": "valueAmount", "aggregate": "sum"},
+               "filters": [{"field": "valueCurrency", "operator": "eq", "value": "USD"}]}),
+    )
+    .await;
+    let exact = usd["exactValue"].as_str().unwrap();
+    assert_eq!(exact.trim_end_matches('0'), "300.35", "{usd}");
+
+    let by_currency = ask(
+        &a_token,
+        json!({"entityType": "customers:deals",
+               "metric": {"field": "id", "aggregate": "count"},
+               "groupBy": {"field": "valueCurrency"}}),
+    )
+    .await;
+    let mut groups: Vec<(String, f64)> = by_currency["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["groupKey"].as_str().unwrap_or("(none)").to_string(),
+                g["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        groups,
+        [
+            ("(none)".to_string(), 1.0),
+            ("EUR".to_string(), 1.0),
+            ("USD".to_string(), 2.0)
+        ],
+        "{by_currency}"
+    );
+
+    // Tenant B's administrator holds every feature and sees none of it.
+    let b = token_for(&app.db, b_admin).await;
+    assert_eq!(ask(&b, count).await["value"], 0.0);
+}
