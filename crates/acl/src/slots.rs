@@ -98,6 +98,11 @@ pub struct AnalyticsSource {
     pub fields: &'static [AnalyticsField],
     /// Every feature needed to read it.
     pub features: &'static [&'static str],
+    /// The read model whose versions the source's table bumps per tenant
+    /// (`stoa_bump_tenant_read_version('<name>')` triggers, see
+    /// `stoa_core::http::read_cache`): dashboards keep a widget answer while
+    /// the version is unchanged. `None`: every request runs its statement.
+    pub read_model: Option<&'static str>,
 }
 
 /// Whether a tool only reads or changes data (a mutation goes through the
@@ -389,6 +394,7 @@ mod tests {
             date_field,
             fields: FIELDS,
             features: &["deals.view"],
+            read_model: None,
         }
     }
 

@@ -134,6 +134,7 @@ pub const ACTION_LOGS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
             },
         ],
         features: &["audit_logs.view_tenant"],
+        read_model: None,
     }
 };
 

@@ -152,6 +152,7 @@ pub const USERS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
             },
         ],
         features: &["auth.users.list"],
+        read_model: Some("auth.users"),
     }
 };
 

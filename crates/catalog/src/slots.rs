@@ -68,6 +68,7 @@ pub const PRODUCTS_SOURCE: AnalyticsSource = AnalyticsSource {
         },
     ],
     features: &[VIEW],
+    read_model: Some("catalog.products"),
 };
 
 fn new_products_settings() -> serde_json::Value {

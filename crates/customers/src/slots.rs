@@ -85,6 +85,7 @@ pub const DEALS_SOURCE: AnalyticsSource = AnalyticsSource {
         },
     ],
     features: &[DEALS_VIEW],
+    read_model: Some("customers.deals"),
 };
 
 /// The dashboard widgets (the reference's `customers.widgets.new-deals`, and

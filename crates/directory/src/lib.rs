@@ -142,6 +142,7 @@ pub const ORGANIZATIONS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
             },
         ],
         features: &["directory.organizations.view"],
+        read_model: None,
     }
 };
 

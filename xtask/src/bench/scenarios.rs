@@ -31,11 +31,14 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
     };
     let features: Vec<String> = (0..20).map(|i| format!("\"auth.feature{i}\"")).collect();
     let feature_check = format!("{{\"features\":[{}]}}", features.join(","));
-    // Widget data over the 1M seeded action-log entries (deals are not
-    // seeded here yet: their scenario comes with their analytics source).
-    let by_month = r#"{"entityType":"audit_logs:action_logs","metric":{"field":"id","aggregate":"count"},"groupBy":{"field":"createdAt","granularity":"month"}}"#;
+    // Widget data over the 1M seeded deals (one minute apart: 23 months).
+    let by_month = r#"{"entityType":"customers:deals","metric":{"field":"id","aggregate":"count"},"groupBy":{"field":"createdAt","granularity":"month"}}"#;
+    let sum_by_month = r#"{"entityType":"customers:deals","metric":{"field":"valueAmount","aggregate":"sum"},"groupBy":{"field":"createdAt","granularity":"month"}}"#;
     let widgets: Vec<String> = (0..8)
-        .map(|i| format!(r#"{{"id":"w{i}","request":{by_month}}}"#))
+        .map(|i| {
+            let request = if i % 2 == 0 { by_month } else { sum_by_month };
+            format!(r#"{{"id":"w{i}","request":{request}}}"#)
+        })
         .collect();
     let batch = format!(r#"{{"requests":[{}]}}"#, widgets.join(","));
     vec![
@@ -273,8 +276,8 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
             connections: Some(32),
         },
         Scenario {
-            name: "POST widget data: 1M action-log entries counted by month, 4 connections",
-            requests: vec![bearer(Request::post(
+            name: "POST widget data: 1M deals counted by month, 4 connections",
+            requests: vec![as_admin(Request::post(
                 "/api/dashboards/widgets/data",
                 "application/json",
                 by_month,
@@ -282,8 +285,17 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
             connections: Some(4),
         },
         Scenario {
-            name: "POST widget data batch: 8 widgets over 1M action-log entries, 4 connections",
-            requests: vec![bearer(Request::post(
+            name: "POST widget data: money sum of 1M deals by month, 4 connections",
+            requests: vec![as_admin(Request::post(
+                "/api/dashboards/widgets/data",
+                "application/json",
+                sum_by_month,
+            ))],
+            connections: Some(4),
+        },
+        Scenario {
+            name: "POST widget data batch: 8 widgets (count and sum by month) over 1M deals, 4 connections",
+            requests: vec![as_admin(Request::post(
                 "/api/dashboards/widgets/data/batch",
                 "application/json",
                 &batch,

@@ -36,6 +36,19 @@ pub struct Compiled {
     pub group_kind: Option<FieldKind>,
     pub grouped: bool,
     pub compared: bool,
+    /// The source's read model: the statement's `version` column is its
+    /// tenant version, and the answer may be kept (`super::cache`).
+    pub read_model: Option<&'static str>,
+}
+
+/// The tenant's version of `read_model` (a name of code, never of input),
+/// as a subquery over `read_versions` with the tenant bound as `tenant`.
+pub fn version_sql(read_model: &str, tenant: &str) -> String {
+    let name = read_model.replace('\'', "''");
+    format!(
+        "(SELECT COALESCE(sum(stoa_rv.version), 0)::bigint FROM read_versions stoa_rv \
+         WHERE stoa_rv.name IN ('{name}', '{name}@' || {tenant}::text))"
+    )
 }
 
 /// The caller's scope: the tenant and, for a caller limited to some
@@ -292,15 +305,14 @@ pub fn compile(
                     .unwrap_or(super::request::Granularity::Day)
                     .unit();
                 // Periods in UTC, keyed by their ISO start; the latest `limit`
-                // periods, returned in date order.
-                let key = format!(
-                    "to_char(date_trunc('{unit}', ({}) AT TIME ZONE 'UTC'), \
-                     'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
-                    g.sql
-                );
+                // periods, returned in date order. Rows are grouped by the
+                // truncated time and only the groups formatted (formatting
+                // each row cost more than the aggregate).
+                let period = format!("date_trunc('{unit}', ({}) AT TIME ZONE 'UTC')", g.sql);
                 format!(
-                    "(SELECT coalesce(json_agg(json_build_array(g.k, g.v) ORDER BY g.k ASC NULLS LAST), '[]'::json)::text \
-                     FROM (SELECT {key} AS k, ({agg})::text AS v FROM {relation} WHERE {current} \
+                    "(SELECT coalesce(json_agg(json_build_array(\
+                     to_char(g.t, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), g.v) ORDER BY g.t ASC NULLS LAST), '[]'::json)::text \
+                     FROM (SELECT {period} AS t, ({agg})::text AS v FROM {relation} WHERE {current} \
                      GROUP BY 1 ORDER BY 1 DESC NULLS LAST LIMIT {limit}) g)"
                 )
             } else {
@@ -314,11 +326,19 @@ pub fn compile(
         }
         _ => "NULL::text".into(),
     };
+    let version_column = match source.read_model {
+        Some(model) => version_sql(model, &tenant),
+        None => "NULL::bigint".into(),
+    };
     Ok(Compiled {
-        sql: format!("SELECT {value} AS value, {previous_sql} AS previous, {groups_sql} AS groups"),
+        sql: format!(
+            "SELECT {value} AS value, {previous_sql} AS previous, {groups_sql} AS groups, \
+             {version_column} AS version"
+        ),
         binds: b.binds,
         group_kind: group.map(|g| g.kind),
         grouped: group.is_some(),
         compared: previous.is_some(),
+        read_model: source.read_model,
     })
 }

@@ -5,6 +5,7 @@
 //! declaring module wrote, and constants of this module, reach the statement
 //! text. Every value of the request is bound.
 
+pub mod cache;
 pub mod compile;
 pub mod presets;
 pub mod request;

@@ -13,7 +13,8 @@ use stoa_core::AppError;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::compile::{Bind, Compiled, DataScope, compile};
+use super::cache;
+use super::compile::{Bind, Compiled, DataScope, compile, version_sql};
 use super::request::{
     BatchEntry, BatchResult, ComparisonResult, DataPoint, Metadata, WidgetData, WidgetDataRequest,
 };
@@ -26,6 +27,54 @@ struct Row {
     previous: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     groups: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    version: Option<i64>,
+}
+
+#[derive(QueryableByName)]
+struct VersionRow {
+    #[diesel(sql_type = BigInt)]
+    version: i64,
+}
+
+/// The statement's answer: kept (`cache`) while the source's tenant version
+/// is unchanged, else read (one statement either way for a source without a
+/// read model; a kept answer costs one small statement, a moved one two).
+async fn answer(
+    conn: &mut AsyncPgConnection,
+    sql: String,
+    binds: Vec<Bind>,
+    read_model: Option<&'static str>,
+    tenant: uuid::Uuid,
+) -> Result<cache::Answer, AppError> {
+    let key = read_model.map(|_| cache::key(&sql, &binds));
+    if let (Some(model), Some(key)) = (read_model, &key)
+        && let Some((kept_version, kept)) = cache::get(key)
+    {
+        let check = format!("SELECT {} AS version", version_sql(model, "$1"));
+        let now: Vec<VersionRow> = sql_query(check)
+            .bind::<SqlUuid, _>(tenant)
+            .load(conn)
+            .await?;
+        if now.iter().map(|r| r.version).next() == Some(kept_version) {
+            return Ok(kept);
+        }
+        cache::forget(key);
+    }
+    let rows: Vec<Row> = bound(sql_query(sql).into_boxed(), binds).load(conn).await?;
+    let row = rows
+        .into_iter()
+        .next()
+        .ok_or_else(|| AppError::internal("widget data: no row"))?;
+    let answer = cache::Answer {
+        value: row.value,
+        previous: row.previous,
+        groups: row.groups,
+    };
+    if let (Some(key), Some(version)) = (key, row.version) {
+        cache::put(key, version, answer.clone());
+    }
+    Ok(answer)
 }
 
 /// The caller's data scope (400 `Tenant context is required` without a tenant).
@@ -82,7 +131,7 @@ pub fn prepare(
     compile(source, req, &scope, ranges)
 }
 
-/// Runs one request: one statement.
+/// Runs one request: one statement (see [`answer`] for kept answers).
 pub async fn widget_data(
     conn: &mut AsyncPgConnection,
     registry: &Registry,
@@ -97,12 +146,10 @@ pub async fn widget_data(
         group_kind,
         grouped,
         compared,
+        read_model,
     } = compiled;
-    let rows: Vec<Row> = bound(sql_query(sql).into_boxed(), binds).load(conn).await?;
-    let row = rows
-        .into_iter()
-        .next()
-        .ok_or_else(|| AppError::internal("widget data: no row"))?;
+    let tenant = scope_of(ctx)?.tenant_id;
+    let row = answer(conn, sql, binds, read_model, tenant).await?;
     let mut data = Vec::new();
     if grouped {
         let groups: Vec<(Value, Option<String>)> = row

@@ -732,6 +732,7 @@ fn with_ledger() -> Registry {
                 AnalyticsField { name: "at", sql: "stoa_l.at", kind: FieldKind::Date },
             ],
             features: &["ledger.view"],
+            read_model: None,
         })
         .unwrap();
     registry

@@ -101,7 +101,40 @@ async fn deal_widgets_sum_money_exactly_within_the_tenant() {
         "{by_currency}"
     );
 
-    // Tenant B's administrator holds every feature and sees none of it.
+    // A repeated request is answered from the kept answer (one small
+    // statement beside the session check), and never stale: a deal written
+    // through the API moves the tenant's version, so the next answer counts it.
+    let by_month = json!({"entityType": "customers:deals",
+                          "metric": {"field": "id", "aggregate": "count"},
+                          "groupBy": {"field": "createdAt", "granularity": "month"}});
+    let total = |v: &Value| -> f64 {
+        v["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["value"].as_f64().unwrap())
+            .sum()
+    };
+    assert_eq!(total(&ask(&a_token, by_month.clone()).await), 4.0);
+    let before = stoa_core::db::thread_queries();
+    let kept = ask(&a_token, by_month.clone()).await;
+    let statements = stoa_core::db::thread_queries() - before;
+    assert_eq!(total(&kept), 4.0);
+    assert!(statements <= 2, "{statements} statements for a kept answer");
+    let res = app
+        .send(post_json(
+            "/api/customers/deals",
+            &a_token,
+            json!({"title": "Five", "pipelineStageId": records.stage}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    assert_eq!(total(&ask(&a_token, by_month.clone()).await), 5.0);
+    assert_eq!(ask(&a_token, count.clone()).await["value"], 5.0);
+
+    // Tenant B's administrator holds every feature and sees none of it, even
+    // for the request tenant A's answer is kept for.
     let b = token_for(&app.db, b_admin).await;
     assert_eq!(ask(&b, count).await["value"], 0.0);
+    assert_eq!(total(&ask(&b, by_month).await), 0.0);
 }
