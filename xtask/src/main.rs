@@ -3,6 +3,8 @@
 //! - `dev`: a private Postgres cluster (or `DATABASE_URL`), migrations, the server.
 //! - `test [args]`: the whole workspace's tests against a real Postgres.
 //! - `bench`: the release server under load; figures go to docs/benchmarks.md.
+//! - `schemathesis`, `faults`, `cluster`, `soak`: the reliability drills
+//!   (`proofs/`); their figures are in docs/reliability.md.
 //!
 //! Plain Rust with std only (plus ctrlc), so it builds in seconds.
 
@@ -10,6 +12,7 @@ mod bench;
 mod cmd;
 mod dev;
 mod pg;
+mod proofs;
 mod s3;
 mod test;
 
@@ -23,6 +26,14 @@ fn usage() -> ExitCode {
          test [args]    run every test against a real Postgres (args go to nextest / cargo test)\n  \
          bench          benchmark the release server and update docs/benchmarks.md\n  \
          bench jobs     only the job queue's cost per unit (printed)\n  \
+         schemathesis [--ci] [--examples N] [--seed N] [--release]\n                 \
+         schemathesis over the OpenAPI document, as a super admin and a tenant admin\n  \
+         faults [--release]\n                 \
+         Postgres crash under load, worker SIGKILL mid job, hanging SMTP server\n  \
+         cluster [--release]\n                 \
+         two `stoa serve` + two `stoa worker` on one Postgres (and moto S3 when available)\n  \
+         soak [--minutes N] [--release]\n                 \
+         mixed load at 70% of the measured peak: RSS and p99 over time\n  \
          pg-stop        stop the private Postgres cluster"
     );
     ExitCode::from(2)
@@ -37,6 +48,10 @@ fn main() -> ExitCode {
         Some("test") => test::run(&rest),
         Some("bench") => bench::run(&rest),
         Some("pg-stop") => pg::stop_private(),
+        Some("schemathesis") => proofs::schemathesis::run(&rest),
+        Some("faults") => proofs::faults::run(&rest),
+        Some("cluster") => proofs::cluster::run(&rest),
+        Some("soak") => proofs::soak::run(&rest),
         _ => return usage(),
     };
     match result {

@@ -33,7 +33,7 @@ impl Database {
             });
         }
         let cluster = Cluster::locate()?;
-        let started_here = cluster.start()?;
+        let started_here = cluster.start(false)?;
         let server_url = cluster.url("postgres");
         fs::write(stoa_dir().join("database-url"), &server_url)
             .map_err(|e| format!("cannot write .stoa/database-url: {e}"))?;
@@ -62,6 +62,97 @@ impl Database {
             cluster.drop_database(name)?;
         }
         self.database(name)
+    }
+
+    /// A private cluster of its own under `.stoa/<name>` whatever
+    /// `DATABASE_URL` says (for `cargo xtask faults`, which stops and starts
+    /// it). `durable` turns fsync and synchronous commit back on, so that an
+    /// immediate (crash) stop loses nothing a client saw committed.
+    pub fn private_named(name: &str, durable: bool) -> Result<Self> {
+        let cluster = Cluster::locate_named(name)?;
+        // Left running by an interrupted run: restart it with these settings.
+        if cluster.running() {
+            cluster.stop();
+        }
+        let started_here = cluster.start(durable)?;
+        let server_url = cluster.url("postgres");
+        Ok(Self {
+            server_url,
+            cluster: Some(cluster),
+            started_here,
+        })
+    }
+
+    /// Stops the private cluster: `immediate` is a crash (no checkpoint,
+    /// open connections cut), otherwise a fast shutdown.
+    pub fn stop_server(&self, immediate: bool) -> Result<()> {
+        let cluster = self
+            .cluster
+            .as_ref()
+            .ok_or("only a private cluster can be stopped")?;
+        let mode = if immediate { "immediate" } else { "fast" };
+        let (ok, out) = output(
+            cluster
+                .tool("pg_ctl")
+                .args(["stop", "-w", "-m", mode, "-D"])
+                .arg(cluster.data()),
+        )?;
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("pg_ctl stop failed: {out}"))
+        }
+    }
+
+    /// Starts the private cluster again on its port (after [`Self::stop_server`]).
+    pub fn start_server(&self, durable: bool) -> Result<()> {
+        let cluster = self
+            .cluster
+            .as_ref()
+            .ok_or("only a private cluster can be started")?;
+        cluster.start(durable).map(|_| ())
+    }
+
+    /// Runs `sql` with psql against `url` and returns the unaligned,
+    /// tuples-only output (fields separated by `|`).
+    pub fn psql(&self, url: &str, sql: &str) -> Result<String> {
+        let program = find_bin_dir()
+            .map(|d| d.join("psql"))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from("psql"));
+        let (ok, out) = output(
+            Command::new(program)
+                .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+                .env("PGCONNECT_TIMEOUT", "5"),
+        )?;
+        if ok {
+            Ok(out.trim().to_string())
+        } else {
+            Err(format!("psql failed on `{sql}`: {out}"))
+        }
+    }
+
+    /// A new, empty database `name` for a drill: on the private cluster, or
+    /// on the server of `DATABASE_URL` (dropped and created with psql; the
+    /// given database itself is never used, so a drill cannot touch it).
+    pub fn scratch_database(&self, name: &str) -> Result<String> {
+        if self.cluster.is_some() {
+            return self.fresh_database(name);
+        }
+        self.psql(
+            &self.server_url,
+            &format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"),
+        )?;
+        self.psql(&self.server_url, &format!("CREATE DATABASE \"{name}\""))?;
+        let (base, query) = match self.server_url.split_once('?') {
+            Some((b, q)) => (b, format!("?{q}")),
+            None => (self.server_url.as_str(), String::new()),
+        };
+        let prefix = base
+            .rsplit_once('/')
+            .map(|(p, _)| p)
+            .ok_or("DATABASE_URL has no database path")?;
+        Ok(format!("{prefix}/{name}{query}"))
     }
 
     /// Stops the cluster if this process started it.
@@ -127,11 +218,16 @@ struct Cluster {
 
 impl Cluster {
     fn locate() -> Result<Self> {
+        Self::locate_named("postgres")
+    }
+
+    /// The cluster under `.stoa/<name>` (port in `.stoa/<name>.port`).
+    fn locate_named(name: &str) -> Result<Self> {
         let bin = find_bin_dir().ok_or_else(|| NO_POSTGRES.to_string())?;
         let run_as = is_root().then_some("postgres");
         let stoa = stoa_dir();
         fs::create_dir_all(&stoa).map_err(|e| format!("cannot create {}: {e}", stoa.display()))?;
-        let mut base = stoa.join("postgres");
+        let mut base = stoa.join(name);
         if let Some(user) = run_as {
             if output(Command::new("id").arg("-u").arg(user))
                 .map(|(ok, _)| !ok)
@@ -156,7 +252,7 @@ impl Cluster {
             .map(|(ok, _)| ok)
             .unwrap_or(false);
             if !reachable {
-                base = std::env::temp_dir().join(format!("stoa-postgres-{}", path_tag(&root())));
+                base = std::env::temp_dir().join(format!("stoa-{name}-{}", path_tag(&root())));
                 fs::create_dir_all(&base)
                     .map_err(|e| format!("cannot create {}: {e}", base.display()))?;
                 cmd::run(Command::new("chown").args([user, &base.to_string_lossy()]))?;
@@ -165,7 +261,7 @@ impl Cluster {
         Ok(Self {
             bin,
             base,
-            port_file: stoa.join("postgres.port"),
+            port_file: stoa.join(format!("{name}.port")),
             run_as,
         })
     }
@@ -211,7 +307,7 @@ impl Cluster {
 
     /// Initialises (once) and starts the cluster. Returns whether it was started
     /// now (false when it was already running, e.g. under `cargo xtask dev`).
-    fn start(&self) -> Result<bool> {
+    fn start(&self, durable: bool) -> Result<bool> {
         if !self.data().join("PG_VERSION").is_file() {
             println!(
                 "xtask: creating a private PostgreSQL cluster in {}",
@@ -242,10 +338,16 @@ impl Cluster {
         };
         fs::write(&self.port_file, port.to_string())
             .map_err(|e| format!("cannot write port file: {e}"))?;
-        // Durability settings are off: this cluster holds only dev and test data.
+        // Durability settings are off: this cluster holds only dev and test
+        // data (the fault drills turn them on: they crash it on purpose).
+        let durability = if durable {
+            "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+        } else {
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        };
         let options = format!(
             "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' \
-             -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+             {durability} -c max_connections=300"
         );
         let (ok, out) = output(
             self.tool("pg_ctl")

@@ -40,7 +40,7 @@ pub struct Assignment {
 #[allow(dead_code)]
 pub struct UploadForm {
     /// The entity the record belongs to, e.g. `catalog:catalog_product`.
-    #[schema(example = "catalog:catalog_product")]
+    #[schema(rename = "entityId", example = "catalog:catalog_product")]
     pub entity_id: String,
     #[schema(rename = "recordId")]
     pub record_id: String,

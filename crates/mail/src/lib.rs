@@ -133,6 +133,11 @@ impl Mailer for OutboxMailer {
     }
 }
 
+/// The longest one message may take to go out through SMTP (connection,
+/// greeting, every command). A mail server that hangs costs a request at
+/// most this long (lettre's default is 60 s for each step).
+pub const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Sends through SMTP and records the outcome.
 pub struct SmtpMailer {
     db: Db,
@@ -144,6 +149,7 @@ impl SmtpMailer {
     pub fn new(db: Db, url: &str, from: &str) -> Result<Self, MailError> {
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
             .map_err(|e| MailError::Config(e.to_string()))?
+            .timeout(Some(SEND_TIMEOUT))
             .build();
         let from = from.parse().map_err(|e: lettre::address::AddressError| {
             MailError::Config(format!("MAIL_FROM: {e}"))
@@ -175,8 +181,18 @@ impl Mailer for SmtpMailer {
                 None => builder.body(mail.body.clone()),
             }
             .map_err(|e| MailError::Send(e.to_string()))?;
-            match self.transport.send(message).await {
-                Ok(_) => record(&self.db, &mail, "sent", None).await,
+            // lettre's own timeout bounds each step; this bounds the whole
+            // exchange (a server that answers slowly step by step).
+            let sent = match tokio::time::timeout(SEND_TIMEOUT, self.transport.send(message)).await
+            {
+                Ok(result) => result.map(|_| ()).map_err(|e| e.to_string()),
+                Err(_) => Err(format!(
+                    "the SMTP server did not finish within {} s",
+                    SEND_TIMEOUT.as_secs()
+                )),
+            };
+            match sent {
+                Ok(()) => record(&self.db, &mail, "sent", None).await,
                 Err(err) => {
                     tracing::warn!(mail.to = %mail.to, error = %err, "SMTP delivery failed");
                     let _ = record(&self.db, &mail, "failed", Some(err.to_string())).await;

@@ -34,7 +34,7 @@ impl Request {
         }
     }
 
-    fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = format!("{} {} HTTP/1.1\r\nHost: bench\r\n", self.method, self.path);
         for (k, v) in &self.headers {
             out.push_str(&format!("{k}: {v}\r\n"));
@@ -82,10 +82,19 @@ impl Outcome {
 
 /// Sends one request on a fresh connection and returns (status, body).
 pub fn once(addr: SocketAddr, req: &Request) -> Result<(u16, Vec<u8>), String> {
+    once_within(addr, req, Duration::from_secs(10))
+}
+
+/// [`once`] waiting at most `timeout` for each read of the answer.
+pub fn once_within(
+    addr: SocketAddr,
+    req: &Request,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), String> {
     let stream =
         TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(timeout))
         .map_err(|e| e.to_string())?;
     let mut writer = stream.try_clone().map_err(|e| e.to_string())?;
     let mut reader = BufReader::new(stream);
@@ -93,7 +102,7 @@ pub fn once(addr: SocketAddr, req: &Request) -> Result<(u16, Vec<u8>), String> {
     read_response(&mut reader)
 }
 
-fn read_response(reader: &mut BufReader<TcpStream>) -> Result<(u16, Vec<u8>), String> {
+pub(crate) fn read_response(reader: &mut BufReader<TcpStream>) -> Result<(u16, Vec<u8>), String> {
     let mut line = String::new();
     reader.read_line(&mut line).map_err(|e| e.to_string())?;
     let status: u16 = line

@@ -16,7 +16,7 @@
 mod catalog;
 mod deals;
 mod http;
-mod load;
+pub(crate) mod load;
 mod measures;
 mod report;
 mod scenarios;

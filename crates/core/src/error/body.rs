@@ -26,10 +26,25 @@ pub struct ErrorBody {
     pub code: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issues: Option<Vec<Issue>>,
-    /// With `issues`: the same problems as `{formErrors: [..], fieldErrors: {field: [..]}}`.
+    /// With `issues`: the same problems, as `{formErrors: [..], fieldErrors:
+    /// {field: [..]}}` or as the list of issues, depending on the route's
+    /// error shape (docs/validation-errors); a refused guard puts an object
+    /// here too.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = details_schema)]
     pub details: Option<Value>,
+}
+
+/// `details`: an object, a list of issues, or absent.
+fn details_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
+    Schema::OneOf(
+        OneOfBuilder::new()
+            .item(ObjectBuilder::new().schema_type(Type::Object))
+            .item(ArrayBuilder::new().items(utoipa::openapi::Ref::from_schema_name("Issue")))
+            .item(ObjectBuilder::new().schema_type(Type::Null))
+            .build(),
+    )
 }
 
 /// `{formErrors: [message], fieldErrors: {field: [message]}}`: problems with the

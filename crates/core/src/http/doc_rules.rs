@@ -3,7 +3,7 @@
 //! ([`super::openapi_doc`]).
 //!
 //! - **400 is documented wherever input is parsed.** Every operation with
-//!   query parameters or a request body can answer 400: the extractors refuse
+//!   path or query parameters or a request body can answer 400: the extractors refuse
 //!   malformed values and control characters in any name or value before the
 //!   handler runs. An annotation that forgot it would make the document lie
 //!   to a client (and to schemathesis).
@@ -41,9 +41,12 @@ pub fn apply(mut doc: OpenApi) -> OpenApi {
 }
 
 fn takes_input(op: &Operation) -> bool {
+    // Path segments are parsed too (an id that is not a UUID, control
+    // characters): 400 before the handler runs.
     let query = op.parameters.as_ref().is_some_and(|ps| {
-        ps.iter()
-            .any(|p| matches!(p, RefOr::T(p) if matches!(p.parameter_in, ParameterIn::Query)))
+        ps.iter().any(|p| {
+            matches!(p, RefOr::T(p) if matches!(p.parameter_in, ParameterIn::Query | ParameterIn::Path))
+        })
     });
     query || op.request_body.is_some()
 }

@@ -21,9 +21,9 @@ use crate::service::deal_bulk;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = BulkQueued, description = "Queued"),
-        (status = 400, body = BulkQueued, description = "`Invalid payload` (bad or too many ids), `Owner not found in this tenant`"),
+        (status = 400, body = ErrorBody, description = "`Invalid payload` (bad or too many ids), `Owner not found in this tenant`; with `ok:false, progressJobId:null, message` beside `error` unless the body did not parse"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = BulkQueued, description = "Missing feature, or an organization outside the caller's"),
+        (status = 403, body = ErrorBody, description = "Missing feature (`requiredFeatures`), or an organization outside the caller's (`ok:false, progressJobId:null, message` beside `error`)"),
     )
 )]
 #[post("/customers/deals/bulk-update-owner")]

@@ -20,9 +20,9 @@ use crate::service::deal_bulk;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = BulkQueued, description = "Queued"),
-        (status = 400, body = BulkQueued, description = "`Invalid payload` (bad or too many ids, bad stage id), `Pipeline stage not found`"),
+        (status = 400, body = ErrorBody, description = "`Invalid payload` (bad or too many ids, bad stage id), `Pipeline stage not found`; with `ok:false, progressJobId:null, message` beside `error` unless the body did not parse"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = BulkQueued),
+        (status = 403, body = ErrorBody, description = "Missing feature (`requiredFeatures`), or an organization outside the caller's (`ok:false, progressJobId:null, message` beside `error`)"),
     )
 )]
 #[post("/customers/deals/bulk-update-stage")]

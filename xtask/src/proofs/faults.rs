@@ -1,0 +1,447 @@
+//! `cargo xtask faults [--release]`: three fault drills against a private
+//! Postgres cluster of their own (`.stoa/postgres-faults`, fsync and
+//! synchronous commit on, since it is crashed on purpose):
+//!
+//! 1. **Postgres crashes under load.** Writers create deals and readers list
+//!    them while the cluster is stopped with `pg_ctl stop -m immediate` (a
+//!    crash: no checkpoint, every connection cut), kept down 3 s and started
+//!    again. Checked: every request sent during the outage gets an answer
+//!    (a 503, within the pool's wait, not a hang); the server serves again
+//!    within 5 s of Postgres accepting connections, by itself; every deal
+//!    whose creation was acknowledged (201) is in the database afterwards.
+//! 2. **A worker is killed mid bulk job.** One `stoa worker` runs a bulk
+//!    stage move; it gets SIGKILL once some units are done; a second worker
+//!    picks the job up when its lease lapses. Checked: the job completes,
+//!    its processed count equals the number of deals (no unit counted
+//!    twice), exactly those deals moved, the queue row took two attempts.
+//! 3. **The SMTP server hangs.** A listener accepts connections and never
+//!    answers; `POST /api/auth/reset` (which sends mail in the request)
+//!    must answer within a bounded time, and other requests stay fast.
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{
+    Node, TENANT_ADMIN, api, bulk_stage, deal_ids, login, progress, quantile, release_flag, seed,
+    stage, wait_completed, work_dir,
+};
+use crate::bench::load;
+use crate::cmd::{self, Result};
+
+use crate::pg::Database;
+
+pub fn run(args: &[String]) -> Result<u8> {
+    let release = release_flag(args);
+    println!(
+        "xtask: building the {} server",
+        if release { "release" } else { "debug" }
+    );
+    let stoa = cmd::build_stoa(release)?;
+    let db = Database::private_named("postgres-faults", true)?;
+    let result = drills(&stoa, &db);
+    db.finish();
+    let failures = result?;
+    if failures.is_empty() {
+        println!("xtask: faults: every drill passed");
+        Ok(0)
+    } else {
+        eprintln!(
+            "xtask: faults: {} drill(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
+        Ok(1)
+    }
+}
+
+fn drills(stoa: &Path, db: &Database) -> Result<Vec<String>> {
+    let dir = work_dir("faults")?;
+    let url = db.fresh_database("stoa_faults")?;
+    println!("xtask: seeding the demo tenant and 60,000 deals");
+    seed(stoa, &url, 60_000)?;
+    let mut failures = Vec::new();
+    let mut record = |name: &str, outcome: Result<String>| match outcome {
+        Ok(figures) => println!("xtask: PASS {name}: {figures}"),
+        Err(why) => {
+            println!("xtask: FAIL {name}: {why}");
+            failures.push(format!("{name}: {why}"));
+        }
+    };
+    let server = Node::serve(stoa, &url, &dir, "server", &[("STOA_WORKERS", "0".into())])?;
+    record(
+        "postgres crash under load",
+        postgres_crash(db, &url, &server),
+    );
+    record(
+        "worker SIGKILL mid bulk job",
+        worker_kill(stoa, db, &url, &dir, &server),
+    );
+    drop(server);
+    record("hanging SMTP server", smtp_hang(stoa, &url, &dir));
+    Ok(failures)
+}
+
+/// One answered (or failed) request of the load during the crash drill.
+struct Sample {
+    sent: Instant,
+    took: Duration,
+    /// `None`: no HTTP answer (connection refused, reset or timed out).
+    status: Option<u16>,
+    /// The created deal's id (writers, on 201).
+    created: Option<String>,
+}
+
+fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
+    let addr = server.addr()?;
+    let token = login(addr, TENANT_ADMIN)?;
+    let lead = stage(addr, &token, "Lead")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    for worker in 0..6 {
+        let stop = stop.clone();
+        let token = token.clone();
+        let lead = lead.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                i += 1;
+                // Four writers, two readers.
+                let (req, writes) = if worker < 4 {
+                    let body = json!({"title": format!("fault drill {worker}-{i}"), "pipelineStageId": lead});
+                    (api("POST", "/api/customers/deals", &token, Some(&body)), true)
+                } else {
+                    (
+                        api("GET", "/api/customers/deals?pageSize=10&includeTotal=false", &token, None),
+                        false,
+                    )
+                };
+                let sent = Instant::now();
+                let answer = load::once(addr, &req);
+                let took = sent.elapsed();
+                let (status, created) = match answer {
+                    Ok((status, body)) => {
+                        let created = (writes && status == 201)
+                            .then(|| serde_json::from_slice::<Value>(&body).ok())
+                            .flatten()
+                            .and_then(|j| j["id"].as_str().map(str::to_string));
+                        (Some(status), created)
+                    }
+                    Err(_) => (None, None),
+                };
+                samples.push(Sample { sent, took, status, created });
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            samples
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let down_at = Instant::now();
+    db.stop_server(true)?;
+    let stopped = down_at.elapsed();
+    std::thread::sleep(Duration::from_secs(3));
+    let starting = Instant::now();
+    db.start_server(true)?;
+    let up_at = Instant::now();
+    let start_took = up_at.duration_since(starting);
+    std::thread::sleep(Duration::from_secs(10));
+    stop.store(true, Ordering::Relaxed);
+    let mut samples: Vec<Sample> = Vec::new();
+    for t in threads {
+        samples.extend(t.join().map_err(|_| "a load thread panicked")?);
+    }
+    samples.sort_by_key(|s| s.sent);
+    let ok = |s: &Sample| s.status.is_some_and(|c| c < 400);
+    let mut problems = Vec::new();
+    // During the outage (sent after the crash began, before Postgres was up).
+    let outage: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.sent >= down_at && s.sent < up_at)
+        .collect();
+    let outage_503 = outage.iter().filter(|s| s.status == Some(503)).count();
+    let outage_other: Vec<String> = outage
+        .iter()
+        .filter(|s| s.status != Some(503) && !ok(s))
+        .map(|s| format!("{:?} after {:.1} s", s.status, s.took.as_secs_f64()))
+        .collect();
+    let mut outage_ms: Vec<f64> = outage
+        .iter()
+        .map(|s| s.took.as_secs_f64() * 1000.0)
+        .collect();
+    outage_ms.sort_by(f64::total_cmp);
+    let outage_max = outage_ms.last().copied().unwrap_or(0.0);
+    if !outage_other.is_empty() {
+        problems.push(format!(
+            "{} outage answers were not 503: {}",
+            outage_other.len(),
+            outage_other
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if outage_max > 6000.0 {
+        problems.push(format!(
+            "an outage request took {outage_max:.0} ms (a hang)"
+        ));
+    }
+    // Recovery: the first success sent after Postgres was up, and no
+    // failure sent after that.
+    let after: Vec<&Sample> = samples.iter().filter(|s| s.sent >= up_at).collect();
+    let first_ok = after
+        .iter()
+        .find(|s| ok(s))
+        .map(|s| (s.sent + s.took).duration_since(up_at));
+    let recovered = match first_ok {
+        Some(d) => d,
+        None => {
+            problems.push("no request succeeded after Postgres came back".into());
+            Duration::MAX
+        }
+    };
+    let recovered_at = up_at + recovered;
+    let late_failures: Vec<String> = after
+        .iter()
+        .filter(|s| s.sent > recovered_at && !ok(s))
+        .map(|s| format!("{:?}", s.status))
+        .collect();
+    // The first failures after Postgres is back can be requests already
+    // waiting on a dead pooled connection; the bound is 5 s for the server
+    // to serve every request again.
+    let last_failure = after
+        .iter()
+        .filter(|s| !ok(s))
+        .map(|s| (s.sent + s.took).duration_since(up_at))
+        .max()
+        .unwrap_or(Duration::ZERO);
+    if recovered > Duration::from_secs(5) || last_failure > Duration::from_secs(5) {
+        problems.push(format!(
+            "recovery took {:.1} s (first success), last failure {:.1} s after Postgres was up",
+            recovered.as_secs_f64(),
+            last_failure.as_secs_f64()
+        ));
+    }
+    // Acknowledged writes.
+    let acknowledged: Vec<String> = samples.iter().filter_map(|s| s.created.clone()).collect();
+    let list = acknowledged
+        .iter()
+        .map(|id| format!("'{id}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let present: usize = if acknowledged.is_empty() {
+        0
+    } else {
+        db.psql(
+            url,
+            &format!("SELECT count(*) FROM customer_deals WHERE id IN ({list})"),
+        )?
+        .parse()
+        .map_err(|e| format!("count of acknowledged deals: {e}"))?
+    };
+    if present != acknowledged.len() {
+        problems.push(format!(
+            "{} acknowledged deals are missing",
+            acknowledged.len() - present
+        ));
+    }
+    let figures = format!(
+        "{} requests; crash took {:.1} s, restart {:.1} s; {} requests during the outage: {outage_503} answered 503, \
+         p50 {:.0} ms, max {outage_max:.0} ms; first success {:.2} s after Postgres was up, last failure {:.2} s after; \
+         {} failures after recovery; {}/{} acknowledged deals present",
+        samples.len(),
+        stopped.as_secs_f64(),
+        start_took.as_secs_f64(),
+        outage.len(),
+        quantile(&outage_ms, 0.5),
+        recovered.as_secs_f64(),
+        last_failure.as_secs_f64(),
+        late_failures.len(),
+        present,
+        acknowledged.len(),
+    );
+    if problems.is_empty() {
+        Ok(figures)
+    } else {
+        Err(format!("{}; figures: {figures}", problems.join("; ")))
+    }
+}
+
+fn worker_kill(stoa: &Path, db: &Database, url: &str, dir: &Path, server: &Node) -> Result<String> {
+    let addr = server.addr()?;
+    let token = login(addr, TENANT_ADMIN)?;
+    let lead = stage(addr, &token, "Lead")?;
+    let won = stage(addr, &token, "Won")?;
+    let ids = deal_ids(addr, &token, &lead, 10_000)?;
+    let count_in = |stage: &str| -> Result<i64> {
+        db.psql(
+            url,
+            &format!("SELECT count(*) FROM customer_deals WHERE pipeline_stage_id = '{stage}'"),
+        )?
+        .parse::<i64>()
+        .map_err(|e| e.to_string())
+    };
+    let won_before = count_in(&won)?;
+    let env = [
+        ("STOA_WORKERS", "1".to_string()),
+        ("STOA_JOB_VISIBILITY_SECS", "3".to_string()),
+        ("STOA_JOB_POLL_MS", "100".to_string()),
+    ];
+    let mut first = Node::worker(stoa, url, dir, "worker-1", &env)?;
+    let job = bulk_stage(addr, &token, &ids, &won)?;
+    let n = ids.len() as u64;
+    // Kill as soon as part of the job is done.
+    let started = Instant::now();
+    let at_kill = loop {
+        let p = progress(addr, &token, &job)?;
+        let done = p["processedCount"].as_u64().unwrap_or(0);
+        if done > 0 && done < n {
+            first.kill9();
+            break done;
+        }
+        if p["status"] == "completed" {
+            return Err(format!(
+                "the job of {n} deals completed before the kill; the drill needs a slower job"
+            ));
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            return Err(format!("the job made no progress within 120 s: {p}"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let killed = Instant::now();
+    let _second = Node::worker(stoa, url, dir, "worker-2", &env)?;
+    let done = wait_completed(addr, &token, &job, Duration::from_secs(300))?;
+    let resumed_in = killed.elapsed();
+    let processed = done["processedCount"].as_u64().unwrap_or(0);
+    let failed = done["resultSummary"]["failedCount"].as_u64().unwrap_or(0);
+    let won_after = count_in(&won)?;
+    let queue = db.psql(
+        url,
+        &format!(
+            "SELECT q.attempts, q.status, (SELECT coalesce(sum(items), 0) FROM job_units u WHERE u.job_id = q.id) \
+             FROM job_queue q WHERE q.progress_job_id = '{job}'"
+        ),
+    )?;
+    let fields: Vec<&str> = queue.split('|').collect();
+    let attempts: i64 = fields.first().and_then(|a| a.parse().ok()).unwrap_or(0);
+    let unit_items: i64 = fields.get(2).and_then(|a| a.parse().ok()).unwrap_or(-1);
+    let figures = format!(
+        "{n} deals; SIGKILL at {at_kill} processed; completed {:.1} s after the kill by the second worker; \
+         processed {processed}, failed {failed}; deals in Won {won_before} -> {won_after}; queue row: {attempts} attempts, \
+         status {}, unit items {unit_items}",
+        resumed_in.as_secs_f64(),
+        fields.get(1).unwrap_or(&"?"),
+    );
+    let exact = processed == n
+        && failed == 0
+        && won_after - won_before == n as i64
+        && unit_items == n as i64
+        && attempts >= 2
+        && fields.get(1) == Some(&"done");
+    if exact {
+        Ok(figures)
+    } else {
+        Err(format!("not exactly once: {figures}"))
+    }
+}
+
+/// An SMTP server that accepts connections and never says a word.
+fn hanging_smtp() -> Result<(SocketAddr, Arc<AtomicBool>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        while !flag.load(Ordering::Relaxed) {
+            match listener.accept() {
+                Ok((stream, _)) => held.push(stream),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+            // Drain whatever the client sends; never answer.
+            for s in &mut held {
+                let _ = s.set_nonblocking(true);
+                let mut buf = [0u8; 512];
+                let _ = s.read(&mut buf);
+            }
+        }
+    });
+    Ok((addr, stop))
+}
+
+fn smtp_hang(stoa: &Path, url: &str, dir: &Path) -> Result<String> {
+    let (smtp, stop) = hanging_smtp()?;
+    let node = Node::serve(
+        stoa,
+        url,
+        dir,
+        "server-smtp",
+        &[
+            ("STOA_WORKERS", "0".into()),
+            ("SMTP_URL", format!("smtp://{smtp}")),
+            ("MAIL_FROM", "stoa@example.com".into()),
+        ],
+    )?;
+    let addr = node.addr()?;
+    let token = login(addr, TENANT_ADMIN)?;
+    // Other requests while the reset waits on the mail server.
+    let busy = Arc::new(AtomicBool::new(true));
+    let flag = busy.clone();
+    let reader_token = token.clone();
+    let reader = std::thread::spawn(move || {
+        let mut ms = Vec::new();
+        let mut errors = 0;
+        while flag.load(Ordering::Relaxed) {
+            let t = Instant::now();
+            match load::once(
+                addr,
+                &api(
+                    "GET",
+                    "/api/customers/deals?pageSize=10&includeTotal=false",
+                    &reader_token,
+                    None,
+                ),
+            ) {
+                Ok((200, _)) => ms.push(t.elapsed().as_secs_f64() * 1000.0),
+                _ => errors += 1,
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        (ms, errors)
+    });
+    let body = json!({"email": TENANT_ADMIN});
+    let started = Instant::now();
+    let answer = load::once_within(
+        addr,
+        &load::Request::post("/api/auth/reset", "application/json", &body.to_string()),
+        Duration::from_secs(90),
+    );
+    let took = started.elapsed();
+    busy.store(false, Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
+    let (mut ms, errors) = reader.join().map_err(|_| "the reader thread panicked")?;
+    ms.sort_by(f64::total_cmp);
+    drop(node);
+    let status = answer.as_ref().map(|(s, _)| *s).map_err(Clone::clone);
+    let figures = format!(
+        "POST /api/auth/reset answered {status:?} after {:.1} s; meanwhile {} list requests, p99 {:.0} ms, {errors} errors",
+        took.as_secs_f64(),
+        ms.len(),
+        quantile(&ms, 0.99),
+    );
+    let bounded = status.is_ok() && took < Duration::from_secs(16);
+    if bounded && errors == 0 && quantile(&ms, 0.99) < 1000.0 {
+        Ok(figures)
+    } else {
+        Err(figures)
+    }
+}

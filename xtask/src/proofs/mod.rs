@@ -1,0 +1,376 @@
+//! The reliability drills: `cargo xtask schemathesis`, `faults`, `cluster`
+//! and `soak`. Each starts its own database (a private cluster, or the
+//! server of `DATABASE_URL`; the fault drill always uses a private cluster
+//! of its own because it stops and crashes it), seeds the demo tenant, runs
+//! `stoa serve` / `stoa worker` processes as children and checks what
+//! docs/reliability.md promises. Figures are printed; docs/reliability.md
+//! records the measured ones with the command that reproduces them.
+
+pub mod cluster;
+pub mod faults;
+pub mod schemathesis;
+pub mod soak;
+
+use std::fs::File;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::bench::load::{self, Request};
+use crate::cmd::{self, Result, root};
+
+/// The demo accounts `stoa init --demo` creates (password `secret`).
+pub const SUPER_ADMIN: &str = "superadmin@acme.com";
+pub const TENANT_ADMIN: &str = "admin@acme.com";
+
+/// Where the drills keep their logs and files: `.stoa/proofs/<task>`.
+pub fn work_dir(task: &str) -> Result<PathBuf> {
+    let dir = root().join(".stoa/proofs").join(task);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Whether `--release` was given (the default is the debug build, which
+/// `cargo xtask test` has already built; the figures say which one ran).
+pub fn release_flag(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--release")
+}
+
+/// The value after `--name`, parsed.
+pub fn arg_value<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Migrates `url` and creates the demo tenant (Acme Corp and its three
+/// accounts), then `deals` demo deals.
+pub fn seed(stoa: &Path, url: &str, deals: u64) -> Result<()> {
+    let (ok, out) = cmd::output(
+        Command::new(stoa)
+            .args(["init", "--demo"])
+            .env("DATABASE_URL", url)
+            .env("STOA_LOG", "warn"),
+    )?;
+    if !ok {
+        return Err(format!("stoa init --demo failed:\n{out}"));
+    }
+    if deals > 0 {
+        let (ok, out) = cmd::output(
+            Command::new(stoa)
+                .args(["seed", "demo", "--deals", &deals.to_string()])
+                .env("DATABASE_URL", url)
+                .env("STOA_LOG", "warn"),
+        )?;
+        if !ok {
+            return Err(format!("stoa seed demo failed:\n{out}"));
+        }
+    }
+    Ok(())
+}
+
+/// One `stoa serve` or `stoa worker` child; SIGTERM and wait on drop.
+pub struct Node {
+    child: Option<Child>,
+    pub name: String,
+    /// The HTTP address (`stoa serve` only).
+    pub addr: Option<SocketAddr>,
+    pub log: PathBuf,
+}
+
+/// Settings every node of a drill shares (one secret, one key, one data
+/// directory), so that any node can read what another wrote.
+pub fn node_command(stoa: &Path, url: &str, dir: &Path, env: &[(&str, String)]) -> Command {
+    let mut c = Command::new(stoa);
+    c.env("DATABASE_URL", url)
+        .env("STOA_LOG", "warn")
+        .env("STOA_JWT_SECRET", "proofs-secret-0123456789abcdef0123")
+        .env(
+            "STOA_ENCRYPTION_KEY",
+            "0303030303030303030303030303030303030303030303030303030303030303",
+        )
+        .env("APP_URL", "http://localhost:3000")
+        .env("RATE_LIMIT_ENABLED", "false")
+        .env("STOA_DATA_DIR", dir.join("data"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+impl Node {
+    /// Starts `stoa serve` on a free port and waits until it answers.
+    pub fn serve(
+        stoa: &Path,
+        url: &str,
+        dir: &Path,
+        name: &str,
+        env: &[(&str, String)],
+    ) -> Result<Self> {
+        let addr: SocketAddr = ([127, 0, 0, 1], cmd::free_port()?).into();
+        let mut c = node_command(stoa, url, dir, env);
+        c.args(["serve", "--bind", &addr.to_string()]);
+        let mut node = Self::spawn(c, dir, name)?;
+        node.addr = Some(addr);
+        let started = Instant::now();
+        loop {
+            if let Ok((200, _)) = load::once(addr, &Request::get("/api/version")) {
+                return Ok(node);
+            }
+            if let Some(child) = node.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                return Err(format!(
+                    "{name} exited with {status} (see {})",
+                    node.log.display()
+                ));
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                return Err(format!("{name} did not answer within 60 s"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Starts `stoa worker`.
+    pub fn worker(
+        stoa: &Path,
+        url: &str,
+        dir: &Path,
+        name: &str,
+        env: &[(&str, String)],
+    ) -> Result<Self> {
+        let mut c = node_command(stoa, url, dir, env);
+        c.arg("worker");
+        Self::spawn(c, dir, name)
+    }
+
+    fn spawn(mut c: Command, dir: &Path, name: &str) -> Result<Self> {
+        let log = dir.join(format!("{name}.log"));
+        let out =
+            File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let child = c
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("cannot start {name}: {e}"))?;
+        Ok(Self {
+            child: Some(child),
+            name: name.to_string(),
+            addr: None,
+            log,
+        })
+    }
+
+    pub fn addr(&self) -> Result<SocketAddr> {
+        self.addr
+            .ok_or_else(|| format!("{} serves no HTTP", self.name))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// SIGKILL, no chance to clean up.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Resident memory in MiB (from /proc).
+    pub fn rss_mib(&self) -> f64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+
+    /// Lines of its log that report a panic.
+    pub fn panics(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("panicked"))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            cmd::terminate(child.id());
+            let deadline = Instant::now() + Duration::from_secs(15);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A request with a bearer token and, when given, a JSON body.
+pub fn api(method: &'static str, path: &str, token: &str, body: Option<&Value>) -> Request {
+    let mut r = Request {
+        method,
+        path: path.to_string(),
+        headers: vec![("Authorization".into(), format!("Bearer {token}"))],
+        body: None,
+    };
+    if let Some(body) = body {
+        r.body = Some(("application/json".into(), body.to_string().into_bytes()));
+    }
+    r
+}
+
+/// Sends `req`; (status, JSON body or `Null`).
+pub fn call(addr: SocketAddr, req: &Request) -> Result<(u16, Value)> {
+    let (status, body) = load::once(addr, req)?;
+    Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+}
+
+/// `call` that insists on `expected`.
+pub fn expect(addr: SocketAddr, req: &Request, expected: u16) -> Result<Value> {
+    let (status, json) = call(addr, req)?;
+    if status == expected {
+        Ok(json)
+    } else {
+        Err(format!(
+            "{} {} answered {status} (expected {expected}): {json}",
+            req.method, req.path
+        ))
+    }
+}
+
+/// Signs in with the demo password and returns the access token.
+pub fn login(addr: SocketAddr, email: &str) -> Result<String> {
+    let form = format!("email={}&password=secret", email.replace('@', "%40"));
+    let req = Request::post(
+        "/api/auth/login",
+        "application/x-www-form-urlencoded",
+        &form,
+    );
+    let json = expect(addr, &req, 200)?;
+    json["token"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("login answer without a token: {json}"))
+}
+
+/// The id of the demo pipeline stage labelled `label`.
+pub fn stage(addr: SocketAddr, token: &str, label: &str) -> Result<String> {
+    let stages = expect(
+        addr,
+        &api("GET", "/api/customers/pipeline-stages", token, None),
+        200,
+    )?;
+    stages["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|s| s["label"] == label))
+        .and_then(|s| s["id"].as_str())
+        .map(String::from)
+        .ok_or_else(|| format!("no demo stage {label}: {stages}"))
+}
+
+/// Up to `wanted` deal ids in stage `stage_id`, read through the list by cursor.
+pub fn deal_ids(
+    addr: SocketAddr,
+    token: &str,
+    stage_id: &str,
+    wanted: usize,
+) -> Result<Vec<String>> {
+    let mut ids = Vec::with_capacity(wanted);
+    let mut cursor: Option<String> = None;
+    while ids.len() < wanted {
+        let mut path = format!(
+            "/api/customers/deals?pipelineStageId={stage_id}&pageSize=100&includeTotal=false"
+        );
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let page = expect(addr, &api("GET", &path, token, None), 200)?;
+        let items = page["items"].as_array().cloned().unwrap_or_default();
+        ids.extend(
+            items
+                .iter()
+                .filter_map(|d| d["id"].as_str().map(String::from)),
+        );
+        cursor = page["nextCursor"].as_str().map(String::from);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    ids.truncate(wanted);
+    Ok(ids)
+}
+
+/// Starts `POST /api/customers/deals/bulk-update-stage`; returns the
+/// progress job's id.
+pub fn bulk_stage(addr: SocketAddr, token: &str, ids: &[String], stage_id: &str) -> Result<String> {
+    let body = serde_json::json!({"ids": ids, "pipelineStageId": stage_id});
+    let json = expect(
+        addr,
+        &api(
+            "POST",
+            "/api/customers/deals/bulk-update-stage",
+            token,
+            Some(&body),
+        ),
+        201,
+    )?;
+    json["progressJobId"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("bulk-update-stage answered without a job: {json}"))
+}
+
+/// The progress record of a job.
+pub fn progress(addr: SocketAddr, token: &str, job: &str) -> Result<Value> {
+    expect(
+        addr,
+        &api("GET", &format!("/api/progress/jobs/{job}"), token, None),
+        200,
+    )
+}
+
+/// Polls a progress record until it is `completed` (error on failed,
+/// cancelled or the deadline).
+pub fn wait_completed(addr: SocketAddr, token: &str, job: &str, within: Duration) -> Result<Value> {
+    let started = Instant::now();
+    loop {
+        let p = progress(addr, token, job)?;
+        match p["status"].as_str() {
+            Some("completed") => return Ok(p),
+            Some("failed" | "cancelled") => return Err(format!("job {job} ended: {p}")),
+            _ => {}
+        }
+        if started.elapsed() > within {
+            return Err(format!("job {job} not completed within {within:?}: {p}"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// p-quantile of sorted values.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
