@@ -136,6 +136,10 @@ impl Mailer for OutboxMailer {
 /// The longest one message may take to go out through SMTP (connection,
 /// greeting, every command). A mail server that hangs costs a request at
 /// most this long (lettre's default is 60 s for each step).
+///
+/// lettre's connection pool is not used (the `pool` feature is off): its
+/// drop spawns a task and panicked when the server stopped outside the
+/// runtime; one connection per message suits the mail stoa sends.
 pub const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Sends through SMTP and records the outcome.

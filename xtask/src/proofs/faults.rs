@@ -393,7 +393,7 @@ fn smtp_hang(stoa: &Path, url: &str, dir: &Path) -> Result<String> {
     )?;
     let addr = node.addr()?;
     let token = login(addr, TENANT_ADMIN)?;
-    // Other requests while the reset waits on the mail server.
+    // Other requests while the mail waits on the mail server.
     let busy = Arc::new(AtomicBool::new(true));
     let flag = busy.clone();
     let reader_token = token.clone();
@@ -402,15 +402,13 @@ fn smtp_hang(stoa: &Path, url: &str, dir: &Path) -> Result<String> {
         let mut errors = 0;
         while flag.load(Ordering::Relaxed) {
             let t = Instant::now();
-            match load::once(
-                addr,
-                &api(
-                    "GET",
-                    "/api/customers/deals?pageSize=10&includeTotal=false",
-                    &reader_token,
-                    None,
-                ),
-            ) {
+            let req = api(
+                "GET",
+                "/api/customers/deals?pageSize=10&includeTotal=false",
+                &reader_token,
+                None,
+            );
+            match load::once(addr, &req) {
                 Ok((200, _)) => ms.push(t.elapsed().as_secs_f64() * 1000.0),
                 _ => errors += 1,
             }
@@ -418,14 +416,30 @@ fn smtp_hang(stoa: &Path, url: &str, dir: &Path) -> Result<String> {
         }
         (ms, errors)
     });
-    let body = json!({"email": TENANT_ADMIN});
+    let form = format!("email={}", TENANT_ADMIN.replace('@', "%40"));
     let started = Instant::now();
     let answer = load::once_within(
         addr,
-        &load::Request::post("/api/auth/reset", "application/json", &body.to_string()),
+        &load::Request::post(
+            "/api/auth/reset",
+            "application/x-www-form-urlencoded",
+            &form,
+        ),
         Duration::from_secs(90),
     );
-    let took = started.elapsed();
+    let answered = started.elapsed();
+    // The message goes out behind the answer; its delivery must end (as a
+    // logged failure) within the mailer's bound, not hang.
+    let gave_up = loop {
+        let log = std::fs::read_to_string(&node.log).unwrap_or_default();
+        if log.contains("SMTP delivery failed") {
+            break Some(started.elapsed());
+        }
+        if started.elapsed() > Duration::from_secs(75) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     busy.store(false, Ordering::Relaxed);
     stop.store(true, Ordering::Relaxed);
     let (mut ms, errors) = reader.join().map_err(|_| "the reader thread panicked")?;
@@ -433,12 +447,22 @@ fn smtp_hang(stoa: &Path, url: &str, dir: &Path) -> Result<String> {
     drop(node);
     let status = answer.as_ref().map(|(s, _)| *s).map_err(Clone::clone);
     let figures = format!(
-        "POST /api/auth/reset answered {status:?} after {:.1} s; meanwhile {} list requests, p99 {:.0} ms, {errors} errors",
-        took.as_secs_f64(),
+        "POST /api/auth/reset answered {status:?} after {:.2} s; the delivery gave up after {}; \
+         meanwhile {} list requests, p99 {:.0} ms, {errors} errors",
+        answered.as_secs_f64(),
+        gave_up.map_or("more than 75 s (a hang)".to_string(), |d| format!(
+            "{:.1} s",
+            d.as_secs_f64()
+        )),
         ms.len(),
         quantile(&ms, 0.99),
     );
-    let bounded = status.is_ok() && took < Duration::from_secs(16);
+    // The reset answers as if all went well whatever happened (it never
+    // tells whether the address has an account): the answer is immediate,
+    // the delivery bounded.
+    let bounded = status == Ok(200)
+        && answered < Duration::from_secs(2)
+        && gave_up.is_some_and(|d| d < Duration::from_secs(16));
     if bounded && errors == 0 && quantile(&ms, 0.99) < 1000.0 {
         Ok(figures)
     } else {

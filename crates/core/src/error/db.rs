@@ -20,6 +20,17 @@ impl From<diesel::result::Error> for AppError {
             Error::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
                 Self::conflict("Concurrent update, please retry")
             }
+            // The connection died under the query (Postgres restarted or
+            // crashed, the network dropped): the database is unavailable, not
+            // the request wrong. The pool discards the connection; the client
+            // may retry (`cargo xtask faults` crashes Postgres under load).
+            Error::DatabaseError(
+                DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection,
+                info,
+            ) => {
+                tracing::warn!(db.error = %info.message(), "database connection lost");
+                Self::service_unavailable("Database unavailable")
+            }
             other => Self::internal(format!("database: {other}")),
         }
     }
@@ -79,6 +90,21 @@ mod tests {
             let (status, body, _) = render(&err);
             assert_eq!(status, 409);
             assert!(!body.to_string().contains("secret_index"), "{body}");
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_is_503() {
+        use diesel::result::{DatabaseErrorKind, Error};
+        for kind in [
+            DatabaseErrorKind::UnableToSendCommand,
+            DatabaseErrorKind::ClosedConnection,
+        ] {
+            let err = AppError::from(Error::DatabaseError(
+                kind,
+                Box::new(String::from("connection closed")),
+            ));
+            assert_eq!(err.status(), StatusCode::SERVICE_UNAVAILABLE);
         }
     }
 
