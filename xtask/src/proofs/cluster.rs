@@ -11,7 +11,11 @@
 //!   count equal to its size, exactly those deals moved);
 //! - a file uploaded through A is served byte for byte by B;
 //! - the undo of a deal created through A, asked for through B, removes it
-//!   (A then answers 404).
+//!   (A then answers 404);
+//! - the recurring jobs, which every worker process tries to enqueue every
+//!   second, ran once per period: after 150 s the minute-long
+//!   `progress.sweep_stale` ran 2 or 3 times (not twice as often), the
+//!   others once.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -105,6 +109,8 @@ fn drill(stoa: &Path, db: &Database) -> Result<Vec<String>> {
     env.push(("STOA_JOB_POLL_MS", "100".into()));
     let a = Node::serve(stoa, &url, &dir, "node-a", &serve_env)?;
     let b = Node::serve(stoa, &url, &dir, "node-b", &serve_env)?;
+    let workers_started = db.psql(&url, "SELECT now()")?;
+    let started = Instant::now();
     let w1 = Node::worker(stoa, &url, &dir, "worker-1", &env)?;
     let w2 = Node::worker(stoa, &url, &dir, "worker-2", &env)?;
     println!(
@@ -132,6 +138,10 @@ fn drill(stoa: &Path, db: &Database) -> Result<Vec<String>> {
         upload(&a, &b),
     );
     record("undo through B of a deal created through A", undo(&a, &b));
+    record(
+        "recurring jobs enqueued once per period by two workers",
+        recurring(db, &url, &workers_started, started),
+    );
     for node in [&a, &b, &w1, &w2] {
         let panics = node.panics();
         if !panics.is_empty() {
@@ -272,7 +282,11 @@ fn bulk_shared(db: &Database, url: &str, a: &Node, workers: [&Node; 2]) -> Resul
 }
 
 /// A multipart form with the text fields and one file.
-fn multipart(fields: &[(&str, &str)], file_name: &str, content: &[u8]) -> (String, Vec<u8>) {
+pub(super) fn multipart(
+    fields: &[(&str, &str)],
+    file_name: &str,
+    content: &[u8],
+) -> (String, Vec<u8>) {
     let boundary = format!("stoa-proofs-{}", std::process::id());
     let mut body = Vec::new();
     for (name, value) in fields {
@@ -382,5 +396,59 @@ fn undo(a: &Node, b: &Node) -> Result<String> {
         Ok(figures)
     } else {
         Err(figures)
+    }
+}
+
+/// The periods of the recurring jobs (`stoa_progress::schedules`, the
+/// audit-log retention): at most one run per period, from the first.
+const SCHEDULES: [(&str, u64); 3] = [
+    ("progress.sweep_stale", 60),
+    ("progress.prune_queue", 3_600),
+    ("audit_logs.prune_access", 300),
+];
+
+fn recurring(db: &Database, url: &str, since: &str, started: Instant) -> Result<String> {
+    // Two full periods of the shortest schedule and a half.
+    let window = Duration::from_secs(150);
+    if let Some(wait) = window.checked_sub(started.elapsed()) {
+        println!(
+            "xtask: waiting {:.0} s for the recurring jobs' periods",
+            wait.as_secs_f64()
+        );
+        std::thread::sleep(wait);
+    }
+    let elapsed = started.elapsed().as_secs();
+    let runs = db.psql(
+        url,
+        &format!(
+            "SELECT schedule, count(*) FROM job_queue WHERE schedule IS NOT NULL \
+             AND created_at >= '{since}' GROUP BY 1 ORDER BY 1"
+        ),
+    )?;
+    let count = |name: &str| -> u64 {
+        runs.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}|")))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let mut problems = Vec::new();
+    let mut seen = Vec::new();
+    for (name, period) in SCHEDULES {
+        let n = count(name);
+        let most = elapsed / period + 1;
+        // The first run is due at once on a new database.
+        let least = (elapsed / period).max(1);
+        seen.push(format!("{name} {n} (period {period} s)"));
+        if n < least || n > most {
+            problems.push(format!(
+                "{name} ran {n} times in {elapsed} s, expected {least}..={most}"
+            ));
+        }
+    }
+    let figures = format!("in {elapsed} s: {}", seen.join(", "));
+    if problems.is_empty() {
+        Ok(figures)
+    } else {
+        Err(format!("{}; {figures}", problems.join("; ")))
     }
 }

@@ -14,14 +14,22 @@
 //!    picks the job up when its lease lapses. Checked: the job completes,
 //!    its processed count equals the number of deals (no unit counted
 //!    twice), exactly those deals moved, the queue row took two attempts.
-//! 3. **The SMTP server hangs.** A listener accepts connections and never
+//! 3. **Storage fails mid upload.** The server's S3 endpoint is a proxy in
+//!    front of moto that cuts every connection after 512 KiB of a request;
+//!    a 3 MiB upload must fail with a clear error in bounded time and leave
+//!    no attachment row and no object (nor unfinished multipart upload) in
+//!    the bucket; a small upload through the same proxy then succeeds.
+//!    Skipped (and said so) when no moto server can start.
+//! 4. **The SMTP server hangs.** A listener accepts connections and never
 //!    answers; `POST /api/auth/reset` (which sends mail in the request)
 //!    must answer within a bounded time, and other requests stay fast.
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -83,6 +91,13 @@ fn drills(stoa: &Path, db: &Database) -> Result<Vec<String>> {
         worker_kill(stoa, db, &url, &dir, &server),
     );
     drop(server);
+    match crate::s3::S3Server::start() {
+        Some(s3) => record(
+            "storage failing mid upload",
+            storage_cut(stoa, db, &url, &dir, &s3),
+        ),
+        None => println!("xtask: SKIP storage failing mid upload: no S3-compatible server"),
+    }
     record("hanging SMTP server", smtp_hang(stoa, &url, &dir));
     Ok(failures)
 }
@@ -471,6 +486,159 @@ fn smtp_hang(stoa: &Path, url: &str, dir: &Path) -> Result<String> {
         && answered < Duration::from_secs(2)
         && gave_up.is_some_and(|d| d < Duration::from_secs(16));
     if bounded && errors == 0 && quantile(&ms, 0.99) < 1000.0 {
+        Ok(figures)
+    } else {
+        Err(figures)
+    }
+}
+
+/// A TCP proxy to `target` that cuts any connection once more than `limit`
+/// bytes of requests went through it. Returns its address and a counter of
+/// the connections it cut.
+fn cutting_proxy(target: SocketAddr, limit: usize) -> Result<(SocketAddr, Arc<AtomicUsize>)> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let cuts = Arc::new(AtomicUsize::new(0));
+    let counter = cuts.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(upstream) = TcpStream::connect(target) else {
+                continue;
+            };
+            let cuts = counter.clone();
+            let (Ok(mut client_r), Ok(mut upstream_w)) = (client.try_clone(), upstream.try_clone())
+            else {
+                continue;
+            };
+            let (mut upstream_r, mut client_w) = (upstream, client);
+            // Answers flow back untouched.
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut upstream_r, &mut client_w);
+                let _ = client_w.shutdown(Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let mut sent = 0usize;
+                let mut buf = [0u8; 16 * 1024];
+                loop {
+                    let n = match client_r.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if sent + n > limit {
+                        cuts.fetch_add(1, Ordering::Relaxed);
+                        let _ = client_r.shutdown(Shutdown::Both);
+                        let _ = upstream_w.shutdown(Shutdown::Both);
+                        return;
+                    }
+                    sent += n;
+                    if upstream_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = upstream_w.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    Ok((addr, cuts))
+}
+
+fn storage_cut(
+    stoa: &Path,
+    db: &Database,
+    url: &str,
+    dir: &Path,
+    s3: &crate::s3::S3Server,
+) -> Result<String> {
+    let moto: SocketAddr = s3
+        .endpoint
+        .trim_start_matches("http://")
+        .parse()
+        .map_err(|e| format!("moto endpoint: {e}"))?;
+    let bucket = format!("stoa-faults-{}", std::process::id());
+    let plain = |method: &'static str, path: String| load::Request {
+        method,
+        path,
+        headers: Vec::new(),
+        body: None,
+    };
+    match load::once(moto, &plain("PUT", format!("/{bucket}")))? {
+        (200, _) => {}
+        (status, _) => return Err(format!("creating bucket {bucket} answered {status}")),
+    }
+    let (proxy, cuts) = cutting_proxy(moto, 512 * 1024)?;
+    let node = Node::serve(
+        stoa,
+        url,
+        dir,
+        "server-storage",
+        &[
+            ("STOA_WORKERS", "0".into()),
+            ("STOA_S3_BUCKET", bucket.clone()),
+            ("STOA_S3_ENDPOINT", format!("http://{proxy}")),
+            ("STOA_S3_REGION", "us-east-1".into()),
+            ("STOA_S3_ACCESS_KEY_ID", "testing".into()),
+            ("STOA_S3_SECRET_ACCESS_KEY", "testing".into()),
+        ],
+    )?;
+    let addr = node.addr()?;
+    let token = login(addr, TENANT_ADMIN)?;
+    let content: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| b"abcdefghijklmnopqrstuvwxyz0123456789\n"[(i % 37) as usize])
+        .collect();
+    let upload = |name: &str, content: &[u8]| -> Result<(u16, Value, Duration)> {
+        let (content_type, body) = super::cluster::multipart(
+            &[
+                ("entityId", "catalog:catalog_product"),
+                ("recordId", "storage-fault"),
+            ],
+            name,
+            content,
+        );
+        let mut req = api("POST", "/api/attachments", &token, None);
+        req.body = Some((content_type, body));
+        let started = Instant::now();
+        let (status, body) = load::once_within(addr, &req, Duration::from_secs(300))?;
+        Ok((
+            status,
+            serde_json::from_slice(&body).unwrap_or(Value::Null),
+            started.elapsed(),
+        ))
+    };
+    let (status, answer, took) = upload("storage-fault.txt", &content)?;
+    let rows: i64 = db
+        .psql(
+            url,
+            "SELECT count(*) FROM attachments WHERE file_name = 'storage-fault.txt'",
+        )?
+        .parse()
+        .map_err(|e| format!("attachment count: {e}"))?;
+    let listing = |query: &str| -> Result<String> {
+        let (status, body) = load::once(moto, &plain("GET", format!("/{bucket}?{query}")))?;
+        if status == 200 {
+            Ok(String::from_utf8_lossy(&body).into_owned())
+        } else {
+            Err(format!("listing the bucket ({query}) answered {status}"))
+        }
+    };
+    let objects = listing("list-type=2")?.matches("<Key>").count();
+    let pending = listing("uploads")?.matches("<UploadId>").count();
+    let (small_status, _, _) = upload("storage-after.txt", b"small file after the fault")?;
+    drop(node);
+    let figures = format!(
+        "3 MiB upload answered {status} after {:.1} s ({}), {} connections cut; {rows} attachment rows, \
+         {objects} objects, {pending} unfinished multipart uploads left; a small upload then answered {small_status}",
+        took.as_secs_f64(),
+        answer["error"].as_str().unwrap_or("no error message"),
+        cuts.load(Ordering::Relaxed),
+    );
+    let clear = (500..600).contains(&status) && status != 500 && answer["error"].is_string();
+    if clear
+        && took < Duration::from_secs(30)
+        && rows == 0
+        && objects == 0
+        && pending == 0
+        && small_status == 200
+    {
         Ok(figures)
     } else {
         Err(figures)

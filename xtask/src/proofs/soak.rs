@@ -5,9 +5,12 @@
 //! loop: a request every 1/rate seconds whatever the answers did), so a
 //! server that slows down shows it in the latencies instead of in fewer
 //! requests. Every window (a tenth of the run, at least 15 s) reports
-//! requests/s, p50/p99 and the server's RSS. Checked: the last window's
-//! RSS is within 20% (+16 MiB) of the first's, every window's p99 within
-//! 2x the first's, and no request failed.
+//! requests/s, p50/p99, the server's RSS and the machine's load average.
+//! Checked: the last window's RSS is within 20% (+16 MiB) of the first's;
+//! the p99 of the last fifth of the run is within 2x the p99 of the first
+//! fifth (a trend, not one window: on a shared machine a single window's
+//! p99 is the neighbours' as much as the server's; every window is printed);
+//! no request failed.
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -201,13 +204,33 @@ fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8>
         if let Some(wait) = at.checked_sub(started.elapsed()) {
             std::thread::sleep(wait);
         }
-        rss.push(node.rss_mib());
+        let load = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| {
+                l.split_whitespace()
+                    .next()
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
+            .unwrap_or(0.0);
+        rss.push((node.rss_mib(), load));
     }
     stop.store(true, Ordering::Relaxed);
     let samples = loader.join().map_err(|_| "the load thread panicked")?;
     let mut rows = Vec::new();
     let mut failures = 0;
-    for (i, rss) in rss.iter().enumerate() {
+    let mut fifths: (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    let total = duration.as_secs_f64();
+    for (due, ms, _) in &samples {
+        if *due < total / 5.0 {
+            fifths.0.push(*ms);
+        } else if *due >= total * 4.0 / 5.0 {
+            fifths.1.push(*ms);
+        }
+    }
+    fifths.0.sort_by(f64::total_cmp);
+    fifths.1.sort_by(f64::total_cmp);
+    let (start_p99, end_p99) = (quantile(&fifths.0, 0.99), quantile(&fifths.1, 0.99));
+    for (i, (rss, load)) in rss.iter().enumerate() {
         let (from, to) = (window * i as f64, window * (i + 1) as f64);
         let in_window: Vec<&Sample> = samples
             .iter()
@@ -224,13 +247,14 @@ fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8>
             quantile(&ms, 0.99),
             *rss,
             errors,
+            *load,
         ));
     }
-    println!("\n| minute | requests/s | p50 ms | p99 ms | RSS MiB | errors |");
-    println!("|---|---|---|---|---|---|");
-    for (t, rps, p50, p99, rss, errors) in &rows {
+    println!("\n| minute | requests/s | p50 ms | p99 ms | RSS MiB | errors | load avg |");
+    println!("|---|---|---|---|---|---|---|");
+    for (t, rps, p50, p99, rss, errors, load) in &rows {
         println!(
-            "| {:.1} | {rps:.0} | {p50:.1} | {p99:.1} | {rss:.1} | {errors} |",
+            "| {:.1} | {rps:.0} | {p50:.1} | {p99:.1} | {rss:.1} | {errors} | {load:.2} |",
             t / 60.0
         );
     }
@@ -241,10 +265,9 @@ fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8>
     if last.4 > first.4 * 1.2 + 16.0 {
         problems.push(format!("RSS grew from {:.1} to {:.1} MiB", first.4, last.4));
     }
-    if worst_p99 > first.3 * 2.0 {
+    if end_p99 > start_p99 * 2.0 {
         problems.push(format!(
-            "p99 reached {worst_p99:.1} ms, over 2x the first window's {:.1} ms",
-            first.3
+            "p99 of the last fifth {end_p99:.1} ms, over 2x the first fifth's {start_p99:.1} ms"
         ));
     }
     if failures > 0 {
@@ -255,15 +278,17 @@ fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8>
         problems.push(format!("server panics: {}", panics.join("\n")));
     }
     println!(
-        "\nxtask: soak: {} requests at {rate:.0}/s target (70% of the {:.0}/s peak); RSS {:.1} -> {:.1} MiB; p99 first {:.1} ms, worst {worst_p99:.1} ms",
+        "\nxtask: soak: {} requests at {rate:.0}/s target (70% of the {:.0}/s peak); RSS {:.1} -> {:.1} MiB; \
+         p99 first fifth {start_p99:.1} ms, last fifth {end_p99:.1} ms, worst window {worst_p99:.1} ms",
         samples.len(),
         peak.rps(),
         first.4,
         last.4,
-        first.3
     );
     if problems.is_empty() {
-        println!("xtask: soak passed: memory flat, p99 within 2x of the start, no errors");
+        println!(
+            "xtask: soak passed: memory flat, p99 at the end within 2x of the start, no errors"
+        );
         Ok(0)
     } else {
         eprintln!("xtask: soak failed: {}", problems.join("; "));
