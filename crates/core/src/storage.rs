@@ -125,7 +125,9 @@ pub enum StorageError {
     NotFound,
     #[error("storage setup failed: {0}")]
     Setup(String),
-    #[error("storage failed: {0}")]
+    /// The store failed or could not be reached (after object_store's
+    /// retries): 503, the store's own message goes to the log only.
+    #[error("Storage unavailable")]
     Backend(#[source] object_store::Error),
 }
 
@@ -142,7 +144,8 @@ impl ApiError for StorageError {
     fn status(&self) -> StatusCode {
         match self {
             Self::NotFound => StatusCode::NOT_FOUND,
-            Self::Setup(_) | Self::Backend(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Setup(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Backend(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }

@@ -16,7 +16,7 @@
 //!    twice), exactly those deals moved, the queue row took two attempts.
 //! 3. **Storage fails mid upload.** The server's S3 endpoint is a proxy in
 //!    front of moto that cuts every connection after 512 KiB of a request;
-//!    a 3 MiB upload must fail with a clear error in bounded time and leave
+//!    a 3 MiB upload must fail with a clear 503 in bounded time and leave
 //!    no attachment row and no object (nor unfinished multipart upload) in
 //!    the bucket; a small upload through the same proxy then succeeds.
 //!    Skipped (and said so) when no moto server can start.
@@ -631,7 +631,7 @@ fn storage_cut(
         answer["error"].as_str().unwrap_or("no error message"),
         cuts.load(Ordering::Relaxed),
     );
-    let clear = (500..600).contains(&status) && status != 500 && answer["error"].is_string();
+    let clear = status == 503 && answer["error"].is_string();
     if clear
         && took < Duration::from_secs(30)
         && rows == 0

@@ -127,7 +127,16 @@ impl AppError {
     pub fn from_api<E: ApiError>(err: E) -> Self {
         let status = err.status();
         if status.is_server_error() {
-            let mut out = Self::internal(&err);
+            // The log gets the whole chain of causes; the client the
+            // error's own message (5xx other than 500) or a generic one.
+            let mut cause = err.to_string();
+            let mut source = err.source();
+            while let Some(inner) = source {
+                cause.push_str(": ");
+                cause.push_str(&inner.to_string());
+                source = inner.source();
+            }
+            let mut out = Self::internal(cause);
             out.status = status;
             if status != StatusCode::INTERNAL_SERVER_ERROR {
                 out.message = Cow::Owned(err.to_string());

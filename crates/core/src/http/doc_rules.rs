@@ -7,6 +7,11 @@
 //!   malformed values and control characters in any name or value before the
 //!   handler runs. An annotation that forgot it would make the document lie
 //!   to a client (and to schemathesis).
+//! - **503 is documented everywhere.** Any operation can find the database
+//!   (or the object store) unavailable: it answers 503 at once instead of
+//!   hanging (`cargo xtask faults` crashes Postgres under load and checks
+//!   it). The system endpoints that touch neither answer it never, which
+//!   the document may over-state.
 //! - **Untagged unions are `anyOf`.** utoipa renders a `#[serde(untagged)]`
 //!   enum as `oneOf`, which claims that exactly one branch matches; two
 //!   branches of the same shape (an empty `items` list of options or of tree
@@ -30,6 +35,7 @@ pub fn apply(mut doc: OpenApi) -> OpenApi {
         ];
         for op in ops.into_iter().flatten() {
             document_bad_request(op);
+            document_unavailable(op);
         }
     }
     if let Some(components) = doc.components.as_mut() {
@@ -65,6 +71,25 @@ fn document_bad_request(op: &mut Operation) {
                         "Malformed input: a value of the wrong type or range, or control \
                      characters in a name or value",
                     )
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        });
+}
+
+fn document_unavailable(op: &mut Operation) {
+    op.responses
+        .responses
+        .entry("503".into())
+        .or_insert_with(|| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description("The database or the object store is unavailable (retry later)")
                     .content(
                         "application/json",
                         ContentBuilder::new()
