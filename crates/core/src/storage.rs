@@ -352,3 +352,26 @@ impl HttpConnector for TrustedConnector {
         Ok(HttpClient::new(client))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AppError;
+
+    #[test]
+    fn a_failing_store_is_503_without_its_details() {
+        let err = StorageError::from(object_store::Error::Generic {
+            store: "S3",
+            source: "PUT http://s3.internal/bucket/key?uploadId=secret failed".into(),
+        });
+        assert_eq!(err.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let body = AppError::from_api(err).body().to_string();
+        assert!(body.contains("Storage unavailable"), "{body}");
+        assert!(!body.contains("secret"), "{body}");
+        assert_eq!(
+            StorageError::NotFound.status(),
+            StatusCode::NOT_FOUND,
+            "a missing file stays 404"
+        );
+    }
+}

@@ -134,6 +134,13 @@ mod tests {
                     .parameter_in(ParameterIn::Query),
             )
             .build();
+        let with_path = OperationBuilder::new()
+            .parameter(
+                ParameterBuilder::new()
+                    .name("id")
+                    .parameter_in(ParameterIn::Path),
+            )
+            .build();
         let without = OperationBuilder::new().build();
         let union = OneOfBuilder::new()
             .item(ObjectBuilder::new())
@@ -149,6 +156,10 @@ mod tests {
                     .path(
                         "/b",
                         PathItem::new(utoipa::openapi::HttpMethod::Get, without),
+                    )
+                    .path(
+                        "/c/{id}",
+                        PathItem::new(utoipa::openapi::HttpMethod::Get, with_path),
                     ),
             )
             .components(Some(
@@ -163,6 +174,17 @@ mod tests {
             "{doc}"
         );
         assert!(doc["paths"]["/b"]["get"]["responses"].get("400").is_none());
+        assert!(
+            doc["paths"]["/c/{id}"]["get"]["responses"]["400"].is_object(),
+            "{doc}"
+        );
+        // Every operation can find the database or the store unavailable.
+        for path in ["/a", "/b", "/c/{id}"] {
+            assert!(
+                doc["paths"][path]["get"]["responses"]["503"].is_object(),
+                "{doc}"
+            );
+        }
         assert!(
             doc["components"]["schemas"]["U"]["anyOf"].is_array(),
             "{doc}"
