@@ -173,6 +173,14 @@ Fedora: `dnf install postgresql-server`; macOS: `brew install postgresql`), or p
 at an existing PostgreSQL 14+ server (for example \
 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres) and run the command again.";
 
+/// The `psql` of the system's Postgres binaries (or the one on `PATH`).
+pub fn psql() -> PathBuf {
+    find_bin_dir()
+        .map(|dir| dir.join("psql"))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("psql"))
+}
+
 /// The directory holding initdb and pg_ctl.
 fn find_bin_dir() -> Option<PathBuf> {
     let has_tools = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();

@@ -32,6 +32,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_dashboards::register(&mut registry)?;
     stoa_customers::register(&mut registry)?;
     stoa_attachments::register(&mut registry)?;
+    stoa_onboarding::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -48,6 +49,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_dashboards::operations::OPERATIONS,
         stoa_customers::operations::OPERATIONS,
         stoa_attachments::operations::OPERATIONS,
+        stoa_onboarding::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -158,7 +160,25 @@ pub struct Modules {
 /// Each new module crate adds its `configure` here (and its features to
 /// [`registry`]).
 pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String> {
+    let onboarding = stoa_onboarding::OnboardingConfig::from_env().map_err(|e| e.to_string())?;
+    modules_with_onboarding(services, auth, onboarding)
+}
+
+/// [`modules`] with the onboarding settings given rather than read from the
+/// environment (tests enable self-service onboarding this way).
+pub fn modules_with_onboarding(
+    services: &Services,
+    auth: AuthConfig,
+    onboarding: stoa_onboarding::OnboardingConfig,
+) -> Result<Modules, String> {
     let db = &services.db;
+    let onboarding = Arc::new(stoa_onboarding::OnboardingState::new(
+        db.clone(),
+        onboarding,
+        services.registry.clone(),
+        services.onboarding.clone(),
+        auth.jwt_secret.expose(),
+    ));
     let accounts = services.accounts.clone();
     let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone(), accounts.clone());
     let preferences = stoa_preferences::PreferencesState::new(
@@ -200,6 +220,7 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
             Arc::new(stoa_attachments::configure(
                 stoa_attachments::AttachmentsConfig::from_env().map_err(|e| e.to_string())?,
             )),
+            Arc::new(stoa_onboarding::configure(onboarding)),
         ],
         api_keys,
         access,
@@ -248,6 +269,7 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
     handlers.extend(stoa_audit_logs::retention::handlers());
     handlers.extend(stoa_catalog::job_handlers());
     handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
+    handlers.extend(stoa_onboarding::job_handlers());
     handlers
 }
 
@@ -257,6 +279,7 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
 pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config::ConfigError> {
     let mut schedules = stoa_progress::schedules();
     schedules.push(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedule());
+    schedules.extend(stoa_onboarding::schedules());
     Ok(schedules)
 }
 

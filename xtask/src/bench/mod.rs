@@ -6,6 +6,7 @@
 //! `STOA_BENCH_CONNECTIONS` (default 32), `STOA_BENCH_JOB_UNITS` (job sizes
 //! for the queue's cost per unit, default `1000,10000,100000`),
 //! `STOA_BENCH_PRODUCTS` (catalog products, default 100,000),
+//! `STOA_BENCH_ONBOARDING` (self-service sign-ups verified, default 100),
 //! `STOA_BENCH_ONLY` (comma-separated substrings: only the scenarios whose
 //! name contains one run, and docs/benchmarks.md is left alone; for
 //! investigating one endpoint).
@@ -18,6 +19,7 @@ mod deals;
 mod http;
 pub(crate) mod load;
 mod measures;
+mod onboarding;
 mod report;
 mod scenarios;
 mod server;
@@ -188,6 +190,12 @@ fn bench(
         if let Some(pending) = server.metric("stoa_access_log_pending").filter(|&n| n > 0) {
             row.add_note(&format!("{pending} access-log entries still queued"));
         }
+        println!("{}", row.describe());
+        rows.push(row);
+    }
+    let onboarding = "onboarding: sign-up + verify end to end";
+    if only.is_empty() || only.iter().any(|o| onboarding.contains(o.as_str())) {
+        let row = onboarding::signup_and_verify(stoa, &url)?;
         println!("{}", row.describe());
         rows.push(row);
     }

@@ -18,6 +18,15 @@ pub(super) struct Server {
 
 impl Server {
     pub(super) fn start(stoa: &std::path::Path, url: &str) -> Result<Self> {
+        Self::start_with_env(stoa, url, &[])
+    }
+
+    /// [`Server::start`] with extra environment variables (a module switched on).
+    pub(super) fn start_with_env(
+        stoa: &std::path::Path,
+        url: &str,
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
         let port = cmd::free_port()?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let metrics: SocketAddr = ([127, 0, 0, 1], cmd::free_port()?).into();
@@ -34,6 +43,7 @@ impl Server {
             )
             .env("APP_URL", "http://localhost:3000")
             .env("RATE_LIMIT_ENABLED", "false")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start stoa: {e}"))?;

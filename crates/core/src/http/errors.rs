@@ -23,17 +23,19 @@ const MISSING_DATA: &str = "Requested application data is not configured";
 
 /// Rewrites any non-JSON error response (405 from a resource, a 400 from an
 /// actix extractor, ...) into `{error}` with the same status and headers.
+/// An HTML page a handler built for a browser (onboarding's verification
+/// link) is kept: actix itself never answers in HTML.
 pub fn json_error_bodies<B: 'static>() -> ErrorHandlers<B> {
     ErrorHandlers::new().default_handler(rewrite)
 }
 
 fn rewrite<B>(res: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
-    let is_json = res
+    let kept = res
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("application/json"));
-    if is_json {
+        .is_some_and(|ct| ct.starts_with("application/json") || ct.starts_with("text/html"));
+    if kept {
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }
     let status = res.status();

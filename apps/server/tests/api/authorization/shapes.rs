@@ -129,9 +129,11 @@ fn crud_issue_paths(res: stoa_testkit::TestResponse) -> (Value, Vec<Value>) {
 async fn every_operation_answers_malformed_input_in_its_declared_shape() {
     let app = stoa_testkit::app()
         .server_with(|db| {
-            let modules = stoa_server::modules(
+            // Onboarding enabled: disabled, its routes answer 404 to anything.
+            let modules = stoa_server::modules_with_onboarding(
                 &stoa_server::test_services(db).unwrap(),
                 AuthConfig::for_tests(),
+                stoa_onboarding::OnboardingConfig::enabled("http://localhost:8080"),
             )
             .unwrap();
             (modules.configurators, Some(modules.access))

@@ -1,0 +1,161 @@
+//! The module's jobs: preparing a verified workspace's demo data (a progress
+//! job the status page follows) and pruning expired requests (recurring).
+
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use stoa_progress::{
+    JobContext, JobError, JobHandler, Outcome, Schedule, UnitReport,
+};
+use uuid::Uuid;
+
+use crate::schema::onboarding_requests;
+
+/// The demo-data job of a verified workspace.
+pub const PREPARE_WORKSPACE: &str = "onboarding.prepare_workspace";
+/// The recurring prune of expired requests.
+pub const PRUNE_EXPIRED: &str = "onboarding.prune_expired";
+/// How often expired requests are pruned.
+pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+/// How long an expired request is kept, so a late click is told the link
+/// expired rather than that it is unknown.
+pub const KEEP_EXPIRED_HOURS: i32 = 24;
+
+/// The module's job handlers.
+pub fn job_handlers() -> Vec<std::sync::Arc<dyn JobHandler>> {
+    vec![
+        std::sync::Arc::new(PrepareWorkspace),
+        std::sync::Arc::new(PruneExpired),
+    ]
+}
+
+/// The module's recurring jobs.
+pub fn schedules() -> Vec<Schedule> {
+    vec![Schedule::new(PRUNE_EXPIRED, PRUNE_EXPIRED, PRUNE_EVERY)]
+}
+
+/// `onboarding.prepare_workspace` `{requestId, deals, products}`: seeds the
+/// demo pipeline and deals (`stoa_customers::seed`) and demo products
+/// (`stoa_catalog::seed`) into the job's tenant and organization, each a
+/// unit (a retry skips what is done), then marks the request prepared.
+/// The deals are owned by the job's creator, the new admin.
+pub struct PrepareWorkspace;
+
+impl JobHandler for PrepareWorkspace {
+    fn kind(&self) -> &'static str {
+        PREPARE_WORKSPACE
+    }
+
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async move {
+            let scope = ctx
+                .scope()
+                .ok_or_else(|| JobError::fatal("the workspace job has no tenant"))?;
+            let tenant = scope.tenant_id;
+            let organization = scope
+                .organization_id
+                .ok_or_else(|| JobError::fatal("the workspace job has no organization"))?;
+            let payload = ctx.payload();
+            let request: Option<Uuid> = payload["requestId"]
+                .as_str()
+                .and_then(|s| s.parse().ok());
+            let deals = payload["deals"].as_i64().unwrap_or(0).clamp(0, 10_000);
+            let products = payload["products"].as_i64().unwrap_or(0).clamp(0, 10_000);
+            let owners: Vec<Uuid> = scope.user_id.into_iter().collect();
+            if deals > 0 {
+                ctx.unit(
+                    "deals",
+                    usize::try_from(deals).unwrap_or(0),
+                    Box::new(move |conn| {
+                        Box::pin(async move {
+                            stoa_customers::seed::demo(
+                                conn,
+                                tenant,
+                                organization,
+                                &owners,
+                                deals,
+                                |_| {},
+                            )
+                            .await?;
+                            Ok(UnitReport::ok())
+                        })
+                    }),
+                )
+                .await?;
+            }
+            if products > 0 {
+                ctx.unit(
+                    "products",
+                    usize::try_from(products).unwrap_or(0),
+                    Box::new(move |conn| {
+                        Box::pin(async move {
+                            stoa_catalog::seed::demo_products(
+                                conn,
+                                tenant,
+                                organization,
+                                products,
+                                false,
+                            )
+                            .await?;
+                            Ok(UnitReport::ok())
+                        })
+                    }),
+                )
+                .await?;
+            }
+            if let Some(request) = request {
+                let mut conn = ctx.db.conn().await?;
+                diesel::update(
+                    onboarding_requests::table
+                        .find(request)
+                        .filter(onboarding_requests::preparation_completed_at.is_null()),
+                )
+                .set((
+                    onboarding_requests::preparation_completed_at.eq(diesel::dsl::now),
+                    onboarding_requests::updated_at.eq(diesel::dsl::now),
+                ))
+                .execute(&mut *conn)
+                .await?;
+            }
+            Ok(Outcome::Completed(Some(
+                json!({"affectedCount": deals + products, "deals": deals, "products": products}),
+            )))
+        })
+    }
+}
+
+/// `onboarding.prune_expired`: deletes pending requests that expired more
+/// than [`KEEP_EXPIRED_HOURS`] ago (their password hashes with them).
+/// Idempotent.
+pub struct PruneExpired;
+
+impl JobHandler for PruneExpired {
+    fn kind(&self) -> &'static str {
+        PRUNE_EXPIRED
+    }
+
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async move {
+            let mut conn = ctx.db.conn().await?;
+            let deleted = prune_expired(&mut conn, KEEP_EXPIRED_HOURS).await?;
+            Ok(Outcome::Completed(Some(json!({"deleted": deleted}))))
+        })
+    }
+}
+
+/// Deletes pending requests that expired more than `keep_hours` ago.
+pub async fn prune_expired(
+    conn: &mut diesel_async::AsyncPgConnection,
+    keep_hours: i32,
+) -> QueryResult<usize> {
+    diesel::sql_query(
+        "DELETE FROM onboarding_requests \
+         WHERE status = 'pending' AND expires_at < now() - make_interval(hours => $1)",
+    )
+    .bind::<diesel::sql_types::Integer, _>(keep_hours)
+    .execute(conn)
+    .await
+}
