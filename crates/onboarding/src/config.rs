@@ -168,8 +168,9 @@ mod tests {
     fn disabled_by_default_and_needs_a_public_url_when_enabled() {
         let config = OnboardingConfig::from_vars(&vars(&[])).unwrap();
         assert!(!config.enabled);
-        let err = OnboardingConfig::from_vars(&vars(&[("SELF_SERVICE_ONBOARDING_ENABLED", "true")]))
-            .unwrap_err();
+        let err =
+            OnboardingConfig::from_vars(&vars(&[("SELF_SERVICE_ONBOARDING_ENABLED", "true")]))
+                .unwrap_err();
         assert_eq!(err.var, "STOA_PUBLIC_URL");
         let config = OnboardingConfig::from_vars(&vars(&[
             ("SELF_SERVICE_ONBOARDING_ENABLED", "true"),

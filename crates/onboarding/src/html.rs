@@ -20,13 +20,7 @@ pub fn escape(s: &str) -> String {
 /// A page with a title, a message and, optionally, a link onward.
 pub fn page(title: &str, message: &str, link: Option<(&str, &str)>) -> String {
     let link = link
-        .map(|(href, label)| {
-            format!(
-                "<p><a href=\"{}\">{}</a></p>",
-                escape(href),
-                escape(label)
-            )
-        })
+        .map(|(href, label)| format!("<p><a href=\"{}\">{}</a></p>", escape(href), escape(label)))
         .unwrap_or_default();
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -82,7 +76,10 @@ mod tests {
 
     #[test]
     fn escapes_and_negotiates() {
-        assert_eq!(escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
+        assert_eq!(
+            escape("<a href='x'>&\""),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;"
+        );
         let html = page("Hi <b>", "x & y", Some(("https://e.test/?a=1&b=2", "Go")));
         assert!(html.contains("Hi &lt;b&gt;"));
         assert!(html.contains("href=\"https://e.test/?a=1&amp;b=2\""));

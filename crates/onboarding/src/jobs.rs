@@ -7,9 +7,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use stoa_progress::{
-    JobContext, JobError, JobHandler, Outcome, Schedule, UnitReport,
-};
+use stoa_progress::{JobContext, JobError, JobHandler, Outcome, Schedule, UnitReport};
 use uuid::Uuid;
 
 use crate::schema::onboarding_requests;
@@ -59,9 +57,7 @@ impl JobHandler for PrepareWorkspace {
                 .organization_id
                 .ok_or_else(|| JobError::fatal("the workspace job has no organization"))?;
             let payload = ctx.payload();
-            let request: Option<Uuid> = payload["requestId"]
-                .as_str()
-                .and_then(|s| s.parse().ok());
+            let request: Option<Uuid> = payload["requestId"].as_str().and_then(|s| s.parse().ok());
             let deals = payload["deals"].as_i64().unwrap_or(0).clamp(0, 10_000);
             let products = payload["products"].as_i64().unwrap_or(0).clamp(0, 10_000);
             let owners: Vec<Uuid> = scope.user_id.into_iter().collect();

@@ -44,7 +44,9 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 }
 
 /// Mounts the routes (under `/api`) with the module's state.
-pub fn configure(state: Arc<OnboardingState>) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+pub fn configure(
+    state: Arc<OnboardingState>,
+) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(state.clone()))
             .service(routes::submit::submit)

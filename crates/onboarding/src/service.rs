@@ -92,10 +92,26 @@ pub fn validate(form: SubmitForm, accounts: &dyn Onboarding) -> Result<Submissio
         || !email.validate_email()
         || accounts.first_user(&email, None, FIRST_USER_ROLE).is_err()
     {
-        issues.push(issue("email", "Enter a valid email address.", "invalid_string"));
+        issues.push(issue(
+            "email",
+            "Enter a valid email address.",
+            "invalid_string",
+        ));
     }
-    let first_name = text(&mut issues, "firstName", form.first_name.as_deref(), 120, "First name");
-    let last_name = text(&mut issues, "lastName", form.last_name.as_deref(), 120, "Last name");
+    let first_name = text(
+        &mut issues,
+        "firstName",
+        form.first_name.as_deref(),
+        120,
+        "First name",
+    );
+    let last_name = text(
+        &mut issues,
+        "lastName",
+        form.last_name.as_deref(),
+        120,
+        "Last name",
+    );
     let organization_name = text(
         &mut issues,
         "organizationName",
@@ -139,7 +155,8 @@ pub fn validate(form: SubmitForm, accounts: &dyn Onboarding) -> Result<Submissio
         None | Some("") => None,
         Some(l)
             if (2..=10).contains(&l.len())
-                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+                && l.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
         {
             Some(l.to_string())
         }
@@ -153,9 +170,11 @@ pub fn validate(form: SubmitForm, accounts: &dyn Onboarding) -> Result<Submissio
         }
     };
     if !issues.is_empty() {
-        return Err(AppError::bad_request("Please check the form and try again.")
-            .ok_false()
-            .with_issues(issues));
+        return Err(
+            AppError::bad_request("Please check the form and try again.")
+                .ok_false()
+                .with_issues(issues),
+        );
     }
     Ok(Submission {
         email,
@@ -409,7 +428,11 @@ pub async fn status(
             } else {
                 "pending".into()
             },
-            progress_percent: if row.preparation_completed_at.is_some() { 100 } else { 0 },
+            progress_percent: if row.preparation_completed_at.is_some() {
+                100
+            } else {
+                0
+            },
             processed_count: 0,
             total_count: None,
             progress_job_id: row.progress_job_id,
@@ -419,7 +442,10 @@ pub async fn status(
     // without demo data.
     let ready = row.status == COMPLETED
         && (row.preparation_completed_at.is_some()
-            || matches!(preparation.status.as_str(), "completed" | "failed" | "cancelled"));
+            || matches!(
+                preparation.status.as_str(),
+                "completed" | "failed" | "cancelled"
+            ));
     Ok(StatusResponse {
         ok: true,
         status: row.status,

@@ -20,7 +20,10 @@ pub fn hash(token: &str) -> String {
 
 /// Whether `token` looks like one we send (64 lower-case hex digits).
 pub fn well_formed(token: &str) -> bool {
-    token.len() == TOKEN_LEN && token.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    token.len() == TOKEN_LEN
+        && token
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 #[cfg(test)]

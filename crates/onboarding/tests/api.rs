@@ -7,7 +7,9 @@ mod api {
     pub mod enumeration;
     pub mod gate;
     pub mod jobs;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod rate_limit;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod submit;
     #[expect(
         clippy::unwrap_used,
@@ -15,6 +17,7 @@ mod api {
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod verify;
     pub mod workspace;
 }

@@ -74,8 +74,9 @@ fn verify_all(addr: SocketAddr, tokens: &[String]) -> (Vec<Duration>, Vec<String
                     let mut times = Vec::new();
                     let mut errors = Vec::new();
                     for token in chunk {
-                        let mut req =
-                            Request::get(&format!("/api/onboarding/onboarding/verify?token={token}"));
+                        let mut req = Request::get(&format!(
+                            "/api/onboarding/onboarding/verify?token={token}"
+                        ));
                         req.headers
                             .push(("Accept".into(), "application/json".into()));
                         let started = Instant::now();
@@ -83,7 +84,10 @@ fn verify_all(addr: SocketAddr, tokens: &[String]) -> (Vec<Duration>, Vec<String
                             Ok((200, _)) => times.push(started.elapsed()),
                             Ok((status, body)) => errors.push(format!(
                                 "{status} {}",
-                                String::from_utf8_lossy(&body).chars().take(120).collect::<String>()
+                                String::from_utf8_lossy(&body)
+                                    .chars()
+                                    .take(120)
+                                    .collect::<String>()
                             )),
                             Err(e) => errors.push(e),
                         }
@@ -94,7 +98,10 @@ fn verify_all(addr: SocketAddr, tokens: &[String]) -> (Vec<Duration>, Vec<String
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| (Vec::new(), vec!["panicked".into()])))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (Vec::new(), vec!["panicked".into()]))
+            })
             .collect()
     });
     let mut times = Vec::new();
@@ -168,7 +175,11 @@ pub(super) fn signup_and_verify(stoa: &std::path::Path, url: &str) -> Result<Row
             percentile(&signups, 0.99),
             percentile(&verifies, 0.5),
             count as f64 / verify_wall.as_secs_f64().max(1e-9),
-            if p99 <= VERIFY_P99_TARGET_MS { "met" } else { "MISSED" },
+            if p99 <= VERIFY_P99_TARGET_MS {
+                "met"
+            } else {
+                "MISSED"
+            },
             total.as_secs_f64(),
         ),
     );

@@ -33,7 +33,11 @@ use crate::service;
     )
 )]
 #[get("/onboarding/onboarding/verify")]
-pub async fn verify(req: HttpRequest, state: State, q: Query<VerifyQuery>) -> AppResult<HttpResponse> {
+pub async fn verify(
+    req: HttpRequest,
+    state: State,
+    q: Query<VerifyQuery>,
+) -> AppResult<HttpResponse> {
     let html = prefers_html(
         req.headers()
             .get(header::ACCEPT)

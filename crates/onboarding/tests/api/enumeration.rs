@@ -39,8 +39,16 @@ async fn an_email_with_an_account_gets_the_same_answer() {
         requests_before + 1
     );
     let mails = mails_to(&app.db, "taken@example.com").await;
-    assert_eq!(mails.last().unwrap()["subject"], "You already have an account");
-    assert!(!mails.last().unwrap()["body"].as_str().unwrap().contains("token="));
+    assert_eq!(
+        mails.last().unwrap()["subject"],
+        "You already have an account"
+    );
+    assert!(
+        !mails.last().unwrap()["body"]
+            .as_str()
+            .unwrap()
+            .contains("token=")
+    );
 }
 
 #[actix_web::test]
@@ -63,8 +71,14 @@ async fn an_email_with_an_account_answers_in_the_same_time() {
     }
     let (taken, fresh) = (median(taken), median(fresh));
     // Both at least the floor every accepted submission waits for.
-    assert!(taken >= stoa_onboarding::routes::submit::MIN_ANSWER_TIME, "{taken:?}");
-    assert!(fresh >= stoa_onboarding::routes::submit::MIN_ANSWER_TIME, "{fresh:?}");
+    assert!(
+        taken >= stoa_onboarding::routes::submit::MIN_ANSWER_TIME,
+        "{taken:?}"
+    );
+    assert!(
+        fresh >= stoa_onboarding::routes::submit::MIN_ANSWER_TIME,
+        "{fresh:?}"
+    );
     let gap = taken.abs_diff(fresh);
     let tolerance = Duration::from_millis(60).max(fresh.max(taken) / 5);
     assert!(

@@ -35,6 +35,9 @@ async fn every_route_is_404_when_onboarding_is_disabled() {
         .await;
     assert_eq!(res.status, 404);
     assert_eq!(res.json(), expected);
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await, 0);
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await,
+        0
+    );
     assert!(mails_to(&app.db, "ada@example.com").await.is_empty());
 }

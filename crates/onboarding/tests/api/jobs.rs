@@ -49,7 +49,11 @@ async fn expired_requests_are_pruned_by_the_recurring_job() {
     };
     assert_eq!(
         left,
-        ["done@example.com", "fresh@example.com", "just-expired@example.com"]
+        [
+            "done@example.com",
+            "fresh@example.com",
+            "just-expired@example.com"
+        ]
     );
     // Idempotent.
     assert_eq!(

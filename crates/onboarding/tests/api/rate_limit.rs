@@ -17,19 +17,27 @@ fn limited(per_client: &str, per_email: &str) -> OnboardingConfig {
 #[actix_web::test]
 async fn each_client_address_is_limited() {
     let app = start_with(limited("3/60", "100/600")).await;
-    let res = app.send(submit_from(&form("a1@example.com"), "10.0.0.1")).await;
+    let res = app
+        .send(submit_from(&form("a1@example.com"), "10.0.0.1"))
+        .await;
     assert_eq!(res.status, 201, "{}", res.text());
     assert_eq!(res.header("x-ratelimit-limit"), Some("3"));
     assert_eq!(res.header("x-ratelimit-remaining"), Some("2"));
     // An invalid form counts too (and carries the headers).
-    let res = app.send(submit_from(&serde_json::json!({}), "10.0.0.1")).await;
+    let res = app
+        .send(submit_from(&serde_json::json!({}), "10.0.0.1"))
+        .await;
     assert_eq!(res.status, 400);
     assert_eq!(res.header("x-ratelimit-remaining"), Some("1"));
-    let res = app.send(submit_from(&form("a2@example.com"), "10.0.0.1")).await;
+    let res = app
+        .send(submit_from(&form("a2@example.com"), "10.0.0.1"))
+        .await;
     assert_eq!(res.status, 201);
     assert_eq!(res.header("x-ratelimit-remaining"), Some("0"));
 
-    let res = app.send(submit_from(&form("a3@example.com"), "10.0.0.1")).await;
+    let res = app
+        .send(submit_from(&form("a3@example.com"), "10.0.0.1"))
+        .await;
     assert_eq!(res.status, 429, "{}", res.text());
     assert_eq!(res.json()["ok"], false);
     assert!(res.json()["error"].is_string());
@@ -46,7 +54,9 @@ async fn each_client_address_is_limited() {
     assert!(mails_to(&app.db, "a3@example.com").await.is_empty());
 
     // Another address is not affected.
-    let res = app.send(submit_from(&form("a3@example.com"), "10.0.0.2")).await;
+    let res = app
+        .send(submit_from(&form("a3@example.com"), "10.0.0.2"))
+        .await;
     assert_eq!(res.status, 201, "{}", res.text());
 }
 

@@ -11,7 +11,10 @@ fn field_errors(res: &stoa_testkit::TestResponse) -> Vec<String> {
     assert_eq!(res.status, 400, "{}", res.text());
     let body = res.json();
     assert_eq!(body["ok"], false, "{body}");
-    assert_eq!(body["error"], "Please check the form and try again.", "{body}");
+    assert_eq!(
+        body["error"], "Please check the form and try again.",
+        "{body}"
+    );
     let mut keys: Vec<String> = body["fieldErrors"]
         .as_object()
         .unwrap_or_else(|| panic!("fieldErrors in {body}"))
@@ -43,19 +46,32 @@ async fn every_invalid_field_is_named_and_nothing_is_stored() {
     let cases: Vec<(Value, &[&str])> = vec![
         (without("email"), &["email"]),
         (with("email", json!("not-an-email")), &["email"]),
-        (with("email", json!(format!("{}@example.com", "a".repeat(250)))), &["email"]),
+        (
+            with("email", json!(format!("{}@example.com", "a".repeat(250)))),
+            &["email"],
+        ),
         (without("firstName"), &["firstName"]),
         (with("firstName", json!("   ")), &["firstName"]),
         (with("firstName", json!("x".repeat(121))), &["firstName"]),
         (without("lastName"), &["lastName"]),
         (with("lastName", json!("y".repeat(121))), &["lastName"]),
         (without("organizationName"), &["organizationName"]),
-        (with("organizationName", json!("z".repeat(241))), &["organizationName"]),
+        (
+            with("organizationName", json!("z".repeat(241))),
+            &["organizationName"],
+        ),
         (without("password"), &["confirmPassword", "password"]),
         // The accounts' policy (digit, upper case, special character, length).
         (
             json!({"password": "short", "confirmPassword": "short"}),
-            &["email", "firstName", "lastName", "organizationName", "password", "termsAccepted"],
+            &[
+                "email",
+                "firstName",
+                "lastName",
+                "organizationName",
+                "password",
+                "termsAccepted",
+            ],
         ),
         (
             json!({"email": "a@b.co", "firstName": "A", "lastName": "B", "organizationName": "C",
@@ -64,7 +80,10 @@ async fn every_invalid_field_is_named_and_nothing_is_stored() {
             &["password"],
         ),
         (without("confirmPassword"), &["confirmPassword"]),
-        (with("confirmPassword", json!("Str0ng-Passw0rd?")), &["confirmPassword"]),
+        (
+            with("confirmPassword", json!("Str0ng-Passw0rd?")),
+            &["confirmPassword"],
+        ),
         (without("termsAccepted"), &["termsAccepted"]),
         (with("termsAccepted", json!(false)), &["termsAccepted"]),
         (with("locale", json!("x")), &["locale"]),
@@ -93,7 +112,10 @@ async fn every_invalid_field_is_named_and_nothing_is_stored() {
     );
     // The policy's own message reaches the client.
     let res = submit(&app, &with("password", json!("alllowercase1!"))).await;
-    let message = res.json()["fieldErrors"]["password"].as_str().unwrap().to_string();
+    let message = res.json()["fieldErrors"]["password"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(!message.is_empty());
     assert!(res.json()["fieldErrors"]["confirmPassword"].is_string());
 
@@ -110,7 +132,10 @@ async fn every_invalid_field_is_named_and_nothing_is_stored() {
     assert_eq!(res.json()["ok"], false);
     assert_eq!(res.json()["error"], "Invalid payload");
 
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await, 0);
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await,
+        0
+    );
     assert!(stoa_testkit::outbox_events(&app.db).await.is_empty());
 }
 
@@ -125,10 +150,15 @@ async fn a_submission_stores_hashes_only_and_emails_a_working_link() {
 
     let mails = mails_to(&app.db, "ada@example.com").await;
     assert_eq!(mails.len(), 1);
-    assert_eq!(mails[0]["subject"], "Confirm your e-mail to create your workspace");
+    assert_eq!(
+        mails[0]["subject"],
+        "Confirm your e-mail to create your workspace"
+    );
     let link = link_for(&app.db, "ada@example.com").await;
     assert!(
-        link.starts_with(&format!("{PUBLIC_URL}/api/onboarding/onboarding/verify?token=")),
+        link.starts_with(&format!(
+            "{PUBLIC_URL}/api/onboarding/onboarding/verify?token="
+        )),
         "{link}"
     );
     let token = token_for_email(&app.db, "ada@example.com").await;
@@ -147,14 +177,21 @@ async fn a_submission_stores_hashes_only_and_emails_a_working_link() {
         .await,
         0
     );
-    let hash = text(&app.db, "SELECT password_hash AS v FROM onboarding_requests").await;
+    let hash = text(
+        &app.db,
+        "SELECT password_hash AS v FROM onboarding_requests",
+    )
+    .await;
     assert!(hash.starts_with("$argon2id$"), "{hash}");
     let expires = count(
         &app.db,
         "SELECT extract(epoch FROM expires_at - now())::bigint AS n FROM onboarding_requests",
     )
     .await;
-    assert!((24 * 3600 - 120..=24 * 3600).contains(&expires), "{expires}");
+    assert!(
+        (24 * 3600 - 120..=24 * 3600).contains(&expires),
+        "{expires}"
+    );
 
     // The e-mailed link works as it is.
     let res = app
@@ -179,9 +216,16 @@ async fn a_repeat_refreshes_the_one_pending_request_and_resends() {
     let second = token_for_email(&app.db, "ada@example.com").await;
     assert_ne!(first, second);
     assert_eq!(mails_to(&app.db, "ada@example.com").await.len(), 2);
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await, 1);
     assert_eq!(
-        text(&app.db, "SELECT organization_name AS v FROM onboarding_requests").await,
+        count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await,
+        1
+    );
+    assert_eq!(
+        text(
+            &app.db,
+            "SELECT organization_name AS v FROM onboarding_requests"
+        )
+        .await,
         "Difference Engines"
     );
     // The earlier link no longer works; the new one does, with the new name.
@@ -191,7 +235,11 @@ async fn a_repeat_refreshes_the_one_pending_request_and_resends() {
     let res = verify(&app, &second).await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(
-        text(&app.db, "SELECT name AS v FROM tenants WHERE name <> '' ORDER BY created_at DESC LIMIT 1").await,
+        text(
+            &app.db,
+            "SELECT name AS v FROM tenants WHERE name <> '' ORDER BY created_at DESC LIMIT 1"
+        )
+        .await,
         "Difference Engines"
     );
 }

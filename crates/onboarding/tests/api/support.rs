@@ -169,7 +169,9 @@ pub async fn token_for_email(db: &Db, to: &str) -> String {
 
 /// The path (under the API) of a link from the e-mail.
 pub fn path_of(link: &str) -> String {
-    link.strip_prefix(PUBLIC_URL).expect("the public URL").to_string()
+    link.strip_prefix(PUBLIC_URL)
+        .expect("the public URL")
+        .to_string()
 }
 
 #[derive(QueryableByName)]

@@ -26,13 +26,23 @@ async fn verifying_provisions_the_workspace_and_the_admin() {
     let tenant = body["tenantId"].as_str().unwrap().to_string();
     let org = body["organizationId"].as_str().unwrap().to_string();
     let user = body["userId"].as_str().unwrap().to_string();
-    assert_eq!(body["statusUrl"], format!("/api/onboarding/onboarding/status?tenantId={tenant}"));
-    assert_eq!(body["loginUrl"], format!("{PUBLIC_URL}/login?tenant={tenant}"));
+    assert_eq!(
+        body["statusUrl"],
+        format!("/api/onboarding/onboarding/status?tenantId={tenant}")
+    );
+    assert_eq!(
+        body["loginUrl"],
+        format!("{PUBLIC_URL}/login?tenant={tenant}")
+    );
     assert!(body["progressJobId"].is_string());
 
     // The tenant and its root organization are named after the form.
     assert_eq!(
-        text(&app.db, &format!("SELECT name AS v FROM tenants WHERE id = '{tenant}'")).await,
+        text(
+            &app.db,
+            &format!("SELECT name AS v FROM tenants WHERE id = '{tenant}'")
+        )
+        .await,
         "Analytical Engines"
     );
     assert_eq!(
@@ -41,7 +51,11 @@ async fn verifying_provisions_the_workspace_and_the_admin() {
     );
     // The user, with the password hash from the submission and role admin.
     assert_eq!(
-        text(&app.db, &format!("SELECT email AS v FROM users WHERE id = '{user}' AND tenant_id = '{tenant}'")).await,
+        text(
+            &app.db,
+            &format!("SELECT email AS v FROM users WHERE id = '{user}' AND tenant_id = '{tenant}'")
+        )
+        .await,
         "ada@example.com"
     );
     assert_eq!(
@@ -50,7 +64,11 @@ async fn verifying_provisions_the_workspace_and_the_admin() {
     );
     // Every module's seeder ran (the default roles, partitions, ...).
     assert_eq!(
-        count(&app.db, &format!("SELECT count(*) AS n FROM roles WHERE tenant_id = '{tenant}'")).await,
+        count(
+            &app.db,
+            &format!("SELECT count(*) AS n FROM roles WHERE tenant_id = '{tenant}'")
+        )
+        .await,
         3
     );
     // The marketing consent, recorded for the new user.
@@ -81,7 +99,10 @@ async fn no_marketing_consent_is_recorded_unless_given() {
     assert_eq!(submit(&app, &body).await.status, 201);
     let token = token_for_email(&app.db, "bob@example.com").await;
     assert_eq!(verify(&app, &token).await.status, 200);
-    assert_eq!(count(&app.db, "SELECT count(*) AS n FROM user_consents").await, 0);
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM user_consents").await,
+        0
+    );
 }
 
 #[actix_web::test]
@@ -102,8 +123,15 @@ async fn browsers_get_a_page_with_a_link_onward() {
     assert!(res.header("content-type").unwrap().starts_with("text/html"));
     let page = res.text();
     assert!(page.contains("Your workspace is ready"), "{page}");
-    let tenant = text(&app.db, "SELECT tenant_id::text AS v FROM onboarding_requests").await;
-    assert!(page.contains(&format!("href=\"{PUBLIC_URL}/login?tenant={tenant}\"")), "{page}");
+    let tenant = text(
+        &app.db,
+        "SELECT tenant_id::text AS v FROM onboarding_requests",
+    )
+    .await;
+    assert!(
+        page.contains(&format!("href=\"{PUBLIC_URL}/login?tenant={tenant}\"")),
+        "{page}"
+    );
     // Errors are pages too, with their status.
     let res = app.send(browser(&token)).await;
     assert_eq!(res.status, 409);
@@ -139,19 +167,31 @@ async fn used_expired_and_unknown_links_change_nothing() {
     assert_eq!(res.status, 400, "{}", res.text());
 
     // Expired: 410, nothing provisioned, the request still pending.
-    exec(&app.db, "UPDATE onboarding_requests SET expires_at = now() - interval '1 minute'").await;
+    exec(
+        &app.db,
+        "UPDATE onboarding_requests SET expires_at = now() - interval '1 minute'",
+    )
+    .await;
     let before = tenants(&app.db).await;
     let res = verify(&app, &token).await;
     assert_eq!(res.status, 410, "{}", res.text());
     assert_eq!(res.json()["code"], "token_expired");
     assert_eq!(tenants(&app.db).await, before);
     assert_eq!(
-        count(&app.db, "SELECT count(*) AS n FROM onboarding_requests WHERE status = 'pending'").await,
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM onboarding_requests WHERE status = 'pending'"
+        )
+        .await,
         1
     );
 
     // Valid again: it works once; the second use is 409 and changes nothing.
-    exec(&app.db, "UPDATE onboarding_requests SET expires_at = now() + interval '1 hour'").await;
+    exec(
+        &app.db,
+        "UPDATE onboarding_requests SET expires_at = now() + interval '1 hour'",
+    )
+    .await;
     assert_eq!(verify(&app, &token).await.status, 200);
     let after = tenants(&app.db).await;
     assert_eq!(after, before + 1);
@@ -168,7 +208,11 @@ async fn an_email_registered_meanwhile_is_refused_at_verification() {
     let token = token_for_email(&app.db, "ada@example.com").await;
     // Someone signs the address up elsewhere before the link is opened.
     let other = onboard_other(&app).await;
-    exec(&app.db, &format!("UPDATE users SET email = 'ada@example.com' WHERE id = '{other}'")).await;
+    exec(
+        &app.db,
+        &format!("UPDATE users SET email = 'ada@example.com' WHERE id = '{other}'"),
+    )
+    .await;
     let before = tenants(&app.db).await;
     let res = verify(&app, &token).await;
     assert_eq!(res.status, 409, "{}", res.text());
@@ -197,11 +241,19 @@ async fn two_concurrent_verifications_provision_once() {
     assert_eq!(loser.json()["code"], "token_used");
     assert_eq!(tenants(&app.db).await, before + 1);
     assert_eq!(
-        count(&app.db, "SELECT count(*) AS n FROM users WHERE email = 'ada@example.com'").await,
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM users WHERE email = 'ada@example.com'"
+        )
+        .await,
         1
     );
     assert_eq!(
-        count(&app.db, "SELECT count(*) AS n FROM job_queue WHERE kind = 'onboarding.prepare_workspace'").await,
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM job_queue WHERE kind = 'onboarding.prepare_workspace'"
+        )
+        .await,
         1
     );
 }

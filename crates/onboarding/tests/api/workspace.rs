@@ -31,7 +31,10 @@ async fn the_new_admin_signs_in_and_finds_dashboards_and_partitions() {
     let res = app
         .send(stoa_testkit::requests::form(
             "/api/auth/login",
-            &format!("email=ada@example.com&password={}", PASSWORD.replace('!', "%21")),
+            &format!(
+                "email=ada@example.com&password={}",
+                PASSWORD.replace('!', "%21")
+            ),
         ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
@@ -75,7 +78,10 @@ async fn the_status_page_follows_the_demo_data_job() {
     assert_eq!(body["ready"], false);
     assert_eq!(body["preparation"]["status"], "pending");
     assert_eq!(body["preparation"]["totalCount"], 9);
-    assert_eq!(body["preparation"]["progressJobId"], verified["progressJobId"]);
+    assert_eq!(
+        body["preparation"]["progressJobId"],
+        verified["progressJobId"]
+    );
     assert!(body["loginUrl"].is_null());
 
     // The job seeds the demo data into the new workspace, owned by its admin.
@@ -85,7 +91,11 @@ async fn the_status_page_follows_the_demo_data_job() {
         5
     );
     assert_eq!(
-        count(&app.db, &format!("SELECT count(*) AS n FROM catalog_products WHERE tenant_id = '{tenant}'")).await,
+        count(
+            &app.db,
+            &format!("SELECT count(*) AS n FROM catalog_products WHERE tenant_id = '{tenant}'")
+        )
+        .await,
         4
     );
     let res = app.send(status_request(&tenant, Some(&tenant))).await;
@@ -94,7 +104,10 @@ async fn the_status_page_follows_the_demo_data_job() {
     assert_eq!(body["preparation"]["status"], "completed");
     assert_eq!(body["preparation"]["progressPercent"], 100);
     assert_eq!(body["preparation"]["processedCount"], 9);
-    assert_eq!(body["loginUrl"], format!("{PUBLIC_URL}/login?tenant={tenant}"));
+    assert_eq!(
+        body["loginUrl"],
+        format!("{PUBLIC_URL}/login?tenant={tenant}")
+    );
     assert_eq!(
         count(&app.db, "SELECT count(*) AS n FROM onboarding_requests WHERE preparation_completed_at IS NOT NULL").await,
         1
@@ -111,12 +124,21 @@ async fn the_status_page_is_only_for_the_verifying_client() {
     let res = app.send(status_request(&tenant, None)).await;
     assert_eq!(res.status, 403, "{}", res.text());
     assert_eq!(res.json()["error"], "Not authorized for this tenant.");
-    assert_eq!(app.send(status_request(&tenant, Some(&other))).await.status, 403);
+    assert_eq!(
+        app.send(status_request(&tenant, Some(&other))).await.status,
+        403
+    );
     let res = app.send(status_request("not-a-uuid", Some(&tenant))).await;
     assert_eq!(res.status, 400);
-    assert_eq!(res.json(), serde_json::json!({"ok": false, "error": "Invalid tenant id.", "code": "invalid_tenant_id"}));
+    assert_eq!(
+        res.json(),
+        serde_json::json!({"ok": false, "error": "Invalid tenant id.", "code": "invalid_tenant_id"})
+    );
     // A tenant no sign-up created.
-    assert_eq!(app.send(status_request(&other, Some(&other))).await.status, 404);
+    assert_eq!(
+        app.send(status_request(&other, Some(&other))).await.status,
+        404
+    );
     // The `tenant` alias.
     let res = app
         .send(
