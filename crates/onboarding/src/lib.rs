@@ -6,6 +6,7 @@
 //! needs of accounts comes through `stoa_acl::Onboarding`.
 #![doc = include_str!("../README.md")]
 
+pub mod commands;
 pub mod config;
 pub mod dto;
 pub mod error;

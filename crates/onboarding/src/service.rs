@@ -4,31 +4,23 @@
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde_json::json;
 use stoa_acl::Onboarding;
 use stoa_core::AppError;
-use stoa_core::command::Event;
-use stoa_core::command::outbox::{self, Envelope};
+use stoa_core::command::Actor;
 use stoa_core::error::Issue;
-use stoa_directory::provision::{TenantRequest, provision_tenant};
-use stoa_preferences::consents::{self, ConsentChange};
-use stoa_progress::{JobScope, JobSpec, enqueue_scoped};
 use time::OffsetDateTime;
 use uuid::Uuid;
 use validator::ValidateEmail;
 
+use crate::commands::{Verified, VerifySignUp};
 use crate::dto::{Preparation, StatusResponse, SubmitForm};
 use crate::error::OnboardingError;
-use crate::jobs::PREPARE_WORKSPACE;
 use crate::model::{COMPLETED, PENDING, RequestRow};
 use crate::schema::onboarding_requests;
 use crate::state::OnboardingState;
 use crate::{mail, token};
 
-/// The role of the new workspace's first user.
-pub const FIRST_USER_ROLE: &str = "admin";
-/// The event a verified sign-up emits.
-pub const COMPLETED_EVENT: &str = "onboarding.request.completed";
+pub use crate::commands::{COMPLETED_EVENT, FIRST_USER_ROLE};
 
 /// Longest accepted password (stoa-auth's limit).
 pub const MAX_PASSWORD_LEN: usize = 256;
@@ -251,22 +243,11 @@ pub async fn submit(
         .await
 }
 
-/// What a verification created.
-#[derive(Clone, Debug)]
-pub struct Verified {
-    pub tenant_id: Uuid,
-    pub organization_id: Uuid,
-    pub user_id: Uuid,
-    pub email: String,
-    pub progress_job_id: Option<Uuid>,
-}
-
 /// Opens a verification link, in one transaction: locks the request (a
 /// concurrent opening of the same link waits, then finds it used), checks
 /// it is pending and unexpired and that the e-mail still has no account,
-/// provisions the tenant, its root organization and the admin through the
-/// shared provisioning (every module's seeder), records the marketing
-/// consent, queues the demo-data job and marks the request completed. Any
+/// then runs [`VerifySignUp`] through the command bus (provisioning, consent,
+/// demo-data job, the request completed; logged with its event). Any
 /// failure rolls everything back.
 pub async fn verify(state: &OnboardingState, raw_token: &str) -> Result<Verified, AppError> {
     if !token::well_formed(raw_token) {
@@ -301,97 +282,18 @@ pub async fn verify(state: &OnboardingState, raw_token: &str) -> Result<Verified
                 if accounts.email_taken(conn, &row.email).await? {
                     return Err(OnboardingError::AccountExists.into());
                 }
-                let first =
-                    accounts.first_user(&row.email, row.password_hash.clone(), FIRST_USER_ROLE)?;
-                let user_id = first.id;
-                let tenant = provision_tenant(
-                    conn,
-                    &registry,
-                    TenantRequest {
-                        name: row.organization_name.clone(),
-                        is_active: true,
-                        organization: row.organization_name.clone(),
-                        users: vec![first],
-                    },
-                )
-                .await?;
-                if row.marketing_consent {
-                    consents::record(
-                        conn,
-                        &key,
-                        ConsentChange {
-                            user_id,
-                            tenant_id: Some(tenant.tenant_id),
-                            organization_id: Some(tenant.organization_id),
-                            consent_type: "marketing_email".into(),
-                            granted: true,
-                            source: Some("onboarding".into()),
-                            ip_address: row.client_ip.clone(),
-                        },
-                    )
-                    .await?;
-                }
-                let total = usize::try_from(deals.max(0) + products.max(0)).unwrap_or(0);
-                let queued = enqueue_scoped(
-                    conn,
-                    &JobScope {
-                        tenant_id: tenant.tenant_id,
-                        organization_id: Some(tenant.organization_id),
-                        user_id: Some(user_id),
-                        api_key_id: None,
-                    },
-                    JobSpec::new(
-                        PREPARE_WORKSPACE,
-                        json!({"requestId": row.id, "deals": deals, "products": products}),
-                        total,
-                    )
-                    .name("Prepare the workspace")
-                    .description(format!(
-                        "{deals} demo deals and {products} demo products for the new workspace"
-                    )),
-                )
-                .await?;
-                diesel::update(onboarding_requests::table.find(row.id))
-                    .set((
-                        onboarding_requests::status.eq(COMPLETED),
-                        onboarding_requests::completed_at.eq(diesel::dsl::now),
-                        onboarding_requests::tenant_id.eq(tenant.tenant_id),
-                        onboarding_requests::organization_id.eq(tenant.organization_id),
-                        onboarding_requests::user_id.eq(user_id),
-                        // The user holds the hash now; the request keeps none.
-                        onboarding_requests::password_hash.eq(None::<String>),
-                        onboarding_requests::progress_job_id.eq(queued.progress_job_id),
-                        onboarding_requests::updated_at.eq(diesel::dsl::now),
-                    ))
-                    .execute(conn)
-                    .await?;
-                outbox::enqueue(
-                    conn,
-                    &Event {
-                        name: COMPLETED_EVENT.into(),
-                        payload: json!({
-                            "id": row.id,
-                            "tenantId": tenant.tenant_id,
-                            "organizationId": tenant.organization_id,
-                            "userId": user_id,
-                        }),
-                    },
-                    &Envelope {
-                        tenant_id: Some(tenant.tenant_id),
-                        organization_id: Some(tenant.organization_id),
-                        resource_kind: Some("onboarding.request".into()),
-                        resource_id: Some(row.id.to_string()),
-                        ..Default::default()
-                    },
-                )
-                .await?;
-                Ok(Verified {
-                    tenant_id: tenant.tenant_id,
-                    organization_id: tenant.organization_id,
-                    user_id,
-                    email: row.email,
-                    progress_job_id: Some(queued.progress_job_id),
-                })
+                let command = VerifySignUp {
+                    request: row,
+                    accounts,
+                    registry,
+                    consent_key: key,
+                    deals,
+                    products,
+                };
+                let (verified, _) =
+                    stoa_core::command::execute(conn, &Actor::api(None, None, None), command)
+                        .await?;
+                Ok(verified)
             })
         })
         .await

@@ -89,6 +89,19 @@ async fn verifying_provisions_the_workspace_and_the_admin() {
     let events = stoa_testkit::outbox_events_named(&app.db, "onboarding.request.completed").await;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["tenantId"], json!(tenant));
+    assert_eq!(events[0]["commandId"], "onboarding.requests.verify");
+    // Logged in the new tenant's action log, not undoable.
+    assert_eq!(
+        count(
+            &app.db,
+            &format!(
+                "SELECT count(*) AS n FROM action_logs WHERE command_id = 'onboarding.requests.verify' \
+                 AND tenant_id = '{tenant}' AND resource_kind = 'onboarding.request'"
+            )
+        )
+        .await,
+        1
+    );
 }
 
 #[actix_web::test]
