@@ -33,6 +33,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_customers::register(&mut registry)?;
     stoa_attachments::register(&mut registry)?;
     stoa_onboarding::register(&mut registry)?;
+    stoa_business_rules::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -50,6 +51,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_customers::operations::OPERATIONS,
         stoa_attachments::operations::OPERATIONS,
         stoa_onboarding::operations::OPERATIONS,
+        stoa_business_rules::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -68,6 +70,7 @@ pub fn commands() -> CommandRegistry {
         .chain(stoa_catalog::handlers())
         .chain(stoa_dashboards::handlers())
         .chain(stoa_customers::handlers())
+        .chain(stoa_business_rules::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
 
@@ -221,6 +224,7 @@ pub fn modules_with_onboarding(
                 stoa_attachments::AttachmentsConfig::from_env().map_err(|e| e.to_string())?,
             )),
             Arc::new(stoa_onboarding::configure(onboarding)),
+            Arc::new(stoa_business_rules::configure),
         ],
         api_keys,
         access,
@@ -250,7 +254,7 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
 /// module context). Events nobody subscribes to are logged at debug level
 /// and marked delivered.
 pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
-    vec![
+    let mut list: Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> = vec![
         Arc::new(stoa_core::command::outbox::LogSubscriber),
         // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
         Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
@@ -258,7 +262,10 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         Arc::new(stoa_attachments::StorageCleanup::new(
             services.storage.clone(),
         )),
-    ]
+    ];
+    // Business rules run on domain events after commit.
+    list.extend(stoa_business_rules::subscribers(services.db.clone()));
+    list
 }
 
 /// Every job handler (modules append theirs, built from the module
@@ -270,6 +277,7 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
     handlers.extend(stoa_catalog::job_handlers());
     handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
     handlers.extend(stoa_onboarding::job_handlers());
+    handlers.extend(stoa_business_rules::job_handlers(services.outbound.clone()));
     handlers
 }
 

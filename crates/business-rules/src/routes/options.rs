@@ -1,0 +1,33 @@
+//! `GET /business_rules/platform-call-options`.
+
+use actix_web::{get, web};
+use stoa_acl::{AuthContext, Registry};
+use stoa_core::AppResult;
+use stoa_core::error::ErrorBody;
+
+use crate::dto::CallOptions;
+use crate::error::RulesError;
+use crate::service::options;
+use crate::{API_KEYS_CREATE, MANAGE};
+
+/// The platform operations a rule action could call, with the features each
+/// requires (parameterised paths left out).
+#[utoipa::path(
+    tag = "Business rules",
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = CallOptions),
+        (status = 400, body = ErrorBody, description = "`Tenant context required`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/business_rules/platform-call-options")]
+pub async fn call_options(
+    ctx: AuthContext,
+    registry: web::Data<Registry>,
+) -> AppResult<web::Json<CallOptions>> {
+    ctx.require_all(&[MANAGE, API_KEYS_CREATE])?;
+    ctx.tenant_id.ok_or(RulesError::TenantRequired)?;
+    Ok(web::Json(options::call_options(&registry)))
+}

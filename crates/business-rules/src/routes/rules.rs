@@ -1,0 +1,148 @@
+//! `/business_rules/rules`: list, create, update, delete, detail.
+
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use stoa_acl::{AuthContext, Registry};
+use stoa_core::collection::WithId;
+use stoa_core::command::with_operation;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::outbound::Outbound;
+use stoa_core::{AppResult, Json, Path, Query};
+
+use super::uuid_or;
+use crate::dto::*;
+use crate::error::RulesError;
+use crate::service::rules;
+use crate::{MANAGE, VIEW};
+
+/// Rules of the caller's tenant in the organizations it sees.
+#[utoipa::path(
+    tag = "Business rules",
+    params(RuleListQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = RuleList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/business_rules/rules")]
+pub async fn list_rules(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<RuleListQuery>,
+) -> AppResult<web::Json<RuleList>> {
+    ctx.require(VIEW)?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(rules::list(&mut conn, &ctx, &q).await?))
+}
+
+/// Creates a rule; its condition and actions are checked first (400 naming
+/// each problem's path).
+#[utoipa::path(
+    tag = "Business rules",
+    request_body = CreateRule,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 201, body = Created),
+        (status = 400, body = ErrorBody, description = "Invalid body, condition or actions; a refused webhook address"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "The ruleId is taken in the tenant"),
+        (status = 422, body = ErrorBody, description = "Refused by a write guard"),
+    )
+)]
+#[post("/business_rules/rules")]
+pub async fn create_rule(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    registry: web::Data<Registry>,
+    outbound: web::Data<Outbound>,
+    body: Json<CreateRule>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let (id, op) = rules::create(&db, &ctx, &registry, &outbound, body.into_inner()).await?;
+    Ok(with_operation(HttpResponse::Created(), &op).json(Created { id }))
+}
+
+/// Changes the fields sent (omitted fields keep their values).
+#[utoipa::path(
+    tag = "Business rules",
+    params(("id" = Option<String>, Query, description = "Id, when not in the body")),
+    request_body = UpdateRule,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Done),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    )
+)]
+#[put("/business_rules/rules")]
+pub async fn update_rule(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    registry: web::Data<Registry>,
+    outbound: web::Data<Outbound>,
+    body: WithId<Json<UpdateRule>>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let id = uuid_or(body.id.0.as_deref(), RulesError::RuleIdRequired)?;
+    let op = rules::update(&db, &ctx, &registry, &outbound, id, body.body.into_inner()).await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
+}
+
+/// Deletes a rule (softly: its execution logs keep pointing at it).
+#[utoipa::path(
+    tag = "Business rules",
+    params(IdQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Done),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    )
+)]
+#[delete("/business_rules/rules")]
+pub async fn delete_rule(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<IdQuery>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let id = uuid_or(q.id.as_deref(), RulesError::RuleIdRequired)?;
+    let op = rules::delete(&db, &ctx, id).await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
+}
+
+/// One rule with its condition and actions.
+#[utoipa::path(
+    tag = "Business rules",
+    params(("id" = String, Path, description = "Rule id (uuid)")),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = RuleDetail),
+        (status = 400, body = ErrorBody, description = "`Invalid rule id`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[get("/business_rules/rules/{id}")]
+pub async fn get_rule(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<web::Json<RuleDetail>> {
+    ctx.require(VIEW)?;
+    let id = uuid_or(Some(id.as_str()), RulesError::InvalidRuleId)?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(rules::get(&mut conn, &ctx, id).await?))
+}

@@ -1,0 +1,137 @@
+//! `/business_rules/sets`: list, create, update, delete, detail.
+
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use stoa_acl::AuthContext;
+use stoa_core::collection::WithId;
+use stoa_core::command::with_operation;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Json, Path, Query};
+
+use super::uuid_or;
+use crate::dto::*;
+use crate::error::RulesError;
+use crate::service::sets;
+use crate::{MANAGE_SETS, VIEW};
+
+#[utoipa::path(
+    tag = "Business rules",
+    params(SetListQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = SetList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[get("/business_rules/sets")]
+pub async fn list_sets(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<SetListQuery>,
+) -> AppResult<web::Json<SetList>> {
+    ctx.require(VIEW)?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(sets::list(&mut conn, &ctx, &q).await?))
+}
+
+#[utoipa::path(
+    tag = "Business rules",
+    request_body = CreateSet,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 201, body = Created),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "The setId is taken in the tenant"),
+        (status = 422, body = ErrorBody),
+    )
+)]
+#[post("/business_rules/sets")]
+pub async fn create_set(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<CreateSet>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE_SETS)?;
+    let (id, op) = sets::create(&db, &ctx, body.into_inner()).await?;
+    Ok(with_operation(HttpResponse::Created(), &op).json(Created { id }))
+}
+
+#[utoipa::path(
+    tag = "Business rules",
+    params(("id" = Option<String>, Query, description = "Id, when not in the body")),
+    request_body = UpdateSet,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Done),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    )
+)]
+#[put("/business_rules/sets")]
+pub async fn update_set(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: WithId<Json<UpdateSet>>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE_SETS)?;
+    let id = uuid_or(body.id.0.as_deref(), RulesError::SetIdRequired)?;
+    let op = sets::update(&db, &ctx, id, body.body.into_inner()).await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
+}
+
+#[utoipa::path(
+    tag = "Business rules",
+    params(IdQuery),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = Done),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    )
+)]
+#[delete("/business_rules/sets")]
+pub async fn delete_set(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<IdQuery>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE_SETS)?;
+    let id = uuid_or(q.id.as_deref(), RulesError::SetIdRequired)?;
+    let op = sets::delete(&db, &ctx, id).await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
+}
+
+#[utoipa::path(
+    tag = "Business rules",
+    params(("id" = String, Path, description = "Rule set id (uuid)")),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = SetDetail),
+        (status = 400, body = ErrorBody, description = "`Invalid rule set id`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[get("/business_rules/sets/{id}")]
+pub async fn get_set(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    id: Path<String>,
+) -> AppResult<web::Json<SetDetail>> {
+    ctx.require(VIEW)?;
+    let id = uuid_or(Some(id.as_str()), RulesError::InvalidSetId)?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(sets::get(&mut conn, &ctx, id).await?))
+}

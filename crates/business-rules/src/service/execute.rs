@@ -1,0 +1,179 @@
+//! `POST /business_rules/execute` (discovery) and `/execute/{ruleId}` (one
+//! rule). A dry run evaluates and describes the actions but writes nothing:
+//! no log, no job, no event, no mail.
+
+use std::sync::Arc;
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use serde_json::{Value, json};
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+use stoa_core::db::Db;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::target_organization;
+use crate::EXECUTE;
+use crate::dto::*;
+use crate::engine::{self, CompiledRule, Request, RuleOutcome, Run};
+use crate::model::RuleState;
+use crate::schema::business_rules as r;
+use crate::{cache, error::RulesError};
+
+fn scope(ctx: &AuthContext) -> Result<(Uuid, Uuid), AppError> {
+    let invalid = |m: &str| AppError::bad_request(format!("Invalid execution context: {m}"));
+    let tenant = ctx.tenant().map_err(|_| invalid("tenantId is required"))?;
+    let org = target_organization(ctx)
+        .map_err(|e| if e.status().as_u16() == 403 { e } else { invalid("organizationId is required") })?;
+    Ok((tenant, org))
+}
+
+fn user_of(ctx: &AuthContext) -> Value {
+    json!({
+        "id": ctx.actor_id(),
+        "email": ctx.email,
+        "role": ctx.acl.roles.iter().next(),
+    })
+}
+
+fn executed(o: &RuleOutcome) -> ExecutedRule {
+    ExecutedRule {
+        rule_id: o.rule.rule_id.clone(),
+        rule_name: o.rule.rule_name.clone(),
+        rule_type: o.rule.rule_type.clone(),
+        condition_result: o.condition_result,
+        actions_executed: o.actions.clone(),
+        execution_time: o.execution_time_ms,
+        error: o.error.clone(),
+        log_id: o.log_id.map(|i| i.to_string()),
+    }
+}
+
+pub async fn execute(db: &Db, ctx: &AuthContext, body: ExecuteBody) -> Result<ExecuteResult, AppError> {
+    ctx.require(EXECUTE)?;
+    let (tenant, organization) = scope(ctx)?;
+    let req = Request {
+        tenant_id: tenant,
+        organization_id: organization,
+        entity_type: body.entity_type.trim().to_string(),
+        entity_id: body.entity_id,
+        event_type: body.event_type.filter(|e| !e.trim().is_empty()),
+        data: body.data.unwrap_or_else(|| json!({})),
+        user: user_of(ctx),
+        executed_by: ctx.actor_id().map(|u| u.to_string()),
+        dry_run: body.dry_run.unwrap_or(false),
+    };
+    let mut conn = db.conn().await?;
+    let rules = cache::rules(&mut conn, tenant, true).await?;
+    let now = OffsetDateTime::now_utc();
+    let applicable = engine::discover(
+        &rules,
+        organization,
+        &req.entity_type,
+        req.event_type.as_deref(),
+        false,
+        now,
+    );
+    let mut run = engine::run(&applicable, &req, now);
+    engine::commit(&mut conn, &req, &mut run, true).await?;
+    Ok(result(&run, req.dry_run))
+}
+
+fn result(run: &Run, dry_run: bool) -> ExecuteResult {
+    let log_ids: Vec<String> = run
+        .outcomes
+        .iter()
+        .filter_map(|o| o.log_id.map(|i| i.to_string()))
+        .collect();
+    ExecuteResult {
+        allowed: run.allowed,
+        executed_rules: run.outcomes.iter().map(executed).collect(),
+        total_execution_time: run.total_ms,
+        errors: (!run.errors.is_empty()).then(|| run.errors.clone()),
+        log_ids: (!log_ids.is_empty()).then_some(log_ids),
+        dry_run,
+    }
+}
+
+/// One rule by its uuid: `(found, result)` (`found == false`: 404).
+pub async fn execute_one(
+    db: &Db,
+    ctx: &AuthContext,
+    id: Uuid,
+    body: ExecuteOneBody,
+) -> Result<(bool, ExecuteOneResult), AppError> {
+    ctx.require(EXECUTE)?;
+    let (tenant, organization) = scope(ctx)?;
+    let mut conn = db.conn().await?;
+    let state: Option<RuleState> = r::table
+        .find(id)
+        .filter(r::tenant_id.eq(tenant))
+        .filter(r::organization_id.eq(organization))
+        .filter(r::deleted_at.is_null())
+        .select(RuleState::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?;
+    let Some(state) = state else {
+        return Ok((
+            false,
+            ExecuteOneResult {
+                success: false,
+                rule_id: id.to_string(),
+                rule_name: "Unknown".into(),
+                condition_result: false,
+                actions_executed: None,
+                execution_time: 0.0,
+                error: Some(RulesError::RuleNotFound.to_string()),
+                log_id: None,
+            },
+        ));
+    };
+    let rule = Arc::new(CompiledRule::compile(&state));
+    let now = OffsetDateTime::now_utc();
+    let fail = |error: String| ExecuteOneResult {
+        success: false,
+        rule_id: rule.rule_id.clone(),
+        rule_name: rule.rule_name.clone(),
+        condition_result: false,
+        actions_executed: None,
+        execution_time: 0.0,
+        error: Some(error),
+        log_id: None,
+    };
+    if let Some(why) = rule.unavailable(now) {
+        return Ok((true, fail(why)));
+    }
+    let req = Request {
+        tenant_id: tenant,
+        organization_id: organization,
+        entity_type: body
+            .entity_type
+            .unwrap_or_else(|| state.entity_type.clone()),
+        entity_id: body.entity_id,
+        event_type: body.event_type.or_else(|| state.event_type.clone()),
+        data: body.data.unwrap_or_else(|| json!({})),
+        user: user_of(ctx),
+        executed_by: ctx.actor_id().map(|u| u.to_string()),
+        dry_run: body.dry_run.unwrap_or(false),
+    };
+    let mut run = engine::run(std::slice::from_ref(&rule), &req, now);
+    engine::commit(&mut conn, &req, &mut run, false).await?;
+    let Some(o) = run.outcomes.iter().next() else {
+        return Ok((true, fail(run.errors.join("; "))));
+    };
+    Ok((
+        true,
+        ExecuteOneResult {
+            success: o.error.is_none(),
+            rule_id: o.rule.rule_id.clone(),
+            rule_name: o.rule.rule_name.clone(),
+            condition_result: o.condition_result,
+            actions_executed: o.actions.clone(),
+            execution_time: o.execution_time_ms,
+            error: o.error.clone(),
+            log_id: o.log_id.map(|i| i.to_string()),
+        },
+    ))
+}

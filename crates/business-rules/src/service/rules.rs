@@ -1,0 +1,416 @@
+//! Rules: create, update (partial), delete (soft), read, list.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use stoa_acl::{AuthContext, Registry};
+use stoa_core::AppError;
+use stoa_core::command::{Operation, execute};
+use stoa_core::db::Db;
+use stoa_core::outbound::Outbound;
+use stoa_core::search::escape_like;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::{page_of, parse_time, target_organization, total_pages};
+use crate::commands::{self as cmd, WriteRule};
+use crate::condition::{self, Problem, Schema};
+use crate::dto::*;
+use crate::error::{RulesError, invalid};
+use crate::model::{RuleRow, RuleState};
+use crate::schema::business_rules as r;
+use crate::{MANAGE, actions, cache, webhook};
+
+/// Largest stored condition or action list, as JSON text.
+pub const MAX_JSON_BYTES: usize = 64 * 1024;
+
+/// Checks a rule's state before it is written: the entity's fields and
+/// features, the condition, the actions (webhook addresses), the window.
+pub fn check_rule(
+    ctx: &AuthContext,
+    registry: &Registry,
+    outbound: &Outbound,
+    state: &RuleState,
+) -> Result<(), AppError> {
+    let mut problems: Vec<Problem> = Vec::new();
+    let at = |p: &str, m: &str| Problem {
+        path: vec![p.to_string()],
+        message: m.to_string(),
+    };
+    let entity = registry.rule_entity(&state.entity_type);
+    if let Some(entity) = entity {
+        ctx.require_all(entity.features)?;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    if let Some(entity) = entity {
+        names.extend(entity.fields.iter().map(|f| f.name));
+        names.extend(["id", "previous", "tenantId", "organizationId"]);
+    }
+    let schema = Schema {
+        fields: entity.map(|_| names.as_slice()),
+    };
+    let too_big = |v: &Option<Value>| {
+        v.as_ref()
+            .is_some_and(|v| v.to_string().len() > MAX_JSON_BYTES)
+    };
+    if too_big(&state.condition_expression) {
+        problems.push(at("conditionExpression", "is larger than 64 KiB"));
+    } else if let Some(c) = state.condition_expression.as_ref().filter(|v| !v.is_null())
+        && let Err(found) = condition::parse(c, &schema)
+    {
+        problems.extend(found.into_iter().map(|mut p| {
+            p.path.insert(0, "conditionExpression".into());
+            p
+        }));
+    }
+    let check_url = |url: &str| webhook::check_url(outbound, url);
+    for (key, list) in [
+        ("successActions", &state.success_actions),
+        ("failureActions", &state.failure_actions),
+    ] {
+        if too_big(list) {
+            problems.push(at(key, "is larger than 64 KiB"));
+        } else if let Err(found) = actions::parse(list.as_ref(), key, &check_url) {
+            problems.extend(found);
+        }
+    }
+    if let (Some(from), Some(to)) = (state.effective_from, state.effective_to)
+        && to <= from
+    {
+        problems.push(at("effectiveTo", "must be after effectiveFrom"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid("", problems))
+    }
+}
+
+fn window(value: Option<&str>, path: &str) -> Result<Option<OffsetDateTime>, AppError> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => parse_time(s).map(Some).ok_or_else(|| {
+            invalid(
+                "",
+                vec![Problem {
+                    path: vec![path.into()],
+                    message: "must be a date (YYYY-MM-DD) or an RFC 3339 date-time".into(),
+                }],
+            )
+        }),
+    }
+}
+
+pub async fn create(
+    db: &Db,
+    ctx: &AuthContext,
+    registry: &Registry,
+    outbound: &Outbound,
+    body: CreateRule,
+) -> Result<(Uuid, Operation), AppError> {
+    ctx.require(MANAGE)?;
+    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let organization = target_organization(ctx)?;
+    let state = RuleState {
+        id: Uuid::new_v4(),
+        tenant_id: tenant,
+        organization_id: organization,
+        rule_id: body.rule_id.trim().to_string(),
+        rule_name: body.rule_name.trim().to_string(),
+        description: body.description,
+        rule_type: body.rule_type.as_str().to_string(),
+        rule_category: body.rule_category,
+        entity_type: body.entity_type.trim().to_string(),
+        event_type: body.event_type.filter(|e| !e.trim().is_empty()),
+        condition_expression: body.condition_expression.filter(|v| !v.is_null()),
+        success_actions: body.success_actions.filter(|v| !v.is_null()),
+        failure_actions: body.failure_actions.filter(|v| !v.is_null()),
+        enabled: body.enabled.unwrap_or(true),
+        priority: body.priority.unwrap_or(100),
+        version: body.version.unwrap_or(1),
+        effective_from: window(body.effective_from.as_deref(), "effectiveFrom")?,
+        effective_to: window(body.effective_to.as_deref(), "effectiveTo")?,
+        created_by: ctx.actor_id(),
+        updated_by: ctx.actor_id(),
+        created_at: OffsetDateTime::now_utc(),
+        deleted_at: None,
+    };
+    check_rule(ctx, registry, outbound, &state)?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let id = state.id;
+    let op = conn
+        .transaction(async |conn| {
+            let command = WriteRule {
+                command_id: cmd::RULE_CREATE,
+                label: "Create business rule",
+                before: None,
+                after: state,
+            };
+            let (_, op) = execute(conn, &actor, command).await?;
+            Ok::<_, AppError>(op)
+        })
+        .await?;
+    cache::invalidate(tenant);
+    Ok((id, op))
+}
+
+/// The live rule `id` in the caller's tenant and organizations, locked.
+async fn locked(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<RuleState, AppError> {
+    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    r::table
+        .find(id)
+        .filter(r::tenant_id.eq(tenant))
+        .filter(r::deleted_at.is_null())
+        .select(RuleState::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?
+        .filter(|s| ctx.can_see_organization(s.organization_id))
+        .ok_or_else(|| RulesError::RuleNotFound.into())
+}
+
+pub async fn update(
+    db: &Db,
+    ctx: &AuthContext,
+    registry: &Registry,
+    outbound: &Outbound,
+    id: Uuid,
+    body: UpdateRule,
+) -> Result<Operation, AppError> {
+    ctx.require(MANAGE)?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let (tenant, op) = conn
+        .transaction(async |conn| {
+            let before = locked(conn, ctx, id).await?;
+            ctx.require_organizations([Some(before.organization_id)])?;
+            let mut after = before.clone();
+            if let Some(v) = body.rule_id {
+                after.rule_id = v.trim().to_string();
+            }
+            if let Some(v) = body.rule_name {
+                after.rule_name = v.trim().to_string();
+            }
+            if let Some(v) = body.rule_type {
+                after.rule_type = v.as_str().to_string();
+            }
+            if let Some(v) = body.entity_type {
+                after.entity_type = v.trim().to_string();
+            }
+            if let Some(v) = body.description {
+                after.description = v;
+            }
+            if let Some(v) = body.rule_category {
+                after.rule_category = v;
+            }
+            if let Some(v) = body.event_type {
+                after.event_type = v.filter(|e| !e.trim().is_empty());
+            }
+            if let Some(v) = body.enabled {
+                after.enabled = v;
+            }
+            if let Some(v) = body.priority {
+                after.priority = v;
+            }
+            if let Some(v) = body.version {
+                after.version = v;
+            }
+            if let Some(v) = body.effective_from {
+                after.effective_from = window(v.as_deref(), "effectiveFrom")?;
+            }
+            if let Some(v) = body.effective_to {
+                after.effective_to = window(v.as_deref(), "effectiveTo")?;
+            }
+            if let Some(v) = body.condition_expression {
+                after.condition_expression = v.filter(|v| !v.is_null());
+            }
+            if let Some(v) = body.success_actions {
+                after.success_actions = v.filter(|v| !v.is_null());
+            }
+            if let Some(v) = body.failure_actions {
+                after.failure_actions = v.filter(|v| !v.is_null());
+            }
+            after.updated_by = ctx.actor_id();
+            check_rule(ctx, registry, outbound, &after)?;
+            let tenant = after.tenant_id;
+            let command = WriteRule {
+                command_id: cmd::RULE_UPDATE,
+                label: "Update business rule",
+                before: Some(before),
+                after,
+            };
+            let (_, op) = execute(conn, &actor, command).await?;
+            Ok::<_, AppError>((tenant, op))
+        })
+        .await?;
+    cache::invalidate(tenant);
+    Ok(op)
+}
+
+pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
+    ctx.require(MANAGE)?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let (tenant, op) = conn
+        .transaction(async |conn| {
+            let before = locked(conn, ctx, id).await?;
+            ctx.require_organizations([Some(before.organization_id)])?;
+            let mut after = before.clone();
+            after.deleted_at = Some(OffsetDateTime::now_utc());
+            after.updated_by = ctx.actor_id();
+            let tenant = after.tenant_id;
+            let command = WriteRule {
+                command_id: cmd::RULE_DELETE,
+                label: "Delete business rule",
+                before: Some(before),
+                after,
+            };
+            let (_, op) = execute(conn, &actor, command).await?;
+            Ok::<_, AppError>((tenant, op))
+        })
+        .await?;
+    cache::invalidate(tenant);
+    Ok(op)
+}
+
+fn item(row: RuleRow) -> (RuleItem, RuleState) {
+    let s = row.state;
+    (
+        RuleItem {
+            id: s.id,
+            rule_id: s.rule_id.clone(),
+            rule_name: s.rule_name.clone(),
+            description: s.description.clone(),
+            rule_type: s.rule_type.clone(),
+            rule_category: s.rule_category.clone(),
+            entity_type: s.entity_type.clone(),
+            event_type: s.event_type.clone(),
+            enabled: s.enabled,
+            priority: s.priority,
+            version: s.version,
+            effective_from: s.effective_from,
+            effective_to: s.effective_to,
+            tenant_id: s.tenant_id,
+            organization_id: s.organization_id,
+            created_at: s.created_at,
+            updated_at: row.updated_at,
+        },
+        s,
+    )
+}
+
+/// The live rule `id` as its detail (404 outside the caller's scope).
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<RuleDetail, AppError> {
+    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let row = r::table
+        .find(id)
+        .filter(r::tenant_id.eq(tenant))
+        .filter(r::deleted_at.is_null())
+        .select(RuleRow::as_select())
+        .first(conn)
+        .await
+        .optional()?
+        .filter(|row| ctx.can_see_organization(row.state.organization_id))
+        .ok_or(RulesError::RuleNotFound)?;
+    let (item, s) = item(row);
+    Ok(RuleDetail {
+        item,
+        condition_expression: s.condition_expression,
+        success_actions: s.success_actions,
+        failure_actions: s.failure_actions,
+        created_by: s.created_by,
+        updated_by: s.updated_by,
+    })
+}
+
+type Boxed<'a> = r::BoxedQuery<'a, diesel::pg::Pg>;
+
+fn filtered<'a>(ctx: &AuthContext, tenant: Uuid, q: &'a RuleListQuery) -> Boxed<'a> {
+    let mut query = r::table
+        .filter(r::tenant_id.eq(tenant))
+        .filter(r::deleted_at.is_null())
+        .into_boxed();
+    if let Some(orgs) = &ctx.acl.visible_organization_ids {
+        query = query.filter(r::organization_id.eq_any(orgs.clone()));
+    }
+    if let Some(id) = q.id {
+        query = query.filter(r::id.eq(id));
+    }
+    if let Some(s) = q.search.as_deref().filter(|s| !s.trim().is_empty()) {
+        query = query.filter(r::rule_name.ilike(format!("%{}%", escape_like(s.trim()))));
+    }
+    if let Some(s) = q.rule_id.as_deref().filter(|s| !s.trim().is_empty()) {
+        query = query.filter(r::rule_id.ilike(format!("%{}%", escape_like(s.trim()))));
+    }
+    if let Some(t) = q.rule_type {
+        query = query.filter(r::rule_type.eq(t.as_str()));
+    }
+    if let Some(e) = &q.entity_type {
+        query = query.filter(r::entity_type.eq(e.clone()));
+    }
+    if let Some(e) = &q.event_type {
+        query = query.filter(r::event_type.eq(e.clone()));
+    }
+    if let Some(e) = q.enabled {
+        query = query.filter(r::enabled.eq(e));
+    }
+    if let Some(c) = &q.rule_category {
+        query = query.filter(r::rule_category.eq(c.clone()));
+    }
+    query
+}
+
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    q: &RuleListQuery,
+) -> Result<RuleList, AppError> {
+    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let (page, page_size) = page_of(q.page, q.page_size);
+    let total: i64 = filtered(ctx, tenant, q).count().get_result(conn).await?;
+    let desc = q.sort_dir.unwrap_or(SortDir::Desc) == SortDir::Desc;
+    let mut query = filtered(ctx, tenant, q);
+    macro_rules! by {
+        ($col:expr) => {
+            if desc {
+                query.order($col.desc())
+            } else {
+                query.order($col.asc())
+            }
+        };
+    }
+    query = match q.sort_field.unwrap_or(RuleSort::Priority) {
+        RuleSort::RuleId => by!(r::rule_id),
+        RuleSort::RuleName => by!(r::rule_name),
+        RuleSort::RuleType => by!(r::rule_type),
+        RuleSort::EntityType => by!(r::entity_type),
+        RuleSort::Priority => by!(r::priority),
+        RuleSort::CreatedAt => by!(r::created_at),
+        RuleSort::UpdatedAt => by!(r::updated_at),
+    };
+    let rows: Vec<RuleRow> = query
+        .then_order_by(r::rule_id.asc())
+        .then_order_by(r::id.asc())
+        .limit(page_size)
+        .offset((page - 1) * page_size)
+        .select(RuleRow::as_select())
+        .load(conn)
+        .await?;
+    Ok(RuleList {
+        items: rows.into_iter().map(|row| item(row).0).collect(),
+        total,
+        page,
+        page_size,
+        total_pages: total_pages(total, page_size),
+    })
+}

@@ -1,0 +1,128 @@
+//! The event trigger: every domain event with a tenant and an organization
+//! runs the rules of its entity and event type after commit (outbox
+//! subscriber), actions included; logs and effects are written in one
+//! transaction. Events emitted by rules themselves (and the module's own,
+//! and the infrastructure's) are skipped, so a rule never re-triggers itself.
+
+use serde_json::{Value, json};
+use stoa_core::command::outbox::{Delivered, Subscriber};
+use stoa_core::db::Db;
+use time::OffsetDateTime;
+
+use futures_util::future::BoxFuture;
+
+use crate::cache;
+use crate::engine::{self, EMIT_COMMAND, Request};
+
+/// Event name prefixes the trigger never handles.
+const SKIPPED: &[&str] = &[
+    "query_index.",
+    "search.",
+    "business_rules.",
+    "cache.",
+    "queue.",
+    "workflows.",
+    "mail.",
+    "progress.",
+    "audit.",
+];
+
+/// The subscriber (the server lists it in `subscribers`).
+pub struct RuleTrigger {
+    db: Db,
+}
+
+impl RuleTrigger {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+}
+
+/// `customers.deal.updated` → (`customers.deal`, `updated`); names with
+/// fewer than three segments carry no entity.
+pub fn split_event(name: &str) -> Option<(&str, &str)> {
+    if name.split('.').count() < 3 {
+        return None;
+    }
+    name.rsplit_once('.')
+}
+
+impl Subscriber for RuleTrigger {
+    fn id(&self) -> &str {
+        "business_rules.trigger"
+    }
+
+    fn accepts(&self, name: &str) -> bool {
+        !SKIPPED.iter().any(|p| name.starts_with(p)) && split_event(name).is_some()
+    }
+
+    fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if event.command_id.as_deref() == Some(EMIT_COMMAND) {
+                return Ok(());
+            }
+            let (Some(tenant), Some(organization), Some((entity_type, event_type))) = (
+                event.tenant_id,
+                event.organization_id,
+                split_event(&event.name),
+            ) else {
+                return Ok(());
+            };
+            let mut conn = self.db.conn().await.map_err(|e| e.to_string())?;
+            let rules = cache::rules(&mut conn, tenant, true)
+                .await
+                .map_err(|e| e.to_string())?;
+            let now = OffsetDateTime::now_utc();
+            let applicable =
+                engine::discover(&rules, organization, entity_type, Some(event_type), false, now);
+            if applicable.is_empty() {
+                return Ok(());
+            }
+            let entity_id = event
+                .resource_id
+                .clone()
+                .or_else(|| event.payload.get("id").and_then(Value::as_str).map(str::to_string));
+            let req = Request {
+                tenant_id: tenant,
+                organization_id: organization,
+                entity_type: entity_type.to_string(),
+                entity_id,
+                event_type: Some(event_type.to_string()),
+                data: event.payload.clone(),
+                user: json!({"id": event.actor_user_id, "email": null, "role": null}),
+                executed_by: event.actor_user_id.map(|u| u.to_string()),
+                dry_run: false,
+            };
+            let mut run = engine::run(&applicable, &req, now);
+            if run.outcomes.is_empty() {
+                // Over the rule cap: nothing ran; say so once.
+                tracing::warn!(event = %event.name, errors = ?run.errors, "business rules not run");
+                return Ok(());
+            }
+            engine::commit(&mut conn, &req, &mut run, false)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_into_entity_and_verb() {
+        assert_eq!(
+            split_event("customers.deal.stage_changed"),
+            Some(("customers.deal", "stage_changed"))
+        );
+        assert_eq!(split_event("mail.send"), None);
+        let t = RuleTrigger::new(
+            Db::from_url("postgres://x@127.0.0.1:1/none", 1, std::time::Duration::from_millis(1))
+                .unwrap(),
+        );
+        assert!(t.accepts("customers.deal.updated"));
+        assert!(!t.accepts("business_rules.rule.execution_failed"));
+        assert!(!t.accepts("mail.send"));
+    }
+}
