@@ -106,7 +106,8 @@ pub fn parse(
     };
     let mut problems = Vec::new();
     if list.len() > MAX_ACTIONS {
-        push(&mut problems, 
+        push(
+            &mut problems,
             vec![at.into()],
             format!("at most {MAX_ACTIONS} actions are allowed"),
         );
@@ -115,13 +116,17 @@ pub fn parse(
     for (i, item) in list.iter().enumerate().take(MAX_ACTIONS) {
         let here = |key: &str| vec![at.to_string(), i.to_string(), key.to_string()];
         let Value::Object(map) = item else {
-            push(&mut problems, 
+            push(
+                &mut problems,
                 vec![at.to_string(), i.to_string()],
                 "must be an object".into(),
             );
             continue;
         };
-        let Some(kind) = map.get("type").and_then(Value::as_str).map(|t| (t, ActionType::parse(t)))
+        let Some(kind) = map
+            .get("type")
+            .and_then(Value::as_str)
+            .map(|t| (t, ActionType::parse(t)))
         else {
             push(&mut problems, here("type"), "is required".into());
             continue;
@@ -129,7 +134,11 @@ pub fn parse(
         let kind = match kind {
             (_, Some(k)) => k,
             (t, None) => {
-                push(&mut problems, here("type"), format!("unknown action type '{t}'"));
+                push(
+                    &mut problems,
+                    here("type"),
+                    format!("unknown action type '{t}'"),
+                );
                 continue;
             }
         };
@@ -172,7 +181,7 @@ pub fn parse(
                     if !r.is_empty() && r.len() <= 50 && r.iter().all(|x| x.as_str().is_some_and(|s| s.contains('@') && s.len() <= 254)));
                 if !good {
                     config_path(
-                    &mut problems,
+                        &mut problems,
                         "recipients",
                         "must be a non-empty array of at most 50 e-mail addresses".into(),
                     );
@@ -180,28 +189,50 @@ pub fn parse(
                 }
             }
             ActionType::CallWebhook => {
-                let url = config.get("url").and_then(Value::as_str).unwrap_or_default();
+                let url = config
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 if let Err(message) = check_url(url) {
                     config_path(&mut problems, "url", message);
                     continue;
                 }
-                let method = config.get("method").and_then(Value::as_str).unwrap_or("POST");
+                let method = config
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("POST");
                 if !matches!(method, "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
-                    config_path(&mut problems, "method", "must be GET, POST, PUT, PATCH or DELETE".into());
+                    config_path(
+                        &mut problems,
+                        "method",
+                        "must be GET, POST, PUT, PATCH or DELETE".into(),
+                    );
                     continue;
                 }
                 if let Some(h) = config.get("headers")
                     && !(h.is_null()
-                        || h.as_object().is_some_and(|m| m.values().all(Value::is_string)))
+                        || h.as_object()
+                            .is_some_and(|m| m.values().all(Value::is_string)))
                 {
-                    config_path(&mut problems, "headers", "must be an object of strings".into());
+                    config_path(
+                        &mut problems,
+                        "headers",
+                        "must be an object of strings".into(),
+                    );
                     continue;
                 }
             }
             ActionType::SetField => {
-                let field = config.get("field").and_then(Value::as_str).unwrap_or_default();
+                let field = config
+                    .get("field")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 if crate::condition::FieldPath::parse(field).is_none_or(|p| p.steps.len() != 1) {
-                    config_path(&mut problems, "field", "must be a top-level field name".into());
+                    config_path(
+                        &mut problems,
+                        "field",
+                        "must be a top-level field name".into(),
+                    );
                     continue;
                 }
                 config_path(
@@ -212,15 +243,18 @@ pub fn parse(
                 continue;
             }
             ActionType::EmitEvent => {
-                let name = config.get("eventName").and_then(Value::as_str).unwrap_or_default();
+                let name = config
+                    .get("eventName")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 let valid = name.len() <= 200
                     && name.split('.').count() >= 2
-                    && name
-                        .split('.')
-                        .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+                    && name.split('.').all(|s| {
+                        !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
                 if !valid {
                     config_path(
-                    &mut problems,
+                        &mut problems,
                         "eventName",
                         "must be a dotted event name such as module.entity.happened".into(),
                     );

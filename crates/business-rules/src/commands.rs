@@ -179,7 +179,13 @@ impl Tracked for RuleState {
     ) -> Result<(), AppError> {
         let ctx = AuthContext::of(actor)?;
         for s in [current, target].into_iter().flatten() {
-            may_write(ctx, MANAGE, s.tenant_id, s.organization_id, RulesError::RuleNotFound)?;
+            may_write(
+                ctx,
+                MANAGE,
+                s.tenant_id,
+                s.organization_id,
+                RulesError::RuleNotFound,
+            )?;
         }
         Ok(())
     }
@@ -274,7 +280,13 @@ impl Tracked for SetState {
     ) -> Result<(), AppError> {
         let ctx = AuthContext::of(actor)?;
         for s in [current, target].into_iter().flatten() {
-            may_write(ctx, MANAGE_SETS, s.tenant_id, s.organization_id, RulesError::SetNotFound)?;
+            may_write(
+                ctx,
+                MANAGE_SETS,
+                s.tenant_id,
+                s.organization_id,
+                RulesError::SetNotFound,
+            )?;
         }
         Ok(())
     }
@@ -379,7 +391,13 @@ impl Tracked for MemberState {
     ) -> Result<(), AppError> {
         let ctx = AuthContext::of(actor)?;
         for s in [current, target].into_iter().flatten() {
-            may_write(ctx, MANAGE_SETS, s.tenant_id, s.organization_id, RulesError::MemberNotFound)?;
+            may_write(
+                ctx,
+                MANAGE_SETS,
+                s.tenant_id,
+                s.organization_id,
+                RulesError::MemberNotFound,
+            )?;
         }
         Ok(())
     }

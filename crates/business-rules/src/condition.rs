@@ -101,7 +101,10 @@ impl Op {
     ];
 
     pub fn parse(s: &str) -> Option<Op> {
-        Self::ALL.iter().find(|(name, _)| *name == s).map(|(_, op)| *op)
+        Self::ALL
+            .iter()
+            .find(|(name, _)| *name == s)
+            .map(|(_, op)| *op)
     }
 }
 
@@ -432,7 +435,10 @@ fn parse_compare(
         }
         (None, None) => {
             path.push("value".into());
-            problems.push(Problem::at(path, "is required (may be null) unless valueField is given"));
+            problems.push(Problem::at(
+                path,
+                "is required (may be null) unless valueField is given",
+            ));
             path.pop();
             None
         }
@@ -576,7 +582,13 @@ fn to_text(v: &Value) -> String {
         Value::Null => "null".into(),
         Value::Array(list) => list
             .iter()
-            .map(|x| if x.is_null() { String::new() } else { to_text(x) })
+            .map(|x| {
+                if x.is_null() {
+                    String::new()
+                } else {
+                    to_text(x)
+                }
+            })
             .collect::<Vec<_>>()
             .join(","),
         Value::Object(_) => "[object Object]".into(),
@@ -618,8 +630,8 @@ fn iso_time(v: &Value) -> Option<OffsetDateTime> {
         return None;
     }
     if s.len() == 10 {
-        let d = time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]"))
-            .ok()?;
+        let d =
+            time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]")).ok()?;
         return Some(d.midnight().assume_utc());
     }
     OffsetDateTime::parse(s, &Rfc3339).ok()
@@ -668,12 +680,20 @@ fn contains(a: Option<&Value>, b: Option<&Value>) -> bool {
 }
 
 /// Applies `op` to `left` and `right` (`None`: undefined).
-pub fn compare(op: Op, left: Option<&Value>, right: Option<&Value>, pattern: Option<&Regex>) -> bool {
+pub fn compare(
+    op: Op,
+    left: Option<&Value>,
+    right: Option<&Value>,
+    pattern: Option<&Regex>,
+) -> bool {
     match op {
         Op::Eq => equal(left, right),
         Op::Ne => !equal(left, right),
         Op::Gt => order(left, right) == Some(Ordering::Greater),
-        Op::Ge => matches!(order(left, right), Some(Ordering::Greater | Ordering::Equal)),
+        Op::Ge => matches!(
+            order(left, right),
+            Some(Ordering::Greater | Ordering::Equal)
+        ),
         Op::Lt => order(left, right) == Some(Ordering::Less),
         Op::Le => matches!(order(left, right), Some(Ordering::Less | Ordering::Equal)),
         Op::In => match right {
@@ -754,7 +774,12 @@ mod tests {
             (">", json!("b"), json!("a"), true),
             (">", json!(null), json!(0), false),
             (">", json!(0), json!(null), true),
-            (">", json!("2026-02-01"), json!("2026-01-31T23:00:00Z"), true),
+            (
+                ">",
+                json!("2026-02-01"),
+                json!("2026-01-31T23:00:00Z"),
+                true,
+            ),
             (">=", json!(3), json!(3), true),
             (">=", json!(null), json!(null), true),
             ("<", json!(2), json!(3), true),
@@ -795,8 +820,14 @@ mod tests {
             assert_eq!(got, *expected, "{left} {op} {right}");
         }
         // An absent field is null/undefined.
-        assert!(eval(json!({"field": "missing", "operator": "IS_EMPTY", "value": null}), json!({})));
-        assert!(eval(json!({"field": "missing", "operator": "=", "value": null}), json!({})));
+        assert!(eval(
+            json!({"field": "missing", "operator": "IS_EMPTY", "value": null}),
+            json!({})
+        ));
+        assert!(eval(
+            json!({"field": "missing", "operator": "=", "value": null}),
+            json!({})
+        ));
     }
 
     #[test]
@@ -854,8 +885,11 @@ mod tests {
         let schema = Schema {
             fields: Some(&["title"]),
         };
-        let unknown = parse(&json!({"field": "secret", "operator": "=", "value": 1}), &schema)
-            .unwrap_err();
+        let unknown = parse(
+            &json!({"field": "secret", "operator": "=", "value": 1}),
+            &schema,
+        )
+        .unwrap_err();
         assert_eq!(unknown[0].message, "unknown field 'secret'");
         // Depth: six nested groups are refused.
         let mut deep = json!({"field": "a", "operator": "=", "value": 1});
@@ -870,7 +904,13 @@ mod tests {
         assert!(parse(&json!({"operator": "OR", "rules": wide}), &any()).is_err());
         // A long pattern is refused at save time.
         let long = "a".repeat(201);
-        assert!(parse(&json!({"field": "a", "operator": "MATCHES", "value": long}), &any()).is_err());
+        assert!(
+            parse(
+                &json!({"field": "a", "operator": "MATCHES", "value": long}),
+                &any()
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -330,7 +330,10 @@ fn action_context(rule: &CompiledRule, req: &Request, context: &Value) -> Value 
 fn interpolate_value(v: &Value, data: &Value, now: OffsetDateTime) -> Value {
     match v {
         Value::String(s) => Value::String(interpolate(s, data, now)),
-        Value::Array(list) => list.iter().map(|x| interpolate_value(x, data, now)).collect(),
+        Value::Array(list) => list
+            .iter()
+            .map(|x| interpolate_value(x, data, now))
+            .collect(),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, x)| (k.clone(), interpolate_value(x, data, now)))
@@ -348,7 +351,8 @@ fn run_action(
     now: OffsetDateTime,
     effects: &mut Vec<Effect>,
 ) -> ActionResult {
-    let text = |key: &str, default: &str| interpolate(action.text(key).unwrap_or(default), data, now);
+    let text =
+        |key: &str, default: &str| interpolate(action.text(key).unwrap_or(default), data, now);
     let kind = action.kind.name().to_string();
     let ok = |result: Value| ActionResult {
         kind: kind.clone(),
@@ -381,7 +385,12 @@ fn run_action(
                 .config
                 .get("recipients")
                 .and_then(Value::as_array)
-                .map(|l| l.iter().filter_map(|x| x.as_str()).map(|s| interpolate(s, data, now)).collect())
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|x| x.as_str())
+                        .map(|s| interpolate(s, data, now))
+                        .collect()
+                })
                 .unwrap_or_default();
             let subject = text("subject", &format!("Business rule: {}", rule.rule_name));
             let message = text("message", "");
@@ -562,7 +571,11 @@ pub async fn commit(
         tenant_id: Some(req.tenant_id),
         organization_id: Some(req.organization_id),
         actor: EventActor {
-            user_id: req.user.get("id").and_then(Value::as_str).and_then(|s| s.parse().ok()),
+            user_id: req
+                .user
+                .get("id")
+                .and_then(Value::as_str)
+                .and_then(|s| s.parse().ok()),
             source: Some("system".into()),
         },
         command_id: Some(EMIT_COMMAND.into()),

@@ -129,7 +129,11 @@ mod tests {
         );
         let cases = [
             (RulesError::RuleNotFound, 404, "Rule not found"),
-            (RulesError::AlreadyMember, 409, "Rule is already a member of this set"),
+            (
+                RulesError::AlreadyMember,
+                409,
+                "Rule is already a member of this set",
+            ),
             (RulesError::InvalidLogId, 400, "Invalid log id"),
         ];
         for (e, status, message) in cases {

@@ -86,10 +86,11 @@ impl WriteGuard for RulesGuard {
             let verbs = event_types(input);
             // Rules bound to no event type guard every write of the entity;
             // the others guard writes emitting their event.
-            let mut applicable: Vec<_> = engine::discover(&rules, organization, kind, None, true, now)
-                .into_iter()
-                .filter(|r| r.event_type.as_ref().is_none_or(|e| verbs.contains(e)))
-                .collect();
+            let mut applicable: Vec<_> =
+                engine::discover(&rules, organization, kind, None, true, now)
+                    .into_iter()
+                    .filter(|r| r.event_type.as_ref().is_none_or(|e| verbs.contains(e)))
+                    .collect();
             applicable.truncate(engine::MAX_RULES + 1);
             if applicable.is_empty() {
                 return Ok(Verdict::Allow);
@@ -114,7 +115,11 @@ impl WriteGuard for RulesGuard {
                 .iter()
                 .map(|e| Violation::new(e.clone()).code("rule_limit"))
                 .collect();
-            for outcome in run.outcomes.iter().filter(|o| !(o.condition_result && o.error.is_none())) {
+            for outcome in run
+                .outcomes
+                .iter()
+                .filter(|o| !(o.condition_result && o.error.is_none()))
+            {
                 let rule = &outcome.rule;
                 let blocked = outcome
                     .actions

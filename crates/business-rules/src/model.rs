@@ -8,10 +8,14 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::schema::{business_rule_logs, business_rule_set_members, business_rule_sets, business_rules};
+use crate::schema::{
+    business_rule_logs, business_rule_set_members, business_rule_sets, business_rules,
+};
 
 /// A rule's whole state.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(
+    Clone, Debug, PartialEq, Serialize, Deserialize, Queryable, Selectable, Insertable, AsChangeset,
+)]
 #[diesel(table_name = business_rules, treat_none_as_null = true)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleState {
@@ -53,7 +57,9 @@ pub struct RuleRow {
 }
 
 /// A rule set's whole state.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(
+    Clone, Debug, PartialEq, Serialize, Deserialize, Queryable, Selectable, Insertable, AsChangeset,
+)]
 #[diesel(table_name = business_rule_sets, treat_none_as_null = true)]
 #[serde(rename_all = "camelCase")]
 pub struct SetState {
@@ -81,7 +87,9 @@ pub struct SetRow {
 }
 
 /// A set member's whole state (members are deleted for good).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(
+    Clone, Debug, PartialEq, Serialize, Deserialize, Queryable, Selectable, Insertable, AsChangeset,
+)]
 #[diesel(table_name = business_rule_set_members)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberState {

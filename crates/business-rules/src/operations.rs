@@ -28,13 +28,23 @@ pub const OPERATIONS: &[Operation] = &[
         .bad_json(BAD_JSON),
     Operation::delete("/business_rules/sets", Features(&[MANAGE_SETS])).errors(E),
     Operation::get("/business_rules/sets/{id}", Features(&[VIEW])).errors(E),
-    Operation::post("/business_rules/sets/{id}/members", Features(&[MANAGE_SETS]))
-        .errors(G)
-        .bad_json(BAD_JSON),
-    Operation::put("/business_rules/sets/{id}/members", Features(&[MANAGE_SETS]))
-        .errors(G)
-        .bad_json(BAD_JSON),
-    Operation::delete("/business_rules/sets/{id}/members", Features(&[MANAGE_SETS])).errors(E),
+    Operation::post(
+        "/business_rules/sets/{id}/members",
+        Features(&[MANAGE_SETS]),
+    )
+    .errors(G)
+    .bad_json(BAD_JSON),
+    Operation::put(
+        "/business_rules/sets/{id}/members",
+        Features(&[MANAGE_SETS]),
+    )
+    .errors(G)
+    .bad_json(BAD_JSON),
+    Operation::delete(
+        "/business_rules/sets/{id}/members",
+        Features(&[MANAGE_SETS]),
+    )
+    .errors(E),
     Operation::post("/business_rules/execute", Features(&[EXECUTE]))
         .errors(G)
         .bad_json(BAD_JSON),

@@ -4,6 +4,9 @@
 //! transaction. Events emitted by rules themselves (and the module's own,
 //! and the infrastructure's) are skipped, so a rule never re-triggers itself.
 
+use diesel::OptionalExtension;
+use diesel::sql_types::{Jsonb, Nullable};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Value, json};
 use stoa_core::command::outbox::{Delivered, Subscriber};
 use stoa_core::db::Db;
@@ -47,6 +50,49 @@ pub fn split_event(name: &str) -> Option<(&str, &str)> {
     name.rsplit_once('.')
 }
 
+#[derive(diesel::QueryableByName)]
+struct Snapshots {
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    before: Option<Value>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    after: Option<Value>,
+}
+
+/// What the event's rules test: the record as the command's action-log
+/// entry shows it after the write (before it, for a deletion), with
+/// `previous` = the record before, and the event's payload keys on top
+/// (`fromStageId`, ...). An event outside the command bus: its payload.
+async fn record_data(
+    conn: &mut AsyncPgConnection,
+    event: &Delivered,
+) -> Result<Value, diesel::result::Error> {
+    let Some(log_id) = event.action_log_id else {
+        return Ok(event.payload.clone());
+    };
+    let found: Option<Snapshots> = diesel::sql_query(
+        "SELECT snapshot_before AS before, snapshot_after AS after FROM action_logs WHERE id = $1",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(log_id)
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(Snapshots { before, after }) = found else {
+        return Ok(event.payload.clone());
+    };
+    let mut data = match after.clone().or(before.clone()) {
+        Some(Value::Object(map)) => map,
+        _ => return Ok(event.payload.clone()),
+    };
+    if let Value::Object(payload) = &event.payload {
+        for (k, v) in payload {
+            data.insert(k.clone(), v.clone());
+        }
+    }
+    data.entry("previous")
+        .or_insert(before.unwrap_or(Value::Null));
+    Ok(Value::Object(data))
+}
+
 impl Subscriber for RuleTrigger {
     fn id(&self) -> &str {
         "business_rules.trigger"
@@ -73,22 +119,34 @@ impl Subscriber for RuleTrigger {
                 .await
                 .map_err(|e| e.to_string())?;
             let now = OffsetDateTime::now_utc();
-            let applicable =
-                engine::discover(&rules, organization, entity_type, Some(event_type), false, now);
+            let applicable = engine::discover(
+                &rules,
+                organization,
+                entity_type,
+                Some(event_type),
+                false,
+                now,
+            );
             if applicable.is_empty() {
                 return Ok(());
             }
-            let entity_id = event
-                .resource_id
-                .clone()
-                .or_else(|| event.payload.get("id").and_then(Value::as_str).map(str::to_string));
+            let entity_id = event.resource_id.clone().or_else(|| {
+                event
+                    .payload
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
+            let data = record_data(&mut conn, event)
+                .await
+                .map_err(|e| e.to_string())?;
             let req = Request {
                 tenant_id: tenant,
                 organization_id: organization,
                 entity_type: entity_type.to_string(),
                 entity_id,
                 event_type: Some(event_type.to_string()),
-                data: event.payload.clone(),
+                data,
                 user: json!({"id": event.actor_user_id, "email": null, "role": null}),
                 executed_by: event.actor_user_id.map(|u| u.to_string()),
                 dry_run: false,
@@ -118,8 +176,12 @@ mod tests {
         );
         assert_eq!(split_event("mail.send"), None);
         let t = RuleTrigger::new(
-            Db::from_url("postgres://x@127.0.0.1:1/none", 1, std::time::Duration::from_millis(1))
-                .unwrap(),
+            Db::from_url(
+                "postgres://x@127.0.0.1:1/none",
+                1,
+                std::time::Duration::from_millis(1),
+            )
+            .unwrap(),
         );
         assert!(t.accepts("customers.deal.updated"));
         assert!(!t.accepts("business_rules.rule.execution_failed"));

@@ -42,8 +42,14 @@ pub fn check_url(outbound: &Outbound, url: &str) -> Result<(), String> {
 }
 
 async fn call(outbound: &Outbound, payload: &Value) -> Result<u16, OutboundError> {
-    let url = payload.get("url").and_then(Value::as_str).unwrap_or_default();
-    let method = payload.get("method").and_then(Value::as_str).unwrap_or("POST");
+    let url = payload
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let method = payload
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("POST");
     let method = reqwest::Method::from_bytes(method.as_bytes())
         .map_err(|e| OutboundError::InvalidUrl(e.to_string()))?;
     let has_body = !matches!(method, reqwest::Method::GET | reqwest::Method::DELETE);

@@ -24,8 +24,13 @@ use crate::{cache, error::RulesError};
 fn scope(ctx: &AuthContext) -> Result<(Uuid, Uuid), AppError> {
     let invalid = |m: &str| AppError::bad_request(format!("Invalid execution context: {m}"));
     let tenant = ctx.tenant().map_err(|_| invalid("tenantId is required"))?;
-    let org = target_organization(ctx)
-        .map_err(|e| if e.status().as_u16() == 403 { e } else { invalid("organizationId is required") })?;
+    let org = target_organization(ctx).map_err(|e| {
+        if e.status().as_u16() == 403 {
+            e
+        } else {
+            invalid("organizationId is required")
+        }
+    })?;
     Ok((tenant, org))
 }
 
@@ -50,7 +55,11 @@ fn executed(o: &RuleOutcome) -> ExecutedRule {
     }
 }
 
-pub async fn execute(db: &Db, ctx: &AuthContext, body: ExecuteBody) -> Result<ExecuteResult, AppError> {
+pub async fn execute(
+    db: &Db,
+    ctx: &AuthContext,
+    body: ExecuteBody,
+) -> Result<ExecuteResult, AppError> {
     ctx.require(EXECUTE)?;
     let (tenant, organization) = scope(ctx)?;
     let req = Request {

@@ -8,9 +8,9 @@ use stoa_core::AppError;
 use uuid::Uuid;
 
 use super::{page_of, parse_time, total_pages};
+use crate::condition::Problem;
 use crate::dto::*;
 use crate::error::{RulesError, invalid};
-use crate::condition::Problem;
 use crate::model::LogRow;
 use crate::schema::{business_rule_logs as l, business_rules as r};
 
@@ -31,11 +31,8 @@ fn fields(row: &LogRow) -> LogFields {
     }
 }
 
-type Boxed<'a> = diesel::dsl::IntoBoxed<
-    'a,
-    diesel::dsl::InnerJoin<l::table, r::table>,
-    diesel::pg::Pg,
->;
+type Boxed<'a> =
+    diesel::dsl::IntoBoxed<'a, diesel::dsl::InnerJoin<l::table, r::table>, diesel::pg::Pg>;
 
 fn filtered<'a>(
     ctx: &AuthContext,
@@ -89,7 +86,11 @@ fn filtered<'a>(
         let to = to.trim();
         let t = parse_time(to).ok_or_else(|| bad("executedAtTo"))?;
         // A bare date includes its whole day.
-        let t = if to.len() == 10 { t + time::Duration::days(1) - time::Duration::microseconds(1) } else { t };
+        let t = if to.len() == 10 {
+            t + time::Duration::days(1) - time::Duration::microseconds(1)
+        } else {
+            t
+        };
         query = query.filter(l::executed_at.le(t));
     }
     Ok(query)
@@ -158,13 +159,22 @@ pub async fn get(
         .filter(l::tenant_id.eq(tenant))
         .select((
             LogRow::as_select(),
-            (r::id, r::rule_id, r::rule_name, r::rule_type, r::entity_type),
+            (
+                r::id,
+                r::rule_id,
+                r::rule_name,
+                r::rule_type,
+                r::entity_type,
+            ),
         ))
         .first(conn)
         .await
         .optional()?;
     let (row, (rid, rule_id, rule_name, rule_type, entity_type)) = found
-        .filter(|(row, _)| row.organization_id.is_none_or(|o| ctx.can_see_organization(o)))
+        .filter(|(row, _)| {
+            row.organization_id
+                .is_none_or(|o| ctx.can_see_organization(o))
+        })
         .ok_or(RulesError::LogNotFound)?;
     Ok(LogDetail {
         fields: fields(&row),

@@ -18,8 +18,7 @@ pub fn call_options(registry: &Registry) -> CallOptions {
         .iter()
         .filter(|op| {
             let path = op.path;
-            true
-                && !path.contains('{')
+            true && !path.contains('{')
                 && !path.contains('[')
                 && !path.starts_with("/docs")
                 && !path.split('/').any(|s| s == "options")
@@ -44,8 +43,17 @@ pub fn call_options(registry: &Registry) -> CallOptions {
             }
         })
         .collect();
-    let rank = |m: &str| METHODS.iter().position(|x| *x == m).unwrap_or(METHODS.len());
-    endpoints.sort_by(|a, b| a.path.cmp(&b.path).then(rank(&a.method).cmp(&rank(&b.method))));
+    let rank = |m: &str| {
+        METHODS
+            .iter()
+            .position(|x| *x == m)
+            .unwrap_or(METHODS.len())
+    };
+    endpoints.sort_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then(rank(&a.method).cmp(&rank(&b.method)))
+    });
     endpoints.dedup_by(|a, b| a.id == b.id);
     CallOptions { endpoints }
 }

@@ -169,21 +169,30 @@ pub async fn get(
         .inner_join(r::table)
         .filter(m::rule_set_id.eq(id))
         .order((m::sequence.asc(), m::id.asc()))
-        .select((m::id, m::rule_id, r::rule_name, r::rule_type, m::sequence, m::enabled))
+        .select((
+            m::id,
+            m::rule_id,
+            r::rule_name,
+            r::rule_type,
+            m::sequence,
+            m::enabled,
+        ))
         .load(conn)
         .await?;
     Ok(SetDetail {
         set: item(row),
         members: members
             .into_iter()
-            .map(|(id, rule_id, rule_name, rule_type, sequence, enabled)| MemberItem {
-                id,
-                rule_id,
-                rule_name,
-                rule_type,
-                sequence,
-                enabled,
-            })
+            .map(
+                |(id, rule_id, rule_name, rule_type, sequence, enabled)| MemberItem {
+                    id,
+                    rule_id,
+                    rule_name,
+                    rule_type,
+                    sequence,
+                    enabled,
+                },
+            )
             .collect(),
     })
 }

@@ -1,0 +1,175 @@
+//! GUARD rules on real writes: a deal stage change through the deals API
+//! and through a bulk job item is refused (422 / failed item), the deal
+//! unchanged, no action-log entry.
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::support::*;
+
+/// A GUARD rule: a deal may enter stage `won` only with a value of 1000 or more.
+async fn won_needs_value<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    token: &str,
+    won: Uuid,
+) -> Uuid {
+    rule(app, token, json!({
+        "ruleId": "won-needs-value", "ruleName": "Won needs value", "ruleType": "GUARD",
+        "entityType": "customers.deal", "eventType": "stage_changed",
+        "conditionExpression": {"operator": "OR", "rules": [
+            {"field": "pipelineStageId", "operator": "!=", "value": won},
+            {"field": "valueAmount", "operator": ">=", "value": 1000},
+        ]},
+        "failureActions": [{"type": "BLOCK_TRANSITION", "config": {"message": "Small deals cannot be won"}}],
+    }))
+    .await
+}
+
+async fn stage_of<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    token: &str,
+    id: Uuid,
+) -> Value {
+    let res = app.send(get(&format!("{DEALS}/{id}"), token)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    res.json()["deal"]["pipelineStageId"].clone()
+}
+
+async fn update_entries(db: &stoa_core::db::Db, id: Uuid) -> i64 {
+    count(db, &format!("SELECT count(*) AS n FROM action_logs WHERE resource_id = '{id}' AND command_id LIKE 'customers.deals.%' AND command_id <> 'customers.deals.create'")).await
+}
+
+#[actix_web::test]
+async fn a_guard_rule_refuses_a_deal_stage_change_through_the_api() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (_, [new, won]) = pipeline(&app, &admin).await;
+    let small = deal(&app, &admin, json!({"title": "Small", "pipelineStageId": new, "valueAmount": "10", "valueCurrency": "EUR"})).await;
+    let big = deal(&app, &admin, json!({"title": "Big", "pipelineStageId": new, "valueAmount": "5000", "valueCurrency": "EUR"})).await;
+    // Without rules every write goes through.
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"title": "Small deal"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+
+    won_needs_value(&app, &admin, won).await;
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"pipelineStageId": won}),
+        ))
+        .await;
+    assert_eq!(res.status, 422, "{}", res.text());
+    let body = res.json();
+    assert_eq!(body["code"], "guard_refused");
+    assert_eq!(body["guard"], "business_rules.guard");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("Won needs value")
+            && error.contains("won-needs-value")
+            && error.contains("Small deals cannot be won"),
+        "{error}"
+    );
+    assert_eq!(
+        stage_of(&app, &admin, small).await,
+        json!(new),
+        "the deal is unchanged"
+    );
+    assert_eq!(
+        update_entries(&app.db, small).await,
+        1,
+        "only the earlier title change is logged"
+    );
+    // The decision itself is kept in guard_logs.
+    let kept = count(
+        &app.db,
+        "SELECT count(*) AS n FROM guard_logs WHERE guard = 'business_rules.guard'",
+    )
+    .await;
+    assert_eq!(kept, 1);
+
+    // Other writes of the deal and other deals pass.
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"title": "Still small"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{big}"),
+            &admin,
+            json!({"pipelineStageId": won}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(stage_of(&app, &admin, big).await, json!(won));
+
+    // A disabled rule no longer guards.
+    let rules = app.send(get(RULES, &admin)).await.json();
+    let id = rules["items"][0]["id"].as_str().unwrap().to_string();
+    let res = app
+        .send(put_json(RULES, &admin, json!({"id": id, "enabled": false})))
+        .await;
+    assert_eq!(res.status, 200);
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"pipelineStageId": won}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}
+
+#[actix_web::test]
+async fn a_guard_rule_fails_a_bulk_job_item_and_keeps_the_deal() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (_, [new, won]) = pipeline(&app, &admin).await;
+    let small = deal(&app, &admin, json!({"title": "Small", "pipelineStageId": new, "valueAmount": "10", "valueCurrency": "EUR"})).await;
+    let big = deal(&app, &admin, json!({"title": "Big", "pipelineStageId": new, "valueAmount": "5000", "valueCurrency": "EUR"})).await;
+    won_needs_value(&app, &admin, won).await;
+    let res = app
+        .send(post_json(
+            "/api/customers/deals/bulk-update-stage",
+            &admin,
+            json!({"ids": [small, big], "pipelineStageId": won}),
+        ))
+        .await;
+    assert!(res.status.is_success(), "{}", res.text());
+    let progress = res.json()["progressJobId"].as_str().unwrap().to_string();
+    assert!(workers(&app.db).run_one().await.unwrap());
+    let job = app
+        .send(get(&format!("/api/progress/jobs/{progress}"), &admin))
+        .await
+        .json();
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["resultSummary"]["failedCount"], 1, "{job}");
+    let failed = &job["resultSummary"]["failedItems"][0];
+    assert_eq!(failed["id"], json!(small));
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("won-needs-value"),
+        "{failed}"
+    );
+    assert_eq!(stage_of(&app, &admin, small).await, json!(new));
+    assert_eq!(stage_of(&app, &admin, big).await, json!(won));
+    assert_eq!(
+        update_entries(&app.db, small).await,
+        0,
+        "no entry for the refused item"
+    );
+    assert_eq!(update_entries(&app.db, big).await, 1);
+}
