@@ -38,7 +38,7 @@ fn user_of(ctx: &AuthContext) -> Value {
     json!({
         "id": ctx.actor_id(),
         "email": ctx.email,
-        "role": ctx.acl.roles.iter().next(),
+        "role": <[String]>::first(&ctx.acl.roles),
     })
 }
 
@@ -169,7 +169,7 @@ pub async fn execute_one(
     };
     let mut run = engine::run(std::slice::from_ref(&rule), &req, now);
     engine::commit(&mut conn, &req, &mut run, false).await?;
-    let Some(o) = run.outcomes.iter().next() else {
+    let Some(o) = <[RuleOutcome]>::first(&run.outcomes) else {
         return Ok((true, fail(run.errors.join("; "))));
     };
     Ok((

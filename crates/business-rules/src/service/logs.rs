@@ -147,13 +147,16 @@ pub async fn list(
     })
 }
 
+/// The rule's id, string key, name, type and entity type.
+type RuleColumns = (Uuid, String, String, String, String);
+
 pub async fn get(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     id: i64,
 ) -> Result<LogDetail, AppError> {
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
-    let found: Option<(LogRow, (Uuid, String, String, String, String))> = l::table
+    let found: Option<(LogRow, RuleColumns)> = l::table
         .inner_join(r::table)
         .filter(l::id.eq(id))
         .filter(l::tenant_id.eq(tenant))

@@ -82,7 +82,7 @@ pub async fn start() -> TestApp<
         .module(stoa_audit_logs::configure(Arc::new(commands()), users()))
         .module(stoa_progress::configure)
         .module(stoa_customers::configure(users()))
-        .module(|cfg| stoa_business_rules::configure(cfg))
+        .module(stoa_business_rules::configure)
         .start()
         .await
 }
