@@ -236,6 +236,11 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         "owneruserid" => json!(records.user),
         "pipelineid" => json!(records.pipeline),
         "pipelinestageid" => json!(records.stage),
+        // Business rules: a rule (its uuid; also fills the string keys
+        // `ruleId` / `setId` of create bodies), a set, a membership.
+        "ruleid" => json!(records.rule),
+        "setid" => json!(records.rule_set),
+        "memberid" => json!(records.rule_member),
         // The record tenant A's seeded attachment belongs to (not uuids).
         "entityid" => json!("customers:person"),
         "recordid" | "torecordid" | "fromrecordid" => json!("alpha-person"),

@@ -37,6 +37,10 @@ pub struct Records {
     /// A partition of tenant A and an attachment (a private file).
     pub partition: Uuid,
     pub attachment: Uuid,
+    /// A business rule, a rule set and the rule's membership in it.
+    pub rule: Uuid,
+    pub rule_set: Uuid,
+    pub rule_member: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -60,6 +64,11 @@ impl Records {
             ("/api/customers/pipeline-stages", self.stage),
             ("/api/attachments/partitions", self.partition),
             ("/api/attachments", self.attachment),
+            ("/api/business_rules/rules", self.rule),
+            ("/api/business_rules/sets", self.rule_set),
+            ("/api/business_rules/execute", self.rule),
+            // Log ids are numbers: a uuid is a malformed one (400).
+            ("/api/business_rules/logs", self.rule),
         ];
         kinds
             .iter()
@@ -216,6 +225,28 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
     );
     let attachment = res.json()["item"]["id"].clone();
 
+    let rule = created(
+        app,
+        t,
+        "/api/business_rules/rules",
+        json!({"ruleId": "alpha-rule", "ruleName": "Alpha rule", "ruleType": "ACTION", "entityType": "alpha.thing"}),
+    )
+    .await;
+    let rule_set = created(
+        app,
+        t,
+        "/api/business_rules/sets",
+        json!({"setId": "alpha-set", "setName": "Alpha set"}),
+    )
+    .await;
+    let rule_member = created(
+        app,
+        t,
+        &format!("/api/business_rules/sets/{}/members", id(&rule_set["id"])),
+        json!({"ruleId": rule["id"]}),
+    )
+    .await;
+
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
     let b_admin = user_with_features(&app.db, &b, "root@beta.test", &["*"], None, None).await;
 
@@ -238,6 +269,9 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         stage: id(&stage["id"]),
         partition: id(&partition["item"]["id"]),
         attachment: id(&attachment),
+        rule: id(&rule["id"]),
+        rule_set: id(&rule_set["id"]),
+        rule_member: id(&rule_member["id"]),
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;
