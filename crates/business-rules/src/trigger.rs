@@ -115,7 +115,7 @@ impl Subscriber for RuleTrigger {
                 return Ok(());
             };
             let mut conn = self.db.conn().await.map_err(|e| e.to_string())?;
-            let rules = cache::rules(&mut conn, tenant, true)
+            let rules = cache::rules(&mut conn, tenant, false)
                 .await
                 .map_err(|e| e.to_string())?;
             let now = OffsetDateTime::now_utc();

@@ -21,6 +21,7 @@ pub(crate) mod load;
 mod measures;
 mod onboarding;
 mod report;
+mod rules;
 mod scenarios;
 mod server;
 
@@ -199,6 +200,9 @@ fn bench(
         println!("{}", row.describe());
         rows.push(row);
     }
+    // Business rules: the deal-update baseline needs the tenant without
+    // rules, so these run after every other scenario has read the deals.
+    rows.extend(rules::run(&server, &admin, seconds, connections, only)?);
     // Last: it deletes the products the list scenarios read.
     let bulk = "bulk delete of every catalog product (jobs, polled to the end)";
     if only.is_empty() || only.iter().any(|o| bulk.contains(o.as_str())) {

@@ -1,0 +1,205 @@
+//! Business rules: what a GUARD rule costs a deal update when no rule
+//! applies (the same updates before and after the tenant has rules; target
+//! at most 10% more), and `POST /business_rules/execute` with 50 applicable
+//! rules for one entity type (dry run: evaluation only, no actions or logs;
+//! target p99 at most 2 ms).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::load::{self, Request};
+use super::report::Row;
+use super::scenarios::with_bearer;
+use super::server::Server;
+use crate::cmd::Result;
+
+/// The scenario names (for `STOA_BENCH_ONLY`).
+const DEAL_UPDATE: &str = "PUT /api/customers/deals/{id} (title), tenant without business rules";
+const DEAL_UPDATE_GUARDED: &str =
+    "PUT /api/customers/deals/{id} (title), tenant with GUARD rules, none applies";
+const EXECUTE: &str =
+    "POST /api/business_rules/execute, 50 applicable rules, dry run, 4 connections";
+
+fn json_body(method: &'static str, path: &str, body: &Value, token: &str) -> Request {
+    with_bearer(
+        Request {
+            method,
+            path: path.into(),
+            headers: Vec::new(),
+            body: Some(("application/json".into(), body.to_string().into_bytes())),
+        },
+        token,
+    )
+}
+
+fn call(addr: SocketAddr, req: &Request) -> Result<Value> {
+    let (status, body) = load::once(addr, req)?;
+    let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "{} {} answered {status}: {json}",
+            req.method, req.path
+        ));
+    }
+    Ok(json)
+}
+
+/// A condition of a few comparisons, like the rules tenants write.
+fn condition(i: usize) -> Value {
+    json!({"operator": "AND", "rules": [
+        {"field": "total", "operator": ">=", "value": i * 10},
+        {"field": "status", "operator": "IN", "value": ["open", "paid", "shipped"]},
+        {"operator": "OR", "rules": [
+            {"field": "customer.tier", "operator": "=", "value": "gold"},
+            {"field": "customer.email", "operator": "ENDS_WITH", "value": "@example.com"},
+            {"field": "items[0].sku", "operator": "STARTS_WITH", "value": "SKU-"},
+        ]},
+    ]})
+}
+
+fn wanted(only: &[String], name: &str) -> bool {
+    only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))
+}
+
+fn measured(
+    server: &Server,
+    name: &str,
+    requests: &[Request],
+    connections: usize,
+    seconds: u64,
+) -> (Row, f64) {
+    let outcome = load::drive(
+        server.addr,
+        requests,
+        connections,
+        Duration::from_secs(1),
+        Duration::from_secs(seconds),
+    );
+    let (rss, peak) = server.memory_mib();
+    let p50 = outcome.percentile_ms(0.50);
+    (Row::from_outcome(name, &outcome, rss, peak), p50)
+}
+
+/// Runs the three scenarios in order (the baseline needs a tenant without
+/// rules, so it comes first); returns their rows.
+pub(super) fn run(
+    server: &Server,
+    admin: &str,
+    seconds: u64,
+    connections: usize,
+    only: &[String],
+) -> Result<Vec<Row>> {
+    if ![DEAL_UPDATE, DEAL_UPDATE_GUARDED, EXECUTE]
+        .iter()
+        .any(|n| wanted(only, n))
+    {
+        return Ok(Vec::new());
+    }
+    let addr = server.addr;
+    let page = call(
+        addr,
+        &with_bearer(
+            Request::get("/api/customers/deals?pageSize=64&includeTotal=false"),
+            admin,
+        ),
+    )?;
+    let updates: Vec<Request> = page["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|d| d["id"].as_str())
+                .map(|id| {
+                    json_body(
+                        "PUT",
+                        &format!("/api/customers/deals/{id}"),
+                        &json!({"title": "Bench deal"}),
+                        admin,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if updates.is_empty() {
+        return Err(format!("no deals to update: {page}"));
+    }
+    let mut rows = Vec::new();
+    let baseline = if wanted(only, DEAL_UPDATE) || wanted(only, DEAL_UPDATE_GUARDED) {
+        let (row, p50) = measured(server, DEAL_UPDATE, &updates, connections, seconds);
+        println!("{}", row.describe());
+        rows.push(row);
+        Some(p50)
+    } else {
+        None
+    };
+
+    // The tenant's rules: a GUARD rule on deal stage changes (title updates
+    // do not emit it, so it never applies) and 50 rules on orders.
+    call(
+        addr,
+        &json_body(
+            "POST",
+            "/api/business_rules/rules",
+            &json!({
+                "ruleId": "bench-won-needs-value", "ruleName": "Won needs value",
+                "ruleType": "GUARD", "entityType": "customers.deal", "eventType": "stage_changed",
+                "conditionExpression": {"field": "valueAmount", "operator": ">=", "value": 1000},
+            }),
+            admin,
+        ),
+    )?;
+    for i in 0..50 {
+        call(
+            addr,
+            &json_body(
+                "POST",
+                "/api/business_rules/rules",
+                &json!({
+                    "ruleId": format!("bench-order-{i:02}"), "ruleName": format!("Order rule {i}"),
+                    "ruleType": if i % 5 == 0 { "GUARD" } else { "VALIDATION" },
+                    "entityType": "bench.order", "eventType": "placed", "priority": i,
+                    "conditionExpression": condition(i),
+                    "successActions": [{"type": "LOG", "config": {"message": "order {{data.id}} passed {{ruleId}}"}}],
+                    "failureActions": [{"type": "SHOW_WARNING", "config": {"message": "order {{data.id}} failed {{ruleId}}"}}],
+                }),
+                admin,
+            ),
+        )?;
+    }
+
+    if wanted(only, DEAL_UPDATE_GUARDED) {
+        let (mut row, p50) = measured(server, DEAL_UPDATE_GUARDED, &updates, connections, seconds);
+        if let Some(base) = baseline.filter(|b| *b > 0.0) {
+            row.add_note(&format!(
+                "p50 {:+.1}% against the tenant without rules (target at most +10%)",
+                (p50 / base - 1.0) * 100.0
+            ));
+        }
+        println!("{}", row.describe());
+        rows.push(row);
+    }
+
+    if wanted(only, EXECUTE) {
+        let body = json!({
+            "entityType": "bench.order", "eventType": "placed", "entityId": "order-1", "dryRun": true,
+            "data": {"id": "order-1", "total": 420, "status": "paid",
+                     "customer": {"tier": "silver", "email": "buyer@example.com"},
+                     "items": [{"sku": "SKU-1", "qty": 2}]},
+        });
+        let request = json_body("POST", "/api/business_rules/execute", &body, admin);
+        let answer = call(addr, &request)?;
+        let ran = answer["executedRules"].as_array().map_or(0, Vec::len);
+        if ran != 50 {
+            return Err(format!("execute ran {ran} rules, expected 50: {answer}"));
+        }
+        let (mut row, _) = measured(server, EXECUTE, &[request], 4, seconds);
+        row.add_note(
+            "target p99 at most 2 ms (evaluation only: a dry run runs no action and writes no log)",
+        );
+        println!("{}", row.describe());
+        rows.push(row);
+    }
+    Ok(rows)
+}
