@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 use stoa_core::AppError;
-use stoa_core::command::{GuardInput, Verdict, Violation, WriteGuard};
+use stoa_core::command::{GuardInput, Phase, Verdict, Violation, WriteGuard};
 use time::OffsetDateTime;
 
 use diesel_async::AsyncPgConnection;
@@ -85,11 +85,16 @@ impl WriteGuard for RulesGuard {
             let now = OffsetDateTime::now_utc();
             let verbs = event_types(input);
             // Rules bound to no event type guard every write of the entity;
-            // the others guard writes emitting their event.
+            // the others guard writes emitting their event. Undo and redo
+            // emit no events and may make any change: every GUARD rule of
+            // the entity applies to them.
+            let any_event = input.phase != Phase::Execute;
             let mut applicable: Vec<_> =
                 engine::discover(&rules, organization, kind, None, true, now)
                     .into_iter()
-                    .filter(|r| r.event_type.as_ref().is_none_or(|e| verbs.contains(e)))
+                    .filter(|r| {
+                        any_event || r.event_type.as_ref().is_none_or(|e| verbs.contains(e))
+                    })
                     .collect();
             applicable.truncate(engine::MAX_RULES + 1);
             if applicable.is_empty() {

@@ -594,3 +594,47 @@ async fn a_rule_change_is_undone_through_the_audit_log() {
         7
     );
 }
+
+#[actix_web::test]
+async fn platform_call_options_list_the_declared_operations() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(get("/api/business_rules/platform-call-options", &admin))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let endpoints = res.json()["endpoints"].as_array().unwrap().clone();
+    let list = endpoints
+        .iter()
+        .find(|e| e["id"] == "GET /api/business_rules/rules")
+        .unwrap();
+    assert_eq!(list["requiredFeatures"], json!(["business_rules.view"]));
+    assert!(
+        endpoints
+            .iter()
+            .all(|e| !e["path"].as_str().unwrap().contains('{'))
+    );
+    assert!(
+        !endpoints
+            .iter()
+            .any(|e| e["path"] == "/api/business_rules/platform-call-options")
+    );
+    let rules_only = user_with_features(
+        &app.db,
+        &acme,
+        "m@acme.com",
+        &["business_rules.manage"],
+        None,
+        None,
+    )
+    .await;
+    let rules_only = token_for(&app.db, rules_only).await;
+    let res = app
+        .send(get(
+            "/api/business_rules/platform-call-options",
+            &rules_only,
+        ))
+        .await;
+    assert_eq!(res.status, 403, "api_keys.create is required too");
+}

@@ -173,3 +173,85 @@ async fn a_guard_rule_fails_a_bulk_job_item_and_keeps_the_deal() {
     );
     assert_eq!(update_entries(&app.db, big).await, 1);
 }
+
+#[actix_web::test]
+async fn undoing_into_a_refused_state_is_refused_too() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (_, [new, won]) = pipeline(&app, &admin).await;
+    let small = deal(&app, &admin, json!({"title": "Small", "pipelineStageId": won, "valueAmount": "10", "valueCurrency": "EUR"})).await;
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"pipelineStageId": new}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let token = res.operation().unwrap().undo_token.unwrap();
+    won_needs_value(&app, &admin, won).await;
+    let res = app
+        .send(post_json(
+            "/api/audit_logs/audit-logs/actions/undo",
+            &admin,
+            json!({"undoToken": token}),
+        ))
+        .await;
+    assert_eq!(res.status, 422, "{}", res.text());
+    assert!(res.text().contains("won-needs-value"), "{}", res.text());
+    assert_eq!(stage_of(&app, &admin, small).await, json!(new));
+}
+
+#[actix_web::test]
+async fn a_rule_written_by_another_process_guards_within_the_refresh_period() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let (_, [new, won]) = pipeline(&app, &admin).await;
+    let small = deal(&app, &admin, json!({"title": "Small", "pipelineStageId": new, "valueAmount": "10", "valueCurrency": "EUR"})).await;
+    // This process has read the tenant's (empty) rules.
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"title": "Warm"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200);
+    // Another process adds a GUARD rule: straight into the table (the
+    // version trigger bumps the tenant's version; this process's cache is
+    // not told).
+    let mut conn = app.db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
+             VALUES ('{}', '{}', 'elsewhere', 'Made elsewhere', 'GUARD', 'customers.deal', \
+             '{{\"field\": \"title\", \"operator\": \"!=\", \"value\": \"Blocked\"}}')",
+            acme.tenant_id, acme.organization_id
+        )),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+    drop(conn);
+    tokio::time::sleep(stoa_business_rules::cache::REFRESH + std::time::Duration::from_millis(100))
+        .await;
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"title": "Blocked"}),
+        ))
+        .await;
+    assert_eq!(res.status, 422, "{}", res.text());
+    assert!(res.text().contains("elsewhere"));
+    let res = app
+        .send(put_json(
+            &format!("{DEALS}/{small}"),
+            &admin,
+            json!({"title": "Fine"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}

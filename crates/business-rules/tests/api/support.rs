@@ -44,8 +44,15 @@ pub fn registry() -> stoa_acl::Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
+    stoa_api_keys::register(&mut registry).unwrap();
     stoa_customers::register(&mut registry).unwrap();
     stoa_business_rules::register(&mut registry).unwrap();
+    for operations in [
+        stoa_customers::operations::OPERATIONS,
+        stoa_business_rules::operations::OPERATIONS,
+    ] {
+        registry.register_operations(operations).unwrap();
+    }
     registry
 }
 
