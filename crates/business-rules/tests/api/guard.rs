@@ -208,7 +208,7 @@ async fn a_rule_written_by_another_process_guards_within_the_refresh_period() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
-    let (_, [new, won]) = pipeline(&app, &admin).await;
+    let (_, [new, _]) = pipeline(&app, &admin).await;
     let small = deal(&app, &admin, json!({"title": "Small", "pipelineStageId": new, "valueAmount": "10", "valueCurrency": "EUR"})).await;
     // This process has read the tenant's (empty) rules.
     let res = app
