@@ -95,13 +95,19 @@ pub async fn rules(
         }
         return Ok(rules);
     }
-    let states: Vec<RuleState> = business_rules::table
-        .filter(business_rules::tenant_id.eq(tenant))
-        .filter(business_rules::deleted_at.is_null())
-        .filter(business_rules::enabled.eq(true))
-        .select(RuleState::as_select())
-        .load(conn)
-        .await?;
+    // No version row: the tenant never had a rule (the trigger adds the row
+    // with the first one), so there is nothing to load.
+    let states: Vec<RuleState> = if version == 0 {
+        Vec::new()
+    } else {
+        business_rules::table
+            .filter(business_rules::tenant_id.eq(tenant))
+            .filter(business_rules::deleted_at.is_null())
+            .filter(business_rules::enabled.eq(true))
+            .select(RuleState::as_select())
+            .load(conn)
+            .await?
+    };
     let rules: Arc<[Arc<CompiledRule>]> = states
         .iter()
         .map(|s| Arc::new(CompiledRule::compile(s)))

@@ -190,8 +190,10 @@ pub struct RuleListQuery {
     #[validate(length(max = 50))]
     pub rule_category: Option<String>,
     /// Default `priority`.
+    #[param(value_type = Option<String>)]
     pub sort_field: Option<RuleSort>,
     /// Default `desc`.
+    #[param(value_type = Option<String>)]
     pub sort_dir: Option<SortDir>,
 }
 
@@ -301,8 +303,10 @@ pub struct SetListQuery {
     pub set_id: Option<String>,
     pub enabled: Option<bool>,
     /// Default `setId`.
+    #[param(value_type = Option<String>)]
     pub sort_field: Option<SetSort>,
     /// Default `asc`.
+    #[param(value_type = Option<String>)]
     pub sort_dir: Option<SortDir>,
 }
 
@@ -482,6 +486,7 @@ pub struct LogListQuery {
     pub entity_id: Option<String>,
     #[validate(length(max = 50))]
     pub entity_type: Option<String>,
+    #[param(value_type = Option<String>)]
     pub execution_result: Option<ExecutionResult>,
     #[validate(length(max = 50))]
     pub executed_by: Option<String>,
@@ -489,8 +494,10 @@ pub struct LogListQuery {
     pub executed_at_from: Option<String>,
     pub executed_at_to: Option<String>,
     /// Default `executedAt`.
+    #[param(value_type = Option<String>)]
     pub sort_field: Option<LogSort>,
     /// Default `desc`.
+    #[param(value_type = Option<String>)]
     pub sort_dir: Option<SortDir>,
 }
 

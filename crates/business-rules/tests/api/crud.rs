@@ -638,3 +638,60 @@ async fn platform_call_options_list_the_declared_operations() {
         .await;
     assert_eq!(res.status, 403, "api_keys.create is required too");
 }
+
+#[actix_web::test]
+async fn lists_cost_the_same_statements_whatever_their_length() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    rule(
+        &app,
+        &admin,
+        json!({"ruleId": "first", "entityType": "crm.deal"}),
+    )
+    .await;
+    app.send(post_json(
+        SETS,
+        &admin,
+        json!({"setId": "s0", "setName": "S0"}),
+    ))
+    .await;
+    app.send(post_json(
+        EXECUTE,
+        &admin,
+        json!({"entityType": "crm.deal"}),
+    ))
+    .await;
+    let paths = [RULES.to_string(), SETS.to_string(), LOGS.to_string()];
+    let mut few = Vec::new();
+    for path in &paths {
+        app.statements(path, &admin).await;
+        few.push(app.statements(path, &admin).await.0);
+    }
+    for i in 0..20 {
+        rule(
+            &app,
+            &admin,
+            json!({"ruleId": format!("more-{i}"), "entityType": "crm.deal"}),
+        )
+        .await;
+        app.send(post_json(
+            SETS,
+            &admin,
+            json!({"setId": format!("s{}", i + 1), "setName": "S"}),
+        ))
+        .await;
+    }
+    app.send(post_json(
+        EXECUTE,
+        &admin,
+        json!({"entityType": "crm.deal"}),
+    ))
+    .await;
+    for (path, before) in paths.iter().zip(few) {
+        let (n, body) = app.statements(path, &admin).await;
+        assert!(body["total"].as_i64().unwrap() >= 20, "{body}");
+        assert_eq!(n, before, "{path}: one statement more per row?");
+        assert!(n <= 4, "{path}: {n} statements");
+    }
+}

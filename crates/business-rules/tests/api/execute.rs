@@ -353,3 +353,72 @@ async fn more_than_a_hundred_applicable_rules_run_none() {
         0
     );
 }
+
+#[actix_web::test]
+async fn a_rule_that_fails_is_logged_as_an_error_and_announced_and_the_others_still_run() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    rule(
+        &app,
+        &admin,
+        json!({"ruleId": "fine", "entityType": "crm.deal", "priority": 1}),
+    )
+    .await;
+    // A stored condition that no longer parses (written around the API).
+    let mut conn = app.db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
+             VALUES ('{}', '{}', 'broken', 'Broken', 'GUARD', 'crm.deal', '{{\"field\": \"a\", \"operator\": \"LIKE\", \"value\": 1}}')",
+            acme.tenant_id, acme.organization_id
+        )),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+    drop(conn);
+    let res = app
+        .send(post_json(
+            EXECUTE,
+            &admin,
+            json!({"entityType": "crm.deal"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let body = res.json();
+    assert_eq!(
+        body["allowed"], false,
+        "a failing GUARD rule does not allow"
+    );
+    assert_eq!(body["executedRules"].as_array().unwrap().len(), 2);
+    assert_eq!(body["executedRules"][0]["ruleId"], "broken");
+    assert_eq!(
+        body["executedRules"][0]["error"],
+        "the stored condition is invalid"
+    );
+    assert_eq!(body["executedRules"][1]["conditionResult"], true);
+    let errors = count(
+        &app.db,
+        "SELECT count(*) AS n FROM business_rule_logs WHERE execution_result = 'ERROR'",
+    )
+    .await;
+    assert_eq!(errors, 1);
+    let failed =
+        stoa_testkit::outbox_events_named(&app.db, "business_rules.rule.execution_failed").await;
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["payload"]["ruleId"], "broken");
+    // A dry run announces nothing.
+    app.send(post_json(
+        EXECUTE,
+        &admin,
+        json!({"entityType": "crm.deal", "dryRun": true}),
+    ))
+    .await;
+    assert_eq!(
+        stoa_testkit::outbox_events_named(&app.db, "business_rules.rule.execution_failed")
+            .await
+            .len(),
+        1
+    );
+}
