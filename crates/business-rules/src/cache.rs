@@ -57,6 +57,11 @@ pub fn invalidate(tenant: Uuid) {
         .remove(&tenant);
 }
 
+/// Drops every tenant's cached rules (a change whose tenant is not at hand).
+pub fn invalidate_all() {
+    CACHE.write().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
 /// The tenant's live, enabled rules. `fresh`: read the version first (the
 /// execute endpoints, the trigger); otherwise trust an entry younger than
 /// [`REFRESH`] (the write guard).

@@ -160,6 +160,7 @@ impl Tracked for RuleState {
             .set(business_rules::deleted_at.eq(diesel::dsl::now))
             .execute(conn)
             .await?;
+        cache::invalidate_all();
         Ok(())
     }
 

@@ -255,3 +255,34 @@ async fn a_rule_written_by_another_process_guards_within_the_refresh_period() {
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 }
+
+#[actix_web::test]
+async fn rules_never_guard_the_rules_themselves() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let id = rule(
+        &app,
+        &admin,
+        json!({
+            "ruleId": "lockout", "ruleType": "GUARD", "entityType": "business_rules.rule",
+            "conditionExpression": {"field": "nothing", "operator": "IS_NOT_EMPTY"},
+        }),
+    )
+    .await;
+    let res = app
+        .send(put_json(RULES, &admin, json!({"id": id, "enabled": false})))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The same rule on another entity would refuse: the guard is live.
+    let res = app
+        .send(post_json(RULES, &admin, json!({"ruleId": "deals-locked", "ruleName": "Deals locked", "ruleType": "GUARD",
+            "entityType": "customers.deal", "conditionExpression": {"field": "title", "operator": "IS_EMPTY"}})))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let res = app
+        .send(post_json(DEALS, &admin, json!({"title": "Refused"})))
+        .await;
+    assert_eq!(res.status, 422, "{}", res.text());
+    assert!(res.text().contains("deals-locked"));
+}
