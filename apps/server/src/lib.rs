@@ -34,6 +34,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
     stoa_attachments::register(&mut registry)?;
     stoa_onboarding::register(&mut registry)?;
     stoa_business_rules::register(&mut registry)?;
+    stoa_ai_assistant::register(&mut registry)?;
     // Who may call each operation, declared next to each module's routes (the
     // authorization matrix, docs/security.md). A documented operation missing
     // here fails the matrix test.
@@ -52,6 +53,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
         stoa_attachments::operations::OPERATIONS,
         stoa_onboarding::operations::OPERATIONS,
         stoa_business_rules::operations::OPERATIONS,
+        stoa_ai_assistant::operations::OPERATIONS,
     ] {
         registry.register_operations(operations)?;
     }
@@ -225,6 +227,12 @@ pub fn modules_with_onboarding(
             )),
             Arc::new(stoa_onboarding::configure(onboarding)),
             Arc::new(stoa_business_rules::configure),
+            Arc::new(stoa_ai_assistant::configure(Arc::new(
+                stoa_ai_assistant::AiState::new(
+                    services,
+                    stoa_ai_assistant::AiConfig::from_env().map_err(|e| e.to_string())?,
+                ),
+            ))),
         ],
         api_keys,
         access,
@@ -278,6 +286,7 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
     handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
     handlers.extend(stoa_onboarding::job_handlers());
     handlers.extend(stoa_business_rules::job_handlers(services.outbound.clone()));
+    handlers.extend(stoa_ai_assistant::job_handlers());
     handlers
 }
 
@@ -288,6 +297,7 @@ pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config
     let mut schedules = stoa_progress::schedules();
     schedules.push(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedule());
     schedules.extend(stoa_onboarding::schedules());
+    schedules.extend(stoa_ai_assistant::schedules());
     Ok(schedules)
 }
 

@@ -144,6 +144,12 @@ pub struct AiTool {
     /// Every feature the caller must hold to have it run.
     pub features: &'static [&'static str],
     pub handler: Arc<dyn ToolHandler>,
+    /// For a mutation: loads the record it would change, for the approval
+    /// card's diff and the confirm-time version check. It answers
+    /// `{recordId, entityType, recordVersion, before}` (`recordVersion`: a
+    /// string that changes with every write, e.g. `updatedAt`) for the same
+    /// input as the handler, as the same caller.
+    pub before: Option<Arc<dyn ToolHandler>>,
 }
 
 impl std::fmt::Debug for AiTool {
@@ -163,6 +169,16 @@ impl AiTool {
     pub async fn run(&self, call: ToolCall<'_>) -> Result<Value, AppError> {
         call.auth.require_all(self.features)?;
         self.handler.call(call).await
+    }
+
+    /// The record a mutation would change ([`AiTool::before`]), checked like
+    /// [`AiTool::run`]; `None` when the tool declares no loader.
+    pub async fn load_before(&self, call: ToolCall<'_>) -> Result<Option<Value>, AppError> {
+        call.auth.require_all(self.features)?;
+        match &self.before {
+            Some(loader) => loader.call(call).await.map(Some),
+            None => Ok(None),
+        }
     }
 }
 
@@ -417,6 +433,7 @@ mod tests {
             kind: ToolKind::Read,
             features: &["deals.view"],
             handler: Arc::new(Echo),
+            before: None,
         }
     }
 

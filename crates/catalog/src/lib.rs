@@ -12,6 +12,7 @@
 //! [`seed`]. See README.md for the endpoints.
 #![doc = include_str!("../README.md")]
 
+pub mod ai_tools;
 pub mod bulk;
 pub mod commands;
 pub mod dto;
@@ -82,7 +83,11 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.add_role_defaults("admin", &["catalog.*"]);
     registry.add_role_defaults("employee", &[VIEW, MANAGE]);
     registry.register_nav(NAV);
-    slots::register(registry)
+    slots::register(registry)?;
+    for tool in ai_tools::tools() {
+        registry.add_ai_tool(tool)?;
+    }
+    Ok(())
 }
 
 /// Mounts the routes (under `/api`). `organizations` checks that the
@@ -91,6 +96,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 pub fn configure(
     organizations: Arc<dyn OrganizationDirectory>,
 ) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    ai_tools::install(organizations.clone());
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(organizations.clone()))
             .service(routes::list::list_products)

@@ -10,6 +10,7 @@
 //! README.md for the endpoints.
 #![doc = include_str!("../README.md")]
 
+pub mod ai_tools;
 pub mod commands;
 pub mod dto;
 pub mod error;
@@ -109,6 +110,9 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         registry.add_widget(widget)?;
     }
     registry.add_rule_entity(slots::DEAL_RULES)?;
+    for tool in ai_tools::tools() {
+        registry.add_ai_tool(tool)?;
+    }
     Ok(())
 }
 

@@ -36,6 +36,12 @@ pub async fn check(
     }
 }
 
+/// The installed directory (`None` before [`crate::configure`] ran): the AI
+/// tools, which receive no module services either, look owners up with it.
+pub fn installed() -> Option<Arc<dyn UserDirectory>> {
+    USERS.get().cloned()
+}
+
 /// [`check`] through the installed directory (undo and redo).
 pub async fn check_installed(
     conn: &mut AsyncPgConnection,

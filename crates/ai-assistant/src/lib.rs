@@ -1,0 +1,119 @@
+//! stoa-ai-assistant: agents, tools fed by the modules through the
+//! registry's AI tool slot, one approval gate (pending actions) for every
+//! mutation, providers from the environment and tenant settings, streamed
+//! chat, and keys for tooling. See README.md for the endpoints.
+#![doc = include_str!("../README.md")]
+
+pub mod actions;
+pub mod agents;
+pub mod chat;
+pub mod config;
+pub mod dto;
+pub mod error;
+pub mod jobs;
+pub mod keys;
+pub mod llm;
+pub mod operations;
+pub mod overrides;
+pub mod policy;
+pub mod providers;
+pub mod routes;
+pub mod schema;
+pub mod settings;
+pub mod state;
+pub mod tools;
+pub mod validate;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub use config::AiConfig;
+pub use error::AiError;
+pub use state::AiState;
+
+pub const MODULE: ModuleInfo = ModuleInfo {
+    id: "ai_assistant",
+    title: "AI Assistant",
+};
+
+pub const VIEW: &str = "ai_assistant.view";
+pub const SETTINGS_MANAGE: &str = "ai_assistant.settings.manage";
+pub const CONVERSATIONS_MANAGE: &str = "ai_assistant.conversations.manage";
+pub const CONVERSATIONS_SHARE: &str = "ai_assistant.conversations.share";
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        id: VIEW,
+        title: "Use the AI assistant",
+        module: "ai_assistant",
+    },
+    Feature {
+        id: SETTINGS_MANAGE,
+        title: "Manage AI assistant settings, overrides and usage",
+        module: "ai_assistant",
+    },
+    Feature {
+        id: CONVERSATIONS_MANAGE,
+        title: "Manage every AI conversation of the organization",
+        module: "ai_assistant",
+    },
+    Feature {
+        id: CONVERSATIONS_SHARE,
+        title: "Share AI conversations",
+        module: "ai_assistant",
+    },
+];
+
+/// Registers the features and the reference's default grants (admin and
+/// superadmin: everything; employee: view and share).
+pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+    registry.register(MODULE, FEATURES)?;
+    registry.add_role_defaults("superadmin", &["ai_assistant.*"]);
+    registry.add_role_defaults("admin", &["ai_assistant.*"]);
+    registry.add_role_defaults("employee", &[VIEW, CONVERSATIONS_SHARE]);
+    Ok(())
+}
+
+/// Mounts the routes (under `/api`) with the assistant's state.
+pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
+    move |cfg: &mut ServiceConfig| {
+        cfg.app_data(web::Data::from(state.clone()))
+            .service(routes::agents::list_agents)
+            .service(routes::agents::agent_models)
+            .service(routes::overrides::get_loop_override)
+            .service(routes::overrides::put_loop_override)
+            .service(routes::overrides::delete_loop_override)
+            .service(routes::overrides::get_mutation_policy)
+            .service(routes::overrides::set_mutation_policy)
+            .service(routes::overrides::delete_mutation_policy)
+            .service(routes::overrides::get_prompt_override)
+            .service(routes::overrides::add_prompt_override)
+            .service(routes::chat::post_chat)
+            .service(routes::actions::get_action)
+            .service(routes::actions::confirm_action)
+            .service(routes::actions::cancel_action)
+            .service(routes::tools::list_tools)
+            .service(routes::tools::execute_tool)
+            .service(routes::health::health)
+            .service(routes::settings::get_settings)
+            .service(routes::settings::put_settings)
+            .service(routes::settings::delete_settings)
+            .service(routes::settings::put_allowlist)
+            .service(routes::settings::delete_allowlist)
+            .service(routes::keys::create_mcp_key)
+            .service(routes::keys::create_session_key);
+    }
+}
+
+/// The recurring jobs' handlers (pending-action expiry).
+pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+    jobs::handlers()
+}
+
+/// The recurring jobs.
+pub fn schedules() -> Vec<stoa_progress::Schedule> {
+    jobs::schedules()
+}

@@ -1,0 +1,55 @@
+//! Who may call each assistant endpoint (the authorization matrix,
+//! docs/security.md), with each route's error shape (the reference notes'
+//! validation-errors.md: C with `code:"validation_error"` for the `/ai/*`
+//! routes, E for tools/execute, none for the plain reads).
+
+use stoa_core::http::Access::{Authenticated, Features};
+use stoa_core::http::ErrorShape::*;
+use stoa_core::http::Operation;
+
+use crate::{SETTINGS_MANAGE, VIEW};
+
+const BAD_JSON: &str = "Request body must be valid JSON.";
+
+pub const OPERATIONS: &[Operation] = &[
+    Operation::get("/ai_assistant/ai/agents", Features(&[VIEW])).errors(E),
+    Operation::get("/ai_assistant/ai/agents/{agentId}/models", Features(&[VIEW])).errors(C("")),
+    Operation::get("/ai_assistant/ai/agents/{agentId}/loop-override", Features(&[VIEW])).errors(C("")),
+    Operation::put("/ai_assistant/ai/agents/{agentId}/loop-override", Features(&[SETTINGS_MANAGE]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::delete("/ai_assistant/ai/agents/{agentId}/loop-override", Features(&[SETTINGS_MANAGE])).errors(C("")),
+    Operation::get("/ai_assistant/ai/agents/{agentId}/mutation-policy", Features(&[VIEW])).errors(C("")),
+    Operation::post("/ai_assistant/ai/agents/{agentId}/mutation-policy", Features(&[SETTINGS_MANAGE]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::delete("/ai_assistant/ai/agents/{agentId}/mutation-policy", Features(&[SETTINGS_MANAGE])).errors(C("")),
+    Operation::get("/ai_assistant/ai/agents/{agentId}/prompt-override", Features(&[SETTINGS_MANAGE])).errors(C("")),
+    Operation::post("/ai_assistant/ai/agents/{agentId}/prompt-override", Features(&[SETTINGS_MANAGE]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::post("/ai_assistant/ai/chat", Features(&[VIEW]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::get("/ai_assistant/ai/actions/{id}", Features(&[VIEW])).errors(C("")),
+    Operation::post("/ai_assistant/ai/actions/{id}/confirm", Features(&[VIEW])).errors(C("")),
+    Operation::post("/ai_assistant/ai/actions/{id}/cancel", Features(&[VIEW]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::get("/ai_assistant/tools", Features(&[VIEW])).errors(E),
+    Operation::post("/ai_assistant/tools/execute", Features(&[VIEW])).errors(E),
+    Operation::get("/ai_assistant/health", Features(&[VIEW])).errors(E),
+    Operation::get("/ai_assistant/settings", Features(&[VIEW])).errors(E),
+    Operation::put("/ai_assistant/settings", Features(&[SETTINGS_MANAGE]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::delete("/ai_assistant/settings", Features(&[SETTINGS_MANAGE]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::put("/ai_assistant/settings/allowlist", Features(&[SETTINGS_MANAGE]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::delete("/ai_assistant/settings/allowlist", Features(&[SETTINGS_MANAGE])).errors(E),
+    Operation::post("/ai_assistant/mcp-key", Authenticated).errors(E),
+    Operation::post("/ai_assistant/session-key", Authenticated).errors(E),
+];

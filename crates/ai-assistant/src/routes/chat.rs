@@ -1,0 +1,158 @@
+//! `POST /ai_assistant/ai/chat?agent=`: the turn streamed as server-sent
+//! events (AI SDK UI message stream v1). Every check answers JSON before the
+//! stream starts; once it has, a failure is an `error` frame.
+
+use std::sync::Arc;
+
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, Responder, post, web};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::http::Sse;
+use stoa_core::{AppResult, Json, Query};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+use validator::Validate;
+
+use crate::VIEW;
+use crate::chat::{self, Turn};
+use crate::error::AiError;
+use crate::llm::Message;
+use crate::policy;
+use crate::providers::{self, Requested};
+use crate::state::AiState;
+
+/// The chat's query.
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ChatQuery {
+    /// `<module>.<agent>`.
+    pub agent: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// `tight`, `default` or `loose`.
+    pub loop_budget: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatMessage {
+    #[schema(max_length = 128)]
+    pub id: Option<String>,
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    pub content: String,
+}
+
+/// The chat's body (other keys are kept and ignored).
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatBody {
+    #[validate(length(min = 1, max = 100))]
+    pub messages: Vec<ChatMessage>,
+    pub session_id: Option<Uuid>,
+    #[schema(value_type = Option<Object>)]
+    pub page_context: Option<Value>,
+}
+
+/// Streams the agent's turn. Tools the agent may use for the caller are
+/// offered; reads run, mutations become pending actions for a person to
+/// confirm (a `pending-confirmation` tool output).
+#[utoipa::path(
+    tag = "AI Assistant",
+    params(ChatQuery),
+    request_body = ChatBody,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, content_type = "text/event-stream", body = String, description = "UI message stream v1 frames, `[DONE]`, then `loop-finish`"),
+        (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
+        (status = 404, body = ErrorBody, description = "`agent_unknown`"),
+        (status = 409, body = ErrorBody, description = "`loop_runtime_override_disabled`"),
+        (status = 500, body = ErrorBody, description = "`internal_error`: no provider configured"),
+    )
+)]
+#[post("/ai_assistant/ai/chat")]
+pub async fn post_chat(
+    req: HttpRequest,
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    state: web::Data<AiState>,
+    query: Query<ChatQuery>,
+    body: Json<ChatBody>,
+) -> AppResult<HttpResponse> {
+    ctx.require(VIEW)?;
+    let query = query.into_inner();
+    let body = body.into_inner();
+    let agent_id = query
+        .agent
+        .as_deref()
+        .filter(|a| !a.trim().is_empty())
+        .ok_or_else(|| AiError::Validation("agent is required".into()))?;
+    if let Some(m) = body.messages.iter().find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system")) {
+        return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
+    }
+    let agent = policy::agent_for(&ctx, agent_id)?;
+    let budget_name = query.loop_budget.as_deref().filter(|b| !b.trim().is_empty());
+    let budget = chat::preset(agent, budget_name)
+        .ok_or_else(|| AiError::Validation("loopBudget must be tight, default or loose".into()))?;
+    let budget_override = budget_name.is_some_and(|b| b != "default");
+    if budget_override && !agent.allow_runtime_override {
+        return Err(AiError::RuntimeOverrideDisabled.into());
+    }
+    let requested = Requested {
+        provider: query.provider,
+        model: query.model,
+        base_url: query.base_url,
+    };
+    let mut conn = db.conn().await?;
+    let resolved = providers::resolve(&mut conn, &state, &ctx, agent, &requested).await?;
+    if budget_override && !agent.loop_override_allowed {
+        return Err(AiError::LoopRuntimeOverrideDisabled.into());
+    }
+    let effective = policy::effective_policy(&mut conn, &ctx, agent).await?;
+    drop(conn);
+    let tools = policy::offered(&state.registry, &ctx, agent, effective)
+        .into_iter()
+        .cloned()
+        .collect();
+    let mut messages = vec![Message::System(agent.system_prompt.to_string())];
+    messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
+        "assistant" => Message::Assistant {
+            text: m.content,
+            tool_calls: Vec::new(),
+        },
+        "system" => Message::System(m.content),
+        _ => Message::User(m.content),
+    }));
+    let turn = Turn {
+        db: db.get_ref().clone(),
+        state: Arc::clone(&state.into_inner()),
+        ctx,
+        agent,
+        resolved,
+        tools,
+        messages,
+        budget,
+        session_id: body.session_id.unwrap_or_else(Uuid::new_v4),
+    };
+    let sse = Sse::spawn(move |tx| chat::run(turn, tx));
+    let mut response = sse.respond_to(&req).map_into_boxed_body();
+    let headers = response.headers_mut();
+    headers.insert(
+        HeaderName::from_static("x-vercel-ai-ui-message-stream"),
+        HeaderValue::from_static("v1"),
+    );
+    headers.insert(
+        actix_web::http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    Ok(response)
+}
+

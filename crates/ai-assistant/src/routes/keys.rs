@@ -1,0 +1,93 @@
+//! `POST /ai_assistant/mcp-key`, `POST /ai_assistant/session-key`.
+
+use actix_web::{post, web};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppResult, Json};
+use utoipa::ToSchema;
+use validator::Validate;
+
+use crate::keys;
+use crate::state::AiState;
+
+/// `POST /ai_assistant/mcp-key` (optional fields).
+#[derive(Debug, Default, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpKeyRequest {
+    #[validate(length(max = 120))]
+    pub name: Option<String>,
+    #[validate(length(max = 1000))]
+    pub description: Option<String>,
+}
+
+/// `{id, name, keyPrefix, secret, tenantId, organizationId, roles}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpKey {
+    pub id: uuid::Uuid,
+    pub name: String,
+    pub key_prefix: String,
+    pub secret: String,
+    pub tenant_id: uuid::Uuid,
+    pub organization_id: Option<uuid::Uuid>,
+    pub roles: Vec<String>,
+}
+
+/// Creates a persistent API key with the caller's roles, tenant and
+/// organization (through the API-keys service: the caller must be allowed
+/// to create keys with those roles).
+#[utoipa::path(
+    tag = "AI Assistant",
+    request_body(content = Option<McpKeyRequest>),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = McpKey),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+    )
+)]
+#[post("/ai_assistant/mcp-key")]
+pub async fn create_mcp_key(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    state: web::Data<AiState>,
+    body: Option<Json<McpKeyRequest>>,
+) -> AppResult<web::Json<Value>> {
+    let body = body.map(|b| b.into_inner()).unwrap_or_default();
+    Ok(web::Json(
+        keys::create_mcp_key(&db, &state, &ctx, body.name, body.description).await?,
+    ))
+}
+
+/// `{sessionToken, expiresAt}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionKey {
+    pub session_token: String,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: time::OffsetDateTime,
+}
+
+/// A `_sessionToken` for tool calls (120 minutes, this user only).
+#[utoipa::path(
+    tag = "AI Assistant",
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = SessionKey),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "An API key without a user"),
+    )
+)]
+#[post("/ai_assistant/session-key")]
+pub async fn create_session_key(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<SessionKey>> {
+    let (session_token, expires_at) = keys::issue_session_token(&db, &ctx).await?;
+    Ok(web::Json(SessionKey {
+        session_token,
+        expires_at,
+    }))
+}

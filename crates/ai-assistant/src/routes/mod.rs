@@ -1,0 +1,11 @@
+//! The assistant's handlers, one file per resource (each handler extracts,
+//! checks, calls the service and answers).
+
+pub mod actions;
+pub mod agents;
+pub mod chat;
+pub mod health;
+pub mod keys;
+pub mod overrides;
+pub mod settings;
+pub mod tools;

@@ -1,0 +1,162 @@
+//! The AI assistant's tools over products (`stoa_acl::AiTool`, registered in
+//! [`crate::register`]): they call this module's services as the calling
+//! user, never its tables, so a change is authorized, logged, undoable and
+//! seen by write guards exactly like the route.
+
+use std::sync::{Arc, OnceLock};
+
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use stoa_acl::{AiTool, OrganizationDirectory, ToolCall, ToolHandler, ToolKind};
+use stoa_core::AppError;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use validator::Validate;
+
+use crate::dto::UpdateProduct;
+use crate::service;
+use crate::{MANAGE, VIEW};
+
+static ORGANIZATIONS: OnceLock<Arc<dyn OrganizationDirectory>> = OnceLock::new();
+
+/// Installs the organization directory the update tool checks with (by
+/// [`crate::configure`], once per process; the first one wins).
+pub fn install(organizations: Arc<dyn OrganizationDirectory>) {
+    let _ = ORGANIZATIONS.set(organizations);
+}
+
+fn product_id(input: &Value) -> Result<String, AppError> {
+    input["productId"]
+        .as_str()
+        .map(String::from)
+        .ok_or_else(|| AppError::bad_request("productId is required"))
+}
+
+/// `catalog.get_product {productId}`.
+struct GetProduct;
+
+impl ToolHandler for GetProduct {
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+        Box::pin(async move {
+            let id = product_id(&call.input)?;
+            let detail = service::product_detail(call.db, call.auth, &id).await?;
+            serde_json::to_value(detail).map_err(AppError::internal)
+        })
+    }
+}
+
+/// The product a change would touch: `{recordId, entityType, recordVersion, before}`.
+struct ProductBefore;
+
+impl ToolHandler for ProductBefore {
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+        Box::pin(async move {
+            let id = product_id(&call.input)?;
+            let detail = service::product_detail(call.db, call.auth, &id).await?;
+            let before = serde_json::to_value(&detail.item).map_err(AppError::internal)?;
+            Ok(json!({
+                "recordId": detail.item.id,
+                "entityType": "catalog.product",
+                "recordVersion": before["updated_at"],
+                "before": before,
+            }))
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProductPatch {
+    #[serde(default, rename = "_recordVersion")]
+    record_version: Option<String>,
+    #[serde(flatten)]
+    rest: serde_json::Map<String, Value>,
+}
+
+/// `catalog.update_product`: `PUT /catalog/products/{id}` through the
+/// catalog service, as the caller (`_recordVersion`: the optimistic lock).
+struct UpdateProductTool;
+
+impl ToolHandler for UpdateProductTool {
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+        Box::pin(async move {
+            call.auth.require(MANAGE)?;
+            let id = product_id(&call.input)?;
+            let mut patch: ProductPatch = serde_json::from_value(call.input.clone())
+                .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+            patch.rest.remove("productId");
+            let expected = patch
+                .record_version
+                .as_deref()
+                .map(|v| OffsetDateTime::parse(v, &Rfc3339))
+                .transpose()
+                .map_err(|_| AppError::bad_request("_recordVersion must be an ISO-8601 timestamp"))?;
+            let body: UpdateProduct = serde_json::from_value(Value::Object(patch.rest))
+                .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+            body.validate()
+                .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+            let organizations = ORGANIZATIONS
+                .get()
+                .ok_or_else(|| AppError::internal("catalog: no organization directory installed"))?;
+            let op =
+                service::update_product(call.db, call.auth, organizations.as_ref(), &id, body, expected)
+                    .await?;
+            Ok(json!({"recordId": id, "commandName": op.command_id, "operation": op}))
+        })
+    }
+}
+
+fn get_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"productId": {"type": "string", "format": "uuid"}},
+        "required": ["productId"],
+        "additionalProperties": false
+    })
+}
+
+fn update_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "productId": {"type": "string", "format": "uuid"},
+            "title": {"type": "string", "minLength": 1, "maxLength": 255},
+            "subtitle": {"type": "string"},
+            "description": {"type": "string"},
+            "isActive": {"type": "boolean"},
+            "priceAmount": {"type": "string"},
+            "priceCurrency": {"type": "string", "minLength": 3, "maxLength": 3}
+        },
+        "required": ["productId"],
+        "additionalProperties": false
+    })
+}
+
+/// The product tools.
+pub fn tools() -> Vec<AiTool> {
+    vec![
+        AiTool {
+            name: "catalog.get_product",
+            module: "catalog",
+            display_name: "Get product",
+            description: "Reads one product of the catalog.",
+            input_schema: get_schema,
+            kind: ToolKind::Read,
+            features: &[VIEW],
+            handler: Arc::new(GetProduct),
+            before: None,
+        },
+        AiTool {
+            name: "catalog.update_product",
+            module: "catalog",
+            display_name: "Update product",
+            description: "Changes a product's title, texts, activity or price.",
+            input_schema: update_schema,
+            kind: ToolKind::Mutation,
+            features: &[VIEW, MANAGE],
+            handler: Arc::new(UpdateProductTool),
+            before: Some(Arc::new(ProductBefore)),
+        },
+    ]
+}

@@ -1,0 +1,12 @@
+DROP TABLE ai_moderation_flags;
+DROP TABLE ai_session_tokens;
+DROP TABLE ai_chat_messages;
+DROP TABLE ai_chat_conversation_participants;
+DROP TABLE ai_chat_conversations;
+DROP TABLE ai_token_usage_daily;
+DROP TABLE ai_token_usage_events;
+DROP TABLE ai_pending_actions;
+DROP TABLE ai_tenant_model_allowlists;
+DROP TABLE ai_agent_prompt_overrides;
+DROP TABLE ai_agent_mutation_policy_overrides;
+DROP TABLE ai_agent_runtime_overrides;
