@@ -68,12 +68,10 @@ impl ToolHandler for DealBefore {
     }
 }
 
-/// The fields `customers.update_deal` may change (a subset of the route's body).
+/// The input of a deal mutation: the optimistic lock the assistant adds,
+/// and the route's body (the tool's schema already limited its fields).
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct DealPatch {
-    #[serde(rename = "dealId")]
-    _deal_id: Value,
     #[serde(default, rename = "_recordVersion")]
     record_version: Option<String>,
     #[serde(flatten)]
@@ -91,8 +89,9 @@ impl ToolHandler for UpdateDealTool {
         Box::pin(async move {
             call.auth.require(DEALS_MANAGE)?;
             let id = deal_id(&call.input)?;
-            let patch: DealPatch = serde_json::from_value(call.input.clone())
+            let mut patch: DealPatch = serde_json::from_value(call.input.clone())
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+            patch.rest.remove("dealId");
             let expected = patch
                 .record_version
                 .as_deref()
