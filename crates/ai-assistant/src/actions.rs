@@ -104,7 +104,13 @@ impl From<ActionRow> for PendingAction {
 }
 
 /// The keys of a tool's input that name the record rather than change it.
-const NOT_CHANGES: &[&str] = &["id", "recordId", "records", "attachmentIds", "_sessionToken"];
+const NOT_CHANGES: &[&str] = &[
+    "id",
+    "recordId",
+    "records",
+    "attachmentIds",
+    "_sessionToken",
+];
 
 fn snake(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
@@ -128,7 +134,11 @@ fn field_diff(before: &Value, input: &Value) -> Value {
     let diff: Vec<Value> = fields
         .iter()
         .filter(|(k, _)| !NOT_CHANGES.contains(&k.as_str()) && !k.starts_with('_'))
-        .filter(|(k, _)| !(k.ends_with("Id") && before.get(k.as_str()).is_none() && before.get(snake(k)).is_none()))
+        .filter(|(k, _)| {
+            !(k.ends_with("Id")
+                && before.get(k.as_str()).is_none()
+                && before.get(snake(k)).is_none())
+        })
         .filter_map(|(k, after)| {
             let old = before
                 .get(k.as_str())
@@ -209,7 +219,8 @@ pub async fn propose(
     };
     let key = idempotency_key(ctx, agent.id, conversation, tool.name, &input);
     let now = OffsetDateTime::now_utc();
-    let ttl = time::Duration::try_from(state.config.pending_ttl).unwrap_or(time::Duration::minutes(15));
+    let ttl =
+        time::Duration::try_from(state.config.pending_ttl).unwrap_or(time::Duration::minutes(15));
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
@@ -330,7 +341,12 @@ fn rfc3339(t: OffsetDateTime) -> String {
 /// caller now (403), the stored input against the tool's schema (412
 /// `schema_drift`), the record's version (412 `stale_version`). Then the
 /// tool runs as the caller (command bus, audit, undo, write guards).
-pub async fn confirm(db: &Db, state: &AiState, ctx: &AuthContext, id: Uuid) -> Result<Confirmed, AppError> {
+pub async fn confirm(
+    db: &Db,
+    state: &AiState,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<Confirmed, AppError> {
     let mut conn = db.conn().await?;
     let claimed: Result<(ActionRow, &AiTool), Confirmed> = conn
         .transaction(async |conn| {
@@ -420,18 +436,24 @@ pub async fn confirm(db: &Db, state: &AiState, ctx: &AuthContext, id: Uuid) -> R
         })
         .await;
     let (status, result) = match &outcome {
-        Ok(value) => ("confirmed", json!({
-            "recordId": value.get("recordId").cloned().unwrap_or(Value::Null),
-            "commandName": value.get("commandName").cloned().unwrap_or(Value::Null),
-            "result": value,
-        })),
-        Err(err) => ("failed", json!({
-            "error": {
-                "code": err.code().unwrap_or("handler_error"),
-                "message": err.message(),
-                "status": err.status().as_u16(),
-            }
-        })),
+        Ok(value) => (
+            "confirmed",
+            json!({
+                "recordId": value.get("recordId").cloned().unwrap_or(Value::Null),
+                "commandName": value.get("commandName").cloned().unwrap_or(Value::Null),
+                "result": value,
+            }),
+        ),
+        Err(err) => (
+            "failed",
+            json!({
+                "error": {
+                    "code": err.code().unwrap_or("handler_error"),
+                    "message": err.message(),
+                    "status": err.status().as_u16(),
+                }
+            }),
+        ),
     };
     let actor = ctx.actor();
     let row: ActionRow = conn
@@ -442,7 +464,11 @@ pub async fn confirm(db: &Db, state: &AiState, ctx: &AuthContext, id: Uuid) -> R
                 .get_result(conn)
                 .await?;
             let payload = event_payload(&row, ctx.user_id, None);
-            let entry = action_entry(&row, "Confirm AI action", Some(("ai.action.confirmed", payload)));
+            let entry = action_entry(
+                &row,
+                "Confirm AI action",
+                Some(("ai.action.confirmed", payload)),
+            );
             record_batch(conn, &actor, vec![("ai_assistant.actions.confirm", entry)]).await?;
             Ok::<_, AppError>(row)
         })
@@ -516,7 +542,11 @@ pub async fn cancel(
             .get_result(conn)
             .await?;
         let payload = event_payload(&row, ctx.user_id, reason.as_deref());
-        let entry = action_entry(&row, "Cancel AI action", Some(("ai.action.cancelled", payload)));
+        let entry = action_entry(
+            &row,
+            "Cancel AI action",
+            Some(("ai.action.cancelled", payload)),
+        );
         record_batch(conn, &actor, vec![("ai_assistant.actions.cancel", entry)]).await?;
         Ok(Cancelled::Done(row))
     })
@@ -539,7 +569,11 @@ async fn expire_row(
         map.insert("expiresAt".into(), Value::String(rfc3339(row.expires_at)));
         map.insert("expiredAt".into(), Value::String(rfc3339(now)));
     }
-    let entry = action_entry(&row, "Expire AI action", Some(("ai.action.expired", payload)));
+    let entry = action_entry(
+        &row,
+        "Expire AI action",
+        Some(("ai.action.expired", payload)),
+    );
     record_batch(conn, actor, vec![("ai_assistant.actions.expire", entry)]).await?;
     Ok(row)
 }

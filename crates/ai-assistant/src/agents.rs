@@ -231,8 +231,7 @@ pub fn valid_id(id: &str) -> bool {
     let ok = |p: Option<&str>| {
         p.is_some_and(|p| {
             !p.is_empty()
-                && p
-                    .chars()
+                && p.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         })
     };
@@ -269,7 +268,10 @@ mod tests {
         for bad in ["", "a", "a.b.c", "A.b", "a-b.c", "a."] {
             assert!(!valid_id(bad), "{bad}");
         }
-        assert_eq!(dotted(&sanitized("customers.update_deal_stage")), "customers.update_deal_stage");
+        assert_eq!(
+            dotted(&sanitized("customers.update_deal_stage")),
+            "customers.update_deal_stage"
+        );
     }
 
     #[test]
@@ -281,7 +283,10 @@ mod tests {
             ConfirmRequired.min(DestructiveConfirmRequired),
             DestructiveConfirmRequired
         );
-        assert_eq!(MutationPolicy::parse("confirm-required"), Some(ConfirmRequired));
+        assert_eq!(
+            MutationPolicy::parse("confirm-required"),
+            Some(ConfirmRequired)
+        );
         assert_eq!(MutationPolicy::parse("x"), None);
     }
 }

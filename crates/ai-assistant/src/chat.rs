@@ -111,7 +111,11 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             Ok(step) => step,
             Err(message) => {
                 tracing::warn!(agent.id = turn.agent.id, error = %message, "ai provider step failed");
-                send(tx, json!({"type": "error", "errorText": "An error occurred."})).await?;
+                send(
+                    tx,
+                    json!({"type": "error", "errorText": "An error occurred."}),
+                )
+                .await?;
                 finish_reason = "error".into();
                 stop_reason = "error";
                 break;
@@ -125,8 +129,12 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
         let mut stop_on_tool = false;
         for call in &calls {
             let dotted = agents::dotted(&call.name);
-            let input: Value = serde_json::from_str(if call.arguments.trim().is_empty() { "{}" } else { &call.arguments })
-                .unwrap_or(Value::Null);
+            let input: Value = serde_json::from_str(if call.arguments.trim().is_empty() {
+                "{}"
+            } else {
+                &call.arguments
+            })
+            .unwrap_or(Value::Null);
             send(tx, json!({"type": "tool-input-available", "toolCallId": call.id, "toolName": call.name, "input": input, "dynamic": true})).await?;
             let call_started = Instant::now();
             let outcome = run_tool(&turn, &dotted, input.clone()).await;
@@ -180,7 +188,11 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             stop_reason = "stop-condition";
             break;
         }
-        if turn.budget.max_tool_calls.is_some_and(|m| tool_calls_total >= m) {
+        if turn
+            .budget
+            .max_tool_calls
+            .is_some_and(|m| tool_calls_total >= m)
+        {
             stop_reason = "budget-tool-calls";
             break;
         }
@@ -224,7 +236,15 @@ async fn model_step(
     step_index: u32,
 ) -> Result<Result<Step, String>, Gone> {
     let timeout = turn.state.config.provider_timeout;
-    let mut stream = match llm::start(&turn.state.outbound, &turn.resolved, &turn.messages, specs, timeout).await {
+    let mut stream = match llm::start(
+        &turn.state.outbound,
+        &turn.resolved,
+        &turn.messages,
+        specs,
+        timeout,
+    )
+    .await
+    {
         Ok(s) => s,
         Err(e) => return Ok(Err(e.to_string())),
     };
@@ -264,13 +284,28 @@ async fn model_step(
                             send(tx, json!({"type": "text-start", "id": text_part})).await?;
                             text_open = true;
                         }
-                        send(tx, json!({"type": "text-delta", "id": text_part, "delta": t})).await?;
+                        send(
+                            tx,
+                            json!({"type": "text-delta", "id": text_part, "delta": t}),
+                        )
+                        .await?;
                         step.text.push_str(&t);
                     }
                     Delta::ToolStart { index, id, name } => {
-                        let id = if id.is_empty() { format!("call_{step_index}_{index}") } else { id };
+                        let id = if id.is_empty() {
+                            format!("call_{step_index}_{index}")
+                        } else {
+                            id
+                        };
                         send(tx, json!({"type": "tool-input-start", "toolCallId": id, "toolName": name, "dynamic": true})).await?;
-                        step.calls.insert(index, ToolCallOut { id, name, arguments: String::new() });
+                        step.calls.insert(
+                            index,
+                            ToolCallOut {
+                                id,
+                                name,
+                                arguments: String::new(),
+                            },
+                        );
                     }
                     Delta::ToolArgs { index, delta } => {
                         if let Some(call) = step.calls.get_mut(&index) {
@@ -297,26 +332,49 @@ async fn model_step(
 /// result as the string handed back to the model.
 async fn run_tool(turn: &Turn, name: &str, input: Value) -> Result<String, (String, String)> {
     let Some(tool) = turn.tools.iter().find(|t| t.name == name) else {
-        return Err(("tool_not_available".into(), format!("Tool {name} is not available")));
+        return Err((
+            "tool_not_available".into(),
+            format!("Tool {name} is not available"),
+        ));
     };
     let input = tools::normalize(input);
     let session = turn.session_id.to_string();
-    match tools::run_for_agent(&turn.db, &turn.state, &turn.ctx, turn.agent, tool, input, Some(&session)).await {
+    match tools::run_for_agent(
+        &turn.db,
+        &turn.state,
+        &turn.ctx,
+        turn.agent,
+        tool,
+        input,
+        Some(&session),
+    )
+    .await
+    {
         Ok(Ran::Read(value)) => Ok(if value.is_null() {
             "No result returned".into()
         } else {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         }),
-        Ok(Ran::Proposed(row)) => {
-            Ok(serde_json::to_string_pretty(&crate::actions::proposal_result(&row)).unwrap_or_default())
-        }
-        Err(err) => Err((err.code().unwrap_or("tool_error").to_string(), err.message().to_string())),
+        Ok(Ran::Proposed(row)) => Ok(serde_json::to_string_pretty(
+            &crate::actions::proposal_result(&row),
+        )
+        .unwrap_or_default()),
+        Err(err) => Err((
+            err.code().unwrap_or("tool_error").to_string(),
+            err.message().to_string(),
+        )),
     }
 }
 
 /// One usage row per step and the daily rollup (failures are logged, never
 /// fail the turn).
-async fn record_usage(turn: &Turn, turn_id: Uuid, step_index: u32, step: &Step, abort: Option<&str>) {
+async fn record_usage(
+    turn: &Turn,
+    turn_id: Uuid,
+    step_index: u32,
+    step: &Step,
+    abort: Option<&str>,
+) {
     let Some(tenant) = turn.ctx.tenant_id else {
         return;
     };
@@ -365,7 +423,13 @@ async fn record_usage(turn: &Turn, turn_id: Uuid, step_index: u32, step: &Step, 
                 ud::turn_count.eq(i64::from(step_index == 0)),
                 ud::session_count.eq(0_i64),
             ))
-            .on_conflict((ud::tenant_id, ud::day, ud::agent_id, ud::model_id, ud::organization_id))
+            .on_conflict((
+                ud::tenant_id,
+                ud::day,
+                ud::agent_id,
+                ud::model_id,
+                ud::organization_id,
+            ))
             .do_update()
             .set((
                 ud::input_tokens.eq(ud::input_tokens + input),

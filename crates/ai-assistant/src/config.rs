@@ -173,7 +173,9 @@ impl AiConfig {
             .filter_map(|def| {
                 let var = format!(
                     "OM_AI_AVAILABLE_MODELS_{}",
-                    def.id.to_ascii_uppercase().replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+                    def.id
+                        .to_ascii_uppercase()
+                        .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
                 );
                 non_empty(&var).map(|raw| (def.id.to_string(), csv(raw)))
             })
@@ -250,12 +252,12 @@ impl AiConfig {
         let Some(host) = parsed.host_str().map(str::to_ascii_lowercase) else {
             return false;
         };
-        self.base_url_allowlist.iter().any(|pattern| {
-            match pattern.strip_prefix("*.") {
+        self.base_url_allowlist
+            .iter()
+            .any(|pattern| match pattern.strip_prefix("*.") {
                 Some(suffix) => host.ends_with(&format!(".{suffix}")),
                 None => &host == pattern,
-            }
-        })
+            })
     }
 }
 
@@ -297,10 +299,7 @@ mod tests {
 
     #[test]
     fn a_zero_ttl_is_refused() {
-        let vars = HashMap::from([(
-            "AI_PENDING_ACTION_TTL_SECONDS".to_string(),
-            "0".to_string(),
-        )]);
+        let vars = HashMap::from([("AI_PENDING_ACTION_TTL_SECONDS".to_string(), "0".to_string())]);
         assert!(AiConfig::from_vars(&vars).is_err());
     }
 }

@@ -239,7 +239,11 @@ mod tests {
                 409,
                 "execution_mode_not_supported",
             ),
-            (AiError::BaseUrlNotAllowlisted, 400, "baseurl_not_allowlisted"),
+            (
+                AiError::BaseUrlNotAllowlisted,
+                400,
+                "baseurl_not_allowlisted",
+            ),
             (AiError::NoProvider, 500, "internal_error"),
         ] {
             let app: AppError = err.into();

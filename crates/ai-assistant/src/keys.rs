@@ -26,7 +26,10 @@ fn hash(token: &str) -> String {
 }
 
 /// Issues a session token for the signed-in user (stored as its hash).
-pub async fn issue_session_token(db: &Db, ctx: &AuthContext) -> Result<(String, OffsetDateTime), AppError> {
+pub async fn issue_session_token(
+    db: &Db,
+    ctx: &AuthContext,
+) -> Result<(String, OffsetDateTime), AppError> {
     let user = ctx.user_id.ok_or_else(AppError::forbidden)?;
     let tenant = ctx.tenant().map_err(|_| AiError::TenantRequired)?;
     let mut bytes = [0u8; 16];
@@ -57,7 +60,12 @@ pub async fn issue_session_token(db: &Db, ctx: &AuthContext) -> Result<(String, 
             organization_id: ctx.organization_id(),
             ..LogEntry::default()
         };
-        record_batch(conn, &actor, vec![("ai_assistant.session_keys.create", entry)]).await?;
+        record_batch(
+            conn,
+            &actor,
+            vec![("ai_assistant.session_keys.create", entry)],
+        )
+        .await?;
         Ok::<_, AppError>(())
     })
     .await?;
@@ -75,7 +83,8 @@ pub async fn check_session_token(
     let expired = || {
         AppError::bad_request("Session token is invalid or expired").with_code("SESSION_EXPIRED")
     };
-    let (Some(token), Some(user), Some(tenant)) = (token.as_str(), ctx.user_id, ctx.tenant_id) else {
+    let (Some(token), Some(user), Some(tenant)) = (token.as_str(), ctx.user_id, ctx.tenant_id)
+    else {
         return Err(expired());
     };
     let found: Option<Uuid> = st::table

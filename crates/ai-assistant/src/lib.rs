@@ -22,6 +22,7 @@ pub mod schema;
 pub mod settings;
 pub mod state;
 pub mod tools;
+pub mod usage;
 pub mod validate;
 
 use std::sync::Arc;
@@ -103,6 +104,10 @@ pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sy
             .service(routes::settings::delete_settings)
             .service(routes::settings::put_allowlist)
             .service(routes::settings::delete_allowlist)
+            .service(routes::usage::usage_daily)
+            .service(routes::usage::usage_sessions)
+            .service(routes::usage::usage_session)
+            .service(routes::usage::moderation_flags)
             .service(routes::keys::create_mcp_key)
             .service(routes::keys::create_session_key);
     }

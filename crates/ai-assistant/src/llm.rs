@@ -46,10 +46,20 @@ pub struct ToolSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Delta {
     Text(String),
-    ToolStart { index: usize, id: String, name: String },
-    ToolArgs { index: usize, delta: String },
+    ToolStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    ToolArgs {
+        index: usize,
+        delta: String,
+    },
     Finish(String),
-    Usage { input: u64, output: u64 },
+    Usage {
+        input: u64,
+        output: u64,
+    },
 }
 
 /// Why a step failed.
@@ -133,9 +143,11 @@ fn openai_body(resolved: &Resolved, messages: &[Message], tools: &[ToolSpec]) ->
             "tools".into(),
             tools
                 .iter()
-                .map(|t| json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.schema,
-                }}))
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.schema,
+                    }})
+                })
                 .collect(),
         );
     }
@@ -161,8 +173,11 @@ fn anthropic_body(resolved: &Resolved, messages: &[Message], tools: &[ToolSpec])
                     blocks.push(json!({"type": "text", "text": text}));
                 }
                 for c in tool_calls {
-                    let input: Value = serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
-                    blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+                    let input: Value =
+                        serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
+                    blocks.push(
+                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
+                    );
                 }
                 json!({"role": "assistant", "content": blocks})
             }
@@ -249,14 +264,22 @@ pub fn anthropic_deltas(data: &str) -> Result<Vec<Delta>, LlmError> {
             vec![Delta::ToolStart {
                 index,
                 id: v["content_block"]["id"].as_str().unwrap_or_default().into(),
-                name: v["content_block"]["name"].as_str().unwrap_or_default().into(),
+                name: v["content_block"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .into(),
             }]
         }
         Some("content_block_delta") => match v["delta"]["type"].as_str() {
-            Some("text_delta") => vec![Delta::Text(v["delta"]["text"].as_str().unwrap_or_default().into())],
+            Some("text_delta") => vec![Delta::Text(
+                v["delta"]["text"].as_str().unwrap_or_default().into(),
+            )],
             Some("input_json_delta") => vec![Delta::ToolArgs {
                 index,
-                delta: v["delta"]["partial_json"].as_str().unwrap_or_default().into(),
+                delta: v["delta"]["partial_json"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .into(),
             }],
             _ => Vec::new(),
         },
@@ -304,7 +327,9 @@ mod tests {
 
     #[test]
     fn openai_chunks_become_deltas() {
-        let d = openai_deltas(r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#);
+        let d = openai_deltas(
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+        );
         assert_eq!(d.ok(), Some(vec![Delta::Text("Hi".into())]));
         let d = openai_deltas(
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"a__b","arguments":"{\"x\""}}]},"finish_reason":"tool_calls"}]}"#,
@@ -312,24 +337,48 @@ mod tests {
         assert_eq!(
             d.ok(),
             Some(vec![
-                Delta::ToolStart { index: 0, id: "c1".into(), name: "a__b".into() },
-                Delta::ToolArgs { index: 0, delta: "{\"x\"".into() },
+                Delta::ToolStart {
+                    index: 0,
+                    id: "c1".into(),
+                    name: "a__b".into()
+                },
+                Delta::ToolArgs {
+                    index: 0,
+                    delta: "{\"x\"".into()
+                },
                 Delta::Finish("tool_calls".into()),
             ])
         );
-        let d = openai_deltas(r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#);
-        assert_eq!(d.ok(), Some(vec![Delta::Usage { input: 3, output: 4 }]));
+        let d =
+            openai_deltas(r#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#);
+        assert_eq!(
+            d.ok(),
+            Some(vec![Delta::Usage {
+                input: 3,
+                output: 4
+            }])
+        );
         assert!(openai_deltas("nope").is_err());
     }
 
     #[test]
     fn anthropic_events_become_deltas() {
-        let d = anthropic_deltas(r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Yo"}}"#);
+        let d = anthropic_deltas(
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Yo"}}"#,
+        );
         assert_eq!(d.ok(), Some(vec![Delta::Text("Yo".into())]));
-        let d = anthropic_deltas(r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}"#);
+        let d = anthropic_deltas(
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}"#,
+        );
         assert_eq!(
             d.ok(),
-            Some(vec![Delta::Usage { input: 0, output: 7 }, Delta::Finish("tool_calls".into())])
+            Some(vec![
+                Delta::Usage {
+                    input: 0,
+                    output: 7
+                },
+                Delta::Finish("tool_calls".into())
+            ])
         );
     }
 

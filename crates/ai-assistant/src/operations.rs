@@ -13,21 +13,54 @@ const BAD_JSON: &str = "Request body must be valid JSON.";
 
 pub const OPERATIONS: &[Operation] = &[
     Operation::get("/ai_assistant/ai/agents", Features(&[VIEW])).errors(E),
-    Operation::get("/ai_assistant/ai/agents/{agentId}/models", Features(&[VIEW])).errors(C("")),
-    Operation::get("/ai_assistant/ai/agents/{agentId}/loop-override", Features(&[VIEW])).errors(C("")),
-    Operation::put("/ai_assistant/ai/agents/{agentId}/loop-override", Features(&[SETTINGS_MANAGE]))
-        .errors(C(""))
-        .bad_json(BAD_JSON),
-    Operation::delete("/ai_assistant/ai/agents/{agentId}/loop-override", Features(&[SETTINGS_MANAGE])).errors(C("")),
-    Operation::get("/ai_assistant/ai/agents/{agentId}/mutation-policy", Features(&[VIEW])).errors(C("")),
-    Operation::post("/ai_assistant/ai/agents/{agentId}/mutation-policy", Features(&[SETTINGS_MANAGE]))
-        .errors(C(""))
-        .bad_json(BAD_JSON),
-    Operation::delete("/ai_assistant/ai/agents/{agentId}/mutation-policy", Features(&[SETTINGS_MANAGE])).errors(C("")),
-    Operation::get("/ai_assistant/ai/agents/{agentId}/prompt-override", Features(&[SETTINGS_MANAGE])).errors(C("")),
-    Operation::post("/ai_assistant/ai/agents/{agentId}/prompt-override", Features(&[SETTINGS_MANAGE]))
-        .errors(C(""))
-        .bad_json(BAD_JSON),
+    Operation::get(
+        "/ai_assistant/ai/agents/{agentId}/models",
+        Features(&[VIEW]),
+    )
+    .errors(C("")),
+    Operation::get(
+        "/ai_assistant/ai/agents/{agentId}/loop-override",
+        Features(&[VIEW]),
+    )
+    .errors(C("")),
+    Operation::put(
+        "/ai_assistant/ai/agents/{agentId}/loop-override",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C(""))
+    .bad_json(BAD_JSON),
+    Operation::delete(
+        "/ai_assistant/ai/agents/{agentId}/loop-override",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C("")),
+    Operation::get(
+        "/ai_assistant/ai/agents/{agentId}/mutation-policy",
+        Features(&[VIEW]),
+    )
+    .errors(C("")),
+    Operation::post(
+        "/ai_assistant/ai/agents/{agentId}/mutation-policy",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C(""))
+    .bad_json(BAD_JSON),
+    Operation::delete(
+        "/ai_assistant/ai/agents/{agentId}/mutation-policy",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C("")),
+    Operation::get(
+        "/ai_assistant/ai/agents/{agentId}/prompt-override",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C("")),
+    Operation::post(
+        "/ai_assistant/ai/agents/{agentId}/prompt-override",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C(""))
+    .bad_json(BAD_JSON),
     Operation::post("/ai_assistant/ai/chat", Features(&[VIEW]))
         .errors(C(""))
         .bad_json(BAD_JSON),
@@ -46,10 +79,29 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::delete("/ai_assistant/settings", Features(&[SETTINGS_MANAGE]))
         .errors(C(""))
         .bad_json(BAD_JSON),
-    Operation::put("/ai_assistant/settings/allowlist", Features(&[SETTINGS_MANAGE]))
-        .errors(C(""))
-        .bad_json(BAD_JSON),
-    Operation::delete("/ai_assistant/settings/allowlist", Features(&[SETTINGS_MANAGE])).errors(E),
+    Operation::put(
+        "/ai_assistant/settings/allowlist",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C(""))
+    .bad_json(BAD_JSON),
+    Operation::delete(
+        "/ai_assistant/settings/allowlist",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(E),
+    Operation::get("/ai_assistant/usage/daily", Features(&[SETTINGS_MANAGE])).errors(C("")),
+    Operation::get("/ai_assistant/usage/sessions", Features(&[SETTINGS_MANAGE])).errors(C("")),
+    Operation::get(
+        "/ai_assistant/usage/sessions/{sessionId}",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C("")),
+    Operation::get(
+        "/ai_assistant/moderation-flags",
+        Features(&[SETTINGS_MANAGE]),
+    )
+    .errors(C("")),
     Operation::post("/ai_assistant/mcp-key", Authenticated).errors(E),
     Operation::post("/ai_assistant/session-key", Authenticated).errors(E),
 ];

@@ -24,7 +24,10 @@ use crate::schema::{
 };
 
 fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>), AppError> {
-    Ok((ctx.tenant_id.ok_or(AiError::TenantRequired)?, ctx.organization_id()))
+    Ok((
+        ctx.tenant_id.ok_or(AiError::TenantRequired)?,
+        ctx.organization_id(),
+    ))
 }
 
 fn entry(ctx: &AuthContext, kind: &str, id: Uuid, label: &str, after: Option<Value>) -> LogEntry {
@@ -116,7 +119,9 @@ pub async fn get_loop(
 fn check_loop(agent: &AgentDef, input: &LoopOverrideInput) -> Result<(), AiError> {
     if let Some(stop) = &input.loop_stop_when_json {
         let Some(items) = stop.as_array() else {
-            return Err(AiError::InvalidLoopOverride("loopStopWhenJson must be an array".into()));
+            return Err(AiError::InvalidLoopOverride(
+                "loopStopWhenJson must be an array".into(),
+            ));
         };
         for item in items {
             let ok = match item["kind"].as_str() {
@@ -167,26 +172,41 @@ pub async fn put_loop(
             ro::loop_stop_when_json.eq(&input.loop_stop_when_json),
             ro::loop_active_tools_json.eq(&tools),
         );
-        let row: OverrideRow = match providers::override_row(conn, tenant, org, Some(agent.id)).await? {
-            Some(existing) => diesel::update(ro::table.find(existing.id))
-                .set((columns, ro::updated_at.eq(now), ro::updated_by_user_id.eq(ctx.user_id)))
-                .returning(OverrideRow::as_select())
-                .get_result(conn)
-                .await?,
-            None => diesel::insert_into(ro::table)
-                .values((
-                    ro::id.eq(Uuid::new_v4()),
-                    ro::tenant_id.eq(tenant),
-                    ro::organization_id.eq(org),
-                    ro::agent_id.eq(agent.id),
-                    columns,
-                    ro::updated_by_user_id.eq(ctx.user_id),
-                ))
-                .returning(OverrideRow::as_select())
-                .get_result(conn)
-                .await?,
-        };
-        let e = entry(ctx, "ai_assistant.loop_override", row.id, "Set agent loop override", None);
+        let row: OverrideRow =
+            match providers::override_row(conn, tenant, org, Some(agent.id)).await? {
+                Some(existing) => {
+                    diesel::update(ro::table.find(existing.id))
+                        .set((
+                            columns,
+                            ro::updated_at.eq(now),
+                            ro::updated_by_user_id.eq(ctx.user_id),
+                        ))
+                        .returning(OverrideRow::as_select())
+                        .get_result(conn)
+                        .await?
+                }
+                None => {
+                    diesel::insert_into(ro::table)
+                        .values((
+                            ro::id.eq(Uuid::new_v4()),
+                            ro::tenant_id.eq(tenant),
+                            ro::organization_id.eq(org),
+                            ro::agent_id.eq(agent.id),
+                            columns,
+                            ro::updated_by_user_id.eq(ctx.user_id),
+                        ))
+                        .returning(OverrideRow::as_select())
+                        .get_result(conn)
+                        .await?
+                }
+            };
+        let e = entry(
+            ctx,
+            "ai_assistant.loop_override",
+            row.id,
+            "Set agent loop override",
+            None,
+        );
         record_batch(conn, &actor, vec![("ai_assistant.loop_override.update", e)]).await?;
         Ok(loop_view(row, agent.id))
     })
@@ -215,7 +235,13 @@ pub async fn clear_loop(db: &Db, ctx: &AuthContext, agent: &AgentDef) -> Result<
             ))
             .execute(conn)
             .await?;
-        let e = entry(ctx, "ai_assistant.loop_override", row.id, "Clear agent loop override", None);
+        let e = entry(
+            ctx,
+            "ai_assistant.loop_override",
+            row.id,
+            "Clear agent loop override",
+            None,
+        );
         record_batch(conn, &actor, vec![("ai_assistant.loop_override.delete", e)]).await?;
         Ok(true)
     })
@@ -298,28 +324,32 @@ pub async fn set_policy(
         let now = OffsetDateTime::now_utc();
         let existing = get_policy(conn, ctx, agent).await?;
         let row: PolicyOverride = match existing {
-            Some(e) => diesel::update(mp::table.find(e.id))
-                .set((
-                    mp::mutation_policy.eq(input.mutation_policy.as_str()),
-                    mp::notes.eq(&input.notes),
-                    mp::updated_at.eq(now),
-                ))
-                .returning(PolicyOverride::as_select())
-                .get_result(conn)
-                .await?,
-            None => diesel::insert_into(mp::table)
-                .values((
-                    mp::id.eq(Uuid::new_v4()),
-                    mp::tenant_id.eq(tenant),
-                    mp::organization_id.eq(org),
-                    mp::agent_id.eq(agent.id),
-                    mp::mutation_policy.eq(input.mutation_policy.as_str()),
-                    mp::notes.eq(&input.notes),
-                    mp::created_by_user_id.eq(ctx.user_id),
-                ))
-                .returning(PolicyOverride::as_select())
-                .get_result(conn)
-                .await?,
+            Some(e) => {
+                diesel::update(mp::table.find(e.id))
+                    .set((
+                        mp::mutation_policy.eq(input.mutation_policy.as_str()),
+                        mp::notes.eq(&input.notes),
+                        mp::updated_at.eq(now),
+                    ))
+                    .returning(PolicyOverride::as_select())
+                    .get_result(conn)
+                    .await?
+            }
+            None => {
+                diesel::insert_into(mp::table)
+                    .values((
+                        mp::id.eq(Uuid::new_v4()),
+                        mp::tenant_id.eq(tenant),
+                        mp::organization_id.eq(org),
+                        mp::agent_id.eq(agent.id),
+                        mp::mutation_policy.eq(input.mutation_policy.as_str()),
+                        mp::notes.eq(&input.notes),
+                        mp::created_by_user_id.eq(ctx.user_id),
+                    ))
+                    .returning(PolicyOverride::as_select())
+                    .get_result(conn)
+                    .await?
+            }
         };
         let e = entry(
             ctx,
@@ -328,7 +358,12 @@ pub async fn set_policy(
             "Set agent mutation policy",
             Some(json!({"agentId": agent.id, "mutationPolicy": row.mutation_policy})),
         );
-        record_batch(conn, &actor, vec![("ai_assistant.mutation_policy.update", e)]).await?;
+        record_batch(
+            conn,
+            &actor,
+            vec![("ai_assistant.mutation_policy.update", e)],
+        )
+        .await?;
         Ok(row)
     })
     .await
@@ -342,8 +377,19 @@ pub async fn clear_policy(db: &Db, ctx: &AuthContext, agent: &AgentDef) -> Resul
             return Ok(false);
         };
         diesel::delete(mp::table.find(row.id)).execute(conn).await?;
-        let e = entry(ctx, "ai_assistant.mutation_policy", row.id, "Clear agent mutation policy", None);
-        record_batch(conn, &actor, vec![("ai_assistant.mutation_policy.delete", e)]).await?;
+        let e = entry(
+            ctx,
+            "ai_assistant.mutation_policy",
+            row.id,
+            "Clear agent mutation policy",
+            None,
+        );
+        record_batch(
+            conn,
+            &actor,
+            vec![("ai_assistant.mutation_policy.delete", e)],
+        )
+        .await?;
         Ok(true)
     })
     .await
@@ -352,7 +398,12 @@ pub async fn clear_policy(db: &Db, ctx: &AuthContext, agent: &AgentDef) -> Resul
 // ---------------------------------------------------------------- prompt
 
 /// Keys a prompt override may not set (they are policy, not prose).
-pub const RESERVED: &[&str] = &["mutationPolicy", "readOnly", "allowedTools", "acceptedMediaTypes"];
+pub const RESERVED: &[&str] = &[
+    "mutationPolicy",
+    "readOnly",
+    "allowedTools",
+    "acceptedMediaTypes",
+];
 
 /// The most versions `GET .../prompt-override` lists.
 pub const MAX_VERSIONS: i64 = 10;
@@ -462,8 +513,19 @@ pub async fn add_prompt(
             .returning(PromptVersion::as_select())
             .get_result(conn)
             .await?;
-        let e = entry(ctx, "ai_assistant.prompt_override", row.id, "Add agent prompt override", None);
-        record_batch(conn, &actor, vec![("ai_assistant.prompt_override.create", e)]).await?;
+        let e = entry(
+            ctx,
+            "ai_assistant.prompt_override",
+            row.id,
+            "Add agent prompt override",
+            None,
+        );
+        record_batch(
+            conn,
+            &actor,
+            vec![("ai_assistant.prompt_override.create", e)],
+        )
+        .await?;
         Ok(row)
     })
     .await

@@ -168,7 +168,9 @@ impl std::fmt::Debug for Resolved {
 /// Splits `provider/model`.
 fn split(model: &str) -> (Option<String>, String) {
     match model.split_once('/') {
-        Some((p, m)) if config::provider(p).is_some() => (Some(config::normalize(p)), m.to_string()),
+        Some((p, m)) if config::provider(p).is_some() => {
+            (Some(config::normalize(p)), m.to_string())
+        }
         _ => (None, model.to_string()),
     }
 }
@@ -222,7 +224,12 @@ pub async fn resolve(
     let allowlist = Allowlist {
         tenant: allowlist_row(conn, tenant, org).await?,
     };
-    let blank = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(String::from);
+    let blank = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+    };
     let (req_provider_in_model, req_model) = match blank(&requested.model) {
         Some(m) => {
             let (p, m) = split(&m);
@@ -236,7 +243,10 @@ pub async fn resolve(
     if let Some(p) = &req_provider {
         let def = config::provider(p).ok_or(AiError::ProviderUnknown)?;
         let has_key = config.configured(def.id).is_some()
-            || row.as_ref().and_then(|r| stored_key(state, r, def.id)).is_some();
+            || row
+                .as_ref()
+                .and_then(|r| stored_key(state, r, def.id))
+                .is_some();
         if !has_key {
             return Err(AiError::ProviderNotConfigured);
         }
@@ -276,7 +286,7 @@ pub async fn resolve(
             .providers
             .iter()
             .find(|p| allowlist.allows_provider(config, p.def.id))
-            .or(config.providers.iter().next())
+            .or(<[_]>::first(&config.providers))
             .ok_or(AiError::NoProvider)?;
         (first.def.id.to_string(), "provider_default")
     };

@@ -108,7 +108,10 @@ impl From<OverrideRow> for SavedSettings {
 }
 
 fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>), AppError> {
-    Ok((ctx.tenant_id.ok_or(AiError::TenantRequired)?, ctx.organization_id()))
+    Ok((
+        ctx.tenant_id.ok_or(AiError::TenantRequired)?,
+        ctx.organization_id(),
+    ))
 }
 
 fn entry(ctx: &AuthContext, kind: &str, id: Uuid, label: &str) -> LogEntry {
@@ -129,7 +132,12 @@ fn blank(v: Option<String>) -> Option<String> {
 /// Upserts the runtime override, checking in the reference's order: base
 /// URL, provider and model within the allowlists, allowed-override lists
 /// only with an agent (and within the allowlists), a registered provider.
-pub async fn put(db: &Db, state: &AiState, ctx: &AuthContext, input: SettingsInput) -> Result<SavedSettings, AppError> {
+pub async fn put(
+    db: &Db,
+    state: &AiState,
+    ctx: &AuthContext,
+    input: SettingsInput,
+) -> Result<SavedSettings, AppError> {
     let (tenant, org) = scope(ctx)?;
     let cfg = &state.config;
     let agent_id = blank(input.agent_id.clone());
@@ -144,7 +152,10 @@ pub async fn put(db: &Db, state: &AiState, ctx: &AuthContext, input: SettingsInp
     {
         return Err(AiError::BaseUrlNotAllowlisted.into());
     }
-    let provider = input.provider_id.clone().map(|p| blank(p).map(|p| config::normalize(&p)));
+    let provider = input
+        .provider_id
+        .clone()
+        .map(|p| blank(p).map(|p| config::normalize(&p)));
     let model = input.model_id.clone().map(blank);
     let mut conn = db.conn().await?;
     let allowlist = providers::Allowlist {
@@ -199,17 +210,19 @@ pub async fn put(db: &Db, state: &AiState, ctx: &AuthContext, input: SettingsInp
         let id = existing.as_ref().map_or_else(Uuid::new_v4, |r| r.id);
         let mut row = match existing {
             Some(row) => row,
-            None => diesel::insert_into(ro::table)
-                .values((
-                    ro::id.eq(id),
-                    ro::tenant_id.eq(tenant),
-                    ro::organization_id.eq(org),
-                    ro::agent_id.eq(&agent_id),
-                    ro::updated_by_user_id.eq(ctx.user_id),
-                ))
-                .returning(OverrideRow::as_select())
-                .get_result(conn)
-                .await?,
+            None => {
+                diesel::insert_into(ro::table)
+                    .values((
+                        ro::id.eq(id),
+                        ro::tenant_id.eq(tenant),
+                        ro::organization_id.eq(org),
+                        ro::agent_id.eq(&agent_id),
+                        ro::updated_by_user_id.eq(ctx.user_id),
+                    ))
+                    .returning(OverrideRow::as_select())
+                    .get_result(conn)
+                    .await?
+            }
         };
         if let Some(p) = provider {
             row.provider_id = p;
@@ -235,7 +248,14 @@ pub async fn put(db: &Db, state: &AiState, ctx: &AuthContext, input: SettingsInp
                 Some(k) => Some(
                     state
                         .keys
-                        .encrypt(&k, &Binding { purpose: KEY_PURPOSE, tenant, record: &record })
+                        .encrypt(
+                            &k,
+                            &Binding {
+                                purpose: KEY_PURPOSE,
+                                tenant,
+                                record: &record,
+                            },
+                        )
                         .map_err(AppError::internal)?,
                 ),
                 None => None,
@@ -248,7 +268,8 @@ pub async fn put(db: &Db, state: &AiState, ctx: &AuthContext, input: SettingsInp
                 ro::base_url.eq(&row.base_url),
                 ro::api_key_encrypted.eq(&row.api_key_encrypted),
                 ro::allowed_override_providers.eq(&row.allowed_override_providers),
-                ro::allowed_override_models_by_provider.eq(&row.allowed_override_models_by_provider),
+                ro::allowed_override_models_by_provider
+                    .eq(&row.allowed_override_models_by_provider),
                 ro::input_moderation.eq(row.input_moderation),
                 ro::updated_by_user_id.eq(ctx.user_id),
                 ro::updated_at.eq(now),
@@ -256,7 +277,12 @@ pub async fn put(db: &Db, state: &AiState, ctx: &AuthContext, input: SettingsInp
             .returning(OverrideRow::as_select())
             .get_result(conn)
             .await?;
-        let e = entry(ctx, "ai_assistant.runtime_override", row.id, "Save AI settings");
+        let e = entry(
+            ctx,
+            "ai_assistant.runtime_override",
+            row.id,
+            "Save AI settings",
+        );
         record_batch(conn, &actor, vec![("ai_assistant.settings.update", e)]).await?;
         Ok(row.into())
     })
@@ -295,7 +321,12 @@ pub async fn clear(db: &Db, ctx: &AuthContext, agent: Option<String>) -> Result<
         } else {
             diesel::delete(ro::table.find(row.id)).execute(conn).await?;
         }
-        let e = entry(ctx, "ai_assistant.runtime_override", row.id, "Clear AI settings");
+        let e = entry(
+            ctx,
+            "ai_assistant.runtime_override",
+            row.id,
+            "Clear AI settings",
+        );
         record_batch(conn, &actor, vec![("ai_assistant.settings.delete", e)]).await?;
         Ok(true)
     })
@@ -381,30 +412,39 @@ pub async fn put_allowlist(
     conn.transaction(async |conn| {
         let now = OffsetDateTime::now_utc();
         let row: AllowlistRow = match providers::allowlist_row(conn, tenant, org).await? {
-            Some(existing) => diesel::update(al::table.find(existing.id))
-                .set((
-                    al::allowed_providers.eq(&providers_json),
-                    al::allowed_models_by_provider.eq(Value::Object(models.clone())),
-                    al::updated_by_user_id.eq(ctx.user_id),
-                    al::updated_at.eq(now),
-                ))
-                .returning(AllowlistRow::as_select())
-                .get_result(conn)
-                .await?,
-            None => diesel::insert_into(al::table)
-                .values((
-                    al::id.eq(Uuid::new_v4()),
-                    al::tenant_id.eq(tenant),
-                    al::organization_id.eq(org),
-                    al::allowed_providers.eq(&providers_json),
-                    al::allowed_models_by_provider.eq(Value::Object(models.clone())),
-                    al::updated_by_user_id.eq(ctx.user_id),
-                ))
-                .returning(AllowlistRow::as_select())
-                .get_result(conn)
-                .await?,
+            Some(existing) => {
+                diesel::update(al::table.find(existing.id))
+                    .set((
+                        al::allowed_providers.eq(&providers_json),
+                        al::allowed_models_by_provider.eq(Value::Object(models.clone())),
+                        al::updated_by_user_id.eq(ctx.user_id),
+                        al::updated_at.eq(now),
+                    ))
+                    .returning(AllowlistRow::as_select())
+                    .get_result(conn)
+                    .await?
+            }
+            None => {
+                diesel::insert_into(al::table)
+                    .values((
+                        al::id.eq(Uuid::new_v4()),
+                        al::tenant_id.eq(tenant),
+                        al::organization_id.eq(org),
+                        al::allowed_providers.eq(&providers_json),
+                        al::allowed_models_by_provider.eq(Value::Object(models.clone())),
+                        al::updated_by_user_id.eq(ctx.user_id),
+                    ))
+                    .returning(AllowlistRow::as_select())
+                    .get_result(conn)
+                    .await?
+            }
         };
-        let e = entry(ctx, "ai_assistant.allowlist", row.id, "Save AI model allowlist");
+        let e = entry(
+            ctx,
+            "ai_assistant.allowlist",
+            row.id,
+            "Save AI model allowlist",
+        );
         record_batch(conn, &actor, vec![("ai_assistant.allowlist.update", e)]).await?;
         Ok(row.into())
     })
@@ -420,7 +460,12 @@ pub async fn clear_allowlist(db: &Db, ctx: &AuthContext) -> Result<bool, AppErro
             return Ok(false);
         };
         diesel::delete(al::table.find(row.id)).execute(conn).await?;
-        let e = entry(ctx, "ai_assistant.allowlist", row.id, "Clear AI model allowlist");
+        let e = entry(
+            ctx,
+            "ai_assistant.allowlist",
+            row.id,
+            "Clear AI model allowlist",
+        );
         record_batch(conn, &actor, vec![("ai_assistant.allowlist.delete", e)]).await?;
         Ok(true)
     })
@@ -441,7 +486,7 @@ pub async fn read(db: &Db, state: &AiState, ctx: &AuthContext) -> Result<Value, 
     let allowlist = providers::Allowlist {
         tenant: allow_row.clone(),
     };
-    let first = cfg.providers.iter().next();
+    let first = <[_]>::first(&cfg.providers);
     let env_models: serde_json::Map<String, Value> = cfg
         .env_models
         .iter()
@@ -449,9 +494,15 @@ pub async fn read(db: &Db, state: &AiState, ctx: &AuthContext) -> Result<Value, 
         .collect();
     let mut agents_out = Vec::new();
     for agent in agents::AGENTS {
-        let resolved = providers::resolve(&mut conn, state, ctx, agent, &providers::Requested::default())
-            .await
-            .ok();
+        let resolved = providers::resolve(
+            &mut conn,
+            state,
+            ctx,
+            agent,
+            &providers::Requested::default(),
+        )
+        .await
+        .ok();
         agents_out.push(json!({
             "agentId": agent.id,
             "moduleId": agent.module_id,

@@ -19,7 +19,7 @@ pub enum Ran {
     /// A read tool's result.
     Read(Value),
     /// A mutation's proposal.
-    Proposed(ActionRow),
+    Proposed(Box<ActionRow>),
 }
 
 /// 400 `Invalid input: path: msg; ...` unless `input` fits `tool`'s schema.
@@ -28,8 +28,10 @@ pub fn check_input(tool: &AiTool, input: &Value) -> Result<(), AppError> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(AppError::bad_request(format!("Invalid input: {}", problems.join("; ")))
-            .with_code("validation_error"))
+        Err(
+            AppError::bad_request(format!("Invalid input: {}", problems.join("; ")))
+                .with_code("validation_error"),
+        )
     }
 }
 
@@ -68,9 +70,9 @@ pub async fn run_for_agent(
             })
             .await?,
         )),
-        ToolKind::Mutation => Ok(Ran::Proposed(
+        ToolKind::Mutation => Ok(Ran::Proposed(Box::new(
             actions::propose(db, state, ctx, agent, tool, input, conversation).await?,
-        )),
+        ))),
     }
 }
 
@@ -91,7 +93,10 @@ pub async fn agent_for_direct(
         policy::tool_for(&state.registry, ctx, agent, tool.name, policy_now)?;
         return Ok(agent);
     }
-    for agent in AGENTS.iter().filter(|a| a.allowed_tools.contains(&tool.name)) {
+    for agent in AGENTS
+        .iter()
+        .filter(|a| a.allowed_tools.contains(&tool.name))
+    {
         if policy::agent_for(ctx, agent.id).is_err() {
             continue;
         }

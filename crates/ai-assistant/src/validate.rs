@@ -108,7 +108,10 @@ mod tests {
         assert!(check(&schema, &json!({"dealId": id, "probability": 5})).is_empty());
         assert_eq!(check(&schema, &json!({})), vec!["dealId: Required"]);
         assert_eq!(
-            check(&schema, &json!({"dealId": "x", "probability": 500, "title": "", "x": 1})),
+            check(
+                &schema,
+                &json!({"dealId": "x", "probability": 500, "title": "", "x": 1})
+            ),
             vec![
                 "dealId: invalid uuid",
                 "probability: too big",

@@ -91,17 +91,25 @@ impl ToolHandler for UpdateProductTool {
                 .as_deref()
                 .map(|v| OffsetDateTime::parse(v, &Rfc3339))
                 .transpose()
-                .map_err(|_| AppError::bad_request("_recordVersion must be an ISO-8601 timestamp"))?;
+                .map_err(|_| {
+                    AppError::bad_request("_recordVersion must be an ISO-8601 timestamp")
+                })?;
             let body: UpdateProduct = serde_json::from_value(Value::Object(patch.rest))
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             body.validate()
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
-            let organizations = ORGANIZATIONS
-                .get()
-                .ok_or_else(|| AppError::internal("catalog: no organization directory installed"))?;
-            let op =
-                service::update_product(call.db, call.auth, organizations.as_ref(), &id, body, expected)
-                    .await?;
+            let organizations = ORGANIZATIONS.get().ok_or_else(|| {
+                AppError::internal("catalog: no organization directory installed")
+            })?;
+            let op = service::update_product(
+                call.db,
+                call.auth,
+                organizations.as_ref(),
+                &id,
+                body,
+                expected,
+            )
+            .await?;
             Ok(json!({"recordId": id, "commandName": op.command_id, "operation": op}))
         })
     }

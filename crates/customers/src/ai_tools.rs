@@ -97,7 +97,9 @@ impl ToolHandler for UpdateDealTool {
                 .as_deref()
                 .map(|v| OffsetDateTime::parse(v, &Rfc3339))
                 .transpose()
-                .map_err(|_| AppError::bad_request("_recordVersion must be an ISO-8601 timestamp"))?;
+                .map_err(|_| {
+                    AppError::bad_request("_recordVersion must be an ISO-8601 timestamp")
+                })?;
             let body: UpdateDeal = serde_json::from_value(Value::Object(patch.rest))
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             body.validate()

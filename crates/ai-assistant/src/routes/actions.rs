@@ -19,7 +19,8 @@ fn action_id(raw: &str) -> Result<Uuid, AppError> {
         return Err(AiError::Validation("Invalid action id".into()).into());
     }
     // A well-formed id that is no uuid names no action.
-    raw.parse().map_err(|_| AiError::PendingActionNotFound.into())
+    raw.parse()
+        .map_err(|_| AiError::PendingActionNotFound.into())
 }
 
 /// One pending action of the caller's tenant and organization.
@@ -44,7 +45,9 @@ pub async fn get_action(
     ctx.require(VIEW)?;
     let id = action_id(&id.into_inner())?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(actions::find(&mut conn, &ctx, id, false).await?.into()))
+    Ok(web::Json(
+        actions::find(&mut conn, &ctx, id, false).await?.into(),
+    ))
 }
 
 /// Confirms a pending action: the tool runs now, as the confirming user
@@ -102,6 +105,8 @@ pub async fn cancel_action(
     let id = action_id(&id.into_inner())?;
     let input = if body.iter().all(u8::is_ascii_whitespace) {
         CancelAction::default()
+    } else if serde_json::from_slice::<serde_json::Value>(&body).is_err() {
+        return Err(AiError::Validation("Request body must be valid JSON.".into()).into());
     } else {
         parse_json::<CancelAction>(&body)?
     };
@@ -110,7 +115,9 @@ pub async fn cancel_action(
             ok: true,
             pending_action: row.into(),
         })),
-        Cancelled::Expired(row) => Err(AppError::from(AiError::Expired)
-            .with_field("pendingAction", PendingAction::from(row))),
+        Cancelled::Expired(row) => {
+            Err(AppError::from(AiError::Expired)
+                .with_field("pendingAction", PendingAction::from(row)))
+        }
     }
 }

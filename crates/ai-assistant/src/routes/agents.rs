@@ -9,7 +9,9 @@ use stoa_core::{AppResult, Path};
 use crate::VIEW;
 use crate::agents::{AGENTS, AgentDef, ExecutionMode, MutationPolicy};
 use crate::config;
-use crate::dto::{AgentInfo, AgentList, AgentModels, AgentTool, ModelInfo, ProviderModels, TaskPlan};
+use crate::dto::{
+    AgentInfo, AgentList, AgentModels, AgentTool, ModelInfo, ProviderModels, TaskPlan,
+};
 use crate::policy;
 use crate::providers::{self, Allowlist, Requested};
 use crate::state::AiState;
@@ -71,7 +73,10 @@ fn info(state: &AiState, agent: &AgentDef) -> AgentInfo {
     )
 )]
 #[get("/ai_assistant/ai/agents")]
-pub async fn list_agents(ctx: AuthContext, state: web::Data<AiState>) -> AppResult<web::Json<AgentList>> {
+pub async fn list_agents(
+    ctx: AuthContext,
+    state: web::Data<AiState>,
+) -> AppResult<web::Json<AgentList>> {
     ctx.require(VIEW)?;
     let agents: Vec<AgentInfo> = AGENTS
         .iter()
@@ -112,10 +117,12 @@ pub async fn agent_models(
         .await
         .ok();
     let (allowlist, degraded) = match ctx.tenant_id {
-        Some(tenant) => match providers::allowlist_row(&mut conn, tenant, ctx.organization_id()).await {
-            Ok(row) => (Allowlist { tenant: row }, false),
-            Err(_) => (Allowlist::default(), true),
-        },
+        Some(tenant) => {
+            match providers::allowlist_row(&mut conn, tenant, ctx.organization_id()).await {
+                Ok(row) => (Allowlist { tenant: row }, false),
+                Err(_) => (Allowlist::default(), true),
+            }
+        }
         None => (Allowlist::default(), false),
     };
     let cfg = &state.config;
@@ -140,7 +147,8 @@ pub async fn agent_models(
                             name: m.to_string(),
                             context_window: None,
                             tags: Vec::new(),
-                            is_default: is_default && default.as_ref().is_some_and(|d| d.model == *m),
+                            is_default: is_default
+                                && default.as_ref().is_some_and(|d| d.model == *m),
                         })
                         .collect(),
                 }

@@ -95,11 +95,18 @@ pub async fn post_chat(
         .as_deref()
         .filter(|a| !a.trim().is_empty())
         .ok_or_else(|| AiError::Validation("agent is required".into()))?;
-    if let Some(m) = body.messages.iter().find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system")) {
+    if let Some(m) = body
+        .messages
+        .iter()
+        .find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system"))
+    {
         return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
     }
     let agent = policy::agent_for(&ctx, agent_id)?;
-    let budget_name = query.loop_budget.as_deref().filter(|b| !b.trim().is_empty());
+    let budget_name = query
+        .loop_budget
+        .as_deref()
+        .filter(|b| !b.trim().is_empty());
     let budget = chat::preset(agent, budget_name)
         .ok_or_else(|| AiError::Validation("loopBudget must be tight, default or loose".into()))?;
     let budget_override = budget_name.is_some_and(|b| b != "default");
@@ -155,4 +162,3 @@ pub async fn post_chat(
     );
     Ok(response)
 }
-

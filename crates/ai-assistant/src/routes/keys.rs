@@ -4,9 +4,10 @@ use actix_web::{post, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppResult, Json};
+use stoa_core::extract::parse_json;
 use utoipa::ToSchema;
 use validator::Validate;
 
@@ -55,9 +56,13 @@ pub async fn create_mcp_key(
     ctx: AuthContext,
     db: web::Data<Db>,
     state: web::Data<AiState>,
-    body: Option<Json<McpKeyRequest>>,
+    body: web::Bytes,
 ) -> AppResult<web::Json<Value>> {
-    let body = body.map(|b| b.into_inner()).unwrap_or_default();
+    let body = if body.iter().all(u8::is_ascii_whitespace) {
+        McpKeyRequest::default()
+    } else {
+        parse_json::<McpKeyRequest>(&body)?
+    };
     Ok(web::Json(
         keys::create_mcp_key(&db, &state, &ctx, body.name, body.description).await?,
     ))
@@ -84,7 +89,10 @@ pub struct SessionKey {
     )
 )]
 #[post("/ai_assistant/session-key")]
-pub async fn create_session_key(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<SessionKey>> {
+pub async fn create_session_key(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+) -> AppResult<web::Json<SessionKey>> {
     let (session_token, expires_at) = keys::issue_session_token(&db, &ctx).await?;
     Ok(web::Json(SessionKey {
         session_token,

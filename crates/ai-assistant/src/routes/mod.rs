@@ -9,3 +9,4 @@ pub mod keys;
 pub mod overrides;
 pub mod settings;
 pub mod tools;
+pub mod usage;

@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 
 use crate::error::AiError;
 use crate::overrides::{
-    self, LoopOverride, LoopOverrideInput, MutationPolicyInput, PolicyOverride, PromptOverrideInput,
-    PromptVersion,
+    self, LoopOverride, LoopOverrideInput, MutationPolicyInput, PolicyOverride,
+    PromptOverrideInput, PromptVersion,
 };
 use crate::policy;
 use crate::{SETTINGS_MANAGE, VIEW};
@@ -45,7 +45,11 @@ pub struct PromptAnswer {
     responses((status = 200, body = LoopOverrideAnswer), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/loop-override")]
-pub async fn get_loop_override(ctx: AuthContext, db: web::Data<Db>, agent_id: Path<String>) -> AppResult<web::Json<LoopOverrideAnswer>> {
+pub async fn get_loop_override(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    agent_id: Path<String>,
+) -> AppResult<web::Json<LoopOverrideAnswer>> {
     ctx.require(VIEW)?;
     let agent = policy::known_agent(&agent_id.into_inner())?;
     let mut conn = db.conn().await?;
@@ -70,7 +74,9 @@ pub async fn put_loop_override(
     ctx.require(SETTINGS_MANAGE)?;
     let agent = policy::known_agent(&agent_id.into_inner())?;
     let saved = overrides::put_loop(&db, &ctx, agent, body.into_inner()).await?;
-    Ok(web::Json(json!({"ok": true, "agentId": agent.id, "override": saved})))
+    Ok(web::Json(
+        json!({"ok": true, "agentId": agent.id, "override": saved}),
+    ))
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
@@ -78,11 +84,17 @@ pub async fn put_loop_override(
     responses((status = 200, body = Object, description = "`{ok, agentId, cleared}`"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/agents/{agentId}/loop-override")]
-pub async fn delete_loop_override(ctx: AuthContext, db: web::Data<Db>, agent_id: Path<String>) -> AppResult<web::Json<Value>> {
+pub async fn delete_loop_override(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    agent_id: Path<String>,
+) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
     let agent = policy::known_agent(&agent_id.into_inner())?;
     let cleared = overrides::clear_loop(&db, &ctx, agent).await?;
-    Ok(web::Json(json!({"ok": true, "agentId": agent.id, "cleared": cleared})))
+    Ok(web::Json(
+        json!({"ok": true, "agentId": agent.id, "cleared": cleared}),
+    ))
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
@@ -90,7 +102,11 @@ pub async fn delete_loop_override(ctx: AuthContext, db: web::Data<Db>, agent_id:
     responses((status = 200, body = PolicyAnswer), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
-pub async fn get_mutation_policy(ctx: AuthContext, db: web::Data<Db>, agent_id: Path<String>) -> AppResult<web::Json<PolicyAnswer>> {
+pub async fn get_mutation_policy(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    agent_id: Path<String>,
+) -> AppResult<web::Json<PolicyAnswer>> {
     ctx.require(VIEW)?;
     let agent = policy::known_agent(&agent_id.into_inner())?;
     let mut conn = db.conn().await?;
@@ -129,7 +145,11 @@ pub async fn set_mutation_policy(
     responses((status = 200, body = Object, description = "`{ok, agentId, codeDeclared, override:null, cleared}`"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
-pub async fn delete_mutation_policy(ctx: AuthContext, db: web::Data<Db>, agent_id: Path<String>) -> AppResult<web::Json<Value>> {
+pub async fn delete_mutation_policy(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    agent_id: Path<String>,
+) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
     let agent = policy::known_agent(&agent_id.into_inner())?;
     let cleared = overrides::clear_policy(&db, &ctx, agent).await?;
@@ -147,7 +167,11 @@ pub async fn delete_mutation_policy(ctx: AuthContext, db: web::Data<Db>, agent_i
     responses((status = 200, body = PromptAnswer, description = "The latest override and up to 10 versions, newest first"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/prompt-override")]
-pub async fn get_prompt_override(ctx: AuthContext, db: web::Data<Db>, agent_id: Path<String>) -> AppResult<web::Json<PromptAnswer>> {
+pub async fn get_prompt_override(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    agent_id: Path<String>,
+) -> AppResult<web::Json<PromptAnswer>> {
     ctx.require(SETTINGS_MANAGE)?;
     let agent = policy::known_agent(&agent_id.into_inner())?;
     let mut conn = db.conn().await?;

@@ -11,6 +11,7 @@ use stoa_core::{AppResult, Json};
 use utoipa::ToSchema;
 use validator::Validate;
 
+use crate::error::AiError;
 use crate::settings::{self, AllowlistInput, SavedAllowlist, SavedSettings, SettingsInput};
 use crate::state::AiState;
 use crate::{SETTINGS_MANAGE, VIEW};
@@ -20,7 +21,11 @@ use crate::{SETTINGS_MANAGE, VIEW};
 #[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/settings")]
-pub async fn get_settings(ctx: AuthContext, db: web::Data<Db>, state: web::Data<AiState>) -> AppResult<web::Json<Value>> {
+pub async fn get_settings(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    state: web::Data<AiState>,
+) -> AppResult<web::Json<Value>> {
     ctx.require(VIEW)?;
     Ok(web::Json(settings::read(&db, &state, &ctx).await?))
 }
@@ -38,7 +43,9 @@ pub async fn put_settings(
     body: Json<SettingsInput>,
 ) -> AppResult<web::Json<SavedSettings>> {
     ctx.require(SETTINGS_MANAGE)?;
-    Ok(web::Json(settings::put(&db, &state, &ctx, body.into_inner()).await?))
+    Ok(web::Json(
+        settings::put(&db, &state, &ctx, body.into_inner()).await?,
+    ))
 }
 
 /// `DELETE /ai_assistant/settings` body (optional).
@@ -53,10 +60,17 @@ pub struct ClearSettings {
 #[utoipa::path(tag = "AI Assistant", request_body(content = Option<ClearSettings>), security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{cleared}`"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[delete("/ai_assistant/settings")]
-pub async fn delete_settings(_req: HttpRequest, ctx: AuthContext, db: web::Data<Db>, body: web::Bytes) -> AppResult<web::Json<Value>> {
+pub async fn delete_settings(
+    _req: HttpRequest,
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: web::Bytes,
+) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
     let input = if body.iter().all(u8::is_ascii_whitespace) {
         ClearSettings::default()
+    } else if serde_json::from_slice::<Value>(&body).is_err() {
+        return Err(AiError::Validation("Request body must be valid JSON.".into()).into());
     } else {
         parse_json::<ClearSettings>(&body)?
     };
@@ -77,7 +91,9 @@ pub async fn put_allowlist(
     body: Json<AllowlistInput>,
 ) -> AppResult<web::Json<SavedAllowlist>> {
     ctx.require(SETTINGS_MANAGE)?;
-    Ok(web::Json(settings::put_allowlist(&db, &state, &ctx, body.into_inner()).await?))
+    Ok(web::Json(
+        settings::put_allowlist(&db, &state, &ctx, body.into_inner()).await?,
+    ))
 }
 
 #[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),

@@ -25,7 +25,10 @@ use crate::tools::{self, Ran};
     )
 )]
 #[get("/ai_assistant/tools")]
-pub async fn list_tools(ctx: AuthContext, state: web::Data<AiState>) -> AppResult<web::Json<ToolList>> {
+pub async fn list_tools(
+    ctx: AuthContext,
+    state: web::Data<AiState>,
+) -> AppResult<web::Json<ToolList>> {
     ctx.require(VIEW)?;
     let tools = state
         .registry
@@ -78,13 +81,18 @@ pub async fn execute_tool(
         return Err(AppError::bad_request("toolName is required"));
     };
     let Some(tool) = state.registry.ai_tool(name.trim()) else {
-        return Ok(failure(&AppError::bad_request(format!("Unknown tool: {name}"))));
+        return Ok(failure(&AppError::bad_request(format!(
+            "Unknown tool: {name}"
+        ))));
     };
     if !tool.features.iter().all(|f| ctx.has(f)) {
         return Err(AppError::forbidden().with_field("requiredFeatures", tool.features));
     }
     let mut input = tools::normalize(body.args.unwrap_or(Value::Null));
-    if let Some(token) = input.as_object_mut().and_then(|m| m.remove("_sessionToken")) {
+    if let Some(token) = input
+        .as_object_mut()
+        .and_then(|m| m.remove("_sessionToken"))
+    {
         let mut conn = db.conn().await?;
         if let Err(err) = keys::check_session_token(&mut conn, &state, &ctx, &token).await {
             return Ok(failure(&err));
@@ -118,7 +126,7 @@ pub async fn execute_tool(
         Ok(Ran::Proposed(row)) => Ok(HttpResponse::Ok().json(json!({
             "success": true,
             "result": proposal_result(&row),
-            "pendingAction": PendingAction::from(row),
+            "pendingAction": PendingAction::from(*row),
         }))),
         Err(err) if err.status().as_u16() == 403 => Err(err),
         Err(err) if err.status().is_server_error() => Err(err),

@@ -20,9 +20,15 @@ async fn propose_confirm_changes_the_deal_logs_it_and_undo_restores_it() {
     let res = propose_res(&app, &admin, deal, won).await;
     assert_eq!(res.status, 200, "{}", res.text());
     let body = res.json();
-    let action = body["result"]["pendingActionId"].as_str().unwrap().to_string();
+    let action = body["result"]["pendingActionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(body["pendingAction"]["status"], "pending");
-    assert_eq!(body["pendingAction"]["toolName"], "customers.update_deal_stage");
+    assert_eq!(
+        body["pendingAction"]["toolName"],
+        "customers.update_deal_stage"
+    );
     assert_eq!(
         body["pendingAction"]["fieldDiff"],
         json!([{"field": "pipelineStageId", "before": lead.to_string(), "after": won.to_string()}])
@@ -39,18 +45,28 @@ async fn propose_confirm_changes_the_deal_logs_it_and_undo_restores_it() {
     assert!(res.json().get("normalizedInput").is_none());
 
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let confirmed = res.json();
     assert_eq!(confirmed["ok"], true, "{confirmed}");
     assert_eq!(confirmed["pendingAction"]["status"], "confirmed");
-    assert_eq!(confirmed["mutationResult"]["commandName"], "customers.deals.update");
+    assert_eq!(
+        confirmed["mutationResult"]["commandName"],
+        "customers.deals.update"
+    );
     assert_eq!(stage_of(&app, &admin, deal).await, won.to_string());
 
     let events = outbox_events(&app.db).await;
     assert!(events.iter().any(|e| e["name"] == "ai.action.confirmed"));
-    assert!(events.iter().any(|e| e["name"] == "customers.deal.updated"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e["name"] == "customers.deal.updated"),
+        "{events:?}"
+    );
 
     // The deal change is in the action log, undoable like the route's.
     let undo_token = confirmed["mutationResult"]["result"]["operation"]["undoToken"]
@@ -69,7 +85,11 @@ async fn propose_confirm_changes_the_deal_logs_it_and_undo_restores_it() {
 
     // A repeated confirm replays the result; the tool does not run again.
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 200);
     assert_eq!(res.json()["ok"], true);
@@ -86,7 +106,12 @@ async fn confirm_reauthorizes_the_confirming_user_now() {
         &app.db,
         &acme,
         "seller@acme.com",
-        &["ai_assistant.view", "customers.deals.view", "customers.deals.manage", "customers.pipelines.view"],
+        &[
+            "ai_assistant.view",
+            "customers.deals.view",
+            "customers.deals.manage",
+            "customers.pipelines.view",
+        ],
         None,
         None,
     )
@@ -106,16 +131,31 @@ async fn confirm_reauthorizes_the_confirming_user_now() {
     .await;
     let viewer_token = token_for(&app.db, viewer).await;
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &viewer_token, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &viewer_token,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 403, "{}", res.text());
     assert_eq!(res.json()["code"], "tool_features_denied");
 
     // The proposer loses the feature before confirming: 403, nothing runs.
-    set_user_acl(&app.db, seller, acme.tenant_id, &["ai_assistant.view", "customers.deals.view"], false).await;
+    set_user_acl(
+        &app.db,
+        seller,
+        acme.tenant_id,
+        &["ai_assistant.view", "customers.deals.view"],
+        false,
+    )
+    .await;
     let seller_token = token_for(&app.db, seller).await;
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &seller_token, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &seller_token,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 403, "{}", res.text());
     assert_eq!(stage_of(&app, &admin, deal).await, lead.to_string());
@@ -123,10 +163,21 @@ async fn confirm_reauthorizes_the_confirming_user_now() {
     assert_eq!(res.json()["status"], "pending");
 
     // Without the assistant feature at all: 403 before anything.
-    set_user_acl(&app.db, seller, acme.tenant_id, &["customers.deals.view"], false).await;
+    set_user_acl(
+        &app.db,
+        seller,
+        acme.tenant_id,
+        &["customers.deals.view"],
+        false,
+    )
+    .await;
     let seller_token = token_for(&app.db, seller).await;
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &seller_token, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &seller_token,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 403);
 }
@@ -140,17 +191,29 @@ async fn cancel_is_emitted_once_and_final() {
     let action = propose(&app, &admin, deal, won).await;
 
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/cancel"), &admin, json!({"nope": 1})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/cancel"),
+            &admin,
+            json!({"nope": 1}),
+        ))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
     let long = "x".repeat(501);
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/cancel"), &admin, json!({"reason": long})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/cancel"),
+            &admin,
+            json!({"reason": long}),
+        ))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
 
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/cancel"), &admin, json!({"reason": "not now"})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/cancel"),
+            &admin,
+            json!({"reason": "not now"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["pendingAction"]["status"], "cancelled");
@@ -159,7 +222,11 @@ async fn cancel_is_emitted_once_and_final() {
         "not now"
     );
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/cancel"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/cancel"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 200);
     let cancelled: Vec<_> = outbox_events(&app.db)
@@ -170,7 +237,11 @@ async fn cancel_is_emitted_once_and_final() {
     assert_eq!(cancelled.len(), 1);
 
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 409);
     assert_eq!(res.json()["code"], "invalid_status");
@@ -191,7 +262,11 @@ async fn expired_actions_refuse_confirm_and_the_job_expires_them() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
 
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 409, "{}", res.text());
     assert_eq!(res.json()["code"], "expired");
@@ -199,7 +274,11 @@ async fn expired_actions_refuse_confirm_and_the_job_expires_them() {
 
     // Cancelling an overdue action expires it (409 expired, with the action).
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/cancel"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/cancel"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 409);
     assert_eq!(res.json()["code"], "expired");
@@ -210,11 +289,15 @@ async fn expired_actions_refuse_confirm_and_the_job_expires_them() {
         source: "system",
         ..Default::default()
     };
-    let expired = stoa_ai_assistant::actions::expire_due(&app.db, &actor, 100).await.unwrap();
+    let expired = stoa_ai_assistant::actions::expire_due(&app.db, &actor, 100)
+        .await
+        .unwrap();
     assert_eq!(expired, 1);
     let res = app.send(get(&format!("{ACTIONS}/{second}"), &admin)).await;
     assert_eq!(res.json()["status"], "expired");
-    let again = stoa_ai_assistant::actions::expire_due(&app.db, &actor, 100).await.unwrap();
+    let again = stoa_ai_assistant::actions::expire_due(&app.db, &actor, 100)
+        .await
+        .unwrap();
     assert_eq!(again, 0);
     let events: Vec<_> = outbox_events(&app.db)
         .await
@@ -232,11 +315,19 @@ async fn a_record_changed_since_the_proposal_is_412() {
     let (deal, _, won) = deal_with_stages(&app, &admin).await;
     let action = propose(&app, &admin, deal, won).await;
     let res = app
-        .send(put_json(&format!("/api/customers/deals/{deal}"), &admin, json!({"title": "Renamed"})))
+        .send(put_json(
+            &format!("/api/customers/deals/{deal}"),
+            &admin,
+            json!({"title": "Renamed"}),
+        ))
         .await;
     assert_eq!(res.status, 200);
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 412, "{}", res.text());
     assert_eq!(res.json()["code"], "stale_version");
@@ -257,7 +348,11 @@ async fn actions_are_invisible_to_other_tenants() {
     assert_eq!(res.json()["code"], "pending_action_not_found");
     for verb in ["confirm", "cancel"] {
         let res = app
-            .send(post_json(&format!("{ACTIONS}/{action}/{verb}"), &other, json!({})))
+            .send(post_json(
+                &format!("{ACTIONS}/{action}/{verb}"),
+                &other,
+                json!({}),
+            ))
             .await;
         assert_eq!(res.status, 404, "{verb}");
     }
@@ -266,7 +361,9 @@ async fn actions_are_invisible_to_other_tenants() {
     assert_eq!(res.status, 404, "{}", res.text());
     assert_eq!(stage_of(&app, &admin, deal).await, lead.to_string());
 
-    let res = app.send(get(&format!("{ACTIONS}/not-a-uuid"), &admin)).await;
+    let res = app
+        .send(get(&format!("{ACTIONS}/not-a-uuid"), &admin))
+        .await;
     assert_eq!(res.status, 404);
 }
 
@@ -278,7 +375,11 @@ async fn direct_execution_runs_reads_and_checks_input() {
     let (deal, _, _) = deal_with_stages(&app, &admin).await;
 
     let res = app
-        .send(post_json(EXECUTE, &admin, json!({"toolName": "customers.get_deal", "args": {"dealId": deal}})))
+        .send(post_json(
+            EXECUTE,
+            &admin,
+            json!({"toolName": "customers.get_deal", "args": {"dealId": deal}}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["success"], true);
@@ -293,16 +394,35 @@ async fn direct_execution_runs_reads_and_checks_input() {
     assert_eq!(res.status, 400);
     assert_eq!(res.json()["success"], false);
     let res = app
-        .send(post_json(EXECUTE, &admin, json!({"toolName": "customers.get_deal", "args": {"dealId": "x", "extra": 1}})))
+        .send(post_json(
+            EXECUTE,
+            &admin,
+            json!({"toolName": "customers.get_deal", "args": {"dealId": "x", "extra": 1}}),
+        ))
         .await;
     assert_eq!(res.status, 400);
     let error = res.json()["error"].as_str().unwrap().to_string();
-    assert!(error.starts_with("Invalid input: dealId: invalid uuid; extra: unrecognized key"), "{error}");
+    assert!(
+        error.starts_with("Invalid input: dealId: invalid uuid; extra: unrecognized key"),
+        "{error}"
+    );
 
-    let viewer = user_with_features(&app.db, &acme, "v@acme.com", &["ai_assistant.view"], None, None).await;
+    let viewer = user_with_features(
+        &app.db,
+        &acme,
+        "v@acme.com",
+        &["ai_assistant.view"],
+        None,
+        None,
+    )
+    .await;
     let viewer = token_for(&app.db, viewer).await;
     let res = app
-        .send(post_json(EXECUTE, &viewer, json!({"toolName": "customers.get_deal", "args": {"dealId": deal}})))
+        .send(post_json(
+            EXECUTE,
+            &viewer,
+            json!({"toolName": "customers.get_deal", "args": {"dealId": deal}}),
+        ))
         .await;
     assert_eq!(res.status, 403);
     let res = app.send(get("/api/ai_assistant/tools", &viewer)).await;
@@ -315,8 +435,14 @@ async fn direct_execution_runs_reads_and_checks_input() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert!(names.contains(&"customers.update_deal_stage".to_string()), "{names:?}");
-    assert!(names.contains(&"catalog.update_product".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"customers.update_deal_stage".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"catalog.update_product".to_string()),
+        "{names:?}"
+    );
 }
 
 #[actix_web::test]
@@ -327,7 +453,11 @@ async fn session_tokens_are_accepted_for_their_user_only() {
     let superadmin = token_for(&app.db, acme.superadmin).await;
     let (deal, _, _) = deal_with_stages(&app, &admin).await;
     let res = app
-        .send(post_json("/api/ai_assistant/session-key", &admin, json!({})))
+        .send(post_json(
+            "/api/ai_assistant/session-key",
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let token = res.json()["sessionToken"].as_str().unwrap().to_string();
@@ -335,10 +465,14 @@ async fn session_tokens_are_accepted_for_their_user_only() {
     let call = |t: &str| json!({"toolName": "customers.get_deal", "args": {"dealId": deal, "_sessionToken": t}});
     let res = app.send(post_json(EXECUTE, &admin, call(&token))).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    let res = app.send(post_json(EXECUTE, &superadmin, call(&token))).await;
+    let res = app
+        .send(post_json(EXECUTE, &superadmin, call(&token)))
+        .await;
     assert_eq!(res.status, 400);
     assert_eq!(res.json()["code"], "SESSION_EXPIRED");
-    let res = app.send(post_json(EXECUTE, &admin, call("sess_bogus"))).await;
+    let res = app
+        .send(post_json(EXECUTE, &admin, call("sess_bogus")))
+        .await;
     assert_eq!(res.status, 400);
 }
 
@@ -348,12 +482,21 @@ async fn mcp_keys_carry_the_callers_roles() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let res = app
-        .send(post_json("/api/ai_assistant/mcp-key", &admin, json!({"name": "My MCP"})))
+        .send(post_json(
+            "/api/ai_assistant/mcp-key",
+            &admin,
+            json!({"name": "My MCP"}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let body = res.json();
     assert_eq!(body["name"], "My MCP");
     assert_eq!(body["roles"], json!(["admin"]));
     assert_eq!(body["tenantId"], acme.tenant_id.to_string());
-    assert!(body["secret"].as_str().unwrap().starts_with(body["keyPrefix"].as_str().unwrap()));
+    assert!(
+        body["secret"]
+            .as_str()
+            .unwrap()
+            .starts_with(body["keyPrefix"].as_str().unwrap())
+    );
 }

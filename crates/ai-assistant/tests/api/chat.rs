@@ -60,7 +60,11 @@ async fn text_streams_in_the_ui_message_format_with_usage_rows() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let mut res = app
-        .stream(post_json(&format!("{CHAT}?agent=customers.deal_analyzer"), &admin, chat_body("hi")))
+        .stream(post_json(
+            &format!("{CHAT}?agent=customers.deal_analyzer"),
+            &admin,
+            chat_body("hi"),
+        ))
         .await;
     assert_eq!(res.status, 200);
     assert_eq!(res.header("x-vercel-ai-ui-message-stream"), Some("v1"));
@@ -69,20 +73,41 @@ async fn text_streams_in_the_ui_message_format_with_usage_rows() {
     let frames = frames(&body);
     assert_eq!(
         types(&frames),
-        ["start", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish", "[DONE]", "loop-finish"]
+        [
+            "start",
+            "start-step",
+            "text-start",
+            "text-delta",
+            "text-end",
+            "finish-step",
+            "finish",
+            "[DONE]",
+            "loop-finish"
+        ]
     );
     let delta: Value = serde_json::from_str(&frames[3]).unwrap();
     assert_eq!(delta["delta"], "Hello there");
     let finish: Value = serde_json::from_str(&frames[6]).unwrap();
     assert_eq!(finish["finishReason"], "stop");
     let trace: Value = serde_json::from_str(&frames[8]).unwrap();
-    assert_eq!(trace["trace"]["totalUsage"], json!({"inputTokens": 11, "outputTokens": 3}));
+    assert_eq!(
+        trace["trace"]["totalUsage"],
+        json!({"inputTokens": 11, "outputTokens": 3})
+    );
 
     let sent = upstream.requests()[0].json();
     assert_eq!(sent["stream"], true);
     assert_eq!(sent["stream_options"]["include_usage"], true);
-    assert_eq!(upstream.requests()[0].header("authorization"), Some("Bearer test"));
-    let tools: Vec<&str> = sent["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        upstream.requests()[0].header("authorization"),
+        Some("Bearer test")
+    );
+    let tools: Vec<&str> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert!(tools.contains(&"customers__update_deal_stage"), "{tools:?}");
 
     use stoa_ai_assistant::schema::{ai_token_usage_daily as ud, ai_token_usage_events as ue};
@@ -99,6 +124,72 @@ async fn text_streams_in_the_ui_message_format_with_usage_rows() {
         .await
         .unwrap();
     assert_eq!(daily, [(11, 1)]);
+    drop(conn);
+
+    // The usage endpoints read them back, for this tenant only.
+    let today = time::OffsetDateTime::now_utc().date();
+    let res = app
+        .send(get(
+            &format!("/api/ai_assistant/usage/daily?from={today}&to={today}"),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["total"], 1);
+    assert_eq!(res.json()["rows"][0]["inputTokens"], "11");
+    let res = app.send(get("/api/ai_assistant/usage/daily", &admin)).await;
+    assert_eq!(res.status, 400);
+    let res = app
+        .send(get("/api/ai_assistant/usage/sessions", &admin))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["total"], 1);
+    let session = res.json()["sessions"][0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(session, trace["trace"]["sessionId"].as_str().unwrap());
+    let res = app
+        .send(get(
+            &format!("/api/ai_assistant/usage/sessions/{session}"),
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json()["events"][0]["stepIndex"], 0);
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let other = token_for(&app.db, globex.admin).await;
+    let res = app
+        .send(get(
+            &format!("/api/ai_assistant/usage/sessions/{session}"),
+            &other,
+        ))
+        .await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.json()["code"], "session_not_found");
+    let res = app
+        .send(get("/api/ai_assistant/usage/sessions", &other))
+        .await;
+    assert_eq!(res.json()["total"], 0);
+    let employee = token_for(&app.db, acme.employee).await;
+    assert_eq!(
+        app.send(get("/api/ai_assistant/usage/sessions", &employee))
+            .await
+            .status,
+        403
+    );
+    let res = app
+        .send(get(
+            "/api/ai_assistant/moderation-flags?pageSize=101",
+            &admin,
+        ))
+        .await;
+    assert_eq!(res.status, 400);
+    let res = app
+        .send(get("/api/ai_assistant/moderation-flags", &admin))
+        .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.json()["total"], 0);
 }
 
 #[actix_web::test]
@@ -108,7 +199,11 @@ async fn a_mutation_tool_call_becomes_a_pending_action_and_reads_run() {
     let cell = script.clone();
     let upstream = FakeUpstream::start(move |_| {
         let mut s = cell.lock().unwrap();
-        if s.is_empty() { Answer::status(500) } else { s.remove(0) }
+        if s.is_empty() {
+            Answer::status(500)
+        } else {
+            s.remove(0)
+        }
     });
     let app = start_with(openai(&upstream, &[])).await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
@@ -116,17 +211,31 @@ async fn a_mutation_tool_call_becomes_a_pending_action_and_reads_run() {
     let (deal, lead, won) = deal_with_stages(&app, &admin).await;
     *script.lock().unwrap() = vec![
         tool_answer("customers__get_deal", &json!({"dealId": deal})),
-        tool_answer("customers__update_deal_stage", &json!({"dealId": deal, "pipelineStageId": won})),
+        tool_answer(
+            "customers__update_deal_stage",
+            &json!({"dealId": deal, "pipelineStageId": won}),
+        ),
         text_answer("Approval is pending."),
     ];
     let mut res = app
-        .stream(post_json(&format!("{CHAT}?agent=customers.account_assistant"), &admin, chat_body("move it")))
+        .stream(post_json(
+            &format!("{CHAT}?agent=customers.account_assistant"),
+            &admin,
+            chat_body("move it"),
+        ))
         .await;
     assert_eq!(res.status, 200);
     let body = res.read_to_end(Duration::from_secs(10)).await;
     let frames = frames(&body);
     let kinds = types(&frames);
-    assert_eq!(kinds.iter().filter(|k| *k == "tool-output-available").count(), 2, "{kinds:?}");
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|k| *k == "tool-output-available")
+            .count(),
+        2,
+        "{kinds:?}"
+    );
     assert!(kinds.contains(&"tool-input-delta".to_string()));
     let outputs: Vec<Value> = frames
         .iter()
@@ -142,7 +251,11 @@ async fn a_mutation_tool_call_becomes_a_pending_action_and_reads_run() {
     assert_eq!(stage_of(&app, &admin, deal).await, lead.to_string());
     let action = proposal["pendingActionId"].as_str().unwrap();
     let res = app
-        .send(post_json(&format!("{ACTIONS}/{action}/confirm"), &admin, json!({})))
+        .send(post_json(
+            &format!("{ACTIONS}/{action}/confirm"),
+            &admin,
+            json!({}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(stage_of(&app, &admin, deal).await, won.to_string());
@@ -150,19 +263,30 @@ async fn a_mutation_tool_call_becomes_a_pending_action_and_reads_run() {
     // The model saw the tool results as strings in the next calls.
     let third = upstream.requests()[2].json();
     let messages = third["messages"].as_array().unwrap();
-    assert!(messages.iter().any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().contains("pending-confirmation")));
+    assert!(messages.iter().any(|m| {
+        m["role"] == "tool"
+            && m["content"]
+                .as_str()
+                .unwrap()
+                .contains("pending-confirmation")
+    }));
 }
 
 #[actix_web::test]
 async fn a_failing_or_hanging_provider_ends_in_an_error_frame() {
-    let upstream = FakeUpstream::scripted([Answer::json(500, &json!({"error": "boom"})), Answer::Hang]);
+    let upstream =
+        FakeUpstream::scripted([Answer::json(500, &json!({"error": "boom"})), Answer::Hang]);
     let app = start_with(openai(&upstream, &[])).await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     for _ in 0..2 {
         let started = Instant::now();
         let mut res = app
-            .stream(post_json(&format!("{CHAT}?agent=customers.deal_analyzer"), &admin, chat_body("hi")))
+            .stream(post_json(
+                &format!("{CHAT}?agent=customers.deal_analyzer"),
+                &admin,
+                chat_body("hi"),
+            ))
             .await;
         assert_eq!(res.status, 200);
         let body = res.read_to_end(Duration::from_secs(5)).await;
@@ -170,7 +294,14 @@ async fn a_failing_or_hanging_provider_ends_in_an_error_frame() {
         let frames = frames(&body);
         assert_eq!(
             types(&frames),
-            ["start", "start-step", "error", "finish", "[DONE]", "loop-finish"]
+            [
+                "start",
+                "start-step",
+                "error",
+                "finish",
+                "[DONE]",
+                "loop-finish"
+            ]
         );
         let error: Value = serde_json::from_str(&frames[2]).unwrap();
         assert_eq!(error["errorText"], "An error occurred.");
@@ -191,7 +322,11 @@ async fn a_client_that_disconnects_stops_the_turn() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let mut res = app
-        .stream(post_json(&format!("{CHAT}?agent=customers.deal_analyzer"), &admin, chat_body("hi")))
+        .stream(post_json(
+            &format!("{CHAT}?agent=customers.deal_analyzer"),
+            &admin,
+            chat_body("hi"),
+        ))
         .await;
     let first = res.read_for(Duration::from_millis(500)).await;
     assert!(String::from_utf8_lossy(&first).contains("text-delta"));
@@ -207,14 +342,22 @@ async fn a_client_that_disconnects_stops_the_turn() {
 #[actix_web::test]
 async fn chat_refusals_come_before_the_stream() {
     let upstream = FakeUpstream::scripted([text_answer("x")]);
-    let app = start_with(openai(&upstream, &[("AI_RUNTIME_BASEURL_ALLOWLIST", "llm.example.com")])).await;
+    let app = start_with(openai(
+        &upstream,
+        &[("AI_RUNTIME_BASEURL_ALLOWLIST", "llm.example.com")],
+    ))
+    .await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let chat = |q: &str| format!("{CHAT}?agent=customers.deal_analyzer{q}");
     for (q, status, code) in [
         ("&provider=nope", 400, "provider_unknown"),
         ("&provider=anthropic", 400, "provider_not_configured"),
-        ("&baseUrl=https://evil.example.org/v1", 400, "baseurl_not_allowlisted"),
+        (
+            "&baseUrl=https://evil.example.org/v1",
+            400,
+            "baseurl_not_allowlisted",
+        ),
         ("&loopBudget=huge", 400, "validation_error"),
     ] {
         let res = app.send(post_json(&chat(q), &admin, chat_body("hi"))).await;
@@ -222,17 +365,35 @@ async fn chat_refusals_come_before_the_stream() {
         assert_eq!(res.json()["code"], code, "{q}");
     }
     let res = app
-        .send(post_json(&format!("{CHAT}?agent=customers.nope"), &admin, chat_body("hi")))
+        .send(post_json(
+            &format!("{CHAT}?agent=customers.nope"),
+            &admin,
+            chat_body("hi"),
+        ))
         .await;
     assert_eq!(res.status, 404);
     let res = app.send(post_json(CHAT, &admin, chat_body("hi"))).await;
     assert_eq!(res.status, 400);
-    let many: Vec<Value> = (0..101).map(|_| json!({"role": "user", "content": "x"})).collect();
-    let res = app.send(post_json(&chat(""), &admin, json!({"messages": many}))).await;
+    let many: Vec<Value> = (0..101)
+        .map(|_| json!({"role": "user", "content": "x"}))
+        .collect();
+    let res = app
+        .send(post_json(&chat(""), &admin, json!({"messages": many})))
+        .await;
     assert_eq!(res.status, 400);
-    let viewer = user_with_features(&app.db, &acme, "v@acme.com", &["ai_assistant.view"], None, None).await;
+    let viewer = user_with_features(
+        &app.db,
+        &acme,
+        "v@acme.com",
+        &["ai_assistant.view"],
+        None,
+        None,
+    )
+    .await;
     let viewer = token_for(&app.db, viewer).await;
-    let res = app.send(post_json(&chat(""), &viewer, chat_body("hi"))).await;
+    let res = app
+        .send(post_json(&chat(""), &viewer, chat_body("hi")))
+        .await;
     assert_eq!(res.status, 403);
     assert_eq!(res.json()["code"], "agent_features_denied");
     assert_eq!(upstream.hits(), 0);
@@ -244,7 +405,11 @@ async fn without_a_provider_chat_is_500_internal_error() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let res = app
-        .send(post_json(&format!("{CHAT}?agent=customers.deal_analyzer"), &admin, chat_body("hi")))
+        .send(post_json(
+            &format!("{CHAT}?agent=customers.deal_analyzer"),
+            &admin,
+            chat_body("hi"),
+        ))
         .await;
     assert_eq!(res.status, 500, "{}", res.text());
     assert_eq!(res.json()["code"], "internal_error");
@@ -253,12 +418,20 @@ async fn without_a_provider_chat_is_500_internal_error() {
 #[actix_web::test]
 async fn a_runtime_base_url_goes_through_the_guarded_client() {
     let upstream = FakeUpstream::scripted([text_answer("guarded")]);
-    let app = start_with(openai(&upstream, &[("AI_RUNTIME_BASEURL_ALLOWLIST", "127.0.0.1")])).await;
+    let app = start_with(openai(
+        &upstream,
+        &[("AI_RUNTIME_BASEURL_ALLOWLIST", "127.0.0.1")],
+    ))
+    .await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let base = upstream.url("/v1");
     let mut res = app
-        .stream(post_json(&format!("{CHAT}?agent=customers.deal_analyzer&baseUrl={base}"), &admin, chat_body("hi")))
+        .stream(post_json(
+            &format!("{CHAT}?agent=customers.deal_analyzer&baseUrl={base}"),
+            &admin,
+            chat_body("hi"),
+        ))
         .await;
     assert_eq!(res.status, 200);
     let body = res.read_to_end(Duration::from_secs(5)).await;
@@ -279,15 +452,28 @@ async fn anthropic_streams_through_the_same_loop() {
     ];
     let chunks: Vec<(Duration, String)> = events
         .iter()
-        .map(|e| (Duration::ZERO, format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())))
+        .map(|e| {
+            (
+                Duration::ZERO,
+                format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()),
+            )
+        })
         .collect();
     let upstream = FakeUpstream::scripted([Answer::stream(200, chunks)]);
     let base = upstream.url("/v1");
-    let app = start_with(config(&[("ANTHROPIC_API_KEY", "ak"), ("ANTHROPIC_BASE_URL", base.as_str())])).await;
+    let app = start_with(config(&[
+        ("ANTHROPIC_API_KEY", "ak"),
+        ("ANTHROPIC_BASE_URL", base.as_str()),
+    ]))
+    .await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let mut res = app
-        .stream(post_json(&format!("{CHAT}?agent=customers.deal_analyzer"), &admin, chat_body("hi")))
+        .stream(post_json(
+            &format!("{CHAT}?agent=customers.deal_analyzer"),
+            &admin,
+            chat_body("hi"),
+        ))
         .await;
     let body = res.read_to_end(Duration::from_secs(5)).await;
     let frames = frames(&body);
@@ -295,5 +481,8 @@ async fn anthropic_streams_through_the_same_loop() {
     assert_eq!(delta["delta"], "Bonjour");
     let sent = &upstream.requests()[0];
     assert_eq!(sent.header("x-api-key"), Some("ak"));
-    assert_eq!(sent.json()["system"].as_str().map(|s| s.is_empty()), Some(false));
+    assert_eq!(
+        sent.json()["system"].as_str().map(|s| s.is_empty()),
+        Some(false)
+    );
 }

@@ -21,11 +21,23 @@ async fn settings_check_every_typed_code() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     for (body, code) in [
-        (json!({"baseURL": "https://evil.example.org/v1"}), "baseurl_not_allowlisted"),
+        (
+            json!({"baseURL": "https://evil.example.org/v1"}),
+            "baseurl_not_allowlisted",
+        ),
         (json!({"providerId": "ollama"}), "provider_not_allowlisted"),
-        (json!({"providerId": "openai", "modelId": "gpt-5"}), "model_not_allowlisted"),
-        (json!({"allowedOverrideProviders": ["openai"]}), "agent_required"),
-        (json!({"agentId": "customers.deal_analyzer", "allowedOverrideProviders": ["nope"]}), "provider_unknown"),
+        (
+            json!({"providerId": "openai", "modelId": "gpt-5"}),
+            "model_not_allowlisted",
+        ),
+        (
+            json!({"allowedOverrideProviders": ["openai"]}),
+            "agent_required",
+        ),
+        (
+            json!({"agentId": "customers.deal_analyzer", "allowedOverrideProviders": ["nope"]}),
+            "provider_unknown",
+        ),
     ] {
         let res = app.send(put_json(SETTINGS, &admin, body.clone())).await;
         assert_eq!(res.status, 400, "{body}: {}", res.text());
@@ -64,7 +76,12 @@ async fn settings_check_every_typed_code() {
     assert_eq!(res.json()["cleared"], false);
 
     let employee = token_for(&app.db, acme.employee).await;
-    assert_eq!(app.send(put_json(SETTINGS, &employee, json!({}))).await.status, 403);
+    assert_eq!(
+        app.send(put_json(SETTINGS, &employee, json!({})))
+            .await
+            .status,
+        403
+    );
     assert_eq!(app.send(get(SETTINGS, &employee)).await.status, 200);
 }
 
@@ -79,7 +96,13 @@ async fn the_tenant_allowlist_stays_inside_the_environments() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let url = format!("{SETTINGS}/allowlist");
-    let res = app.send(put_json(&url, &admin, json!({"allowedProviders": ["anthropic"]}))).await;
+    let res = app
+        .send(put_json(
+            &url,
+            &admin,
+            json!({"allowedProviders": ["anthropic"]}),
+        ))
+        .await;
     assert_eq!(res.status, 400);
     assert_eq!(res.json()["code"], "provider_not_in_env_allowlist");
     let res = app
@@ -92,7 +115,10 @@ async fn the_tenant_allowlist_stays_inside_the_environments() {
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let res = app
-        .send(get("/api/ai_assistant/ai/agents/customers.deal_analyzer/models", &admin))
+        .send(get(
+            "/api/ai_assistant/ai/agents/customers.deal_analyzer/models",
+            &admin,
+        ))
         .await;
     let models: Vec<String> = res.json()["providers"][0]["models"]
         .as_array()

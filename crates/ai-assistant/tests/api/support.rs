@@ -69,9 +69,14 @@ pub async fn start_with(
             let state = Arc::new(AiState::new(&services, config));
             Arc::new(stoa_ai_assistant::configure(state))
         })
-        .module(stoa_audit_logs::configure(Arc::new(commands()), users.clone()))
+        .module(stoa_audit_logs::configure(
+            Arc::new(commands()),
+            users.clone(),
+        ))
         .module(stoa_customers::configure(users))
-        .module(stoa_catalog::configure(Arc::new(stoa_directory::PgDirectory)))
+        .module(stoa_catalog::configure(Arc::new(
+            stoa_directory::PgDirectory,
+        )))
         .start()
         .await
 }
@@ -88,7 +93,11 @@ pub fn id_of(body: &Value) -> Uuid {
 /// A pipeline with two stages and a deal in the first: (deal, stage 1, stage 2).
 pub async fn deal_with_stages<S: AppService>(app: &TestApp<S>, token: &str) -> (Uuid, Uuid, Uuid) {
     let res = app
-        .send(post_json("/api/customers/pipelines", token, json!({"name": "Sales"})))
+        .send(post_json(
+            "/api/customers/pipelines",
+            token,
+            json!({"name": "Sales"}),
+        ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
     let pipeline = id_of(&res.json());
@@ -117,7 +126,9 @@ pub async fn deal_with_stages<S: AppService>(app: &TestApp<S>, token: &str) -> (
 
 /// The deal's stage id.
 pub async fn stage_of<S: AppService>(app: &TestApp<S>, token: &str, deal: Uuid) -> String {
-    let res = app.send(get(&format!("/api/customers/deals/{deal}"), token)).await;
+    let res = app
+        .send(get(&format!("/api/customers/deals/{deal}"), token))
+        .await;
     assert_eq!(res.status, 200, "{}", res.text());
     res.json()["deal"]["pipelineStageId"]
         .as_str()
@@ -127,7 +138,12 @@ pub async fn stage_of<S: AppService>(app: &TestApp<S>, token: &str, deal: Uuid) 
 
 /// Proposes moving `deal` to `stage` through `tools/execute` (200 expected);
 /// returns the pending action's id.
-pub async fn propose<S: AppService>(app: &TestApp<S>, token: &str, deal: Uuid, stage: Uuid) -> Uuid {
+pub async fn propose<S: AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    deal: Uuid,
+    stage: Uuid,
+) -> Uuid {
     let res = propose_res(app, token, deal, stage).await;
     assert_eq!(res.status, 200, "{}", res.text());
     let body = res.json();
@@ -139,7 +155,12 @@ pub async fn propose<S: AppService>(app: &TestApp<S>, token: &str, deal: Uuid, s
         .unwrap()
 }
 
-pub async fn propose_res<S: AppService>(app: &TestApp<S>, token: &str, deal: Uuid, stage: Uuid) -> TestResponse {
+pub async fn propose_res<S: AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    deal: Uuid,
+    stage: Uuid,
+) -> TestResponse {
     app.send(post_json(
         EXECUTE,
         token,

@@ -252,6 +252,13 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         // Registry ids of dashboard widgets, not records.
         "widgetid" => json!("dashboards.welcome"),
         "widgetids" => json!(["dashboards.welcome"]),
+        // Registry ids of AI agents, not records.
+        "agentid" => json!("customers.deal_analyzer"),
+        // Registry ids of AI providers and their models.
+        "providerid" => json!("openai"),
+        "modelid" => json!("gpt-4o"),
+        // An AI chat session (a client-chosen uuid, no record of its own).
+        "sessionid" => json!(records.deal),
         other if other.ends_with("id") || other.ends_with("ids") => panic!(
             "the matrix does not know which of tenant A's records `{name}` of {path} names: \
              map it in authorization/requests.rs (id_for) and seed the record"

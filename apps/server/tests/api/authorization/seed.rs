@@ -41,6 +41,8 @@ pub struct Records {
     pub rule: Uuid,
     pub rule_set: Uuid,
     pub rule_member: Uuid,
+    /// A pending AI action (a proposed deal change).
+    pub ai_action: Uuid,
     /// Every id of tenant A's records: none may reach another tenant's caller.
     pub all: Vec<Uuid>,
 }
@@ -69,6 +71,7 @@ impl Records {
             ("/api/business_rules/execute", self.rule),
             // Log ids are numbers: a uuid is a malformed one (400).
             ("/api/business_rules/logs", self.rule),
+            ("/api/ai_assistant/ai/actions", self.ai_action),
         ];
         kinds
             .iter()
@@ -246,6 +249,14 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         json!({"ruleId": rule["id"]}),
     )
     .await;
+    let proposal = created(
+        app,
+        t,
+        "/api/ai_assistant/tools/execute",
+        json!({"toolName": "customers.update_deal", "args": {"dealId": deal["id"], "title": "Alpha deal (AI)"}}),
+    )
+    .await;
+    let ai_action = id(&proposal["result"]["pendingActionId"]);
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
     let b_admin = user_with_features(&app.db, &b, "root@beta.test", &["*"], None, None).await;
@@ -272,6 +283,7 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         rule: id(&rule["id"]),
         rule_set: id(&rule_set["id"]),
         rule_member: id(&rule_member["id"]),
+        ai_action,
         all: Vec::new(),
     };
     let mut all = tenant_ids(&app.db, a.tenant_id).await;
