@@ -14,6 +14,7 @@
 //! `cargo xtask bench jobs` runs only the job-queue measurement and prints it
 //! (docs/benchmarks.md is left alone).
 
+mod ai;
 mod catalog;
 mod deals;
 mod http;
@@ -203,6 +204,14 @@ fn bench(
     // Business rules: the deal-update baseline needs the tenant without
     // rules, so these run after every other scenario has read the deals.
     rows.extend(rules::run(&server, &admin, seconds, connections, only)?);
+    // The assistant runs on servers of its own (a fake provider each).
+    let ai_names = "AI chat: time to first streamed text; AI chat: 100 concurrent streams";
+    if only.is_empty() || only.iter().any(|o| ai_names.contains(o.as_str())) {
+        for row in ai::ai_rows(stoa, &url, ADMIN_LOGIN_FORM)? {
+            println!("{}", row.describe());
+            rows.push(row);
+        }
+    }
     // Last: it deletes the products the list scenarios read.
     let bulk = "bulk delete of every catalog product (jobs, polled to the end)";
     if only.is_empty() || only.iter().any(|o| bulk.contains(o.as_str())) {
