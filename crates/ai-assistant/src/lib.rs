@@ -8,6 +8,7 @@ pub mod actions;
 pub mod agents;
 pub mod chat;
 pub mod config;
+pub mod conversations;
 pub mod dto;
 pub mod error;
 pub mod jobs;
@@ -93,6 +94,13 @@ pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sy
             .service(routes::overrides::get_prompt_override)
             .service(routes::overrides::add_prompt_override)
             .service(routes::chat::post_chat)
+            .service(routes::run_object::run_object)
+            .service(routes::conversations::list_conversations)
+            .service(routes::conversations::create_conversation)
+            .service(routes::conversations::import_conversation)
+            .service(routes::conversations::get_conversation)
+            .service(routes::conversations::patch_conversation)
+            .service(routes::conversations::delete_conversation)
             .service(routes::actions::get_action)
             .service(routes::actions::confirm_action)
             .service(routes::actions::cancel_action)

@@ -64,6 +64,32 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::post("/ai_assistant/ai/chat", Features(&[VIEW]))
         .errors(C(""))
         .bad_json(BAD_JSON),
+    Operation::post("/ai_assistant/ai/run-object", Features(&[VIEW]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::get("/ai_assistant/ai/conversations", Features(&[VIEW])).errors(C("")),
+    Operation::post("/ai_assistant/ai/conversations", Features(&[VIEW]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::post("/ai_assistant/ai/conversations/import", Features(&[VIEW]))
+        .errors(C(""))
+        .bad_json(BAD_JSON),
+    Operation::get(
+        "/ai_assistant/ai/conversations/{conversationId}",
+        Features(&[VIEW]),
+    )
+    .errors(C("")),
+    Operation::patch(
+        "/ai_assistant/ai/conversations/{conversationId}",
+        Features(&[VIEW]),
+    )
+    .errors(C(""))
+    .bad_json(BAD_JSON),
+    Operation::delete(
+        "/ai_assistant/ai/conversations/{conversationId}",
+        Features(&[VIEW]),
+    )
+    .errors(C("")),
     Operation::get("/ai_assistant/ai/actions/{id}", Features(&[VIEW])).errors(C("")),
     Operation::post("/ai_assistant/ai/actions/{id}/confirm", Features(&[VIEW])).errors(C("")),
     Operation::post("/ai_assistant/ai/actions/{id}/cancel", Features(&[VIEW]))

@@ -64,7 +64,6 @@ pub async fn daily(
 }
 
 /// Per-session totals, newest first, paged by `limit` and `offset`.
-#[allow(clippy::too_many_arguments)]
 pub async fn sessions(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -149,7 +148,7 @@ pub async fn session(
 }
 
 /// `{items, total, page, pageSize}` of the moderation flags, newest first.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "each filter of the route's query")]
 pub async fn flags(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,

@@ -8,6 +8,7 @@ mod api {
     pub mod actions;
     pub mod agents;
     pub mod chat;
+    pub mod conversations;
     pub mod settings;
     #[expect(
         clippy::unwrap_used,

@@ -138,11 +138,7 @@ fn median(mut values: Vec<Duration>) -> Duration {
 
 /// The AI rows: time to first streamed text over the provider's own, and
 /// 100 concurrent streams (RSS target ≤ 150 MB).
-pub(super) fn ai_rows(
-    stoa: &std::path::Path,
-    url: &str,
-    login_form: &str,
-) -> Result<Vec<Row>> {
+pub(super) fn ai_rows(stoa: &std::path::Path, url: &str, login_form: &str) -> Result<Vec<Row>> {
     const RUNS: usize = 200;
     let quick = fake_provider(Script {
         chunks: 1,

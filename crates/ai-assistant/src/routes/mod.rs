@@ -4,9 +4,11 @@
 pub mod actions;
 pub mod agents;
 pub mod chat;
+pub mod conversations;
 pub mod health;
 pub mod keys;
 pub mod overrides;
+pub mod run_object;
 pub mod settings;
 pub mod tools;
 pub mod usage;

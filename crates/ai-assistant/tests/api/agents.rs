@@ -326,3 +326,37 @@ async fn health_says_whether_a_provider_is_configured() {
     assert_eq!(res.status, 200);
     assert_eq!(res.json()["status"], "error");
 }
+
+#[actix_web::test]
+async fn run_object_refuses_chat_agents_after_the_gate() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let url = "/api/ai_assistant/ai/run-object";
+    let messages = json!([{"role": "user", "content": "hi"}]);
+    let res = app
+        .send(post_json(
+            url,
+            &admin,
+            json!({"agent": "customers.deal_analyzer", "messages": messages}),
+        ))
+        .await;
+    assert_eq!(res.status, 422, "{}", res.text());
+    assert_eq!(res.json()["code"], "execution_mode_not_supported");
+    let res = app
+        .send(post_json(
+            url,
+            &admin,
+            json!({"agent": "customers.nope", "messages": messages}),
+        ))
+        .await;
+    assert_eq!(res.status, 404);
+    let res = app
+        .send(post_json(
+            url,
+            &admin,
+            json!({"agent": "customers.deal_analyzer", "messages": []}),
+        ))
+        .await;
+    assert_eq!(res.status, 400);
+}

@@ -1,0 +1,612 @@
+//! Chat conversations: idempotent create (with the owner participant),
+//! the caller's list by last message with an ISO cursor, one conversation
+//! with its messages, partial update, soft delete (conversation and
+//! messages in one transaction) and the import of a browser-local
+//! conversation (at most 100 messages; known `clientMessageId`s skipped).
+//! Owners see theirs, active participants may read, and holders of
+//! `ai_assistant.conversations.manage` see every one of their tenant and
+//! organization; anyone else gets 404.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use stoa_acl::AuthContext;
+use stoa_core::AppError;
+use stoa_core::command::{LogEntry, record_batch};
+use stoa_core::db::Db;
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+use validator::Validate;
+
+use crate::CONVERSATIONS_MANAGE;
+use crate::error::AiError;
+use crate::schema::{
+    ai_chat_conversation_participants as cp, ai_chat_conversations as cc, ai_chat_messages as cm,
+};
+
+#[derive(Clone, Debug, Queryable, Selectable)]
+#[diesel(table_name = cc)]
+pub struct ConversationRow {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub organization_id: Option<Uuid>,
+    pub conversation_id: String,
+    pub agent_id: String,
+    pub owner_user_id: Uuid,
+    pub title: Option<String>,
+    pub status: String,
+    pub visibility: String,
+    pub page_context: Option<Value>,
+    pub last_message_at: Option<OffsetDateTime>,
+    pub imported_from_local_at: Option<OffsetDateTime>,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+    pub deleted_at: Option<OffsetDateTime>,
+}
+
+/// A conversation summary.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub conversation_id: String,
+    pub agent_id: String,
+    pub title: Option<String>,
+    pub status: String,
+    pub visibility: String,
+    #[schema(value_type = Option<Object>)]
+    pub page_context: Option<Value>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_message_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub imported_from_local_at: Option<OffsetDateTime>,
+    pub participant_count: i64,
+    pub is_owner: bool,
+}
+
+fn summary(row: ConversationRow, ctx: &AuthContext) -> Summary {
+    Summary {
+        is_owner: ctx.user_id == Some(row.owner_user_id),
+        conversation_id: row.conversation_id,
+        agent_id: row.agent_id,
+        title: row.title,
+        status: row.status,
+        visibility: row.visibility,
+        page_context: row.page_context,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        last_message_at: row.last_message_at,
+        imported_from_local_at: row.imported_from_local_at,
+        participant_count: 0,
+    }
+}
+
+fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>, Uuid), AppError> {
+    let tenant = ctx.tenant_id.ok_or(AiError::TenantRequired)?;
+    let user = ctx.user_id.ok_or(AiError::Forbidden)?;
+    Ok((tenant, ctx.organization_id(), user))
+}
+
+fn entry(row: &ConversationRow, label: &str) -> LogEntry {
+    LogEntry {
+        action_label: Some(label.into()),
+        resource_kind: Some("ai_assistant.conversation".into()),
+        resource_id: Some(row.id.to_string()),
+        tenant_id: Some(row.tenant_id),
+        organization_id: row.organization_id,
+        ..LogEntry::default()
+    }
+}
+
+/// The live conversation `key` the caller may read (owner, manager, or an
+/// active participant when `read` is set); 404 otherwise.
+async fn visible(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    key: &str,
+    read: bool,
+    lock: bool,
+) -> Result<ConversationRow, AppError> {
+    let (tenant, org, user) = scope(ctx)?;
+    let query = cc::table
+        .filter(cc::tenant_id.eq(tenant))
+        .filter(cc::organization_id.is_not_distinct_from(org))
+        .filter(cc::conversation_id.eq(key))
+        .filter(cc::deleted_at.is_null())
+        .select(ConversationRow::as_select());
+    let row = if lock {
+        query.for_update().first(conn).await.optional()?
+    } else {
+        query.first(conn).await.optional()?
+    }
+    .ok_or(AiError::ConversationNotFound)?;
+    if row.owner_user_id == user || ctx.has(CONVERSATIONS_MANAGE) {
+        return Ok(row);
+    }
+    if read {
+        let participant: Option<Uuid> = cp::table
+            .filter(cp::conversation_id.eq(row.id))
+            .filter(cp::user_id.eq(user))
+            .filter(cp::deleted_at.is_null())
+            .select(cp::id)
+            .first(conn)
+            .await
+            .optional()?;
+        if participant.is_some() {
+            return Ok(row);
+        }
+    }
+    Err(AiError::ConversationNotFound.into())
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateConversation {
+    #[validate(length(min = 1, max = 256))]
+    pub agent_id: String,
+    #[validate(length(min = 1, max = 128))]
+    pub conversation_id: Option<String>,
+    #[validate(length(min = 1, max = 200))]
+    pub title: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub page_context: Option<Value>,
+}
+
+/// Creates or returns the caller's conversation: `(summary, created)`; a
+/// conversation of that id owned by someone else is 404.
+pub async fn create(
+    db: &Db,
+    ctx: &AuthContext,
+    input: CreateConversation,
+    imported: bool,
+) -> Result<(Summary, bool), AppError> {
+    let (tenant, org, user) = scope(ctx)?;
+    let key = input
+        .conversation_id
+        .clone()
+        .unwrap_or_else(|| Uuid::new_v4().to_string());
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let (row, created) = create_in(conn, tenant, org, user, &key, &input, imported).await?;
+        if created {
+            record_batch(
+                conn,
+                &actor,
+                vec![(
+                    "ai_assistant.conversations.create",
+                    entry(&row, "Create AI conversation"),
+                )],
+            )
+            .await?;
+        }
+        Ok((summary(row, ctx), created))
+    })
+    .await
+}
+
+async fn create_in(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    org: Option<Uuid>,
+    user: Uuid,
+    key: &str,
+    input: &CreateConversation,
+    imported: bool,
+) -> Result<(ConversationRow, bool), AppError> {
+    // One creator per key at a time (the unique index would refuse the second).
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1))")
+        .bind::<diesel::sql_types::Text, _>(format!("ai_conv:{tenant}:{org:?}:{key}"))
+        .execute(conn)
+        .await?;
+    let existing: Option<ConversationRow> = cc::table
+        .filter(cc::tenant_id.eq(tenant))
+        .filter(cc::organization_id.is_not_distinct_from(org))
+        .filter(cc::conversation_id.eq(key))
+        .filter(cc::deleted_at.is_null())
+        .select(ConversationRow::as_select())
+        .first(conn)
+        .await
+        .optional()?;
+    if let Some(row) = existing {
+        if row.owner_user_id != user {
+            return Err(AiError::ConversationNotFound.into());
+        }
+        return Ok((row, false));
+    }
+    let now = OffsetDateTime::now_utc();
+    let row: ConversationRow = diesel::insert_into(cc::table)
+        .values((
+            cc::id.eq(Uuid::new_v4()),
+            cc::tenant_id.eq(tenant),
+            cc::organization_id.eq(org),
+            cc::conversation_id.eq(key),
+            cc::agent_id.eq(&input.agent_id),
+            cc::owner_user_id.eq(user),
+            cc::title.eq(&input.title),
+            cc::page_context.eq(&input.page_context),
+            cc::imported_from_local_at.eq(imported.then_some(now)),
+        ))
+        .returning(ConversationRow::as_select())
+        .get_result(conn)
+        .await?;
+    diesel::insert_into(cp::table)
+        .values((
+            cp::id.eq(Uuid::new_v4()),
+            cp::tenant_id.eq(tenant),
+            cp::organization_id.eq(org),
+            cp::conversation_id.eq(row.id),
+            cp::user_id.eq(user),
+            cp::role.eq("owner"),
+        ))
+        .execute(conn)
+        .await?;
+    Ok((row, true))
+}
+
+/// `{items, nextCursor}`: newest last message first; `cursor` is the
+/// previous page's last `lastMessageAt` (or `createdAt`).
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    agent: Option<&str>,
+    status: Option<&str>,
+    cursor: Option<OffsetDateTime>,
+    limit: i64,
+) -> Result<Value, AppError> {
+    let (tenant, org, user) = scope(ctx)?;
+    let activity = diesel::dsl::sql::<diesel::sql_types::Timestamptz>(
+        "COALESCE(ai_chat_conversations.last_message_at, ai_chat_conversations.created_at)",
+    );
+    let mut query = cc::table
+        .filter(cc::tenant_id.eq(tenant))
+        .filter(cc::organization_id.is_not_distinct_from(org))
+        .filter(cc::deleted_at.is_null())
+        .select(ConversationRow::as_select())
+        .order((activity.clone().desc(), cc::id.desc()))
+        .limit(limit + 1)
+        .into_boxed();
+    if !ctx.has(CONVERSATIONS_MANAGE) {
+        let shared = cp::table
+            .filter(cp::user_id.eq(user))
+            .filter(cp::deleted_at.is_null())
+            .select(cp::conversation_id);
+        query = query.filter(cc::owner_user_id.eq(user).or(cc::id.eq_any(shared)));
+    }
+    if let Some(a) = agent {
+        query = query.filter(cc::agent_id.eq(a.to_string()));
+    }
+    if let Some(s) = status {
+        query = query.filter(cc::status.eq(s.to_string()));
+    }
+    if let Some(c) = cursor {
+        query = query.filter(activity.lt(c));
+    }
+    let mut rows: Vec<ConversationRow> = query.load(conn).await?;
+    let more = rows.len() as i64 > limit;
+    rows.truncate(usize::try_from(limit).unwrap_or(0));
+    let next = more
+        .then(|| {
+            rows.last()
+                .map(|r| r.last_message_at.unwrap_or(r.created_at))
+        })
+        .flatten()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        });
+    let items: Vec<Summary> = rows.into_iter().map(|r| summary(r, ctx)).collect();
+    Ok(json!({"items": items, "nextCursor": next}))
+}
+
+#[derive(Debug, Queryable, Selectable, Serialize, ToSchema)]
+#[diesel(table_name = cm)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageView {
+    pub id: Uuid,
+    pub client_message_id: Option<String>,
+    pub role: String,
+    pub content: String,
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub ui_parts: Option<Value>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub attachment_ids: Option<Value>,
+    pub model: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    #[serde(with = "time::serde::rfc3339")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: OffsetDateTime,
+    #[serde(rename = "senderUserId")]
+    pub created_by_user_id: Option<Uuid>,
+}
+
+/// `{conversation, messages (ascending), nextCursor}`.
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    key: &str,
+    before: Option<OffsetDateTime>,
+    limit: i64,
+) -> Result<Value, AppError> {
+    let row = visible(conn, ctx, key, true, false).await?;
+    let mut query = cm::table
+        .filter(cm::conversation_id.eq(row.id))
+        .filter(cm::deleted_at.is_null())
+        .select(MessageView::as_select())
+        .order((cm::created_at.desc(), cm::id.desc()))
+        .limit(limit + 1)
+        .into_boxed();
+    if let Some(b) = before {
+        query = query.filter(cm::created_at.lt(b));
+    }
+    let mut messages: Vec<MessageView> = query.load(conn).await?;
+    let more = messages.len() as i64 > limit;
+    messages.truncate(usize::try_from(limit).unwrap_or(0));
+    messages.reverse();
+    let next = more
+        .then(|| <[_]>::first(&messages).map(|m| m.created_at))
+        .flatten()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        });
+    let participants: i64 = cp::table
+        .filter(cp::conversation_id.eq(row.id))
+        .filter(cp::deleted_at.is_null())
+        .filter(cp::user_id.ne(row.owner_user_id))
+        .count()
+        .get_result(conn)
+        .await?;
+    let mut conversation = summary(row, ctx);
+    conversation.participant_count = participants;
+    Ok(json!({"conversation": conversation, "messages": messages, "nextCursor": next}))
+}
+
+#[derive(Debug, Default, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchConversation {
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<String>)]
+    pub title: Option<Option<String>>,
+    /// `open` or `closed`.
+    pub status: Option<String>,
+    #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
+    #[schema(value_type = Option<Object>)]
+    pub page_context: Option<Option<Value>>,
+}
+
+pub async fn patch(
+    db: &Db,
+    ctx: &AuthContext,
+    key: &str,
+    input: PatchConversation,
+) -> Result<Summary, AppError> {
+    if input.title.is_none() && input.status.is_none() && input.page_context.is_none() {
+        return Err(AiError::Validation("Provide title, status or pageContext".into()).into());
+    }
+    if let Some(s) = &input.status
+        && !matches!(s.as_str(), "open" | "closed")
+    {
+        return Err(AiError::Validation("status must be open or closed".into()).into());
+    }
+    if let Some(Some(t)) = &input.title
+        && (t.is_empty() || t.chars().count() > 200)
+    {
+        return Err(AiError::Validation("title must have 1-200 characters".into()).into());
+    }
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let mut row = visible(conn, ctx, key, false, true).await?;
+        if let Some(t) = input.title {
+            row.title = t;
+        }
+        if let Some(s) = input.status {
+            row.status = s;
+        }
+        if let Some(p) = input.page_context {
+            row.page_context = p;
+        }
+        let row: ConversationRow = diesel::update(cc::table.find(row.id))
+            .set((
+                cc::title.eq(&row.title),
+                cc::status.eq(&row.status),
+                cc::page_context.eq(&row.page_context),
+                cc::updated_at.eq(OffsetDateTime::now_utc()),
+            ))
+            .returning(ConversationRow::as_select())
+            .get_result(conn)
+            .await?;
+        record_batch(
+            conn,
+            &actor,
+            vec![(
+                "ai_assistant.conversations.update",
+                entry(&row, "Update AI conversation"),
+            )],
+        )
+        .await?;
+        Ok(summary(row, ctx))
+    })
+    .await
+}
+
+/// Soft-deletes the conversation and its messages in one transaction.
+pub async fn delete(db: &Db, ctx: &AuthContext, key: &str) -> Result<(), AppError> {
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let row = visible(conn, ctx, key, false, true).await?;
+        let now = OffsetDateTime::now_utc();
+        diesel::update(cc::table.find(row.id))
+            .set((
+                cc::deleted_at.eq(now),
+                cc::status.eq("closed"),
+                cc::updated_at.eq(now),
+            ))
+            .execute(conn)
+            .await?;
+        diesel::update(
+            cm::table
+                .filter(cm::conversation_id.eq(row.id))
+                .filter(cm::deleted_at.is_null()),
+        )
+        .set(cm::deleted_at.eq(now))
+        .execute(conn)
+        .await?;
+        record_batch(
+            conn,
+            &actor,
+            vec![(
+                "ai_assistant.conversations.delete",
+                entry(&row, "Delete AI conversation"),
+            )],
+        )
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
+#[derive(Debug, Serialize, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportMessage {
+    #[validate(length(max = 128))]
+    pub client_message_id: Option<String>,
+    pub role: String,
+    #[validate(length(max = 64000))]
+    pub content: String,
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub ui_parts: Option<Vec<Value>>,
+    pub attachment_ids: Option<Vec<String>>,
+    pub model: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+#[derive(Debug, Deserialize, Validate, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportConversation {
+    #[validate(nested)]
+    pub conversation: CreateConversation,
+    pub status: Option<String>,
+    #[validate(length(max = 100), nested)]
+    pub messages: Vec<ImportMessage>,
+}
+
+/// Imports a browser-local conversation: create-or-get, then the messages
+/// whose `clientMessageId` is new (those without one, or known, are skipped).
+pub async fn import(
+    db: &Db,
+    ctx: &AuthContext,
+    input: ImportConversation,
+) -> Result<Value, AppError> {
+    let (tenant, org, user) = scope(ctx)?;
+    if input.conversation.conversation_id.is_none() {
+        return Err(AiError::Validation("conversation.conversationId is required".into()).into());
+    }
+    if let Some(m) = input
+        .messages
+        .iter()
+        .find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system"))
+    {
+        return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
+    }
+    let key = input
+        .conversation
+        .conversation_id
+        .clone()
+        .unwrap_or_default();
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let (row, _) = create_in(conn, tenant, org, user, &key, &input.conversation, true).await?;
+        let known: Vec<Option<String>> = cm::table
+            .filter(cm::conversation_id.eq(row.id))
+            .filter(cm::deleted_at.is_null())
+            .select(cm::client_message_id)
+            .load(conn)
+            .await?;
+        let known: std::collections::HashSet<String> = known.into_iter().flatten().collect();
+        let now = OffsetDateTime::now_utc();
+        let mut seen = std::collections::HashSet::new();
+        let mut imported = 0i64;
+        let mut skipped = 0i64;
+        for m in &input.messages {
+            let Some(id) = m
+                .client_message_id
+                .as_ref()
+                .filter(|id| !known.contains(*id) && seen.insert((*id).clone()))
+            else {
+                skipped += 1;
+                continue;
+            };
+            diesel::insert_into(cm::table)
+                .values((
+                    cm::id.eq(Uuid::new_v4()),
+                    cm::tenant_id.eq(tenant),
+                    cm::organization_id.eq(org),
+                    cm::conversation_id.eq(row.id),
+                    cm::client_message_id.eq(id),
+                    cm::role.eq(&m.role),
+                    cm::content.eq(&m.content),
+                    cm::ui_parts.eq(m.ui_parts.as_ref().map(|p| json!(p))),
+                    cm::attachment_ids.eq(m.attachment_ids.as_ref().map(|p| json!(p))),
+                    cm::model.eq(&m.model),
+                    cm::metadata.eq(&m.metadata),
+                    cm::created_by_user_id.eq((m.role == "user").then_some(user)),
+                    cm::created_at.eq(now),
+                ))
+                .execute(conn)
+                .await?;
+            imported += 1;
+        }
+        let mut set_status = row.status.clone();
+        if let Some(s) = input
+            .status
+            .as_deref()
+            .filter(|s| matches!(*s, "open" | "closed"))
+        {
+            set_status = s.to_string();
+        }
+        let row: ConversationRow = diesel::update(cc::table.find(row.id))
+            .set((
+                cc::status.eq(&set_status),
+                cc::last_message_at.eq(if imported > 0 {
+                    Some(now)
+                } else {
+                    row.last_message_at
+                }),
+                cc::imported_from_local_at.eq(Some(now)),
+                cc::updated_at.eq(now),
+            ))
+            .returning(ConversationRow::as_select())
+            .get_result(conn)
+            .await?;
+        record_batch(
+            conn,
+            &actor,
+            vec![(
+                "ai_assistant.conversations.import",
+                entry(&row, "Import AI conversation"),
+            )],
+        )
+        .await?;
+        Ok(json!({
+            "conversation": summary(row, ctx),
+            "importedMessageCount": imported,
+            "skippedMessageCount": skipped,
+        }))
+    })
+    .await
+}

@@ -1,0 +1,177 @@
+//! `/ai_assistant/ai/conversations` (list, create, import) and
+//! `/ai_assistant/ai/conversations/{conversationId}` (get, patch, delete).
+
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use stoa_acl::AuthContext;
+use stoa_core::db::Db;
+use stoa_core::error::ErrorBody;
+use stoa_core::{AppError, AppResult, Json, Path, Query};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use utoipa::IntoParams;
+use validator::Validate;
+
+use crate::VIEW;
+use crate::conversations::{
+    self, CreateConversation, ImportConversation, PatchConversation, Summary,
+};
+use crate::error::AiError;
+
+fn instant(raw: Option<&str>, name: &str) -> Result<Option<OffsetDateTime>, AppError> {
+    match raw.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => OffsetDateTime::parse(s, &Rfc3339)
+            .map(Some)
+            .map_err(|_| AiError::Validation(format!("{name} must be an ISO timestamp")).into()),
+    }
+}
+
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    pub agent: Option<String>,
+    /// `open` or `closed`.
+    pub status: Option<String>,
+    /// `nextCursor` of the previous page (an ISO timestamp).
+    pub cursor: Option<String>,
+    /// 1-100 (default 50).
+    #[validate(range(min = 1, max = 100))]
+    pub limit: Option<i64>,
+}
+
+/// The caller's conversations (every one of the organization with
+/// `ai_assistant.conversations.manage`), newest activity first.
+#[utoipa::path(tag = "AI Assistant", params(ListQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+    responses((status = 200, body = Object, description = "`{items, nextCursor}`"), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+#[get("/ai_assistant/ai/conversations")]
+pub async fn list_conversations(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    q: Query<ListQuery>,
+) -> AppResult<web::Json<Value>> {
+    ctx.require(VIEW)?;
+    let q = q.into_inner();
+    let cursor = instant(q.cursor.as_deref(), "cursor")?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(
+        conversations::list(
+            &mut conn,
+            &ctx,
+            q.agent.as_deref(),
+            q.status.as_deref(),
+            cursor,
+            q.limit.unwrap_or(50),
+        )
+        .await?,
+    ))
+}
+
+/// Creates a conversation (201), or returns the caller's existing one of
+/// that `conversationId` (200).
+#[utoipa::path(tag = "AI Assistant", request_body = CreateConversation, security(("bearerAuth" = []), ("apiKey" = [])),
+    responses((status = 201, body = Summary), (status = 200, body = Summary, description = "Already there"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "Another user's conversation of that id")))]
+#[post("/ai_assistant/ai/conversations")]
+pub async fn create_conversation(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<CreateConversation>,
+) -> AppResult<HttpResponse> {
+    ctx.require(VIEW)?;
+    let (summary, created) = conversations::create(&db, &ctx, body.into_inner(), false).await?;
+    Ok(if created {
+        HttpResponse::Created().json(summary)
+    } else {
+        HttpResponse::Ok().json(summary)
+    })
+}
+
+/// Imports a browser-local conversation (at most 100 messages).
+#[utoipa::path(tag = "AI Assistant", request_body = ImportConversation, security(("bearerAuth" = []), ("apiKey" = [])),
+    responses((status = 200, body = Object, description = "`{conversation, importedMessageCount, skippedMessageCount}`"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+#[post("/ai_assistant/ai/conversations/import")]
+pub async fn import_conversation(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    body: Json<ImportConversation>,
+) -> AppResult<web::Json<Value>> {
+    ctx.require(VIEW)?;
+    Ok(web::Json(
+        conversations::import(&db, &ctx, body.into_inner()).await?,
+    ))
+}
+
+#[derive(Debug, Deserialize, Validate, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MessagesQuery {
+    /// Older messages than this ISO timestamp.
+    pub before: Option<String>,
+    /// 1-200 (default 100).
+    #[validate(range(min = 1, max = 200))]
+    pub limit: Option<i64>,
+}
+
+/// One conversation and a page of its messages (ascending).
+#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path), MessagesQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+    responses((status = 200, body = Object, description = "`{conversation, messages, nextCursor}`"), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[get("/ai_assistant/ai/conversations/{conversationId}")]
+pub async fn get_conversation(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    key: Path<String>,
+    q: Query<MessagesQuery>,
+) -> AppResult<web::Json<Value>> {
+    ctx.require(VIEW)?;
+    let q = q.into_inner();
+    let before = instant(q.before.as_deref(), "before")?;
+    let mut conn = db.conn().await?;
+    Ok(web::Json(
+        conversations::get(
+            &mut conn,
+            &ctx,
+            &key.into_inner(),
+            before,
+            q.limit.unwrap_or(100),
+        )
+        .await?,
+    ))
+}
+
+/// Changes the title, status or page context.
+#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), request_body = PatchConversation,
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses((status = 200, body = Summary), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[patch("/ai_assistant/ai/conversations/{conversationId}")]
+pub async fn patch_conversation(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    key: Path<String>,
+    body: Json<PatchConversation>,
+) -> AppResult<web::Json<Summary>> {
+    ctx.require(VIEW)?;
+    Ok(web::Json(
+        conversations::patch(&db, &ctx, &key.into_inner(), body.into_inner()).await?,
+    ))
+}
+
+/// Soft-deletes the conversation and its messages.
+#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), security(("bearerAuth" = []), ("apiKey" = [])),
+    responses((status = 200, body = Object, description = "`{ok:true}`"), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[delete("/ai_assistant/ai/conversations/{conversationId}")]
+pub async fn delete_conversation(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    key: Path<String>,
+) -> AppResult<web::Json<Value>> {
+    ctx.require(VIEW)?;
+    conversations::delete(&db, &ctx, &key.into_inner()).await?;
+    Ok(web::Json(json!({"ok": true})))
+}
