@@ -148,7 +148,10 @@ pub async fn session(
 }
 
 /// `{items, total, page, pageSize}` of the moderation flags, newest first.
-#[expect(clippy::too_many_arguments, reason = "each filter of the route's query")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each filter of the route's query"
+)]
 pub async fn flags(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,

@@ -257,6 +257,8 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         // Registry ids of AI providers and their models.
         "providerid" => json!("openai"),
         "modelid" => json!("gpt-4o"),
+        // Tenant A's seeded AI conversation (a client-chosen key, not a uuid).
+        "conversationid" => json!("alpha-conversation"),
         // An AI chat session (a client-chosen uuid, no record of its own).
         "sessionid" => json!(records.deal),
         other if other.ends_with("id") || other.ends_with("ids") => panic!(

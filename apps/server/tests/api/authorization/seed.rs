@@ -257,6 +257,13 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
     )
     .await;
     let ai_action = id(&proposal["result"]["pendingActionId"]);
+    created(
+        app,
+        t,
+        "/api/ai_assistant/ai/conversations",
+        json!({"agentId": "customers.deal_analyzer", "conversationId": "alpha-conversation"}),
+    )
+    .await;
 
     let no_features = user_with_features(&app.db, &a, "nobody@alpha.test", &[], None, None).await;
     let b_admin = user_with_features(&app.db, &b, "root@beta.test", &["*"], None, None).await;
