@@ -106,7 +106,7 @@ pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sy
             .service(routes::actions::cancel_action)
             .service(routes::tools::list_tools)
             .service(routes::tools::execute_tool)
-            .service(routes::health::health)
+            .service(routes::health::ai_health)
             .service(routes::settings::get_settings)
             .service(routes::settings::put_settings)
             .service(routes::settings::delete_settings)

@@ -20,7 +20,10 @@ use crate::state::AiState;
     )
 )]
 #[get("/ai_assistant/health")]
-pub async fn health(ctx: AuthContext, state: web::Data<AiState>) -> AppResult<web::Json<Health>> {
+pub async fn ai_health(
+    ctx: AuthContext,
+    state: web::Data<AiState>,
+) -> AppResult<web::Json<Health>> {
     ctx.require(VIEW)?;
     let providers: Vec<String> = state
         .config
