@@ -100,6 +100,17 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         count: u32,
     },
+    /// Write a photo-like `width`×`height` JPEG to `out` (used by `cargo
+    /// xtask bench` for the image-resize scenarios).
+    #[command(hide = true)]
+    BenchJpeg {
+        #[arg(long, default_value_t = 4000)]
+        width: u32,
+        #[arg(long, default_value_t = 3000)]
+        height: u32,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Time a streamed multipart upload into local storage and Money parsing
     /// (used by `cargo xtask bench`). Prints `{"uploadMibPerSec","uploadPeakGrowthMib","usPerMoney"}`.
     #[command(hide = true)]
@@ -171,6 +182,11 @@ fn run(cli: Cli) -> Result<(), CommandError> {
             .build()
             .map_err(|e| CommandError::Other(e.to_string()))?
             .block_on(bench::io_bench(mib.max(1))),
+        Command::BenchJpeg { width, height, out } => {
+            let bytes = stoa_attachments::bench::sample_jpeg(width, height)
+                .map_err(|e| CommandError::Other(e.to_string()))?;
+            std::fs::write(&out, bytes).map_err(|e| CommandError::Other(e.to_string()))
+        }
         Command::Openapi => {
             println!("{}", commands::openapi()?);
             Ok(())

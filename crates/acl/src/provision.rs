@@ -30,6 +30,8 @@ pub struct FirstUser {
     pub password_hash: Option<String>,
     /// A default role name (`superadmin`, `admin`, `employee`).
     pub role: &'static str,
+    /// The display name (`users.name`), if known.
+    pub name: Option<String>,
 }
 
 /// The tenant being provisioned, as seeders see it.

@@ -12,11 +12,13 @@
 #![doc = include_str!("../README.md")]
 
 pub mod access;
+pub mod bench;
 pub mod cleanup;
 pub mod commands;
 pub mod config;
 pub mod dto;
 pub mod error;
+pub mod extract;
 pub mod images;
 pub mod model;
 pub mod operations;

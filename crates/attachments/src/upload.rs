@@ -343,6 +343,14 @@ async fn extract_text(
     mime: &str,
     size: u64,
 ) -> Option<String> {
+    if let Some(document) = crate::extract::Document::of(mime) {
+        if size > crate::extract::MAX_INPUT {
+            return None;
+        }
+        let end = size.checked_sub(1)?;
+        let bytes = store::read_range(storage, key, 0..=end).await.ok()?;
+        return crate::extract::text(document, bytes.to_vec()).await;
+    }
     let textual = mime.starts_with("text/") || mime == "application/json";
     if !textual {
         return None;

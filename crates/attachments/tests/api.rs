@@ -4,6 +4,7 @@
 //! module whose helpers do too says so with `#[expect]` and a reason.
 
 mod api {
+    pub mod extraction;
     pub mod files;
     pub mod images;
     pub mod library;

@@ -105,6 +105,7 @@ impl TenantSeeder for AccountsSeeder {
                         users::tenant_id.eq(tenant.tenant_id),
                         users::organization_id.eq(tenant.organization_id),
                         users::email.eq(&first.email),
+                        users::name.eq(&first.name),
                         users::password_hash.eq(&first.password_hash),
                         users::is_confirmed.eq(true),
                     ))
@@ -220,6 +221,7 @@ pub async fn init(
                         email: email.clone(),
                         password_hash: Some(hash.clone()),
                         role,
+                        name: None,
                     })
                     .collect();
                 let request = TenantRequest {

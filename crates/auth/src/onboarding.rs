@@ -97,6 +97,7 @@ impl Onboarding for PgOnboarding {
             email,
             password_hash,
             role,
+            name: None,
         })
     }
 

@@ -65,9 +65,12 @@ impl Command for VerifySignUp {
     ) -> BoxFuture<'a, Result<(Verified, LogEntry), AppError>> {
         Box::pin(async move {
             let row = self.request;
-            let first =
+            let mut first =
                 self.accounts
                     .first_user(&row.email, row.password_hash.clone(), FIRST_USER_ROLE)?;
+            // The reference's display name: "first last", trimmed.
+            let name = format!("{} {}", row.first_name.trim(), row.last_name.trim());
+            first.name = Some(name.trim().to_string()).filter(|n| !n.is_empty());
             let user_id = first.id;
             let tenant = provision_tenant(
                 conn,

@@ -15,6 +15,7 @@
 //! (docs/benchmarks.md is left alone).
 
 mod ai;
+mod attachments;
 mod catalog;
 mod deals;
 mod http;
@@ -208,6 +209,14 @@ fn bench(
     let ai_names = "AI chat: time to first streamed text; AI chat: 100 concurrent streams";
     if only.is_empty() || only.iter().any(|o| ai_names.contains(o.as_str())) {
         for row in ai::ai_rows(stoa, &url, ADMIN_LOGIN_FORM)? {
+            println!("{}", row.describe());
+            rows.push(row);
+        }
+    }
+    // Attachments on a server of their own (its peak RSS is theirs).
+    let attachment_names = "attachments: first resize, concurrent resizes, cached variant, uploads";
+    if only.is_empty() || only.iter().any(|o| attachment_names.contains(o.as_str())) {
+        for row in attachments::rows(stoa, &url, ADMIN_LOGIN_FORM, seconds, connections)? {
             println!("{}", row.describe());
             rows.push(row);
         }

@@ -153,7 +153,7 @@ pub async fn post_chat(
     let mut response = sse.respond_to(&req).map_into_boxed_body();
     let headers = response.headers_mut();
     headers.insert(
-        HeaderName::from_static("x-vercel-ai-ui-message-stream"),
+        HeaderName::from_static(stoa_core::http::headers::AI_UI_MESSAGE_STREAM),
         HeaderValue::from_static("v1"),
     );
     headers.insert(

@@ -60,6 +60,10 @@ pub const IF_NONE_MATCH: &str = "if-none-match";
 /// Downloads: honour `Range` only while the file still has this ETag.
 pub const IF_RANGE: &str = "if-range";
 
+/// Marks the AI chat's SSE body as the AI SDK's UI-message stream (`v1`);
+/// the SDK's browser client reads it.
+pub const AI_UI_MESSAGE_STREAM: &str = "x-vercel-ai-ui-message-stream";
+
 /// Every request header the API reads: a browser may send only these cross-origin.
 pub const ALLOWED_HEADERS: [&str; 12] = [
     ACCEPT,
@@ -77,7 +81,7 @@ pub const ALLOWED_HEADERS: [&str; 12] = [
 ];
 
 /// Response headers browser clients read (others stay hidden from cross-origin scripts).
-pub const EXPOSED_HEADERS: [&str; 10] = [
+pub const EXPOSED_HEADERS: [&str; 11] = [
     REQUEST_ID,
     crate::command::OPERATION_HEADER,
     "retry-after",
@@ -88,4 +92,5 @@ pub const EXPOSED_HEADERS: [&str; 10] = [
     "etag",
     "content-range",
     "accept-ranges",
+    AI_UI_MESSAGE_STREAM,
 ];

@@ -40,6 +40,11 @@ async fn the_new_admin_signs_in_and_finds_dashboards_and_partitions() {
     assert_eq!(res.status, 200, "{}", res.text());
     let token = res.json()["token"].as_str().unwrap().to_string();
 
+    // The display name is the form's first and last name.
+    let res = app.send(get("/api/auth/profile", &token)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["name"], "Ada Lovelace", "{}", res.text());
+
     // The default dashboard: the widgets the admin role was seeded with.
     let res = app.send(get("/api/dashboards/layout", &token)).await;
     assert_eq!(res.status, 200, "{}", res.text());
