@@ -263,7 +263,7 @@ pub struct LibraryItem {
     pub content: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionSummary {
     pub code: String,
@@ -276,10 +276,16 @@ pub struct PartitionSummary {
 #[serde(rename_all = "camelCase")]
 pub struct LibraryList {
     pub items: Vec<LibraryItem>,
-    pub page: i64,
-    pub page_size: i64,
-    pub total: i64,
-    pub total_pages: i64,
+    pub page: u64,
+    pub page_size: u64,
+    pub total: u64,
+    pub total_pages: u64,
+    /// True when more attachments match than the default count looked at
+    /// (1,000 past the page's start); `includeTotal=true` counts exactly.
+    pub total_capped: bool,
+    /// Send as `cursor` (same filters and sort) for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     pub available_tags: Vec<String>,
     pub partitions: Vec<PartitionSummary>,
 }

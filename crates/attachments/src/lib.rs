@@ -20,6 +20,7 @@ pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod images;
+pub mod library_list;
 pub mod model;
 pub mod operations;
 pub mod partitions;

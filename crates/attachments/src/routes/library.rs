@@ -9,6 +9,8 @@ use stoa_acl::AuthContext;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::{ListParams, ListRequest};
+use stoa_core::pagination::Page;
 use stoa_core::{AppError, AppResult, Path, Query};
 
 use crate::commands::{AttachmentScope, DeleteAttachment, UpdateAttachment};
@@ -17,7 +19,8 @@ use crate::dto::{
     PartitionSummary, Patched, PatchedItem,
 };
 use crate::error::AttachmentsError;
-use crate::model::{Attachment, Partition, iso};
+use crate::library_list::{self, LibraryFilter, LibraryScope, SortField};
+use crate::model::{Attachment, iso};
 use crate::schema::{attachment_partitions as p, attachments as a};
 use crate::sniff::RESIZABLE_TYPES;
 use crate::{MANAGE, VIEW, upload};
@@ -32,31 +35,26 @@ fn scope(ctx: &AuthContext) -> Result<AttachmentScope, AppError> {
 }
 
 struct Parsed {
-    page: i64,
-    page_size: i64,
-    search: Option<String>,
-    partition: Option<String>,
-    tags: Vec<String>,
-    sort_field: &'static str,
-    ascending: bool,
+    page: Page,
+    filter: LibraryFilter,
 }
 
 fn parse(q: LibraryQuery) -> Result<Parsed, AttachmentsError> {
     let bad = || AttachmentsError::InvalidQuery;
-    let number = |v: Option<String>, default: i64, max: i64| -> Result<i64, AttachmentsError> {
+    let number = |v: Option<String>, default: u64, max: u64| -> Result<u64, AttachmentsError> {
         match v.as_deref().map(str::trim) {
             None | Some("") => Ok(default),
             Some(s) => s
-                .parse::<i64>()
+                .parse::<u64>()
                 .ok()
                 .filter(|n| (1..=max).contains(n))
                 .ok_or_else(bad),
         }
     };
-    let sort_field = match q.sort_field.as_deref() {
-        None | Some("createdAt") => "createdAt",
-        Some("fileName") => "fileName",
-        Some("fileSize") => "fileSize",
+    let sort = match q.sort_field.as_deref() {
+        None | Some("createdAt") => SortField::CreatedAt,
+        Some("fileName") => SortField::FileName,
+        Some("fileSize") => SortField::FileSize,
         Some(_) => return Err(bad()),
     };
     let ascending = match q.sort_dir.as_deref() {
@@ -73,20 +71,24 @@ fn parse(q: LibraryQuery) -> Result<Parsed, AttachmentsError> {
     }
     let tags = upload::parse_tags(q.tags.as_deref()).map_err(|_| bad())?;
     Ok(Parsed {
-        page: number(q.page, 1, 1_000_000)?,
-        page_size: number(q.page_size, 25, 100)?,
-        search,
-        partition: q
-            .partition
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty()),
-        tags,
-        sort_field,
-        ascending,
+        page: Page {
+            page: number(q.page, 1, 1_000_000)?,
+            page_size: number(q.page_size, 25, 100)?,
+        },
+        filter: LibraryFilter {
+            search: search.map(|s| format!("%{}%", stoa_core::search::escape_like(&s))),
+            partition: q
+                .partition
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty()),
+            tags,
+            sort,
+            ascending,
+        },
     })
 }
 
-fn item(row: &Attachment, titles: &[Partition]) -> LibraryItem {
+fn item(row: &Attachment, titles: &[PartitionSummary]) -> LibraryItem {
     LibraryItem {
         id: row.id,
         file_name: row.file_name.clone(),
@@ -108,14 +110,15 @@ fn item(row: &Attachment, titles: &[Partition]) -> LibraryItem {
     }
 }
 
-/// One page of the library with the tags in use and every partition.
+/// One page of the library with the tags in use and every partition, in
+/// one statement (the "Lists" shape: capped total, keyset `cursor`).
 #[utoipa::path(
     tag = "Attachments",
-    params(LibraryQuery),
+    params(LibraryQuery, ListParams),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LibraryList),
-        (status = 400, body = ErrorBody, description = "Invalid query"),
+        (status = 400, body = ErrorBody, description = "Invalid query or cursor"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
@@ -125,80 +128,35 @@ pub async fn list_library(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<LibraryQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<LibraryList>> {
     ctx.require(VIEW)?;
-    let scope = scope(&ctx)?;
+    let scope = LibraryScope {
+        tenant_id: ctx.tenant()?,
+        organizations: ctx.acl.visible_organization_ids.clone(),
+    };
     let q = parse(q.into_inner())?;
-    let filtered = || {
-        let mut query = a::table
-            .filter(a::tenant_id.eq(scope.tenant_id))
-            .into_boxed();
-        if let Some(orgs) = &scope.organizations {
-            query = query.filter(a::organization_id.eq_any(orgs.clone()));
-        }
-        if let Some(search) = &q.search {
-            query = query.filter(
-                a::file_name.ilike(format!("%{}%", stoa_core::search::escape_like(search))),
-            );
-        }
-        if let Some(code) = &q.partition {
-            query = query.filter(a::partition_code.eq(code.clone()));
-        }
-        if !q.tags.is_empty() {
-            query = query.filter(a::tags.contains(q.tags.clone()));
-        }
-        query
-    };
+    let req = ListRequest::new(
+        q.page,
+        &params,
+        library_list::cursor_tag(q.filter.sort, q.filter.ascending),
+    )?;
     let mut conn = db.conn().await?;
-    let total: i64 = filtered().count().get_result(&mut conn).await?;
-    let total_pages = ((total + q.page_size - 1) / q.page_size).max(1);
-    let mut page = filtered().select(Attachment::as_select());
-    page = match (q.sort_field, q.ascending) {
-        ("fileName", true) => page.order((a::file_name.asc(), a::id.asc())),
-        ("fileName", false) => page.order((a::file_name.desc(), a::id.desc())),
-        ("fileSize", true) => page.order((a::file_size.asc(), a::id.asc())),
-        ("fileSize", false) => page.order((a::file_size.desc(), a::id.desc())),
-        (_, true) => page.order((a::created_at.asc(), a::id.asc())),
-        (_, false) => page.order((a::created_at.desc(), a::id.desc())),
-    };
-    let rows: Vec<Attachment> = page
-        .limit(q.page_size)
-        .offset((q.page - 1).saturating_mul(q.page_size))
-        .load(&mut conn)
-        .await?;
-    let mut tags_query = a::table
-        .filter(a::tenant_id.eq(scope.tenant_id))
-        .select(diesel::dsl::sql::<diesel::sql_types::Text>(
-            "DISTINCT unnest(tags)",
-        ))
-        .into_boxed();
-    if let Some(orgs) = &scope.organizations {
-        tags_query = tags_query.filter(a::organization_id.eq_any(orgs.clone()));
-    }
-    let mut available_tags: Vec<String> = tags_query.load(&mut conn).await?;
-    available_tags.sort();
-    let partitions: Vec<Partition> = p::table
-        .filter(p::tenant_id.is_null().or(p::tenant_id.eq(scope.tenant_id)))
-        .select(Partition::as_select())
-        .order((p::title.asc(), p::code.asc()))
-        .load(&mut conn)
-        .await?;
+    let (rows, counted, available_tags, partitions) =
+        library_list::list(&mut conn, &scope, &q.filter, &req).await?;
+    drop(conn);
+    let sort = q.filter.sort;
+    let page = req.finish(rows, counted, |row| library_list::key_of(row, sort));
     Ok(web::Json(LibraryList {
-        items: rows.iter().map(|r| item(r, &partitions)).collect(),
-        page: q.page,
-        page_size: q.page_size,
-        total,
-        total_pages,
+        items: page.items.iter().map(|r| item(r, &partitions)).collect(),
+        page: page.page,
+        page_size: page.page_size,
+        total: page.total,
+        total_pages: page.total_pages,
+        total_capped: page.total_capped,
+        next_cursor: page.next_cursor,
         available_tags,
-        partitions: partitions
-            .iter()
-            .map(|p| PartitionSummary {
-                code: p.code.clone(),
-                title: p.title.clone(),
-                description: p.description.clone(),
-                is_public: p.is_public,
-            })
-            .collect(),
+        partitions,
     }))
 }
 
