@@ -204,9 +204,21 @@ pub async fn list(
     scope: &LibraryScope,
     filter: &LibraryFilter,
     req: &ListRequest<LibraryKey>,
-) -> Result<(Vec<Attachment>, Option<i64>, Vec<String>, Vec<PartitionSummary>), AppError> {
+) -> Result<
+    (
+        Vec<Attachment>,
+        Option<i64>,
+        Vec<String>,
+        Vec<PartitionSummary>,
+    ),
+    AppError,
+> {
     let after = req.after.as_ref();
-    let q = ordered(windowed(scope, filter, after)?, filter.sort, filter.ascending);
+    let q = ordered(
+        windowed(scope, filter, after)?,
+        filter.sort,
+        filter.ascending,
+    );
     let counted_query = windowed(scope, filter, after)?.select(a::id);
     type Row = (Attachment, i64, Vec<String>, serde_json::Value);
     // The text depends only on which filters are set (lists are bound as one
@@ -223,7 +235,7 @@ pub async fn list(
     )
     .load(conn)
     .await?;
-    let Some(first) = rows.first() else {
+    let Some(first) = <[Row]>::first(&rows) else {
         type Empty = (i64, Vec<String>, serde_json::Value);
         let again = windowed(scope, filter, after)?.select(a::id);
         let (counted, tags, partitions): Empty = Cached(diesel::select((
@@ -233,7 +245,12 @@ pub async fn list(
         )))
         .get_result(conn)
         .await?;
-        return Ok((Vec::new(), Some(counted), tags, parse_partitions(partitions)?));
+        return Ok((
+            Vec::new(),
+            Some(counted),
+            tags,
+            parse_partitions(partitions)?,
+        ));
     };
     let counted = Some(first.1);
     let tags = first.2.clone();

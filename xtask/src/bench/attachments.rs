@@ -127,7 +127,8 @@ fn measure(
     )?;
     // The first resize: decode 12 MP, resize, encode, store the variant.
     let started = Instant::now();
-    let (status, body) = load::once_within(addr, &image_request(&photo, 320), Duration::from_secs(60))?;
+    let (status, body) =
+        load::once_within(addr, &image_request(&photo, 320), Duration::from_secs(60))?;
     let first = started.elapsed();
     if status != 200 {
         return Err(format!(
@@ -156,7 +157,8 @@ fn measure(
             .map(|i| {
                 let req = image_request(&photo, 400 + i);
                 s.spawn(move || {
-                    load::once_within(addr, &req, Duration::from_secs(120)).map(|(status, _)| status)
+                    load::once_within(addr, &req, Duration::from_secs(120))
+                        .map(|(status, _)| status)
                 })
             })
             .collect();
@@ -193,7 +195,9 @@ fn measure(
     );
     let (rss, peak) = server.memory_mib();
     let mut row = Row::from_outcome(
-        &format!("GET /api/attachments/image/{{id}}?width=320 (cached variant), {connections} connections"),
+        &format!(
+            "GET /api/attachments/image/{{id}}?width=320 (cached variant), {connections} connections"
+        ),
         &outcome,
         rss,
         peak,

@@ -58,8 +58,7 @@ fn pdf(line: &str) -> Vec<u8> {
 
 /// A PDF whose one Flate stream inflates to 64 MiB of zeros (about 64 KiB).
 fn pdf_bomb() -> Vec<u8> {
-    let mut encoder =
-        flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     let zeros = vec![0u8; 1024 * 1024];
     for _ in 0..64 {
         encoder.write_all(&zeros).unwrap();
@@ -110,7 +109,13 @@ async fn pdf_and_docx_text_is_extracted_and_bombs_get_none() {
     let id = uploaded(
         &h,
         &admin,
-        form("x:y", "r", "brief.pdf", "application/pdf", &pdf("Hello from stoa")),
+        form(
+            "x:y",
+            "r",
+            "brief.pdf",
+            "application/pdf",
+            &pdf("Hello from stoa"),
+        ),
     )
     .await;
     let text = content_of(&h, &admin, &id).await;
@@ -138,7 +143,13 @@ async fn pdf_and_docx_text_is_extracted_and_bombs_get_none() {
     let id = uploaded(
         &h,
         &admin,
-        form("x:y", "r", "broken.pdf", "application/pdf", b"%PDF-1.4 garbage"),
+        form(
+            "x:y",
+            "r",
+            "broken.pdf",
+            "application/pdf",
+            b"%PDF-1.4 garbage",
+        ),
     )
     .await;
     assert_eq!(content_of(&h, &admin, &id).await, serde_json::Value::Null);

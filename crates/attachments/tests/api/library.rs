@@ -295,27 +295,67 @@ async fn the_library_is_one_statement_with_keyset_cursors_per_sort() {
 
     // Warm the ACL cache: a page is then the session check and one statement
     // carrying the page, its total, the tags in use and the partitions.
-    h.app.send(get(&format!("{LIBRARY}?pageSize=1"), &admin)).await;
+    h.app
+        .send(get(&format!("{LIBRARY}?pageSize=1"), &admin))
+        .await;
     let (n, body) = h
         .app
-        .statements(&format!("{LIBRARY}?pageSize=2&sortField=fileName&sortDir=asc"), &admin)
+        .statements(
+            &format!("{LIBRARY}?pageSize=2&sortField=fileName&sortDir=asc"),
+            &admin,
+        )
         .await;
     assert_eq!(n, 2, "library statements: {body}");
-    assert_eq!((&body["total"], &body["totalCapped"]), (&json!(5), &json!(false)));
+    assert_eq!(
+        (&body["total"], &body["totalCapped"]),
+        (&json!(5), &json!(false))
+    );
     assert_eq!(body["availableTags"], json!(["blue", "green", "red"]));
     assert_eq!(body["partitions"].as_array().unwrap().len(), 2);
 
     // Following the cursors reads every file once, in order, for each sort.
     for (sort, dir, expected) in [
-        ("fileName", "asc", ["file-0.txt", "file-1.txt", "file-2.txt", "file-3.txt", "file-4.txt"]),
-        ("fileSize", "desc", ["file-4.txt", "file-3.txt", "file-2.txt", "file-1.txt", "file-0.txt"]),
-        ("createdAt", "asc", ["file-0.txt", "file-1.txt", "file-2.txt", "file-3.txt", "file-4.txt"]),
+        (
+            "fileName",
+            "asc",
+            [
+                "file-0.txt",
+                "file-1.txt",
+                "file-2.txt",
+                "file-3.txt",
+                "file-4.txt",
+            ],
+        ),
+        (
+            "fileSize",
+            "desc",
+            [
+                "file-4.txt",
+                "file-3.txt",
+                "file-2.txt",
+                "file-1.txt",
+                "file-0.txt",
+            ],
+        ),
+        (
+            "createdAt",
+            "asc",
+            [
+                "file-0.txt",
+                "file-1.txt",
+                "file-2.txt",
+                "file-3.txt",
+                "file-4.txt",
+            ],
+        ),
     ] {
         let mut seen = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let path = match &cursor {
-                Some(c) => format!("{LIBRARY}?pageSize=2&sortField={sort}&sortDir={dir}&cursor={c}"),
+                Some(c) => {
+                    format!("{LIBRARY}?pageSize=2&sortField={sort}&sortDir={dir}&cursor={c}")
+                }
                 None => format!("{LIBRARY}?pageSize=2&sortField={sort}&sortDir={dir}"),
             };
             let (n, body) = h.app.statements(&path, &admin).await;
@@ -334,7 +374,10 @@ async fn the_library_is_one_statement_with_keyset_cursors_per_sort() {
     // A cursor of another sort, or no cursor at all, is 400.
     let res = h
         .app
-        .send(get(&format!("{LIBRARY}?pageSize=2&sortField=fileName"), &admin))
+        .send(get(
+            &format!("{LIBRARY}?pageSize=2&sortField=fileName"),
+            &admin,
+        ))
         .await;
     let cursor = res.json()["nextCursor"].as_str().unwrap().to_string();
     for bad in [
