@@ -1,7 +1,7 @@
 //! The SQL of layouts and widget assignments. Table names are constants;
 //! every value is bound.
 
-use diesel::sql_types::{Array, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
@@ -232,7 +232,17 @@ pub struct WidgetInputs {
     pub user_widgets: Option<Vec<String>>,
     #[diesel(sql_type = Array<Text>)]
     pub role_widgets: Vec<String>,
+    /// The versions of [`LAYOUT_READ_DEPS`] for the caller's tenant, read in
+    /// the same statement (what a kept layout answer is checked against).
+    #[diesel(sql_type = Array<BigInt>)]
+    pub versions: Vec<i64>,
 }
+
+/// What `GET /dashboards/layout` is computed from besides the ACL (which the
+/// kept answer's owner carries): the user's name and e-mail, and the
+/// dashboards' own tables (layouts, role and user widget lists; their
+/// triggers bump it per tenant). Sorted, as `read_cache` expects.
+pub const LAYOUT_READ_DEPS: &[&str] = &["auth.users", "dashboards.layouts"];
 
 /// The statement of [`WidgetInputs`]; `roles_sql` is the account
 /// interface's `user_role_ids_sql("$3")` (fixed per process, so the
@@ -248,7 +258,13 @@ pub fn widget_inputs_sql(roles_sql: &str) -> String {
              WHERE rw.role_id = ANY({roles_sql}) AND rw.tenant_id = $4 \
                AND (rw.organization_id IS NULL OR rw.organization_id = $5) \
              ORDER BY rw.role_id, (rw.organization_id IS NOT NULL) DESC \
-           ) best, unnest(best.widget_ids) w) AS role_widgets"
+           ) best, unnest(best.widget_ids) w) AS role_widgets, \
+           ARRAY[ \
+             (SELECT COALESCE(sum(v.version), 0)::bigint FROM read_versions v \
+              WHERE v.name IN ('auth.users', 'auth.users@' || $4::text)), \
+             (SELECT COALESCE(sum(v.version), 0)::bigint FROM read_versions v \
+              WHERE v.name IN ('dashboards.layouts', 'dashboards.layouts@' || $4::text)) \
+           ]::bigint[] AS versions"
     )
 }
 

@@ -96,7 +96,7 @@ pub async fn get_layout(
     registry: &Registry,
     roles: &dyn RoleDirectory,
     ctx: &AuthContext,
-) -> Result<LayoutResponse, AppError> {
+) -> Result<(LayoutResponse, Vec<i64>), AppError> {
     let user = caller_user(ctx)?;
     let scope = caller_scope(ctx)?;
     let mut conn = db.conn().await?;
@@ -144,7 +144,8 @@ pub async fn get_layout(
         .clone()
         .or_else(|| ctx.email.clone())
         .unwrap_or_else(|| user.to_string());
-    Ok(LayoutResponse {
+    let versions = read.versions.clone();
+    let response = LayoutResponse {
         layout: Layout { items },
         allowed_widget_ids: allowed.iter().map(|w| w.id.to_string()).collect(),
         can_configure: ctx.has(crate::CONFIGURE),
@@ -157,7 +158,8 @@ pub async fn get_layout(
             user_label: label,
         },
         widgets: allowed.into_iter().map(CatalogEntry::from).collect(),
-    })
+    };
+    Ok((response, versions))
 }
 
 /// `PUT /dashboards/layout`: array order wins; widgets the caller may not

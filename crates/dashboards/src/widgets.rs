@@ -125,6 +125,7 @@ mod tests {
             user_mode: mode.map(String::from),
             user_widgets: user.map(|u| u.iter().map(|s| s.to_string()).collect()),
             role_widgets: roles.iter().map(|s| s.to_string()).collect(),
+            versions: Vec::new(),
         }
     }
 

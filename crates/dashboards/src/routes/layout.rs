@@ -1,10 +1,11 @@
 //! `GET/PUT /dashboards/layout`, `PATCH /dashboards/layout/{itemId}`.
 
-use actix_web::{HttpResponse, get, patch, put, web};
+use actix_web::{HttpRequest, HttpResponse, get, patch, put, web};
 use stoa_acl::{AuthContext, Registry, RoleDirectory};
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::{ErrorBody, Issue};
+use stoa_core::http::read_cache::{ReadDeps, answer_json};
 use stoa_core::{AppError, AppResult, Json, Path};
 use uuid::Uuid;
 
@@ -13,6 +14,9 @@ use crate::service;
 
 /// The caller's dashboard: its items, the widgets it may have and who it is.
 /// A first read stores the default layout (the widgets enabled by default).
+/// A session caller's answer is kept until its grants, its user record or a
+/// dashboards table of its tenant change: a repeated read is then the
+/// session check alone.
 #[utoipa::path(
     tag = super::TAG,
     security(("bearerAuth" = [])),
@@ -24,14 +28,16 @@ use crate::service;
 )]
 #[get("/dashboards/layout")]
 pub async fn get_layout(
+    req: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     registry: web::Data<Registry>,
     roles: web::Data<dyn RoleDirectory>,
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::VIEW)?;
-    let body = service::get_layout(&db, &registry, roles.get_ref(), &ctx).await?;
-    Ok(HttpResponse::Ok().json(body))
+    let (body, versions) = service::get_layout(&db, &registry, roles.get_ref(), &ctx).await?;
+    let deps = ReadDeps::new(crate::queries::LAYOUT_READ_DEPS, body.context.tenant_id);
+    answer_json(&req, ctx.read_owner(), &body, deps, Some(versions), None)
 }
 
 /// Replaces the caller's layout: array order wins, widgets the caller may

@@ -138,3 +138,79 @@ async fn deal_widgets_sum_money_exactly_within_the_tenant() {
     assert_eq!(ask(&b, count).await["value"], 0.0);
     assert_eq!(total(&ask(&b, by_month).await), 0.0);
 }
+
+#[actix_web::test]
+async fn a_repeated_layout_read_is_kept_until_what_it_shows_changes() {
+    use diesel_async::SimpleAsyncConnection;
+    use stoa_testkit::requests::put_json;
+    let app = stoa_testkit::app()
+        .server_with(|db| {
+            let modules = stoa_server::modules(
+                &stoa_server::test_services(db).unwrap(),
+                AuthConfig::for_tests(),
+            )
+            .unwrap();
+            (modules.configurators, Some(modules.access))
+        })
+        .reads_with(stoa_auth::testing::reads)
+        .start()
+        .await;
+    let Seeded { a, a_token, .. } = seed(&app).await;
+    const LAYOUT: &str = "/api/dashboards/layout";
+    // A read (storing the default layout if the caller had none) and one
+    // more keep the answer; then a repeat is the session check alone.
+    app.statements(LAYOUT, &a_token).await;
+    let (_, first) = app.statements(LAYOUT, &a_token).await;
+    for _ in 0..3 {
+        let (n, again) = app.statements(LAYOUT, &a_token).await;
+        assert_eq!((n, &again), (1, &first), "a kept answer");
+    }
+    let allowed: Vec<String> = first["allowedWidgetIds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    assert!(allowed.len() >= 2, "{first}");
+
+    // Saving the layout: the next read shows it.
+    let item = uuid::Uuid::new_v4();
+    let res = app
+        .send(put_json(
+            LAYOUT,
+            &a_token,
+            json!({"items": [{"id": item, "widgetId": allowed[1], "order": 0}]}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let (_, body) = app.statements(LAYOUT, &a_token).await;
+    assert_eq!(body["layout"]["items"][0]["id"], json!(item));
+    // (That read renumbered the saved items, a write of its own; the next
+    // one keeps the answer again.)
+    app.statements(LAYOUT, &a_token).await;
+    assert_eq!(app.statements(LAYOUT, &a_token).await.0, 1);
+
+    // The caller's own widget list (another dashboards table).
+    let res = app
+        .send(put_json(
+            "/api/dashboards/users/widgets",
+            &a_token,
+            json!({"userId": a.superadmin, "mode": "override", "widgetIds": [allowed[0]]}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let (_, body) = app.statements(LAYOUT, &a_token).await;
+    assert_eq!(body["allowedWidgetIds"], json!([allowed[0]]));
+
+    // The caller's name, which the context shows (the users' read version).
+    let mut conn = app.db.conn().await.unwrap();
+    conn.batch_execute(&format!(
+        "UPDATE users SET name = 'Ada Admin' WHERE id = '{}'",
+        a.superadmin
+    ))
+    .await
+    .unwrap();
+    drop(conn);
+    let (_, body) = app.statements(LAYOUT, &a_token).await;
+    assert_eq!(body["context"]["userName"], "Ada Admin");
+}

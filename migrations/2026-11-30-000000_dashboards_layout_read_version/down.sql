@@ -1,0 +1,10 @@
+DROP TRIGGER dashboard_user_widgets_read_version_delete ON dashboard_user_widgets;
+DROP TRIGGER dashboard_user_widgets_read_version_update ON dashboard_user_widgets;
+DROP TRIGGER dashboard_user_widgets_read_version_insert ON dashboard_user_widgets;
+DROP TRIGGER dashboard_role_widgets_read_version_delete ON dashboard_role_widgets;
+DROP TRIGGER dashboard_role_widgets_read_version_update ON dashboard_role_widgets;
+DROP TRIGGER dashboard_role_widgets_read_version_insert ON dashboard_role_widgets;
+DROP TRIGGER dashboard_layouts_read_version_delete ON dashboard_layouts;
+DROP TRIGGER dashboard_layouts_read_version_update ON dashboard_layouts;
+DROP TRIGGER dashboard_layouts_read_version_insert ON dashboard_layouts;
+DELETE FROM read_versions WHERE name = 'dashboards.layouts' OR starts_with(name, 'dashboards.layouts@');
