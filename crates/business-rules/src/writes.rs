@@ -62,7 +62,10 @@ pub async fn perform(db: &Db, registry: &Registry, req: &Request, run: &mut Run)
             if result.kind != "SET_FIELD" || result.result["status"] != PENDING_WRITE {
                 continue;
             }
-            let field = result.result["field"].as_str().unwrap_or_default().to_string();
+            let field = result.result["field"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             let value = result.result["value"].clone();
             let done = match (writer, &auth, req.entity_id.as_deref()) {
                 (Some(writer), Some(auth), Some(record_id)) => {

@@ -98,7 +98,9 @@ pub fn check_rule(
         } else {
             match actions::parse(list.as_ref(), key, &checks) {
                 Ok(found) => {
-                    writes |= found.iter().any(|a| a.kind == actions::ActionType::SetField);
+                    writes |= found
+                        .iter()
+                        .any(|a| a.kind == actions::ActionType::SetField);
                 }
                 Err(found) => problems.extend(found),
             }

@@ -156,11 +156,15 @@ async fn a_guard_rule_refuses_a_rules_write_and_the_log_says_so() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
-    rule(&app, &admin, json!({
-        "ruleId": "capped", "ruleName": "Probability capped", "ruleType": "GUARD",
-        "entityType": "customers.deal",
-        "conditionExpression": {"field": "probability", "operator": "<=", "value": 90},
-    }))
+    rule(
+        &app,
+        &admin,
+        json!({
+            "ruleId": "capped", "ruleName": "Probability capped", "ruleType": "GUARD",
+            "entityType": "customers.deal",
+            "conditionExpression": {"field": "probability", "operator": "<=", "value": 90},
+        }),
+    )
     .await;
     won_is_certain(&app, &admin).await;
     let id = deal(&app, &admin, json!({"title": "Big", "probability": 10})).await;
@@ -273,7 +277,12 @@ async fn saving_a_writing_rule_takes_the_deals_write_feature_and_checks_values()
     let res = app.send(post_json(RULES, &rules_only, other)).await;
     assert_eq!(res.status, 201, "{}", res.text());
     // A placeholder resolving to an invalid value fails the write, not the deal.
-    let id = deal(&app, &admin, json!({"title": "T", "probability": 5, "valueAmount": "5000", "valueCurrency": "EUR"})).await;
+    let id = deal(
+        &app,
+        &admin,
+        json!({"title": "T", "probability": 5, "valueAmount": "5000", "valueCurrency": "EUR"}),
+    )
+    .await;
     dispatch(&app.db).await;
     let res = app
         .send(put_json(
@@ -316,8 +325,18 @@ async fn a_rule_of_one_tenant_never_writes_another_tenants_deals() {
     let acme_admin = token_for(&app.db, acme.admin).await;
     let globex_admin = token_for(&app.db, globex.admin).await;
     won_is_certain(&app, &globex_admin).await;
-    let acme_deal = deal(&app, &acme_admin, json!({"title": "Acme", "probability": 10})).await;
-    let globex_deal = deal(&app, &globex_admin, json!({"title": "Globex", "probability": 10})).await;
+    let acme_deal = deal(
+        &app,
+        &acme_admin,
+        json!({"title": "Acme", "probability": 10}),
+    )
+    .await;
+    let globex_deal = deal(
+        &app,
+        &globex_admin,
+        json!({"title": "Globex", "probability": 10}),
+    )
+    .await;
     win(&app, &acme_admin, acme_deal).await;
     win(&app, &globex_admin, globex_deal).await;
     dispatch(&app.db).await;

@@ -1,9 +1,9 @@
 //! Deal create, update, delete and detail.
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde_json::Value;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
-use serde_json::Value;
 use stoa_core::command::{Actor, Operation, execute};
 use stoa_core::db::Db;
 use stoa_core::http::lock::check_lock;
