@@ -88,20 +88,23 @@ fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
+/// A problem with an action's config: the key at fault and the message.
+pub type ConfigProblem = (&'static str, String);
+
 /// What checks an action's config beyond its shape (the rule's context).
 pub struct Checks<'a> {
     /// A webhook URL.
     pub url: &'a dyn Fn(&str) -> Result<(), String>,
     /// A `SET_FIELD`'s top-level field and value: `Err((key, message))`
     /// names the config key at fault (`field` or `value`).
-    pub field: &'a dyn Fn(&str, &Value) -> Result<(), (&'static str, String)>,
+    pub field: &'a dyn Fn(&str, &Value) -> Result<(), ConfigProblem>,
 }
 
 fn any_url(_: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn any_field(_: &str, _: &Value) -> Result<(), (&'static str, String)> {
+fn any_field(_: &str, _: &Value) -> Result<(), ConfigProblem> {
     Ok(())
 }
 

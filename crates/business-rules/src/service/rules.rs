@@ -65,7 +65,7 @@ pub fn check_rule(
     }
     let check_url = |url: &str| webhook::check_url(outbound, url);
     let writer = registry.rule_writer(&state.entity_type);
-    let check_field = |field: &str, value: &Value| -> Result<(), (&'static str, String)> {
+    let check_field = |field: &str, value: &Value| -> Result<(), actions::ConfigProblem> {
         let Some(writer) = writer else {
             return Err((
                 "field",
