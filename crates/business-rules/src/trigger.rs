@@ -197,10 +197,12 @@ impl Subscriber for RuleTrigger {
                 tracing::warn!(event = %event.name, errors = ?run.errors, "business rules not run");
                 return Ok(());
             }
-            // The writes take their own connections (one transaction each).
-            drop(conn);
-            writes::perform(&self.db, &self.registry, &req, &mut run).await;
-            let mut conn = self.db.conn().await.map_err(|e| e.to_string())?;
+            if writes::pending(&run) {
+                // The writes take their own connections (one transaction each).
+                drop(conn);
+                writes::perform(&self.db, &self.registry, &req, &mut run).await;
+                conn = self.db.conn().await.map_err(|e| e.to_string())?;
+            }
             engine::commit(&mut conn, &req, &mut run, false)
                 .await
                 .map_err(|e| e.to_string())

@@ -17,7 +17,7 @@ use stoa_acl::{AuthContext, FieldWrite, Registry, ResolvedAcl, RuleWriter};
 use stoa_core::AppError;
 use stoa_core::db::Db;
 
-use crate::engine::{CompiledRule, PENDING_WRITE, Request, Run};
+use crate::engine::{ActionResult, CompiledRule, PENDING_WRITE, Request, Run};
 
 /// The action-log context key naming the rule behind a write.
 pub const CONTEXT_KEY: &str = "businessRule";
@@ -47,6 +47,18 @@ fn principal(req: &Request, writer: &RuleWriter, registry: &Registry) -> AuthCon
     auth
 }
 
+fn is_pending(result: &ActionResult) -> bool {
+    result.kind == "SET_FIELD" && result.result["status"] == PENDING_WRITE
+}
+
+/// Whether `run` has `SET_FIELD` writes to perform.
+pub fn pending(run: &Run) -> bool {
+    run.outcomes
+        .iter()
+        .filter_map(|o| o.actions.as_ref())
+        .any(|a| a.results.iter().any(is_pending))
+}
+
 /// Performs the pending `SET_FIELD` writes of `run`, in rule order, and
 /// records each outcome on its action result (`status` `written` with the
 /// operation, or `failed` with the error: a guard's refusal, a bad value).
@@ -59,7 +71,7 @@ pub async fn perform(db: &Db, registry: &Registry, req: &Request, run: &mut Run)
             continue;
         };
         for result in &mut actions.results {
-            if result.kind != "SET_FIELD" || result.result["status"] != PENDING_WRITE {
+            if !is_pending(result) {
                 continue;
             }
             let field = result.result["field"]
