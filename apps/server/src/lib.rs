@@ -272,7 +272,10 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         )),
     ];
     // Business rules run on domain events after commit.
-    list.extend(stoa_business_rules::subscribers(services.db.clone()));
+    list.extend(stoa_business_rules::subscribers(
+        services.db.clone(),
+        services.registry.clone(),
+    ));
     list
 }
 

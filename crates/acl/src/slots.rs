@@ -7,6 +7,7 @@
 //! | [`AnalyticsSource`] | modules whose records can be aggregated | dashboards' analytics widgets (`POST /dashboards/widgets/data`) |
 //! | [`AiTool`] | modules whose data an agent may read or change | the AI assistant (agents' `allowedTools`, the approval gate) |
 //! | [`RuleEntity`] | modules whose records business rules may watch | business rules (the condition language's entities, fields and events) |
+//! | [`RuleWriter`] | modules whose records business rules may change | business rules (`SET_FIELD`: checked at save, written by the event trigger) |
 //!
 //! Every slot names the features a caller must hold to use it; the registry
 //! refuses an id declared twice, and [`Registry::check_slots`] (run once all
@@ -20,6 +21,8 @@ use serde_json::Value;
 use stoa_core::AppError;
 use stoa_core::db::Db;
 use utoipa::ToSchema;
+
+use stoa_core::command::Actor;
 
 use crate::context::AuthContext;
 use crate::registry::{Registry, RegistryError};
@@ -218,6 +221,83 @@ pub struct RuleEntity {
     pub features: &'static [&'static str],
 }
 
+/// One `SET_FIELD` write: a top-level field of one record, as `auth`.
+pub struct FieldWrite<'a> {
+    pub db: &'a Db,
+    /// Who writes: for a rule, a system principal of the rule's tenant
+    /// scoped to the record's organization and holding the writer's
+    /// features, with the registry's write guards attached.
+    pub auth: &'a AuthContext,
+    /// The record's id (the event's resource id).
+    pub record_id: &'a str,
+    pub field: &'a str,
+    pub value: Value,
+    /// Goes into the action-log entry's context (`{"businessRule": {...}}`):
+    /// who asked for the write beyond `auth`, and the marker that keeps the
+    /// write's own events from triggering rules again.
+    pub context: Value,
+}
+
+impl FieldWrite<'_> {
+    /// The command-bus actor of the write: `auth`'s, recorded as `system`
+    /// work (no user asked for it).
+    pub fn actor(&self) -> Actor {
+        let mut actor = self.auth.actor();
+        actor.source = "system";
+        actor
+    }
+}
+
+/// What writes fields of an entity's records for rules.
+pub trait FieldWriter: Send + Sync {
+    /// `Err(message)` when `value` can never be valid for `field` (checked
+    /// exactly as the module's update route checks its body).
+    fn check(&self, field: &str, value: &Value) -> Result<(), String>;
+
+    /// Writes the field through the module's own update command (command
+    /// bus, action log with `call.context`, undo, events, write guards) as
+    /// `call.actor()`; answers what the action reports (`{operationId, ...}`).
+    fn write<'a>(&'a self, call: FieldWrite<'a>) -> BoxFuture<'a, Result<Value, AppError>>;
+}
+
+/// An entity whose top-level fields business rules may write (`SET_FIELD`).
+#[derive(Clone)]
+pub struct RuleWriter {
+    /// The rule entity type, e.g. `customers.deal` (as [`RuleEntity`]).
+    pub entity_type: &'static str,
+    pub module: &'static str,
+    /// The writable fields (the update command's body keys, e.g. `status`).
+    pub fields: &'static [&'static str],
+    /// Every feature needed to save a rule that writes it (and what the
+    /// rule's system principal holds when it writes).
+    pub features: &'static [&'static str],
+    pub writer: Arc<dyn FieldWriter>,
+}
+
+impl std::fmt::Debug for RuleWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuleWriter")
+            .field("entity_type", &self.entity_type)
+            .field("fields", &self.fields)
+            .field("features", &self.features)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuleWriter {
+    /// `Err(message)` unless `field` is writable and `value` may be valid.
+    pub fn check(&self, field: &str, value: &Value) -> Result<(), String> {
+        if !self.fields.contains(&field) {
+            return Err(format!(
+                "is not a writable field of {} (one of: {})",
+                self.entity_type,
+                self.fields.join(", ")
+            ));
+        }
+        self.writer.check(field, value)
+    }
+}
+
 /// The slots of a registry (one field of [`Registry`]).
 #[derive(Clone, Debug, Default)]
 pub struct Slots {
@@ -225,6 +305,7 @@ pub struct Slots {
     analytics: Vec<AnalyticsSource>,
     tools: Vec<AiTool>,
     rule_entities: Vec<RuleEntity>,
+    rule_writers: Vec<RuleWriter>,
 }
 
 fn once<T>(
@@ -324,6 +405,33 @@ impl Registry {
             .find(|e| e.entity_type == entity_type)
     }
 
+    /// Declares an entity whose fields rules may write (once per entity
+    /// type, with at least one field).
+    pub fn add_rule_writer(&mut self, writer: RuleWriter) -> Result<(), RegistryError> {
+        once(&self.slots().rule_writers, writer.entity_type, |w| {
+            w.entity_type
+        })?;
+        if writer.fields.is_empty() {
+            return Err(RegistryError::InvalidSlot {
+                id: writer.entity_type,
+                message: "it must declare at least one writable field",
+            });
+        }
+        self.slots_mut().rule_writers.push(writer);
+        Ok(())
+    }
+
+    pub fn rule_writers(&self) -> &[RuleWriter] {
+        &self.slots().rule_writers
+    }
+
+    pub fn rule_writer(&self, entity_type: &str) -> Option<&RuleWriter> {
+        self.slots()
+            .rule_writers
+            .iter()
+            .find(|w| w.entity_type == entity_type)
+    }
+
     /// Refuses a slot naming a feature no module registers (run once every
     /// module has registered: slots may name other modules' features).
     pub fn check_slots(&self) -> Result<(), RegistryError> {
@@ -334,7 +442,8 @@ impl Registry {
             .map(|w| (w.id, w.features))
             .chain(s.analytics.iter().map(|a| (a.entity_type, a.features)))
             .chain(s.tools.iter().map(|t| (t.name, t.features)))
-            .chain(s.rule_entities.iter().map(|e| (e.entity_type, e.features)));
+            .chain(s.rule_entities.iter().map(|e| (e.entity_type, e.features)))
+            .chain(s.rule_writers.iter().map(|w| (w.entity_type, w.features)));
         for (slot, features) in named {
             if let Some(feature) = features.iter().find(|f| self.get(f).is_none()) {
                 return Err(RegistryError::UnknownSlotFeature { slot, feature });
@@ -499,6 +608,55 @@ mod tests {
             reg.rule_entity("deals.deal").map(|e| e.events),
             Some(&["deals.deal.updated"][..])
         );
+        assert_eq!(reg.check_slots(), Ok(()));
+    }
+
+    /// Accepts any string for `status`.
+    struct Statuses;
+
+    impl FieldWriter for Statuses {
+        fn check(&self, _field: &str, value: &Value) -> Result<(), String> {
+            value
+                .as_str()
+                .map(|_| ())
+                .ok_or_else(|| "must be a string".to_string())
+        }
+        fn write<'a>(&'a self, call: FieldWrite<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+            Box::pin(async move { Ok(json!({"source": call.actor().source})) })
+        }
+    }
+
+    #[test]
+    fn rule_writers_are_declared_once_with_fields_and_check_field_then_value() {
+        let mut reg = registry();
+        let writer = |fields: &'static [&'static str]| RuleWriter {
+            entity_type: "deals.deal",
+            module: "deals",
+            fields,
+            features: &["deals.view"],
+            writer: Arc::new(Statuses),
+        };
+        assert!(matches!(
+            reg.add_rule_writer(writer(&[])),
+            Err(RegistryError::InvalidSlot { .. })
+        ));
+        assert_eq!(reg.add_rule_writer(writer(&["status"])).ok(), Some(()));
+        assert!(matches!(
+            reg.add_rule_writer(writer(&["status"])),
+            Err(RegistryError::DuplicateSlot("deals.deal"))
+        ));
+        let found = reg.rule_writer("deals.deal").unwrap();
+        assert_eq!(found.check("status", &json!("won")), Ok(()));
+        assert_eq!(
+            found.check("status", &json!(1)),
+            Err("must be a string".into())
+        );
+        assert!(
+            found
+                .check("title", &json!("x"))
+                .is_err_and(|e| e.contains("not a writable field"))
+        );
+        assert!(reg.rule_writer("deals.other").is_none());
         assert_eq!(reg.check_slots(), Ok(()));
     }
 

@@ -56,7 +56,8 @@ impl ActionType {
             Self::AllowTransition | Self::BlockTransition => &[],
             Self::Log | Self::ShowError | Self::ShowWarning | Self::ShowInfo => &["message"],
             Self::Notify => &["message", "recipients"],
-            Self::SetField => &["field", "value"],
+            // `value` may be 0, false or null (checked below).
+            Self::SetField => &["field"],
             Self::CallWebhook => &["url"],
             Self::CallPlatform => &["endpoint", "method", "apiKeyId"],
             Self::EmitEvent => &["eventName"],
@@ -87,12 +88,49 @@ fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
+/// A problem with an action's config: the key at fault and the message.
+pub type ConfigProblem = (&'static str, String);
+
+/// What checks an action's config beyond its shape (the rule's context).
+pub struct Checks<'a> {
+    /// A webhook URL.
+    pub url: &'a dyn Fn(&str) -> Result<(), String>,
+    /// A `SET_FIELD`'s top-level field and value: `Err((key, message))`
+    /// names the config key at fault (`field` or `value`).
+    pub field: &'a dyn Fn(&str, &Value) -> Result<(), ConfigProblem>,
+}
+
+fn any_url(_: &str) -> Result<(), String> {
+    Ok(())
+}
+
+fn any_field(_: &str, _: &Value) -> Result<(), ConfigProblem> {
+    Ok(())
+}
+
+/// The checks of a stored rule (checked when it was saved).
+pub const STORED: Checks<'static> = Checks {
+    url: &any_url,
+    field: &any_field,
+};
+
+/// Whether a value holds a `{{...}}` placeholder (resolved at run time, so
+/// checked then).
+pub fn has_placeholder(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains("{{"),
+        Value::Array(list) => list.iter().any(has_placeholder),
+        Value::Object(map) => map.values().any(has_placeholder),
+        _ => false,
+    }
+}
+
 /// Checks a list of actions (`null` or absent: none). `at` is the list's
-/// path (`successActions`); a webhook URL is checked by `check_url`.
+/// path (`successActions`).
 pub fn parse(
     value: Option<&Value>,
     at: &str,
-    check_url: &dyn Fn(&str) -> Result<(), String>,
+    checks: &Checks<'_>,
 ) -> Result<Vec<Action>, Vec<Problem>> {
     let list = match value {
         None | Some(Value::Null) => return Ok(Vec::new()),
@@ -193,7 +231,7 @@ pub fn parse(
                     .get("url")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                if let Err(message) = check_url(url) {
+                if let Err(message) = (checks.url)(url) {
                     config_path(&mut problems, "url", message);
                     continue;
                 }
@@ -235,12 +273,14 @@ pub fn parse(
                     );
                     continue;
                 }
-                config_path(
-                    &mut problems,
-                    "field",
-                    "SET_FIELD is not available in this version".into(),
-                );
-                continue;
+                let Some(value) = config.get("value") else {
+                    config_path(&mut problems, "value", "is required".into());
+                    continue;
+                };
+                if let Err((key, message)) = (checks.field)(field, value) {
+                    config_path(&mut problems, key, message);
+                    continue;
+                }
             }
             ActionType::EmitEvent => {
                 let name = config

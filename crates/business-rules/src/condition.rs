@@ -524,6 +524,19 @@ fn template_value(name: &str, scope: &Scope<'_>) -> Option<Value> {
     }
 }
 
+/// The value of one placeholder's `name` (`today`, `now`, or a path in
+/// `data`), with its type.
+pub fn template(name: &str, data: &Value, now: OffsetDateTime) -> Option<Value> {
+    template_value(
+        name,
+        &Scope {
+            data,
+            context: data,
+            now,
+        },
+    )
+}
+
 /// Replaces every `{{path}}` in `text` with the value at `path` in `data`
 /// (unresolved placeholders stay as written).
 pub fn interpolate(text: &str, data: &Value, now: OffsetDateTime) -> String {

@@ -62,9 +62,16 @@ impl CompiledRule {
                 .map(Some)
                 .map_err(|_| "the stored condition is invalid".to_string()),
         };
-        let ok = |_: &str| Ok(());
-        let success = actions::parse(state.success_actions.as_ref(), "successActions", &ok);
-        let failure = actions::parse(state.failure_actions.as_ref(), "failureActions", &ok);
+        let success = actions::parse(
+            state.success_actions.as_ref(),
+            "successActions",
+            &actions::STORED,
+        );
+        let failure = actions::parse(
+            state.failure_actions.as_ref(),
+            "failureActions",
+            &actions::STORED,
+        );
         let (condition, success, failure) = match (condition, success, failure) {
             (c, Ok(s), Ok(f)) => (c, s, f),
             _ => (
@@ -162,6 +169,9 @@ pub struct Request {
     pub user: Value,
     pub executed_by: Option<String>,
     pub dry_run: bool,
+    /// Whether `SET_FIELD` writes (the event trigger, after the run: see
+    /// [`crate::writes`]); the execute endpoints only describe the write.
+    pub writes_fields: bool,
 }
 
 impl Request {
@@ -343,6 +353,27 @@ fn interpolate_value(v: &Value, data: &Value, now: OffsetDateTime) -> Value {
     }
 }
 
+/// The status of a `SET_FIELD` result the trigger has yet to write.
+pub const PENDING_WRITE: &str = "pending";
+
+/// A `SET_FIELD` value: a string that is one placeholder (`"{{data.x}}"`)
+/// takes the placeholder's value with its type (a number stays a number);
+/// anything else is interpolated as text.
+fn resolve_value(v: &Value, data: &Value, now: OffsetDateTime) -> Value {
+    if let Value::String(s) = v {
+        let t = s.trim();
+        if let Some(name) = t.strip_prefix("{{").and_then(|r| r.strip_suffix("}}"))
+            && !name.contains("{{")
+            && !name.contains("}}")
+            && let Some(found) = condition::template(name.trim(), data, now)
+            && !found.is_null()
+        {
+            return found;
+        }
+    }
+    interpolate_value(v, data, now)
+}
+
 fn run_action(
     action: &Action,
     rule: &CompiledRule,
@@ -460,7 +491,23 @@ fn run_action(
                 "status": if req.dry_run { "skipped (dry run)" } else { "emitted" },
             }))
         }
-        ActionType::SetField | ActionType::CallPlatform => ActionResult {
+        ActionType::SetField => {
+            let field = action.text("field").unwrap_or_default();
+            let value = action
+                .config
+                .get("value")
+                .map(|v| resolve_value(v, data, now))
+                .unwrap_or(Value::Null);
+            let status = if req.dry_run {
+                "skipped (dry run)"
+            } else if req.writes_fields {
+                PENDING_WRITE
+            } else {
+                "not written (only rules triggered by events write)"
+            };
+            ok(json!({"field": field, "value": value, "status": status}))
+        }
+        ActionType::CallPlatform => ActionResult {
             kind: kind.clone(),
             success: false,
             error: Some(format!("{kind} is not available in this version")),

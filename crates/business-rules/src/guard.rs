@@ -115,6 +115,7 @@ impl WriteGuard for RulesGuard {
                 user: json!({"id": input.actor.user_id, "email": null, "role": null}),
                 executed_by: input.actor.user_id.map(|u| u.to_string()),
                 dry_run: true,
+                writes_fields: false,
             };
             let run = engine::run(&applicable, &req, now);
             if run.allowed {

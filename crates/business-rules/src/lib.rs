@@ -20,6 +20,7 @@ pub mod schema;
 pub mod service;
 pub mod trigger;
 pub mod webhook;
+pub mod writes;
 
 use std::sync::Arc;
 
@@ -103,9 +104,13 @@ pub fn job_handlers(outbound: Outbound) -> Vec<Arc<dyn stoa_progress::JobHandler
     vec![Arc::new(webhook::WebhookJob::new(outbound))]
 }
 
-/// The event trigger (the server lists it in `subscribers`).
-pub fn subscribers(db: Db) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
-    vec![Arc::new(trigger::RuleTrigger::new(db))]
+/// The event trigger (the server lists it in `subscribers`); `registry`
+/// gives the rule writers (`SET_FIELD`) and the write guards their writes pass.
+pub fn subscribers(
+    db: Db,
+    registry: Arc<Registry>,
+) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
+    vec![Arc::new(trigger::RuleTrigger::new(db, registry))]
 }
 
 /// Mounts the routes (under `/api`). Literal paths come before `{id}` ones.

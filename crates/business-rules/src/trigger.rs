@@ -1,8 +1,11 @@
 //! The event trigger: every domain event with a tenant and an organization
 //! runs the rules of its entity and event type after commit (outbox
 //! subscriber), actions included; logs and effects are written in one
-//! transaction. Events emitted by rules themselves (and the module's own,
-//! and the infrastructure's) are skipped, so a rule never re-triggers itself.
+//! transaction. `SET_FIELD` writes run first, each through the entity's own
+//! command ([`crate::writes`]). Events emitted by rules themselves, events of
+//! writes made by rules (the action-log entry names the rule), and the
+//! module's own and the infrastructure's events are skipped, so a rule
+//! never re-triggers rules.
 
 use diesel::OptionalExtension;
 use diesel::sql_types::{Jsonb, Nullable};
@@ -12,10 +15,13 @@ use stoa_core::command::outbox::{Delivered, Subscriber};
 use stoa_core::db::Db;
 use time::OffsetDateTime;
 
-use futures_util::future::BoxFuture;
+use std::sync::Arc;
 
-use crate::cache;
+use futures_util::future::BoxFuture;
+use stoa_acl::Registry;
+
 use crate::engine::{self, EMIT_COMMAND, Request};
+use crate::{cache, writes};
 
 /// Event name prefixes the trigger never handles.
 const SKIPPED: &[&str] = &[
@@ -33,11 +39,13 @@ const SKIPPED: &[&str] = &[
 /// The subscriber (the server lists it in `subscribers`).
 pub struct RuleTrigger {
     db: Db,
+    /// The rule writers (`SET_FIELD`) and the write guards their writes pass.
+    registry: Arc<Registry>,
 }
 
 impl RuleTrigger {
-    pub fn new(db: Db) -> Self {
-        Self { db }
+    pub fn new(db: Db, registry: Arc<Registry>) -> Self {
+        Self { db, registry }
     }
 }
 
@@ -56,6 +64,14 @@ struct Snapshots {
     before: Option<Value>,
     #[diesel(sql_type = Nullable<Jsonb>)]
     after: Option<Value>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    context: Option<Value>,
+}
+
+/// What the event's rules see, and whether a rule made the write.
+struct Record {
+    data: Value,
+    by_rule: bool,
 }
 
 /// What the event's rules test: the record as the command's action-log
@@ -65,23 +81,39 @@ struct Snapshots {
 async fn record_data(
     conn: &mut AsyncPgConnection,
     event: &Delivered,
-) -> Result<Value, diesel::result::Error> {
+) -> Result<Record, diesel::result::Error> {
+    let payload = || Record {
+        data: event.payload.clone(),
+        by_rule: false,
+    };
     let Some(log_id) = event.action_log_id else {
-        return Ok(event.payload.clone());
+        return Ok(payload());
     };
     let found: Option<Snapshots> = diesel::sql_query(
-        "SELECT snapshot_before AS before, snapshot_after AS after FROM action_logs WHERE id = $1",
+        "SELECT snapshot_before AS before, snapshot_after AS after, context_json AS context \
+         FROM action_logs WHERE id = $1",
     )
     .bind::<diesel::sql_types::Uuid, _>(log_id)
     .get_result(conn)
     .await
     .optional()?;
-    let Some(Snapshots { before, after }) = found else {
-        return Ok(event.payload.clone());
+    let Some(Snapshots {
+        before,
+        after,
+        context,
+    }) = found
+    else {
+        return Ok(payload());
     };
+    if writes::by_rule(context.as_ref()) {
+        return Ok(Record {
+            data: Value::Null,
+            by_rule: true,
+        });
+    }
     let mut data = match after.clone().or(before.clone()) {
         Some(Value::Object(map)) => map,
-        _ => return Ok(event.payload.clone()),
+        _ => return Ok(payload()),
     };
     if let Value::Object(payload) = &event.payload {
         for (k, v) in payload {
@@ -90,7 +122,10 @@ async fn record_data(
     }
     data.entry("previous")
         .or_insert(before.unwrap_or(Value::Null));
-    Ok(Value::Object(data))
+    Ok(Record {
+        data: Value::Object(data),
+        by_rule: false,
+    })
 }
 
 impl Subscriber for RuleTrigger {
@@ -137,25 +172,36 @@ impl Subscriber for RuleTrigger {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             });
-            let data = record_data(&mut conn, event)
+            let record = record_data(&mut conn, event)
                 .await
                 .map_err(|e| e.to_string())?;
+            if record.by_rule {
+                // A rule's own write: no rule runs again (no loops).
+                return Ok(());
+            }
             let req = Request {
                 tenant_id: tenant,
                 organization_id: organization,
                 entity_type: entity_type.to_string(),
                 entity_id,
                 event_type: Some(event_type.to_string()),
-                data,
+                data: record.data,
                 user: json!({"id": event.actor_user_id, "email": null, "role": null}),
                 executed_by: event.actor_user_id.map(|u| u.to_string()),
                 dry_run: false,
+                writes_fields: true,
             };
             let mut run = engine::run(&applicable, &req, now);
             if run.outcomes.is_empty() {
                 // Over the rule cap: nothing ran; say so once.
                 tracing::warn!(event = %event.name, errors = ?run.errors, "business rules not run");
                 return Ok(());
+            }
+            if writes::pending(&run) {
+                // The writes take their own connections (one transaction each).
+                drop(conn);
+                writes::perform(&self.db, &self.registry, &req, &mut run).await;
+                conn = self.db.conn().await.map_err(|e| e.to_string())?;
             }
             engine::commit(&mut conn, &req, &mut run, false)
                 .await
@@ -182,6 +228,7 @@ mod tests {
                 std::time::Duration::from_millis(1),
             )
             .unwrap(),
+            Arc::new(Registry::new()),
         );
         assert!(t.accepts("customers.deal.updated"));
         assert!(!t.accepts("business_rules.rule.execution_failed"));

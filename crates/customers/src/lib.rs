@@ -20,6 +20,7 @@ pub mod operations;
 pub mod owners;
 pub mod queries;
 pub mod routes;
+pub mod rule_writes;
 pub mod schema;
 pub mod seed;
 pub mod service;
@@ -110,6 +111,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         registry.add_widget(widget)?;
     }
     registry.add_rule_entity(slots::DEAL_RULES)?;
+    registry.add_rule_writer(rule_writes::deal_writer())?;
     for tool in ai_tools::tools() {
         registry.add_ai_tool(tool)?;
     }

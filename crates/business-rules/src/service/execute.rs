@@ -72,6 +72,7 @@ pub async fn execute(
         user: user_of(ctx),
         executed_by: ctx.actor_id().map(|u| u.to_string()),
         dry_run: body.dry_run.unwrap_or(false),
+        writes_fields: false,
     };
     let mut conn = db.conn().await?;
     let rules = cache::rules(&mut conn, tenant, true).await?;
@@ -166,6 +167,7 @@ pub async fn execute_one(
         user: user_of(ctx),
         executed_by: ctx.actor_id().map(|u| u.to_string()),
         dry_run: body.dry_run.unwrap_or(false),
+        writes_fields: false,
     };
     let mut run = engine::run(std::slice::from_ref(&rule), &req, now);
     engine::commit(&mut conn, &req, &mut run, false).await?;

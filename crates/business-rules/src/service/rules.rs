@@ -64,15 +64,51 @@ pub fn check_rule(
         }));
     }
     let check_url = |url: &str| webhook::check_url(outbound, url);
+    let writer = registry.rule_writer(&state.entity_type);
+    let check_field = |field: &str, value: &Value| -> Result<(), actions::ConfigProblem> {
+        let Some(writer) = writer else {
+            return Err((
+                "field",
+                format!(
+                    "entity type {} has no fields rules may write",
+                    state.entity_type
+                ),
+            ));
+        };
+        if !writer.fields.contains(&field) {
+            return writer.check(field, value).map_err(|m| ("field", m));
+        }
+        if actions::has_placeholder(value) {
+            // Resolved when the rule runs, and checked then.
+            return Ok(());
+        }
+        writer.check(field, value).map_err(|m| ("value", m))
+    };
+    let checks = actions::Checks {
+        url: &check_url,
+        field: &check_field,
+    };
+    let mut writes = false;
     for (key, list) in [
         ("successActions", &state.success_actions),
         ("failureActions", &state.failure_actions),
     ] {
         if too_big(list) {
             problems.push(at(key, "is larger than 64 KiB"));
-        } else if let Err(found) = actions::parse(list.as_ref(), key, &check_url) {
-            problems.extend(found);
+        } else {
+            match actions::parse(list.as_ref(), key, &checks) {
+                Ok(found) => {
+                    writes |= found
+                        .iter()
+                        .any(|a| a.kind == actions::ActionType::SetField);
+                }
+                Err(found) => problems.extend(found),
+            }
         }
+    }
+    // A rule writes as the entity's module allows its own callers only.
+    if writes && let Some(writer) = writer {
+        ctx.require_all(writer.features)?;
     }
     if let (Some(from), Some(to)) = (state.effective_from, state.effective_to)
         && to <= from

@@ -172,8 +172,28 @@ async fn bad_rules_are_refused_naming_the_path_and_nothing_is_saved() {
             "successActions.0.config.url: address not allowed",
         ),
         (
-            json!({"successActions": [{"type": "SET_FIELD", "config": {"field": "status", "value": "won"}}]}),
-            "successActions.0.config.field: SET_FIELD is not available",
+            json!({"successActions": [{"type": "SET_FIELD", "config": {"field": "salary", "value": 1}}]}),
+            "successActions.0.config.field: is not a writable field of customers.deal",
+        ),
+        (
+            json!({"successActions": [{"type": "SET_FIELD", "config": {"field": "data.status", "value": "won"}}]}),
+            "successActions.0.config.field: must be a top-level field name",
+        ),
+        (
+            json!({"successActions": [{"type": "LOG", "config": {"message": "m"}}, {"type": "SET_FIELD", "config": {"field": "probability", "value": 400}}]}),
+            "successActions.1.config.value: is not a valid value",
+        ),
+        (
+            json!({"failureActions": [{"type": "SET_FIELD", "config": {"field": "pipelineStageId", "value": "stage two"}}]}),
+            "failureActions.0.config.value: is not a valid value",
+        ),
+        (
+            json!({"successActions": [{"type": "SET_FIELD", "config": {"field": "status"}}]}),
+            "successActions.0.config.value: is required",
+        ),
+        (
+            json!({"entityType": "test.thing", "successActions": [{"type": "SET_FIELD", "config": {"field": "status", "value": "won"}}]}),
+            "successActions.0.config.field: entity type test.thing has no fields rules may write",
         ),
         (
             json!({"effectiveFrom": "2026-02-01", "effectiveTo": "2026-01-01"}),

@@ -167,7 +167,10 @@ pub async fn count(db: &Db, query: &str) -> i64 {
 
 /// Delivers the outbox to the rules' trigger until nothing is due.
 pub async fn dispatch(db: &Db) {
-    let dispatcher = Dispatcher::new(db.clone(), stoa_business_rules::subscribers(db.clone()));
+    let dispatcher = Dispatcher::new(
+        db.clone(),
+        stoa_business_rules::subscribers(db.clone(), Arc::new(registry())),
+    );
     for _ in 0..10 {
         if dispatcher.run_once().await.unwrap() == 0 {
             break;

@@ -101,6 +101,9 @@ pub struct WriteDeal {
     pub label: &'static str,
     pub before: Option<DealState>,
     pub after: Option<DealState>,
+    /// Merged into the entry's context: who asked for the write beyond the
+    /// actor (a business rule's `SET_FIELD`: `{"businessRule": {...}}`).
+    pub context: Option<Value>,
 }
 
 impl Command for WriteDeal {
@@ -122,7 +125,14 @@ impl Command for WriteDeal {
                 }
                 (None, None) => None,
             };
-            let log = deal_entry(self.label, self.before.as_ref(), written.as_ref());
+            let mut log = deal_entry(self.label, self.before.as_ref(), written.as_ref());
+            log.context = match (log.context.take(), self.context) {
+                (Some(Value::Object(mut own)), Some(Value::Object(extra))) => {
+                    own.extend(extra);
+                    Some(Value::Object(own))
+                }
+                (own, extra) => extra.or(own),
+            };
             Ok((written, log))
         })
     }

@@ -1,9 +1,10 @@
 //! Deal create, update, delete and detail.
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde_json::Value;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
-use stoa_core::command::{Operation, execute};
+use stoa_core::command::{Actor, Operation, execute};
 use stoa_core::db::Db;
 use stoa_core::http::lock::check_lock;
 use time::OffsetDateTime;
@@ -95,6 +96,7 @@ pub async fn create(
             label: "Create deal",
             before: None,
             after: Some(state),
+            context: None,
         };
         let (_, op) = execute(conn, &actor, command).await?;
         Ok((id, op))
@@ -177,7 +179,33 @@ pub async fn update(
     body: UpdateDeal,
     expected: Option<OffsetDateTime>,
 ) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
+    let by = WrittenBy {
+        actor: ctx.actor(),
+        context: None,
+    };
+    update_with(db, ctx, users, id, body, expected, by).await
+}
+
+/// Who a write is recorded as: the command-bus actor (normally
+/// `ctx.actor()`; a rule's write is `system` work) and the action-log
+/// context added to the entry.
+pub struct WrittenBy {
+    pub actor: Actor,
+    pub context: Option<Value>,
+}
+
+/// [`update`] recorded as `by` (business rules' `SET_FIELD`), checked for
+/// `ctx` exactly as the route's update.
+pub async fn update_with(
+    db: &Db,
+    ctx: &AuthContext,
+    users: &dyn UserDirectory,
+    id: Uuid,
+    body: UpdateDeal,
+    expected: Option<OffsetDateTime>,
+    by: WrittenBy,
+) -> Result<Operation, AppError> {
+    let WrittenBy { actor, context } = by;
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         let row = locked_deal(conn, ctx, id).await?;
@@ -194,6 +222,7 @@ pub async fn update(
             label: "Update deal",
             before: Some(before),
             after: Some(after),
+            context,
         };
         let (_, op) = execute(conn, &actor, command).await?;
         Ok(op)
@@ -220,6 +249,7 @@ pub async fn delete(
             label: "Delete deal",
             before: Some(before),
             after: None,
+            context: None,
         };
         let (_, op) = execute(conn, &actor, command).await?;
         Ok(op)
