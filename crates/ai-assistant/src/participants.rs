@@ -17,6 +17,7 @@ use stoa_core::db::Db;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
+use validator::Validate;
 
 use crate::CONVERSATIONS_MANAGE;
 use crate::conversations::{self, ConversationRow};
@@ -70,7 +71,7 @@ pub struct Participants {
 }
 
 /// `POST .../participants`.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddParticipant {
     pub user_id: Uuid,
@@ -202,7 +203,7 @@ pub async fn add(
             .await?;
         let entry = conversations::entry(&row, "Share AI conversation").with_event(
             "ai_assistant.conversation.shared",
-            event(&row, input.user_id, Some(&role)),
+            event(&row, input.user_id, Some(role.as_str())),
         );
         record_batch(
             conn,

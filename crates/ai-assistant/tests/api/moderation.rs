@@ -50,7 +50,7 @@ async fn chat<S: AppService>(app: &TestApp<S>, token: &str, text: &str) -> (u16,
         .await;
     let body = res.read_to_end(Duration::from_secs(10)).await;
     let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    (res.status, json)
+    (res.status.as_u16(), json)
 }
 
 #[actix_web::test]
