@@ -8,7 +8,6 @@ use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Json, Path};
 use uuid::Uuid;
 
-use crate::error::AiError;
 use crate::participants::{self, AddParticipant, Added, Participants};
 use crate::state::AiState;
 use crate::{CONVERSATIONS_SHARE, VIEW};
@@ -66,13 +65,10 @@ pub async fn add_participant(
 pub async fn remove_participant(
     ctx: AuthContext,
     db: web::Data<Db>,
-    path: Path<(String, String)>,
+    path: Path<(String, Uuid)>,
 ) -> AppResult<HttpResponse> {
     ctx.require_all(&[VIEW, CONVERSATIONS_SHARE])?;
     let (key, user) = path.into_inner();
-    let user: Uuid = user
-        .parse()
-        .map_err(|_| AiError::Validation("userId must be a uuid".into()))?;
     participants::remove(&db, &ctx, &key, user).await?;
     Ok(HttpResponse::NoContent().finish())
 }
