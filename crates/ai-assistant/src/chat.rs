@@ -23,6 +23,7 @@ use crate::providers::Resolved;
 use crate::schema::{ai_token_usage_daily as ud, ai_token_usage_events as ue};
 use crate::state::AiState;
 use crate::tools::{self, Ran};
+use crate::transcript::{self, UserMessage};
 
 /// Everything a turn needs, owned (it runs in the stream's task).
 pub struct Turn {
@@ -35,6 +36,15 @@ pub struct Turn {
     pub messages: Vec<Message>,
     pub budget: LoopBudget,
     pub session_id: Uuid,
+    /// The conversation the turn is kept in, when the request named one.
+    pub conversation: Option<Keep>,
+}
+
+/// What the turn keeps in its conversation.
+pub struct Keep {
+    pub key: String,
+    pub page_context: Option<Value>,
+    pub user_message: Option<UserMessage>,
 }
 
 /// The stream's end: the client went away.
@@ -97,6 +107,22 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             schema: (t.input_schema)(),
         })
         .collect();
+    let transcript = match turn.conversation.take() {
+        Some(keep) => {
+            transcript::open(
+                &turn.db,
+                &turn.ctx,
+                turn.agent.id,
+                &keep.key,
+                keep.page_context,
+                keep.user_message,
+            )
+            .await
+        }
+        None => None,
+    };
+    let mut answer = String::new();
+    let mut ui_parts = Vec::new();
     send(tx, json!({"type": "start"})).await?;
     let mut trace_steps = Vec::new();
     let mut tool_calls_total: u32 = 0;
@@ -121,6 +147,7 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
                 break;
             }
         };
+        answer.push_str(&step.text);
         total_in += step.input_tokens;
         total_out += step.output_tokens;
         tokens_total += step.input_tokens + step.output_tokens;
@@ -143,7 +170,8 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
                 stop_on_tool = true;
             }
             let content = match &outcome {
-                Ok(output) => {
+                Ok((output, card)) => {
+                    ui_parts.extend(card.clone());
                     send(tx, json!({"type": "tool-output-available", "toolCallId": call.id, "output": output, "dynamic": true})).await?;
                     step_trace.push(json!({"toolName": dotted, "args": input, "result": output, "repairAttempted": false, "durationMs": call_started.elapsed().as_millis() as u64}));
                     output.clone()
@@ -208,6 +236,19 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             stop_reason = "budget-wall-clock";
             break;
         }
+    }
+    // Kept before the stream ends, so a client that read it all finds it.
+    if let Some(kept) = &transcript {
+        transcript::finish(
+            &turn.db,
+            &turn.ctx,
+            kept,
+            &answer,
+            ui_parts,
+            &turn.resolved.model,
+            turn_id,
+        )
+        .await;
     }
     send(tx, json!({"type": "finish", "finishReason": finish_reason})).await?;
     tx.send(SseEvent::data("[DONE]")).await.map_err(|_| Gone)?;
@@ -329,8 +370,13 @@ async fn model_step(
 }
 
 /// Runs (a read) or proposes (a mutation) a tool the model called; the
-/// result as the string handed back to the model.
-async fn run_tool(turn: &Turn, name: &str, input: Value) -> Result<String, (String, String)> {
+/// result as the string handed back to the model, and a proposal's
+/// mutation card for the transcript.
+async fn run_tool(
+    turn: &Turn,
+    name: &str,
+    input: Value,
+) -> Result<(String, Option<Value>), (String, String)> {
     let Some(tool) = turn.tools.iter().find(|t| t.name == name) else {
         return Err((
             "tool_not_available".into(),
@@ -350,15 +396,21 @@ async fn run_tool(turn: &Turn, name: &str, input: Value) -> Result<String, (Stri
     )
     .await
     {
-        Ok(Ran::Read(value)) => Ok(if value.is_null() {
-            "No result returned".into()
-        } else {
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        }),
-        Ok(Ran::Proposed(row)) => Ok(serde_json::to_string_pretty(
-            &crate::actions::proposal_result(&row),
-        )
-        .unwrap_or_default()),
+        Ok(Ran::Read(value)) => Ok((
+            if value.is_null() {
+                "No result returned".into()
+            } else {
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            },
+            None,
+        )),
+        Ok(Ran::Proposed(row)) => {
+            let proposal = crate::actions::proposal_result(&row);
+            Ok((
+                serde_json::to_string_pretty(&proposal).unwrap_or_default(),
+                Some(json!({"componentId": "mutation-preview-card", "props": proposal})),
+            ))
+        }
         Err(err) => Err((
             err.code().unwrap_or("tool_error").to_string(),
             err.message().to_string(),

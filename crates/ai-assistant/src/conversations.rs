@@ -90,13 +90,13 @@ fn summary(row: ConversationRow, ctx: &AuthContext) -> Summary {
     }
 }
 
-fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>, Uuid), AppError> {
+pub(crate) fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>, Uuid), AppError> {
     let tenant = ctx.tenant_id.ok_or(AiError::TenantRequired)?;
     let user = ctx.user_id.ok_or(AiError::Forbidden)?;
     Ok((tenant, ctx.organization_id(), user))
 }
 
-fn entry(row: &ConversationRow, label: &str) -> LogEntry {
+pub(crate) fn entry(row: &ConversationRow, label: &str) -> LogEntry {
     LogEntry {
         action_label: Some(label.into()),
         resource_kind: Some("ai_assistant.conversation".into()),
@@ -105,6 +105,40 @@ fn entry(row: &ConversationRow, label: &str) -> LogEntry {
         organization_id: row.organization_id,
         ..LogEntry::default()
     }
+}
+
+/// The live conversation `key` of the caller's tenant and organization,
+/// whoever owns it.
+pub(crate) async fn lookup(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    key: &str,
+    lock: bool,
+) -> Result<Option<ConversationRow>, AppError> {
+    let (tenant, org, _) = scope(ctx)?;
+    let query = cc::table
+        .filter(cc::tenant_id.eq(tenant))
+        .filter(cc::organization_id.is_not_distinct_from(org))
+        .filter(cc::conversation_id.eq(key))
+        .filter(cc::deleted_at.is_null())
+        .select(ConversationRow::as_select());
+    Ok(if lock {
+        query.for_update().first(conn).await.optional()?
+    } else {
+        query.first(conn).await.optional()?
+    })
+}
+
+/// [`lookup`], 404 when there is none.
+pub(crate) async fn live(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    key: &str,
+    lock: bool,
+) -> Result<ConversationRow, AppError> {
+    lookup(conn, ctx, key, lock)
+        .await?
+        .ok_or_else(|| AiError::ConversationNotFound.into())
 }
 
 /// The live conversation `key` the caller may read (owner, manager, or an
@@ -116,19 +150,8 @@ async fn visible(
     read: bool,
     lock: bool,
 ) -> Result<ConversationRow, AppError> {
-    let (tenant, org, user) = scope(ctx)?;
-    let query = cc::table
-        .filter(cc::tenant_id.eq(tenant))
-        .filter(cc::organization_id.is_not_distinct_from(org))
-        .filter(cc::conversation_id.eq(key))
-        .filter(cc::deleted_at.is_null())
-        .select(ConversationRow::as_select());
-    let row = if lock {
-        query.for_update().first(conn).await.optional()?
-    } else {
-        query.first(conn).await.optional()?
-    }
-    .ok_or(AiError::ConversationNotFound)?;
+    let (_, _, user) = scope(ctx)?;
+    let row = live(conn, ctx, key, lock).await?;
     if row.owner_user_id == user || ctx.has(CONVERSATIONS_MANAGE) {
         return Ok(row);
     }
@@ -194,7 +217,7 @@ pub async fn create(
     .await
 }
 
-async fn create_in(
+pub(crate) async fn create_in(
     conn: &mut AsyncPgConnection,
     tenant: Uuid,
     org: Option<Uuid>,

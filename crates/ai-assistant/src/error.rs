@@ -82,6 +82,14 @@ pub enum AiError {
     UserNotFound,
     #[error("The user is already a participant")]
     DuplicateParticipant,
+    #[error("The message was blocked by input moderation")]
+    ModerationBlocked,
+    #[error("There is no question to answer")]
+    QuestionNotFound,
+    #[error("No AI provider is configured")]
+    RouterUnavailable,
+    #[error("The AI provider failed")]
+    RouterFailed,
     #[error("Session not found")]
     SessionNotFound,
     #[error("Tenant context required")]
@@ -116,6 +124,7 @@ impl ApiError for AiError {
             | Self::EscalationNotAllowed { .. }
             | Self::ReservedKey(_)
             | Self::SelfShare
+            | Self::ModerationBlocked
             | Self::UserNotFound
             | Self::TenantRequired => StatusCode::BAD_REQUEST,
             Self::AgentFeaturesDenied
@@ -127,6 +136,7 @@ impl ApiError for AiError {
             | Self::PendingActionNotFound
             | Self::ConversationNotFound
             | Self::ParticipantNotFound
+            | Self::QuestionNotFound
             | Self::SessionNotFound => StatusCode::NOT_FOUND,
             Self::ToolUnknown
             | Self::ToolNotWhitelisted
@@ -144,7 +154,10 @@ impl ApiError for AiError {
                 }
             }
             Self::StaleVersion | Self::SchemaDrift => StatusCode::PRECONDITION_FAILED,
-            Self::NoProvider | Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::RouterUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NoProvider | Self::RouterFailed | Self::Db(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 
@@ -173,7 +186,9 @@ impl ApiError for AiError {
             Self::InvalidLoopOverride(_) => "invalid_loop_override",
             Self::EscalationNotAllowed { .. } => "escalation_not_allowed",
             Self::ReservedKey(_) => "reserved_key",
-            Self::NoProvider => "internal_error",
+            Self::NoProvider | Self::RouterFailed => "internal_error",
+            Self::RouterUnavailable => "no_provider",
+            Self::QuestionNotFound => "question_not_found",
             Self::PendingActionNotFound => "pending_action_not_found",
             Self::InvalidStatus => "invalid_status",
             Self::Expired => "expired",
@@ -184,6 +199,7 @@ impl ApiError for AiError {
             Self::SelfShare => "self_share_not_allowed",
             Self::UserNotFound => "user_not_found",
             Self::DuplicateParticipant => "duplicate_participant",
+            Self::ModerationBlocked => "moderation_blocked",
             Self::SessionNotFound => "session_not_found",
             Self::TenantRequired => "tenant_required",
             Self::Forbidden => "forbidden",

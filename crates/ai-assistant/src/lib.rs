@@ -14,8 +14,10 @@ pub mod error;
 pub mod jobs;
 pub mod keys;
 pub mod llm;
+pub mod moderation;
 pub mod operations;
 pub mod overrides;
+pub mod participants;
 pub mod policy;
 pub mod providers;
 pub mod routes;
@@ -23,6 +25,7 @@ pub mod schema;
 pub mod settings;
 pub mod state;
 pub mod tools;
+pub mod transcript;
 pub mod usage;
 pub mod validate;
 
@@ -101,6 +104,9 @@ pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sy
             .service(routes::conversations::get_conversation)
             .service(routes::conversations::patch_conversation)
             .service(routes::conversations::delete_conversation)
+            .service(routes::participants::list_participants)
+            .service(routes::participants::add_participant)
+            .service(routes::participants::remove_participant)
             .service(routes::actions::get_action)
             .service(routes::actions::confirm_action)
             .service(routes::actions::cancel_action)
@@ -117,7 +123,9 @@ pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sy
             .service(routes::usage::usage_session)
             .service(routes::usage::moderation_flags)
             .service(routes::keys::create_mcp_key)
-            .service(routes::keys::create_session_key);
+            .service(routes::keys::create_session_key)
+            .service(routes::legacy::legacy_chat)
+            .service(routes::legacy::route_intent);
     }
 }
 

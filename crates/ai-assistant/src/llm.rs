@@ -108,6 +108,39 @@ pub async fn start(
     Ok(stream)
 }
 
+/// One model call without tools, its streamed text collected (the legacy
+/// intent router's classification).
+pub async fn complete(
+    outbound: &Outbound,
+    resolved: &Resolved,
+    messages: &[Message],
+    timeout: std::time::Duration,
+) -> Result<String, LlmError> {
+    let mut stream = start(outbound, resolved, messages, &[], timeout).await?;
+    let anthropic = resolved.provider.kind == ProviderKind::Anthropic;
+    let mut buf = Vec::new();
+    let mut text = String::new();
+    while let Some(chunk) = stream.next_chunk().await? {
+        buf.extend_from_slice(&chunk);
+        for data in take_events(&mut buf) {
+            if data == "[DONE]" {
+                continue;
+            }
+            let deltas = if anthropic {
+                anthropic_deltas(&data)?
+            } else {
+                openai_deltas(&data)?
+            };
+            for delta in deltas {
+                if let Delta::Text(t) = delta {
+                    text.push_str(&t);
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
 fn openai_body(resolved: &Resolved, messages: &[Message], tools: &[ToolSpec]) -> Value {
     let messages: Vec<Value> = messages
         .iter()

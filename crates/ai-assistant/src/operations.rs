@@ -7,7 +7,7 @@ use stoa_core::http::Access::{Authenticated, Features};
 use stoa_core::http::ErrorShape::*;
 use stoa_core::http::Operation;
 
-use crate::{SETTINGS_MANAGE, VIEW};
+use crate::{CONVERSATIONS_SHARE, SETTINGS_MANAGE, VIEW};
 
 const BAD_JSON: &str = "Request body must be valid JSON.";
 
@@ -90,6 +90,22 @@ pub const OPERATIONS: &[Operation] = &[
         Features(&[VIEW]),
     )
     .errors(C("")),
+    Operation::get(
+        "/ai_assistant/ai/conversations/{conversationId}/participants",
+        Features(&[VIEW]),
+    )
+    .errors(C("")),
+    Operation::post(
+        "/ai_assistant/ai/conversations/{conversationId}/participants",
+        Features(&[VIEW, CONVERSATIONS_SHARE]),
+    )
+    .errors(C(""))
+    .bad_json(BAD_JSON),
+    Operation::delete(
+        "/ai_assistant/ai/conversations/{conversationId}/participants/{userId}",
+        Features(&[VIEW, CONVERSATIONS_SHARE]),
+    )
+    .errors(C("")),
     Operation::get("/ai_assistant/ai/actions/{id}", Features(&[VIEW])).errors(C("")),
     Operation::post("/ai_assistant/ai/actions/{id}/confirm", Features(&[VIEW])).errors(C("")),
     Operation::post("/ai_assistant/ai/actions/{id}/cancel", Features(&[VIEW]))
@@ -130,4 +146,6 @@ pub const OPERATIONS: &[Operation] = &[
     .errors(C("")),
     Operation::post("/ai_assistant/mcp-key", Authenticated).errors(E),
     Operation::post("/ai_assistant/session-key", Authenticated).errors(E),
+    Operation::post("/ai_assistant/chat", Features(&[VIEW])).errors(E),
+    Operation::post("/ai_assistant/route", Features(&[VIEW])).errors(E),
 ];

@@ -207,19 +207,41 @@ pub async fn resolve(
     agent: &AgentDef,
     requested: &Requested,
 ) -> Result<Resolved, AiError> {
+    resolve_scoped(
+        conn,
+        state,
+        ctx,
+        Some(agent.id),
+        agent.allow_runtime_override,
+        requested,
+    )
+    .await
+}
+
+/// [`resolve`] for `agent` (`None`: no agent, the tenant-wide row only)
+/// and whether overrides apply to it.
+pub async fn resolve_scoped(
+    conn: &mut AsyncPgConnection,
+    state: &AiState,
+    ctx: &AuthContext,
+    agent: Option<&str>,
+    allow_runtime_override: bool,
+    requested: &Requested,
+) -> Result<Resolved, AiError> {
     let config = &state.config;
-    if requested.any() && !agent.allow_runtime_override {
+    if requested.any() && !allow_runtime_override {
         return Err(AiError::RuntimeOverrideDisabled);
     }
     let tenant = ctx.tenant_id.ok_or(AiError::TenantRequired)?;
     let org = ctx.organization_id();
-    let row = if agent.allow_runtime_override {
-        match override_row(conn, tenant, org, Some(agent.id)).await? {
-            Some(row) => Some(row),
-            None => override_row(conn, tenant, org, None).await?,
-        }
-    } else {
-        None
+    let own = match agent {
+        Some(id) if allow_runtime_override => override_row(conn, tenant, org, Some(id)).await?,
+        _ => None,
+    };
+    let row = match own {
+        Some(row) => Some(row),
+        None if allow_runtime_override => override_row(conn, tenant, org, None).await?,
+        None => None,
     };
     let allowlist = Allowlist {
         tenant: allowlist_row(conn, tenant, org).await?,

@@ -9,6 +9,9 @@ mod api {
     pub mod agents;
     pub mod chat;
     pub mod conversations;
+    pub mod legacy;
+    pub mod moderation;
+    pub mod participants;
     pub mod settings;
     #[expect(
         clippy::unwrap_used,
@@ -16,4 +19,5 @@ mod api {
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;
+    pub mod transcript;
 }

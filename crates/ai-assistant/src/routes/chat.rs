@@ -18,12 +18,14 @@ use uuid::Uuid;
 use validator::Validate;
 
 use crate::VIEW;
-use crate::chat::{self, Turn};
+use crate::chat::{self, Keep, Turn};
 use crate::error::AiError;
 use crate::llm::Message;
+use crate::moderation;
 use crate::policy;
 use crate::providers::{self, Requested};
 use crate::state::AiState;
+use crate::transcript::UserMessage;
 
 /// The chat's query.
 #[derive(Debug, Deserialize, Validate, IntoParams)]
@@ -55,7 +57,12 @@ pub struct ChatMessage {
 pub struct ChatBody {
     #[validate(length(min = 1, max = 100))]
     pub messages: Vec<ChatMessage>,
+    /// The conversation (and usage session) of the turn; its messages are
+    /// kept there.
     pub session_id: Option<Uuid>,
+    /// Deprecated name of the conversation, when there is no `sessionId`.
+    #[validate(length(min = 1, max = 128))]
+    pub conversation_id: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub page_context: Option<Value>,
 }
@@ -70,7 +77,7 @@ pub struct ChatBody {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, content_type = "text/event-stream", body = String, description = "UI message stream v1 frames, `[DONE]`, then `loop-finish`"),
-        (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`"),
+        (status = 400, body = ErrorBody, description = "Validation, `moderation_blocked`, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
@@ -125,10 +132,41 @@ pub async fn post_chat(
     }
     let effective = policy::effective_policy(&mut conn, &ctx, agent).await?;
     drop(conn);
+    let latest = body
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(|m| m.content.as_str())
+        .unwrap_or_default();
+    moderation::check(&db, &state, &ctx, agent, &resolved, latest).await?;
     let tools = policy::offered(&state.registry, &ctx, agent, effective)
         .into_iter()
         .cloned()
         .collect();
+    // The conversation is the session's (else the named one); a turn that
+    // names neither keeps no transcript.
+    let conversation_key = body
+        .session_id
+        .map(|s| s.to_string())
+        .or(body.conversation_id.clone());
+    let session_id = body
+        .session_id
+        .or_else(|| body.conversation_id.as_deref().and_then(|c| c.parse().ok()))
+        .unwrap_or_else(Uuid::new_v4);
+    let conversation = conversation_key.map(|key| Keep {
+        key,
+        page_context: body.page_context.clone(),
+        user_message: body
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == "user")
+            .map(|m| UserMessage {
+                id: m.id.clone(),
+                content: m.content.clone(),
+            }),
+    });
     let mut messages = vec![Message::System(agent.system_prompt.to_string())];
     messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
         "assistant" => Message::Assistant {
@@ -147,7 +185,8 @@ pub async fn post_chat(
         tools,
         messages,
         budget,
-        session_id: body.session_id.unwrap_or_else(Uuid::new_v4),
+        session_id,
+        conversation,
     };
     let sse = Sse::spawn(move |tx| chat::run(turn, tx));
     let mut response = sse.respond_to(&req).map_into_boxed_body();

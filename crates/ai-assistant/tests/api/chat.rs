@@ -11,7 +11,7 @@ use stoa_testkit::{Answer, FakeUpstream};
 
 use super::support::*;
 
-fn sse(events: &[Value]) -> Answer {
+pub fn sse(events: &[Value]) -> Answer {
     let mut chunks: Vec<(Duration, String)> = events
         .iter()
         .map(|e| (Duration::ZERO, format!("data: {e}\n\n")))
@@ -20,7 +20,7 @@ fn sse(events: &[Value]) -> Answer {
     Answer::stream(200, chunks).with_header("content-type", "text/event-stream")
 }
 
-fn text_answer(text: &str) -> Answer {
+pub fn text_answer(text: &str) -> Answer {
     sse(&[
         json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
@@ -28,7 +28,7 @@ fn text_answer(text: &str) -> Answer {
     ])
 }
 
-fn tool_answer(name: &str, args: &Value) -> Answer {
+pub fn tool_answer(name: &str, args: &Value) -> Answer {
     let args = args.to_string();
     let (a, b) = args.split_at(args.len() / 2);
     sse(&[
@@ -38,7 +38,7 @@ fn tool_answer(name: &str, args: &Value) -> Answer {
     ])
 }
 
-fn openai(upstream: &FakeUpstream, extra: &[(&str, &str)]) -> stoa_ai_assistant::AiConfig {
+pub fn openai(upstream: &FakeUpstream, extra: &[(&str, &str)]) -> stoa_ai_assistant::AiConfig {
     let base = upstream.url("/v1");
     let mut pairs = vec![
         ("OPENAI_API_KEY", "test"),
@@ -49,7 +49,7 @@ fn openai(upstream: &FakeUpstream, extra: &[(&str, &str)]) -> stoa_ai_assistant:
     config(&pairs)
 }
 
-fn chat_body(text: &str) -> Value {
+pub fn chat_body(text: &str) -> Value {
     json!({"messages": [{"role": "user", "content": text}]})
 }
 

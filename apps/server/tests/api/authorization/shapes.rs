@@ -37,11 +37,21 @@ fn malformed(doc: &Value, path: &str, method: &str, mut probe: Call) -> Option<C
     };
     let name = uuid_param["name"].as_str()?;
     if uuid_param["in"] == "path" {
+        // The segment at the parameter's place in the template (earlier
+        // parameters are filled with values of other lengths).
         let template = format!("{{{name}}}");
-        let (head, _) = path.split_once(&template)?;
-        let rest = &probe.uri[head.len()..];
-        let tail = rest.find('/').map_or("", |i| &rest[i..]);
-        probe.uri = format!("{head}not-a-uuid{tail}");
+        let at = path.split('/').position(|s| s == template)?;
+        let (route, query) = probe
+            .uri
+            .split_once('?')
+            .map_or((probe.uri.as_str(), None), |(r, q)| (r, Some(q)));
+        let mut segments: Vec<&str> = route.split('/').collect();
+        *segments.get_mut(at)? = "not-a-uuid";
+        let route = segments.join("/");
+        probe.uri = match query {
+            Some(q) => format!("{route}?{q}"),
+            None => route,
+        };
     } else {
         // Replaces a filled value, or adds one.
         let (base, query) = probe.uri.split_once('?').unwrap_or((&probe.uri, ""));
