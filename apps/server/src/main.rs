@@ -260,6 +260,7 @@ fn run(cli: Cli) -> Result<(), CommandError> {
 }
 
 fn main() -> ExitCode {
+    stoa_server::malloc::tune();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

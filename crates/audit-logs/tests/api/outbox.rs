@@ -123,6 +123,20 @@ async fn delivery_after_commit_and_none_after_rollback() {
         .await
         .unwrap();
     assert_eq!(n, 1);
+    // Taken by every subscriber at the first attempt: the event's own row
+    // says so, and no per-subscriber delivery rows are written.
+    let status: String =
+        diesel::dsl::sql::<diesel::sql_types::Text>("SELECT status FROM event_outbox")
+            .get_result(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(status, "delivered");
+    let rows: i64 =
+        diesel::dsl::sql::<diesel::sql_types::BigInt>("SELECT count(*) FROM event_deliveries")
+            .get_result(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(rows, 0);
 }
 
 #[actix_web::test]
