@@ -21,7 +21,6 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-use crate::agents;
 use crate::config;
 use crate::error::AiError;
 use crate::providers::{self, AllowlistRow, KEY_PURPOSE, OverrideRow};

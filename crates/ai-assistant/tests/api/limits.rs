@@ -239,14 +239,14 @@ async fn the_prune_deletes_old_steps_in_batches_and_keeps_the_daily_rollup() {
     let res = app
         .send(sessions(&long_ago.to_string(), &today.to_string()))
         .await;
-    let kept: Vec<&str> = res.json()["sessions"]
+    let kept: Vec<String> = res.json()["sessions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["sessionId"].as_str().unwrap())
-        .collect::<Vec<_>>();
+        .map(|s| s["sessionId"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(kept.len(), 2, "{kept:?}");
-    assert!(!kept.contains(&old.to_string().as_str()));
+    assert!(!kept.contains(&old.to_string()));
     let res = app
         .send(get(
             &format!("/api/ai_assistant/usage/sessions/{old}"),

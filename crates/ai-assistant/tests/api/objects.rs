@@ -77,7 +77,14 @@ async fn an_object_agent_answers_one_object_matching_its_schema() {
         object_text("not json"),
         object_text(r#"{"summary": "ok", "risk": "high"}"#),
     ]);
-    let app = start_with_agents(openai(&upstream, &[]), &EXTRA).await;
+    let app = start_with_agents(
+        openai(
+            &upstream,
+            &[("OM_AI_AVAILABLE_MODELS_OPENAI", "gpt-5-mini,gpt-4o")],
+        ),
+        &EXTRA,
+    )
+    .await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
 
@@ -123,10 +130,14 @@ async fn an_object_agent_answers_one_object_matching_its_schema() {
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(upstream.requests()[3].json()["model"], "gpt-4o");
     let mut body = run("customers.deal_summary");
-    body["modelOverride"] = json!("nope/x");
+    body["modelOverride"] = json!("openai/gpt-3.5-turbo");
+    let res = app.send(post_json(RUN, &admin, body.clone())).await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert_eq!(res.json()["code"], "model_not_allowlisted");
+    body["modelOverride"] = json!("anthropic/claude-haiku-4-5-20251001");
     let res = app.send(post_json(RUN, &admin, body)).await;
     assert_eq!(res.status, 400, "{}", res.text());
-    assert_eq!(res.json()["code"], "provider_unknown");
+    assert_eq!(res.json()["code"], "provider_not_configured");
     assert_eq!(upstream.hits(), 4);
 }
 
