@@ -92,6 +92,7 @@ async fn the_limit_can_be_turned_off() {
     }
 }
 
+#[expect(clippy::unwrap_used, reason = "a failed setup fails the calling test")]
 async fn set_organization(app_db: &stoa_core::db::Db, org: Uuid, sql: &str) {
     let mut conn = app_db.conn().await.unwrap();
     diesel::sql_query(format!("UPDATE organizations SET {sql} WHERE id = $1"))
@@ -148,6 +149,7 @@ async fn an_inactive_or_deleted_organization_cannot_chat_or_start_conversations(
 }
 
 /// Inserts a usage step `days_ago` days back.
+#[expect(clippy::unwrap_used, reason = "a failed setup fails the calling test")]
 async fn step(db: &stoa_core::db::Db, tenant: Uuid, org: Uuid, session: Uuid, days_ago: i32) {
     let mut conn = db.conn().await.unwrap();
     diesel::sql_query(
@@ -166,6 +168,7 @@ async fn step(db: &stoa_core::db::Db, tenant: Uuid, org: Uuid, session: Uuid, da
 }
 
 /// Inserts a daily rollup row `days_ago` days back with `sessions`.
+#[expect(clippy::unwrap_used, reason = "a failed setup fails the calling test")]
 async fn daily(db: &stoa_core::db::Db, tenant: Uuid, org: Uuid, days_ago: i32, sessions: i64) {
     let mut conn = db.conn().await.unwrap();
     diesel::sql_query(
