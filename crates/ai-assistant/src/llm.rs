@@ -226,6 +226,10 @@ pub async fn object(
                 match delta {
                     Delta::Text(t) if !anthropic => text.push_str(&t),
                     Delta::ToolArgs { delta, .. } if anthropic => text.push_str(&delta),
+                    // Anthropic's forced tool call is how the object arrives.
+                    Delta::Finish(reason) if anthropic && reason == "tool_calls" => {
+                        finish = Some("stop".into());
+                    }
                     Delta::Finish(reason) => finish = Some(reason),
                     Delta::Usage { input, output } => {
                         input_tokens += input;

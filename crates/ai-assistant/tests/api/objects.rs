@@ -3,11 +3,13 @@
 //! structured answer, the schema check, a streaming object agent (422), an
 //! object agent refused by chat (409), overrides and the gate.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use stoa_ai_assistant::agents::{
     AgentDef, ExecutionMode, LoopBudget, MutationPolicy, ObjectOutput, OutputMode,
 };
-use stoa_testkit::FakeUpstream;
+use stoa_testkit::{Answer, FakeUpstream};
 
 use super::chat::{chat_body, openai, sse, text_answer};
 use super::support::*;
@@ -204,4 +206,57 @@ async fn object_agents_are_listed_gated_and_kept_out_of_chat() {
         .await;
     assert_eq!(res.status, 400);
     assert_eq!(upstream.hits(), 0);
+}
+
+#[actix_web::test]
+async fn anthropic_answers_the_object_through_one_forced_tool() {
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 12}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "tu_1", "name": "deal_summary", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"summary\": \"Stuck in"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": " review\", \"risk\": \"medium\"}"}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 6}}),
+        json!({"type": "message_stop"}),
+    ];
+    let chunks: Vec<(Duration, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                Duration::ZERO,
+                format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()),
+            )
+        })
+        .collect();
+    let upstream = FakeUpstream::scripted([Answer::stream(200, chunks)]);
+    let base = upstream.url("/v1");
+    let app = start_with_agents(
+        config(&[
+            ("ANTHROPIC_API_KEY", "ak"),
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+        ]),
+        &EXTRA,
+    )
+    .await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(post_json(RUN, &admin, run("customers.deal_summary")))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        res.json(),
+        json!({
+            "object": {"summary": "Stuck in review", "risk": "medium"},
+            "finishReason": "stop",
+            "usage": {"inputTokens": 12, "outputTokens": 6},
+        })
+    );
+    let sent = upstream.requests()[0].json();
+    assert_eq!(
+        sent["tool_choice"],
+        json!({"type": "tool", "name": "deal_summary"})
+    );
+    assert_eq!(sent["tools"][0]["name"], "deal_summary");
+    assert_eq!(sent["tools"][0]["input_schema"], summary_schema());
+    assert_eq!(sent["system"], "Summarize the deal.");
 }
