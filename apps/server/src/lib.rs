@@ -301,7 +301,7 @@ pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config
     let mut schedules = stoa_progress::schedules();
     schedules.push(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedule());
     schedules.extend(stoa_onboarding::schedules());
-    schedules.extend(stoa_ai_assistant::schedules());
+    schedules.extend(stoa_ai_assistant::schedules()?);
     Ok(schedules)
 }
 

@@ -31,6 +31,18 @@ pub trait OrganizationDirectory: Send + Sync + 'static {
         id: Uuid,
     ) -> BoxFuture<'a, Result<bool, AppError>>;
 
+    /// Whether the organization `id` of `tenant` exists, is not deleted and
+    /// is active (work in an inactive organization is refused). The default
+    /// knows only whether it is live.
+    fn organization_active<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        tenant: Uuid,
+        id: Uuid,
+    ) -> BoxFuture<'a, Result<bool, AppError>> {
+        self.organization_exists(conn, tenant, id)
+    }
+
     /// The SQL expression (type `text`, NULL when missing) of the name of the
     /// organization whose id the column `id_column` holds (SQL, e.g.
     /// `api_keys.organization_id`). Other modules' list queries select it in

@@ -369,7 +369,7 @@ pub async fn confirm(
                 return Err(AppError::from(AiError::Expired)
                     .with_field("expiresAt", rfc3339(row.expires_at)));
             }
-            let agent = policy::known_agent(&row.agent_id).map_err(|e| match e {
+            let agent = policy::known_agent(state, &row.agent_id).map_err(|e| match e {
                 AiError::InvalidAgentId => AiError::AgentUnknown,
                 other => other,
             })?;

@@ -58,6 +58,23 @@ pub enum ExecutionMode {
     Object,
 }
 
+/// How an object agent's answer is produced: `generate` (one answer) or
+/// `stream` (partial objects; `run-object` refuses it, as the reference).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputMode {
+    Generate,
+    Stream,
+}
+
+/// An object agent's structured output: the schema's name and the JSON
+/// schema the answer must match.
+#[derive(Clone, Copy, Debug)]
+pub struct ObjectOutput {
+    pub schema_name: &'static str,
+    pub schema: fn() -> serde_json::Value,
+    pub mode: OutputMode,
+}
+
 /// The loop's budget (each `None` = unbounded but for `max_steps`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoopBudget {
@@ -100,6 +117,8 @@ pub struct AgentDef {
     pub accepted_media_types: &'static [&'static str],
     pub keywords: &'static [&'static str],
     pub suggestions: &'static [&'static str],
+    /// Set for `executionMode: object` agents (`run-object`).
+    pub output: Option<ObjectOutput>,
 }
 
 const MEDIA: &[&str] = &["image", "pdf", "file"];
@@ -142,6 +161,7 @@ pub const AGENTS: &[AgentDef] = &[
         accepted_media_types: MEDIA,
         keywords: &["catalog", "products"],
         suggestions: &["Which products are inactive?"],
+        output: None,
     },
     AgentDef {
         id: "catalog.merchandising_assistant",
@@ -165,6 +185,7 @@ pub const AGENTS: &[AgentDef] = &[
         accepted_media_types: MEDIA,
         keywords: &["merchandising", "products"],
         suggestions: &["Improve the title of this product"],
+        output: None,
     },
     AgentDef {
         id: "customers.account_assistant",
@@ -184,6 +205,7 @@ pub const AGENTS: &[AgentDef] = &[
         accepted_media_types: MEDIA,
         keywords: &["customers", "accounts", "deals"],
         suggestions: &["Summarize my open deals"],
+        output: None,
     },
     AgentDef {
         id: "customers.deal_analyzer",
@@ -203,6 +225,7 @@ pub const AGENTS: &[AgentDef] = &[
         accepted_media_types: MEDIA,
         keywords: &["deals", "pipeline"],
         suggestions: &["Which deals are stuck?"],
+        output: None,
     },
     AgentDef {
         id: "customers.deal_analyzer_tool_loop",
@@ -222,6 +245,7 @@ pub const AGENTS: &[AgentDef] = &[
         accepted_media_types: MEDIA,
         keywords: &["deals", "pipeline"],
         suggestions: &["Which deals are stuck?"],
+        output: None,
     },
 ];
 

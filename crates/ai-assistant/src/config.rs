@@ -7,9 +7,21 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use stoa_core::config::{ConfigError, Env};
+use stoa_core::rate_limit::Rule;
 
 /// `AI_PENDING_ACTION_TTL_SECONDS` when unset.
 pub const DEFAULT_PENDING_TTL: Duration = Duration::from_secs(900);
+
+/// `AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS` when unset.
+pub const DEFAULT_USAGE_RETENTION_DAYS: u32 = 90;
+
+/// The longest retention the setting accepts (ten years).
+pub const MAX_USAGE_RETENTION_DAYS: u32 = 3_650;
+
+/// `RATE_LIMIT_AI_CHAT_POINTS` / `_DURATION` when unset: 30 turns per 60
+/// seconds per user and tenant.
+pub const DEFAULT_CHAT_POINTS: u32 = 30;
+pub const DEFAULT_CHAT_DURATION_SECS: u64 = 60;
 
 /// A provider the assistant knows (configured or not).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +135,13 @@ pub struct AiConfig {
     /// and between two chunks (a hanging provider ends the turn with an
     /// error frame after this).
     pub provider_timeout: Duration,
+    /// `RATE_LIMIT_AI_CHAT_POINTS` turns per `RATE_LIMIT_AI_CHAT_DURATION`
+    /// seconds per user and tenant; `None` (`RATE_LIMIT_ENABLED=false`, or
+    /// a configuration built by hand): no limit.
+    pub chat_rate_limit: Option<Rule>,
+    /// `AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS`: how long per-step usage rows
+    /// are kept (the daily rollup is kept).
+    pub usage_retention_days: u32,
 }
 
 impl std::fmt::Debug for AiConfig {
@@ -135,6 +154,21 @@ impl std::fmt::Debug for AiConfig {
             .field("pending_ttl", &self.pending_ttl)
             .finish_non_exhaustive()
     }
+}
+
+/// `AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS` (1 to ten years, default 90).
+pub fn usage_retention_days(env: &Env<'_>) -> Result<u32, ConfigError> {
+    let days: u32 = env.parse_or(
+        "AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS",
+        DEFAULT_USAGE_RETENTION_DAYS,
+    )?;
+    if !(1..=MAX_USAGE_RETENTION_DAYS).contains(&days) {
+        return Err(ConfigError {
+            var: "AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS",
+            message: format!("must be between 1 and {MAX_USAGE_RETENTION_DAYS}"),
+        });
+    }
+    Ok(days)
 }
 
 fn csv(raw: &str) -> Vec<String> {
@@ -194,6 +228,27 @@ impl AiConfig {
                 message: "must be at least 1".into(),
             });
         }
+        let points: u32 = env.parse_or("RATE_LIMIT_AI_CHAT_POINTS", DEFAULT_CHAT_POINTS)?;
+        if points == 0 {
+            return Err(ConfigError {
+                var: "RATE_LIMIT_AI_CHAT_POINTS",
+                message: "must be at least 1".into(),
+            });
+        }
+        let duration: u64 =
+            env.parse_or("RATE_LIMIT_AI_CHAT_DURATION", DEFAULT_CHAT_DURATION_SECS)?;
+        if duration == 0 {
+            return Err(ConfigError {
+                var: "RATE_LIMIT_AI_CHAT_DURATION",
+                message: "must be at least 1".into(),
+            });
+        }
+        let chat_rate_limit = env.flag("RATE_LIMIT_ENABLED", true)?.then_some(Rule {
+            limit: points,
+            window: Duration::from_secs(duration),
+            block: Duration::from_secs(duration),
+        });
+        let retention = usage_retention_days(&env)?;
         let moderation = match non_empty("OM_AI_INPUT_MODERATION") {
             None => false,
             Some(v) => matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"),
@@ -218,6 +273,8 @@ impl AiConfig {
                 .unwrap_or("omni-moderation-latest")
                 .to_string(),
             provider_timeout: Duration::from_millis(timeout),
+            chat_rate_limit,
+            usage_retention_days: retention,
         })
     }
 
@@ -295,6 +352,40 @@ mod tests {
         assert!(!c.base_url_allowed("not a url"));
         assert_eq!(c.pending_ttl, DEFAULT_PENDING_TTL);
         assert!(!config(&[]).base_url_allowed("http://127.0.0.1/v1"));
+    }
+
+    #[test]
+    fn chat_limit_and_usage_retention_have_the_reference_defaults() {
+        let c = config(&[]);
+        assert_eq!(
+            c.chat_rate_limit.map(|r| (r.limit, r.window.as_secs())),
+            Some((30, 60))
+        );
+        assert_eq!(c.usage_retention_days, 90);
+        let c = config(&[
+            ("RATE_LIMIT_AI_CHAT_POINTS", "2"),
+            ("RATE_LIMIT_AI_CHAT_DURATION", "10"),
+            ("AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS", "7"),
+        ]);
+        assert_eq!(
+            c.chat_rate_limit.map(|r| (r.limit, r.window.as_secs())),
+            Some((2, 10))
+        );
+        assert_eq!(c.usage_retention_days, 7);
+        assert!(
+            config(&[("RATE_LIMIT_ENABLED", "false")])
+                .chat_rate_limit
+                .is_none()
+        );
+        for (var, bad) in [
+            ("RATE_LIMIT_AI_CHAT_POINTS", "0"),
+            ("RATE_LIMIT_AI_CHAT_DURATION", "x"),
+            ("AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS", "0"),
+            ("AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS", "3651"),
+        ] {
+            let vars = HashMap::from([(var.to_string(), bad.to_string())]);
+            assert_eq!(AiConfig::from_vars(&vars).err().map(|e| e.var), Some(var));
+        }
     }
 
     #[test]

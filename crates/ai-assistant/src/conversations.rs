@@ -15,6 +15,8 @@ use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{LogEntry, record_batch};
 use stoa_core::db::Db;
+use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
+use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -25,6 +27,7 @@ use crate::error::AiError;
 use crate::schema::{
     ai_chat_conversation_participants as cp, ai_chat_conversations as cc, ai_chat_messages as cm,
 };
+use crate::state::AiState;
 
 #[derive(Clone, Debug, Queryable, Selectable)]
 #[diesel(table_name = cc)]
@@ -276,28 +279,33 @@ pub(crate) async fn create_in(
     Ok((row, true))
 }
 
-/// `{items, nextCursor}`: newest last message first; `cursor` is the
-/// previous page's last `lastMessageAt` (or `createdAt`).
-pub async fn list(
-    conn: &mut AsyncPgConnection,
+/// The list's sort key: the last message's time, else the creation time
+/// (the expression `ai_chat_conversations_activity` indexes).
+fn activity() -> diesel::expression::SqlLiteral<diesel::sql_types::Timestamptz> {
+    diesel::dsl::sql::<diesel::sql_types::Timestamptz>(
+        "COALESCE(ai_chat_conversations.last_message_at, ai_chat_conversations.created_at)",
+    )
+}
+
+/// The conversations the list shows the caller (filters and keyset
+/// position, no order or window).
+fn listed(
     ctx: &AuthContext,
+    (tenant, org, user): (Uuid, Option<Uuid>, Uuid),
     agent: Option<&str>,
     status: Option<&str>,
     cursor: Option<OffsetDateTime>,
-    limit: i64,
-) -> Result<Value, AppError> {
-    let (tenant, org, user) = scope(ctx)?;
-    let activity = diesel::dsl::sql::<diesel::sql_types::Timestamptz>(
-        "COALESCE(ai_chat_conversations.last_message_at, ai_chat_conversations.created_at)",
-    );
+) -> cc::BoxedQuery<'static, diesel::pg::Pg> {
     let mut query = cc::table
         .filter(cc::tenant_id.eq(tenant))
-        .filter(cc::organization_id.is_not_distinct_from(org))
         .filter(cc::deleted_at.is_null())
-        .select(ConversationRow::as_select())
-        .order((activity.clone().desc(), cc::id.desc()))
-        .limit(limit + 1)
         .into_boxed();
+    // Equality (or IS NULL) rather than IS NOT DISTINCT FROM, so the
+    // activity index serves the filter.
+    query = match org {
+        Some(org) => query.filter(cc::organization_id.eq(org)),
+        None => query.filter(cc::organization_id.is_null()),
+    };
     if !ctx.has(CONVERSATIONS_MANAGE) {
         let shared = cp::table
             .filter(cp::user_id.eq(user))
@@ -312,23 +320,82 @@ pub async fn list(
         query = query.filter(cc::status.eq(s.to_string()));
     }
     if let Some(c) = cursor {
-        query = query.filter(activity.lt(c));
+        query = query.filter(activity().lt(c));
     }
-    let mut rows: Vec<ConversationRow> = query.load(conn).await?;
+    query
+}
+
+/// `{items, nextCursor, total, totalCapped}`: newest activity first (last
+/// message, else creation); `cursor` is the previous page's last
+/// `lastMessageAt` (or `createdAt`), a keyset position. One statement: the
+/// page and its total (counted from the cursor on, up to 1,000 rows past
+/// it unless `total` asks for the exact count or none).
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    agent: Option<&str>,
+    status: Option<&str>,
+    cursor: Option<OffsetDateTime>,
+    limit: i64,
+    total: TotalMode,
+) -> Result<Value, AppError> {
+    let scope = scope(ctx)?;
+    let count_limit = match total {
+        TotalMode::Capped => Some(COUNT_AHEAD + 1),
+        TotalMode::Exact => None,
+        TotalMode::Skip => Some(0),
+    };
+    let counted = CountUpTo::new(
+        listed(ctx, scope, agent, status, cursor).select(cc::id),
+        count_limit,
+    );
+    let page = listed(ctx, scope, agent, status, cursor)
+        .select((ConversationRow::as_select(), counted))
+        .order((activity().desc(), cc::id.desc()))
+        .limit(limit + 1);
+    let mut rows: Vec<(ConversationRow, i64)> = Cached(page).load(conn).await?;
+    let count = <[_]>::first(&rows).map_or(0, |(_, c)| *c);
     let more = rows.len() as i64 > limit;
     rows.truncate(usize::try_from(limit).unwrap_or(0));
     let next = more
         .then(|| {
             rows.last()
-                .map(|r| r.last_message_at.unwrap_or(r.created_at))
+                .map(|(r, _)| r.last_message_at.unwrap_or(r.created_at))
         })
         .flatten()
         .and_then(|t| {
             t.format(&time::format_description::well_known::Rfc3339)
                 .ok()
         });
-    let items: Vec<Summary> = rows.into_iter().map(|r| summary(r, ctx)).collect();
-    Ok(json!({"items": items, "nextCursor": next}))
+    let (total, capped) = match total {
+        TotalMode::Capped => (Some(count.min(COUNT_AHEAD)), count > COUNT_AHEAD),
+        TotalMode::Exact => (Some(count), false),
+        TotalMode::Skip => (None, false),
+    };
+    let items: Vec<Summary> = rows.into_iter().map(|(r, _)| summary(r, ctx)).collect();
+    Ok(json!({"items": items, "nextCursor": next, "total": total, "totalCapped": capped}))
+}
+
+/// 400 `organization_not_found` when the caller's selected organization is
+/// deleted or inactive (asked of the directory); no organization selected
+/// passes.
+pub async fn require_active_organization(
+    conn: &mut AsyncPgConnection,
+    state: &AiState,
+    ctx: &AuthContext,
+) -> Result<(), AppError> {
+    let (Some(tenant), Some(org)) = (ctx.tenant_id, ctx.organization_id()) else {
+        return Ok(());
+    };
+    if state
+        .organizations
+        .organization_active(conn, tenant, org)
+        .await?
+    {
+        Ok(())
+    } else {
+        Err(AiError::OrganizationNotFound.into())
+    }
 }
 
 #[derive(Debug, Queryable, Selectable, Serialize, ToSchema)]

@@ -92,8 +92,12 @@ pub enum AiError {
     RouterFailed,
     #[error("Session not found")]
     SessionNotFound,
+    #[error("The model did not produce an object matching the agent's output schema")]
+    ObjectInvalid,
     #[error("Tenant context required")]
     TenantRequired,
+    #[error("Organization not found or inactive")]
+    OrganizationNotFound,
     #[error("Forbidden")]
     Forbidden,
     #[error(transparent)]
@@ -126,6 +130,7 @@ impl ApiError for AiError {
             | Self::SelfShare
             | Self::ModerationBlocked
             | Self::UserNotFound
+            | Self::OrganizationNotFound
             | Self::TenantRequired => StatusCode::BAD_REQUEST,
             Self::AgentFeaturesDenied
             | Self::ToolNoLongerAllowed
@@ -155,7 +160,7 @@ impl ApiError for AiError {
             }
             Self::StaleVersion | Self::SchemaDrift => StatusCode::PRECONDITION_FAILED,
             Self::RouterUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Self::NoProvider | Self::RouterFailed | Self::Db(_) => {
+            Self::NoProvider | Self::RouterFailed | Self::ObjectInvalid | Self::Db(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         }
@@ -186,7 +191,7 @@ impl ApiError for AiError {
             Self::InvalidLoopOverride(_) => "invalid_loop_override",
             Self::EscalationNotAllowed { .. } => "escalation_not_allowed",
             Self::ReservedKey(_) => "reserved_key",
-            Self::NoProvider | Self::RouterFailed => "internal_error",
+            Self::NoProvider | Self::RouterFailed | Self::ObjectInvalid => "internal_error",
             Self::RouterUnavailable => "no_provider",
             Self::QuestionNotFound => "question_not_found",
             Self::PendingActionNotFound => "pending_action_not_found",
@@ -202,6 +207,7 @@ impl ApiError for AiError {
             Self::ModerationBlocked => "moderation_blocked",
             Self::SessionNotFound => "session_not_found",
             Self::TenantRequired => "tenant_required",
+            Self::OrganizationNotFound => "organization_not_found",
             Self::Forbidden => "forbidden",
             Self::Db(_) => return None,
         })

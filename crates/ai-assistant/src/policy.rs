@@ -10,11 +10,16 @@ use uuid::Uuid;
 use crate::agents::{self, AgentDef, MutationPolicy};
 use crate::error::AiError;
 use crate::schema::ai_agent_mutation_policy_overrides as mp;
+use crate::state::AiState;
 
 /// The agent `id` for the caller: 400 malformed id, 404 unknown, 403 when
 /// the caller lacks one of its required features.
-pub fn agent_for(ctx: &AuthContext, id: &str) -> Result<&'static AgentDef, AiError> {
-    let agent = known_agent(id)?;
+pub fn agent_for(
+    state: &AiState,
+    ctx: &AuthContext,
+    id: &str,
+) -> Result<&'static AgentDef, AiError> {
+    let agent = known_agent(state, id)?;
     if !agent.required_features.iter().all(|f| ctx.has(f)) {
         return Err(AiError::AgentFeaturesDenied);
     }
@@ -22,11 +27,11 @@ pub fn agent_for(ctx: &AuthContext, id: &str) -> Result<&'static AgentDef, AiErr
 }
 
 /// The agent `id` (400 malformed, 404 unknown), whatever the caller holds.
-pub fn known_agent(id: &str) -> Result<&'static AgentDef, AiError> {
+pub fn known_agent(state: &AiState, id: &str) -> Result<&'static AgentDef, AiError> {
     if !agents::valid_id(id) {
         return Err(AiError::InvalidAgentId);
     }
-    agents::agent(id).ok_or(AiError::AgentUnknown)
+    state.agent(id).ok_or(AiError::AgentUnknown)
 }
 
 /// The tenant's override of `agent`'s mutation policy, if any (a stored

@@ -21,7 +21,6 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use validator::Validate;
 
-use crate::agents;
 use crate::config;
 use crate::error::AiError;
 use crate::providers::{self, AllowlistRow, KEY_PURPOSE, OverrideRow};
@@ -142,7 +141,7 @@ pub async fn put(
     let cfg = &state.config;
     let agent_id = blank(input.agent_id.clone());
     if let Some(id) = &agent_id
-        && agents::agent(id).is_none()
+        && state.agent(id).is_none()
     {
         return Err(AiError::Validation(format!("Unknown agent: {id}")).into());
     }
@@ -493,7 +492,7 @@ pub async fn read(db: &Db, state: &AiState, ctx: &AuthContext) -> Result<Value, 
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     let mut agents_out = Vec::new();
-    for agent in agents::AGENTS {
+    for agent in state.agents.iter().copied() {
         let resolved = providers::resolve(
             &mut conn,
             state,

@@ -8,7 +8,7 @@ use stoa_core::AppError;
 use stoa_core::db::Db;
 
 use crate::actions::{self, ActionRow};
-use crate::agents::{AGENTS, AgentDef};
+use crate::agents::AgentDef;
 use crate::error::AiError;
 use crate::policy;
 use crate::state::AiState;
@@ -88,16 +88,18 @@ pub async fn agent_for_direct(
 ) -> Result<&'static AgentDef, AppError> {
     let mut conn = db.conn().await?;
     if let Some(id) = named {
-        let agent = policy::agent_for(ctx, id)?;
+        let agent = policy::agent_for(state, ctx, id)?;
         let policy_now = policy::effective_policy(&mut conn, ctx, agent).await?;
         policy::tool_for(&state.registry, ctx, agent, tool.name, policy_now)?;
         return Ok(agent);
     }
-    for agent in AGENTS
+    for agent in state
+        .agents
         .iter()
+        .copied()
         .filter(|a| a.allowed_tools.contains(&tool.name))
     {
-        if policy::agent_for(ctx, agent.id).is_err() {
+        if policy::agent_for(state, ctx, agent.id).is_err() {
             continue;
         }
         let policy_now = policy::effective_policy(&mut conn, ctx, agent).await?;

@@ -192,3 +192,66 @@ pub async fn flags(
     .await?;
     Ok(row.body)
 }
+
+/// What one prune run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Per-step rows deleted (older than the retention).
+    pub deleted: u64,
+    /// Daily rows whose `session_count` was set from the kept steps.
+    pub reconciled: u64,
+    /// Whether old rows remain (the run stopped at its batch budget).
+    pub more: bool,
+}
+
+/// Deletes per-step usage rows older than `retention_days`, `batch` rows
+/// per statement and at most `max_batches` statements per run, after
+/// setting the daily rollup's `session_count` to the distinct sessions of
+/// each whole day still kept (the reference's reconciliation). Daily rows
+/// are never deleted: the rollup outlives the steps.
+pub async fn prune(
+    conn: &mut AsyncPgConnection,
+    retention_days: u32,
+    batch: i64,
+    max_batches: u32,
+) -> Result<Pruned, AppError> {
+    let cutoff = time::OffsetDateTime::now_utc() - time::Duration::days(i64::from(retention_days));
+    // The first whole day after the cutoff: its steps are all still there.
+    let first_whole = cutoff.date().next_day().unwrap_or(cutoff.date());
+    let reconciled = diesel::sql_query(
+        "UPDATE ai_token_usage_daily d SET session_count = s.sessions, updated_at = now() \
+         FROM (SELECT tenant_id, organization_id, (created_at AT TIME ZONE 'UTC')::date AS day, \
+                      agent_id, model_id, count(DISTINCT session_id) AS sessions \
+               FROM ai_token_usage_events \
+               WHERE created_at >= ($1::date)::timestamp AT TIME ZONE 'UTC' \
+               GROUP BY 1, 2, 3, 4, 5) s \
+         WHERE d.tenant_id = s.tenant_id AND d.organization_id IS NOT DISTINCT FROM s.organization_id \
+           AND d.day = s.day AND d.agent_id = s.agent_id AND d.model_id = s.model_id \
+           AND d.session_count <> s.sessions",
+    )
+    .bind::<Date, _>(first_whole)
+    .execute(conn)
+    .await?;
+    let mut deleted = 0_u64;
+    let mut more = false;
+    for n in 0..max_batches {
+        let gone = diesel::sql_query(
+            "DELETE FROM ai_token_usage_events WHERE id IN \
+               (SELECT id FROM ai_token_usage_events WHERE created_at < $1 LIMIT $2)",
+        )
+        .bind::<diesel::sql_types::Timestamptz, _>(cutoff)
+        .bind::<BigInt, _>(batch)
+        .execute(conn)
+        .await?;
+        deleted += gone as u64;
+        if (gone as i64) < batch {
+            break;
+        }
+        more = n + 1 == max_batches;
+    }
+    Ok(Pruned {
+        deleted,
+        reconciled: reconciled as u64,
+        more,
+    })
+}

@@ -10,7 +10,9 @@ mod api {
     pub mod chat;
     pub mod conversations;
     pub mod legacy;
+    pub mod limits;
     pub mod moderation;
+    pub mod objects;
     pub mod participants;
     pub mod settings;
     #[expect(

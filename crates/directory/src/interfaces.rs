@@ -30,6 +30,20 @@ impl OrganizationDirectory for PgDirectory {
         Box::pin(async move { Ok(self.organization(conn, tenant, id).await?.is_some()) })
     }
 
+    fn organization_active<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        tenant: Uuid,
+        id: Uuid,
+    ) -> BoxFuture<'a, Result<bool, AppError>> {
+        Box::pin(async move {
+            Ok(self
+                .organization(conn, tenant, id)
+                .await?
+                .is_some_and(|o| o.is_active))
+        })
+    }
+
     fn organization_name_sql(&self, id_column: &str) -> String {
         names::organization_name_sql(id_column)
     }

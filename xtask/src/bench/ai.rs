@@ -3,16 +3,97 @@
 //! (the provider's own first byte subtracted), and 100 concurrent chat
 //! streams with the server's RSS. Written for the lead's `cargo xtask bench`.
 //!
-//! The third target of the issue (the conversation list over 100,000
-//! conversations) waits for the conversation endpoints.
+//! The conversation list over 100,000 conversations (the "Lists" targets)
+//! is a load scenario on the main server: [`conversations_seed`] inserts
+//! them with batched `INSERT ... SELECT generate_series` and
+//! [`conversation_list`] is the request.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use super::env_number;
+use super::load::Request;
 use super::report::Row;
+use super::scenarios::{Scenario, with_bearer};
 use super::server::Server;
 use crate::cmd::Result;
+use crate::pg::Database;
+
+/// The seeded conversations' owner (the bench's admin).
+const OWNER_EMAIL: &str = "admin@acme.com";
+
+/// Rows per seeding statement.
+const SEED_BATCH: u64 = 20_000;
+
+/// Seeds `STOA_BENCH_AI_CONVERSATIONS` (default 100,000) conversations of
+/// the bench's admin in its home organization, one second of activity
+/// apart (every tenth never messaged: its creation time is its activity),
+/// a third closed; returns the note and a cursor half-way down the list.
+pub(super) fn conversations_seed(db: &Database, url: &str) -> Result<(String, String)> {
+    let count = env_number("STOA_BENCH_AI_CONVERSATIONS", 100_000);
+    let started = Instant::now();
+    let mut from = 1;
+    while from <= count {
+        let to = (from + SEED_BATCH - 1).min(count);
+        db.psql(
+            url,
+            &format!(
+                "INSERT INTO ai_chat_conversations (id, tenant_id, organization_id, conversation_id, \
+                   agent_id, owner_user_id, title, status, visibility, last_message_at, created_at, updated_at) \
+                 SELECT gen_random_uuid(), u.tenant_id, u.organization_id, 'bench-' || g, \
+                   CASE WHEN g % 2 = 0 THEN 'customers.deal_analyzer' ELSE 'catalog.catalog_assistant' END, \
+                   u.id, 'Conversation ' || g, CASE WHEN g % 3 = 0 THEN 'closed' ELSE 'open' END, 'private', \
+                   CASE WHEN g % 10 = 0 THEN NULL ELSE now() - make_interval(secs => g) END, \
+                   now() - make_interval(secs => g + 1), now() \
+                 FROM users u, generate_series({from}, {to}) g \
+                 WHERE u.email = '{OWNER_EMAIL}' AND u.deleted_at IS NULL"
+            ),
+        )?;
+        from = to + 1;
+    }
+    db.psql(url, "ANALYZE ai_chat_conversations")?;
+    let seeded = db.psql(
+        url,
+        "SELECT count(*) FROM ai_chat_conversations WHERE conversation_id LIKE 'bench-%'",
+    )?;
+    let note = format!(
+        "{seeded} AI conversations of {OWNER_EMAIL} seeded in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let cursor = db.psql(
+        url,
+        &format!(
+            "SELECT to_char(COALESCE(last_message_at, created_at) AT TIME ZONE 'UTC', \
+               'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') \
+             FROM ai_chat_conversations WHERE conversation_id = 'bench-{}'",
+            (count / 2).max(1)
+        ),
+    )?;
+    Ok((note, cursor))
+}
+
+/// The conversation list over the seeded conversations: its first page
+/// (50, capped total) and a page deep into the list through the keyset
+/// cursor (`deep`: an activity time half-way down, from the seeding).
+pub(super) fn conversation_list(admin: &str, deep: &str) -> Scenario {
+    Scenario {
+        name: "GET /api/ai_assistant/ai/conversations over 100k conversations (first page, deep cursor)",
+        requests: vec![
+            with_bearer(
+                Request::get("/api/ai_assistant/ai/conversations?limit=50"),
+                admin,
+            ),
+            with_bearer(
+                Request::get(&format!(
+                    "/api/ai_assistant/ai/conversations?limit=50&cursor={deep}"
+                )),
+                admin,
+            ),
+        ],
+        connections: None,
+    }
+}
 
 /// How the fake provider streams: chunks of text, a pause between them.
 #[derive(Clone, Copy)]
@@ -148,7 +229,12 @@ pub(super) fn ai_rows(stoa: &std::path::Path, url: &str, login_form: &str) -> Re
     let server = Server::start_with_env(
         stoa,
         url,
-        &[("OPENAI_API_KEY", "bench"), ("OPENAI_BASE_URL", &base_url)],
+        &[
+            ("OPENAI_API_KEY", "bench"),
+            ("OPENAI_BASE_URL", &base_url),
+            // One user drives every turn: lift the per-user chat limit.
+            ("RATE_LIMIT_AI_CHAT_POINTS", "1000000"),
+        ],
     )?;
     let token = super::http::login(server.addr, login_form)?;
     let chat = chat_request(&token);
@@ -186,7 +272,12 @@ pub(super) fn ai_rows(stoa: &std::path::Path, url: &str, login_form: &str) -> Re
     let server = Server::start_with_env(
         stoa,
         url,
-        &[("OPENAI_API_KEY", "bench"), ("OPENAI_BASE_URL", &base_url)],
+        &[
+            ("OPENAI_API_KEY", "bench"),
+            ("OPENAI_BASE_URL", &base_url),
+            // One user drives every turn: lift the per-user chat limit.
+            ("RATE_LIMIT_AI_CHAT_POINTS", "1000000"),
+        ],
     )?;
     let token = super::http::login(server.addr, login_form)?;
     let chat = chat_request(&token);

@@ -116,6 +116,8 @@ fn bench(
     println!("xtask: job queue: {jobs}");
     let deals = deals::deals_seed(stoa, &url)?;
     println!("xtask: {deals}");
+    let (conversations, deep_conversation) = ai::conversations_seed(db, &url)?;
+    println!("xtask: {conversations}");
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
     let (idle_rss, _) = server.memory_mib();
@@ -134,6 +136,7 @@ fn bench(
         Row::note_only("catalog data set (stoa seed demo --products)", products),
         Row::note_only("job queue cost per unit (1k / 10k / 100k units)", jobs),
         Row::note_only("deal data set", deals),
+        Row::note_only("AI conversation data set", conversations),
         Row::note_only(
             "argon2id password hash (m=7 MiB, t=5, p=1)",
             format!("{per_hash:.1} ms per hash, {per_verify:.1} ms per verify (one thread)"),
@@ -164,6 +167,7 @@ fn bench(
         )],
         connections: Some(4),
     });
+    all.push(ai::conversation_list(&admin, &deep_conversation));
     for scenario in all {
         if !only.is_empty() && !only.iter().any(|o| scenario.name.contains(o.as_str())) {
             continue;

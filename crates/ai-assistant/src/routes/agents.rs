@@ -7,7 +7,7 @@ use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Path};
 
 use crate::VIEW;
-use crate::agents::{AGENTS, AgentDef, ExecutionMode, MutationPolicy};
+use crate::agents::{AgentDef, MutationPolicy};
 use crate::config;
 use crate::dto::{
     AgentInfo, AgentList, AgentModels, AgentTool, ModelInfo, ProviderModels, TaskPlan,
@@ -57,7 +57,7 @@ fn info(state: &AiState, agent: &AgentDef) -> AgentInfo {
         accepted_media_types: strings(agent.accepted_media_types),
         keywords: strings(agent.keywords),
         suggestions: strings(agent.suggestions),
-        has_output_schema: agent.execution_mode == ExecutionMode::Object,
+        has_output_schema: agent.output.is_some(),
     }
 }
 
@@ -78,8 +78,10 @@ pub async fn list_agents(
     state: web::Data<AiState>,
 ) -> AppResult<web::Json<AgentList>> {
     ctx.require(VIEW)?;
-    let agents: Vec<AgentInfo> = AGENTS
+    let agents: Vec<AgentInfo> = state
+        .agents
         .iter()
+        .copied()
         .filter(|a| a.required_features.iter().all(|f| ctx.has(f)))
         .map(|a| info(&state, a))
         .collect();
@@ -111,7 +113,7 @@ pub async fn agent_models(
     agent_id: Path<String>,
 ) -> AppResult<web::Json<AgentModels>> {
     ctx.require(VIEW)?;
-    let agent = policy::agent_for(&ctx, &agent_id.into_inner())?;
+    let agent = policy::agent_for(&state, &ctx, &agent_id.into_inner())?;
     let mut conn = db.conn().await?;
     let default = providers::resolve(&mut conn, &state, &ctx, agent, &Requested::default())
         .await

@@ -12,7 +12,8 @@ use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::http::Sse;
-use stoa_core::{AppResult, Json, Query};
+use stoa_core::rate_limit::{Decision, Quota};
+use stoa_core::{AppError, AppResult, Json, Query};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
@@ -77,11 +78,12 @@ pub struct ChatBody {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, content_type = "text/event-stream", body = String, description = "UI message stream v1 frames, `[DONE]`, then `loop-finish`"),
-        (status = 400, body = ErrorBody, description = "Validation, `moderation_blocked`, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`"),
+        (status = 400, body = ErrorBody, description = "Validation, `moderation_blocked`, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`, `organization_not_found` (the selected organization is deleted or inactive)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
-        (status = 409, body = ErrorBody, description = "`loop_runtime_override_disabled`"),
+        (status = 409, body = ErrorBody, description = "`loop_runtime_override_disabled`, `execution_mode_not_supported` (an object agent)"),
+        (status = 429, body = ErrorBody, description = "The caller's chat limit is used up (`RATE_LIMIT_AI_CHAT_POINTS` per `RATE_LIMIT_AI_CHAT_DURATION` seconds; `Retry-After`, `X-RateLimit-*`)"),
         (status = 500, body = ErrorBody, description = "`internal_error`: no provider configured"),
     )
 )]
@@ -101,6 +103,7 @@ pub async fn post_chat(
         .agent
         .as_deref()
         .filter(|a| !a.trim().is_empty())
+        .map(str::to_string)
         .ok_or_else(|| AiError::Validation("agent is required".into()))?;
     if let Some(m) = body
         .messages
@@ -109,7 +112,50 @@ pub async fn post_chat(
     {
         return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
     }
-    let agent = policy::agent_for(&ctx, agent_id)?;
+    let quota = chat_quota(&state, &ctx)?;
+    let result = turn(req, ctx, db, state, query, body, agent_id).await;
+    Quota::attach(quota, result)
+}
+
+/// Counts the turn against the caller's chat limit (per user and tenant):
+/// 429 with `Retry-After` and `X-RateLimit-*` once it is used up.
+fn chat_quota(state: &AiState, ctx: &AuthContext) -> AppResult<Option<Quota>> {
+    let Some(rule) = state.config.chat_rate_limit else {
+        return Ok(None);
+    };
+    let who = ctx
+        .user_id
+        .or(ctx.api_key_id)
+        .map(|id| id.to_string())
+        .unwrap_or_default();
+    let tenant = ctx.tenant_id.map(|id| id.to_string()).unwrap_or_default();
+    let key = format!("ai_chat:{tenant}:{who}");
+    match state.limiter.record(&key, &rule) {
+        decision @ Decision::Allowed { .. } => Ok(Some(Quota::of(decision, &rule))),
+        decision @ Decision::Limited { retry_after } => {
+            let quota = Quota::of(decision, &rule);
+            Err(quota.apply_to_error(AppError::too_many_requests(retry_after.as_secs())))
+        }
+    }
+}
+
+/// The turn after the limit: every check answers JSON, then the stream.
+async fn turn(
+    req: HttpRequest,
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    state: web::Data<AiState>,
+    query: ChatQuery,
+    body: ChatBody,
+    agent_id: String,
+) -> AppResult<HttpResponse> {
+    let agent = policy::agent_for(&state, &ctx, &agent_id)?;
+    if agent.execution_mode != crate::agents::ExecutionMode::Chat {
+        return Err(AiError::ExecutionModeNotSupported {
+            object_route: false,
+        }
+        .into());
+    }
     let budget_name = query
         .loop_budget
         .as_deref()
@@ -127,6 +173,7 @@ pub async fn post_chat(
     };
     let mut conn = db.conn().await?;
     let resolved = providers::resolve(&mut conn, &state, &ctx, agent, &requested).await?;
+    crate::conversations::require_active_organization(&mut conn, &state, &ctx).await?;
     if budget_override && !agent.loop_override_allowed {
         return Err(AiError::LoopRuntimeOverrideDisabled.into());
     }

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::TotalMode;
 use stoa_core::{AppError, AppResult, Json, Path, Query};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -18,6 +19,7 @@ use crate::conversations::{
     self, CreateConversation, ImportConversation, PatchConversation, Summary,
 };
 use crate::error::AiError;
+use crate::state::AiState;
 
 fn instant(raw: Option<&str>, name: &str) -> Result<Option<OffsetDateTime>, AppError> {
     match raw.map(str::trim).filter(|s| !s.is_empty()) {
@@ -39,12 +41,16 @@ pub struct ListQuery {
     /// 1-100 (default 50).
     #[validate(range(min = 1, max = 100))]
     pub limit: Option<i64>,
+    /// Omitted: `total` is exact up to 1,000 rows past the cursor
+    /// (`totalCapped: true` beyond); `true`: exact; `false`: not counted.
+    #[serde(rename = "includeTotal")]
+    pub include_total: Option<String>,
 }
 
 /// The caller's conversations (every one of the organization with
 /// `ai_assistant.conversations.manage`), newest activity first.
 #[utoipa::path(tag = "AI Assistant", params(ListQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{items, nextCursor}`"), (status = 400, body = ErrorBody),
+    responses((status = 200, body = Object, description = "`{items, nextCursor, total, totalCapped}`: one statement; `total` counts from the cursor on"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations")]
 pub async fn list_conversations(
@@ -55,6 +61,7 @@ pub async fn list_conversations(
     ctx.require(VIEW)?;
     let q = q.into_inner();
     let cursor = instant(q.cursor.as_deref(), "cursor")?;
+    let total = TotalMode::parse(q.include_total.as_deref());
     let mut conn = db.conn().await?;
     Ok(web::Json(
         conversations::list(
@@ -64,6 +71,7 @@ pub async fn list_conversations(
             q.status.as_deref(),
             cursor,
             q.limit.unwrap_or(50),
+            total,
         )
         .await?,
     ))
@@ -73,15 +81,18 @@ pub async fn list_conversations(
 /// that `conversationId` (200).
 #[utoipa::path(tag = "AI Assistant", request_body = CreateConversation, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 201, body = Summary), (status = 200, body = Summary, description = "Already there"),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 400, body = ErrorBody, description = "Validation, `tenant_required`, `organization_not_found` (the selected organization is deleted or inactive)"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Another user's conversation of that id")))]
 #[post("/ai_assistant/ai/conversations")]
 pub async fn create_conversation(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     body: Json<CreateConversation>,
 ) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
+    conversations::require_active_organization(&mut *db.conn().await?, &state, &ctx).await?;
     let (summary, created) = conversations::create(&db, &ctx, body.into_inner(), false).await?;
     Ok(if created {
         HttpResponse::Created().json(summary)
@@ -93,14 +104,16 @@ pub async fn create_conversation(
 /// Imports a browser-local conversation (at most 100 messages).
 #[utoipa::path(tag = "AI Assistant", request_body = ImportConversation, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{conversation, importedMessageCount, skippedMessageCount}`"),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+        (status = 400, body = ErrorBody, description = "Validation, `tenant_required`, `organization_not_found`"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[post("/ai_assistant/ai/conversations/import")]
 pub async fn import_conversation(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     body: Json<ImportConversation>,
 ) -> AppResult<web::Json<Value>> {
     ctx.require(VIEW)?;
+    conversations::require_active_organization(&mut *db.conn().await?, &state, &ctx).await?;
     Ok(web::Json(
         conversations::import(&db, &ctx, body.into_inner()).await?,
     ))

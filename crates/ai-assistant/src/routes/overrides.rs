@@ -15,6 +15,7 @@ use crate::overrides::{
     PromptOverrideInput, PromptVersion,
 };
 use crate::policy;
+use crate::state::AiState;
 use crate::{SETTINGS_MANAGE, VIEW};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -48,10 +49,11 @@ pub struct PromptAnswer {
 pub async fn get_loop_override(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
 ) -> AppResult<web::Json<LoopOverrideAnswer>> {
     ctx.require(VIEW)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let mut conn = db.conn().await?;
     Ok(web::Json(LoopOverrideAnswer {
         agent_id: agent.id.into(),
@@ -68,11 +70,12 @@ pub async fn get_loop_override(
 pub async fn put_loop_override(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
     body: Json<LoopOverrideInput>,
 ) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let saved = overrides::put_loop(&db, &ctx, agent, body.into_inner()).await?;
     Ok(web::Json(
         json!({"ok": true, "agentId": agent.id, "override": saved}),
@@ -87,10 +90,11 @@ pub async fn put_loop_override(
 pub async fn delete_loop_override(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
 ) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let cleared = overrides::clear_loop(&db, &ctx, agent).await?;
     Ok(web::Json(
         json!({"ok": true, "agentId": agent.id, "cleared": cleared}),
@@ -105,10 +109,11 @@ pub async fn delete_loop_override(
 pub async fn get_mutation_policy(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
 ) -> AppResult<web::Json<PolicyAnswer>> {
     ctx.require(VIEW)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let mut conn = db.conn().await?;
     Ok(web::Json(PolicyAnswer {
         agent_id: agent.id.into(),
@@ -126,11 +131,12 @@ pub async fn get_mutation_policy(
 pub async fn set_mutation_policy(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
     body: Json<MutationPolicyInput>,
 ) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let saved = overrides::set_policy(&db, &ctx, agent, body.into_inner()).await?;
     Ok(web::Json(json!({
         "ok": true,
@@ -148,10 +154,11 @@ pub async fn set_mutation_policy(
 pub async fn delete_mutation_policy(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
 ) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let cleared = overrides::clear_policy(&db, &ctx, agent).await?;
     Ok(web::Json(json!({
         "ok": true,
@@ -170,10 +177,11 @@ pub async fn delete_mutation_policy(
 pub async fn get_prompt_override(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
 ) -> AppResult<web::Json<PromptAnswer>> {
     ctx.require(SETTINGS_MANAGE)?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let mut conn = db.conn().await?;
     let mut versions = overrides::prompt_versions(&mut conn, &ctx, agent).await?;
     let latest = if versions.is_empty() {
@@ -209,6 +217,7 @@ pub async fn get_prompt_override(
 pub async fn add_prompt_override(
     ctx: AuthContext,
     db: web::Data<Db>,
+    state: web::Data<AiState>,
     agent_id: Path<String>,
     body: Json<PromptOverrideInput>,
 ) -> AppResult<web::Json<Value>> {
@@ -218,7 +227,7 @@ pub async fn add_prompt_override(
         return Err(AiError::Validation("sections is required".into()).into());
     };
     overrides::check_reserved(sections.keys())?;
-    let agent = policy::known_agent(&agent_id.into_inner())?;
+    let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let row = overrides::add_prompt(&db, &ctx, agent, sections, body.notes).await?;
     Ok(web::Json(json!({
         "ok": true,

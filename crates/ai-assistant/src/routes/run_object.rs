@@ -1,21 +1,30 @@
 //! `POST /ai_assistant/ai/run-object`: one structured answer from an agent
-//! declaring `executionMode: object`. The gate runs first (404/403); no
-//! built-in agent is an object agent, so each answers 422, as the reference.
+//! declaring `executionMode: object` (an output schema, `generate` mode).
+//! The gate runs first (404/403); a chat agent, or an object agent that
+//! streams, answers 422 `execution_mode_not_supported`, as the reference
+//! (every built-in agent is a chat agent). The provider is resolved like a
+//! chat's (`modelOverride` as the chat's `model`), then asked once for the
+//! object, which must match the schema.
 
 use actix_web::{post, web};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stoa_acl::AuthContext;
+use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Json};
 use utoipa::ToSchema;
 use validator::Validate;
 
 use crate::VIEW;
-use crate::agents::ExecutionMode;
+use crate::agents::{ExecutionMode, OutputMode};
 use crate::error::AiError;
+use crate::llm::{self, Message};
 use crate::policy;
+use crate::providers::{self, Requested};
 use crate::routes::chat::ChatMessage;
+use crate::state::AiState;
+use crate::validate;
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -26,26 +35,106 @@ pub struct RunObject {
     pub messages: Vec<ChatMessage>,
     #[schema(value_type = Option<Object>)]
     pub page_context: Option<Value>,
+    /// `model` or `provider/model` (when the agent allows runtime overrides).
+    #[validate(length(min = 1, max = 256))]
+    pub model_override: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectResult {
+    /// The answer, matching the agent's output schema.
+    #[schema(value_type = Object)]
+    pub object: Value,
+    pub finish_reason: String,
+    pub usage: ObjectUsage,
 }
 
 #[utoipa::path(tag = "AI Assistant", request_body = RunObject, security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{object, usage?, finishReason?}`"),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = ObjectResult),
+        (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `organization_not_found`"),
+        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
-        (status = 422, body = ErrorBody, description = "`execution_mode_not_supported`: not an object agent")))]
+        (status = 422, body = ErrorBody, description = "`execution_mode_not_supported`: not an object agent, or one that streams"),
+        (status = 500, body = ErrorBody, description = "`internal_error`: no provider, a failing provider, or no object matching the schema")))]
 #[post("/ai_assistant/ai/run-object")]
-pub async fn run_object(ctx: AuthContext, body: Json<RunObject>) -> AppResult<web::Json<Value>> {
+pub async fn run_object(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    state: web::Data<AiState>,
+    body: Json<RunObject>,
+) -> AppResult<web::Json<ObjectResult>> {
     ctx.require(VIEW)?;
     let body = body.into_inner();
-    let agent = policy::agent_for(&ctx, &body.agent)?;
-    if agent.execution_mode != ExecutionMode::Object {
-        return Err(AiError::ExecutionModeNotSupported { object_route: true }.into());
+    if let Some(m) = body
+        .messages
+        .iter()
+        .find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system"))
+    {
+        return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
     }
-    // No registered agent runs in object mode (the reference's built-ins are
-    // all chat agents); an object agent's structured call is not built yet.
-    Err(AppError::new(
-        actix_web::http::StatusCode::NOT_IMPLEMENTED,
-        "Object mode is not available yet",
-    ))
+    let agent = policy::agent_for(&state, &ctx, &body.agent)?;
+    let output = match agent.output {
+        Some(output)
+            if agent.execution_mode == ExecutionMode::Object
+                && output.mode == OutputMode::Generate =>
+        {
+            output
+        }
+        _ => return Err(AiError::ExecutionModeNotSupported { object_route: true }.into()),
+    };
+    let requested = Requested {
+        model: body.model_override.clone(),
+        ..Requested::default()
+    };
+    let mut conn = db.conn().await?;
+    let resolved = providers::resolve(&mut conn, &state, &ctx, agent, &requested).await?;
+    crate::conversations::require_active_organization(&mut conn, &state, &ctx).await?;
+    drop(conn);
+    let mut messages = vec![Message::System(agent.system_prompt.to_string())];
+    messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
+        "assistant" => Message::Assistant {
+            text: m.content,
+            tool_calls: Vec::new(),
+        },
+        "system" => Message::System(m.content),
+        _ => Message::User(m.content),
+    }));
+    let schema = (output.schema)();
+    let answer = llm::object(
+        &state.outbound,
+        &resolved,
+        &messages,
+        output.schema_name,
+        &schema,
+        state.config.provider_timeout,
+    )
+    .await
+    .map_err(|e| {
+        AppError::internal(format!("run-object provider call: {e}")).with_code("internal_error")
+    })?;
+    let answer = match answer {
+        Ok(answer) if validate::check(&schema, &answer.object).is_empty() => answer,
+        Ok(answer) => {
+            tracing::warn!(agent.id = agent.id, problems = ?validate::check(&schema, &answer.object), "object does not match the schema");
+            return Err(AiError::ObjectInvalid.into());
+        }
+        Err(_) => return Err(AiError::ObjectInvalid.into()),
+    };
+    Ok(web::Json(ObjectResult {
+        object: answer.object,
+        finish_reason: answer.finish_reason,
+        usage: ObjectUsage {
+            input_tokens: answer.input_tokens,
+            output_tokens: answer.output_tokens,
+        },
+    }))
 }

@@ -61,12 +61,22 @@ pub async fn start_with(
 ) -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
+    start_with_agents(config, &[]).await
+}
+
+/// The test app with agents besides the built-in ones.
+pub async fn start_with_agents(
+    config: AiConfig,
+    agents: &'static [&'static stoa_ai_assistant::agents::AgentDef],
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
     let users = Arc::new(stoa_auth::PgAccounts);
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
         .module_with(move |db: &Db| {
             let services = stoa_auth::testing::services(db, registry());
-            let state = Arc::new(AiState::new(&services, config));
+            let state = Arc::new(AiState::new(&services, config).with_agents(agents));
             Arc::new(stoa_ai_assistant::configure(state))
         })
         .module(stoa_audit_logs::configure(
