@@ -24,6 +24,7 @@ mod batch;
 pub mod diff;
 pub mod guard;
 mod operation;
+pub mod pruned;
 pub mod outbox;
 mod record;
 mod registry;
