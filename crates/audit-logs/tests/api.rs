@@ -14,9 +14,9 @@ mod api {
     pub mod guards;
     pub mod lists;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
-    pub mod partitions;
-    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod outbox;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod partitions;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod retention;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

@@ -238,7 +238,13 @@ async fn retention_drops_whole_months_past_it_and_keeps_the_rest() {
     assert!(exists(&app.db, &format!("action_logs_p{m23}")).await);
     // Access-log months past the longer access age (7 days) go too.
     assert!(!exists(&app.db, &format!("access_reads_p{access_old}")).await);
-    assert!(exists(&app.db, &format!("access_reads_p{}", month(&app.db, 0).await)).await);
+    assert!(
+        exists(
+            &app.db,
+            &format!("access_reads_p{}", month(&app.db, 0).await)
+        )
+        .await
+    );
     // The horizon is recorded: the first day of the month 24 months ago.
     assert_eq!(
         text(

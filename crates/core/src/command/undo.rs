@@ -171,12 +171,12 @@ impl CommandRegistry {
                 .filter(action_logs::id.eq(target.id))
                 .filter(action_logs::created_at.eq(target.created_at)),
         )
-            .set((
-                action_logs::execution_state.eq("undone"),
-                action_logs::undo_token.eq(None::<String>),
-            ))
-            .execute(conn)
-            .await?;
+        .set((
+            action_logs::execution_state.eq("undone"),
+            action_logs::undo_token.eq(None::<String>),
+        ))
+        .execute(conn)
+        .await?;
         let trace = LogEntry {
             action_label: target.action_label.clone(),
             resource_kind: target.resource_kind.clone(),
@@ -269,9 +269,9 @@ impl CommandRegistry {
                 .filter(action_logs::id.eq(target.id))
                 .filter(action_logs::created_at.eq(target.created_at)),
         )
-            .set(action_logs::execution_state.eq("redone"))
-            .execute(conn)
-            .await?;
+        .set(action_logs::execution_state.eq("redone"))
+        .execute(conn)
+        .await?;
         Ok(RedoOutcome { operation })
     }
 }

@@ -579,7 +579,10 @@ mod tests {
         ];
         let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, true)).to_string();
         assert_eq!(sql.matches("jsonb_build_object").count(), 2, "{sql}");
-        assert!(sql.contains("ON CONFLICT (id, created_at) DO NOTHING"), "{sql}");
+        assert!(
+            sql.contains("ON CONFLICT (id, created_at) DO NOTHING"),
+            "{sql}"
+        );
         assert!(sql.contains("set_config('synchronous_commit', 'off', true)"));
         let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, false)).to_string();
         assert!(!sql.contains("set_config"), "{sql}");
