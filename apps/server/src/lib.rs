@@ -296,10 +296,10 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
 
 /// Every recurring job (modules append theirs); each runs once per period
 /// across all processes. Reads the modules' settings from the environment
-/// (access-log retention): a malformed one stops start-up.
+/// (audit-log retention): a malformed one stops start-up.
 pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config::ConfigError> {
     let mut schedules = stoa_progress::schedules();
-    schedules.push(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedule());
+    schedules.extend(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedules());
     schedules.extend(stoa_onboarding::schedules());
     schedules.extend(stoa_ai_assistant::schedules()?);
     Ok(schedules)

@@ -66,6 +66,8 @@ enum Command {
         count: i64,
         #[arg(long, default_value_t = 200)]
         mutations: u32,
+        #[arg(long, default_value_t = 0)]
+        months: u32,
     },
     /// Time recording action-log entries one by one against one batch
     /// (used by `cargo xtask bench`); rolled back, nothing stays.
@@ -135,13 +137,16 @@ enum Seed {
         #[arg(long, default_value_t = 100_000)]
         count: i64,
     },
-    /// Add `count` action-log entries, then time `mutations` organization
-    /// renames with and without the command bus.
+    /// Add `count` action-log entries (one second apart, or spread evenly
+    /// over the last `months` months, in their monthly partitions), then
+    /// time `mutations` organization renames with and without the command bus.
     ActionLogs {
         #[arg(long, default_value_t = 1_000_000)]
         count: i64,
         #[arg(long, default_value_t = 200)]
         mutations: u32,
+        #[arg(long, default_value_t = 0)]
+        months: u32,
     },
     /// Demo data in the demo tenant (`stoa init --demo` first), each module
     /// seeding its own tables in batches with a progress bar. Every count is
@@ -224,10 +229,23 @@ fn run(cli: Cli) -> Result<(), CommandError> {
             let config = load_config()?;
             one_thread_runtime()?.block_on(commands::sync_seeds(&config))
         }
-        Command::Seed(Seed::ActionLogs { count, mutations })
-        | Command::BenchAudit { count, mutations } => {
+        Command::Seed(Seed::ActionLogs {
+            count,
+            mutations,
+            months,
+        })
+        | Command::BenchAudit {
+            count,
+            mutations,
+            months,
+        } => {
             let config = load_config()?;
-            one_thread_runtime()?.block_on(bench::bench_audit(&config, count, mutations.max(1)))
+            one_thread_runtime()?.block_on(bench::bench_audit(
+                &config,
+                count,
+                mutations.max(1),
+                months,
+            ))
         }
         Command::BenchRecord { count } => {
             let config = load_config()?;

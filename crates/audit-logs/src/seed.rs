@@ -1,10 +1,10 @@
 //! Benchmark seeding of the action log (`stoa seed action-logs`, used by
-//! `cargo xtask bench`): plain SQL, since a million entries through the API
-//! would measure the API. Never used by the server's requests.
+//! `cargo xtask bench`): plain SQL, since ten million entries through the
+//! API would measure the API. Never used by the server's requests.
 
 use std::time::Instant;
 
-use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Double, Uuid as SqlUuid};
 use diesel_async::{AnsiTransactionManager, AsyncPgConnection, RunQueryDsl, TransactionManager};
 use futures_util::future::BoxFuture;
 use serde_json::json;
@@ -12,32 +12,63 @@ use stoa_core::AppError;
 use stoa_core::command::{self, Actor, Command, Event, LogEntry};
 use uuid::Uuid;
 
+/// Rows one seeding statement inserts: each chunk is its own transaction.
+const SEED_CHUNK: i64 = 500_000;
+
 /// Adds `count` action-log entries by `actor` in `tenant` / `organization`,
-/// one second apart going back from now, spread over four command kinds and
-/// ten resource kinds; then refreshes the table's statistics.
+/// going back from now: one second apart when `months` is 0, else evenly
+/// spread over the last `months` months (10,000,000 over 12 months: one
+/// every 3.2 s, in twelve monthly partitions and the current one). They are
+/// spread over four command kinds and ten resource kinds; the monthly
+/// partitions they need are created first, the rows go in by chunks of
+/// [`SEED_CHUNK`] (`INSERT ... SELECT ... generate_series`), then the
+/// table's statistics are refreshed.
 pub async fn action_logs(
     conn: &mut AsyncPgConnection,
     tenant: Uuid,
     organization: Uuid,
     actor: Uuid,
     count: i64,
+    months: u32,
 ) -> Result<usize, AppError> {
-    let added = diesel::sql_query(
-        "INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_label, \
-             action_type, resource_kind, resource_id, execution_state, changes_json, changed_fields, \
-             primary_changed_field, source_key, created_at, updated_at) \
-         SELECT $1, $2, $3, 'bench.items.' || (ARRAY['create','update','delete','assign'])[1 + i % 4], \
-             'Bench', (ARRAY['create','edit','delete','assign'])[1 + i % 4], 'bench.kind' || (i % 10), \
-             i::text, 'done', jsonb_build_object('name', jsonb_build_object('from', 'a', 'to', 'b')), \
-             ARRAY['name'], 'name', 'api', now() - make_interval(secs => i), now() - make_interval(secs => i) \
-         FROM generate_series(1, $4) AS i",
+    let count = count.max(0);
+    let spacing = if months == 0 || count == 0 {
+        1.0
+    } else {
+        f64::from(months) * 30.44 * 86_400.0 / count as f64
+    };
+    diesel::sql_query(
+        "SELECT stoa_log_partitions_ensure('action_logs',              now() - make_interval(secs => $1 * $2), now() + interval '1 month')",
     )
-    .bind::<SqlUuid, _>(tenant)
-    .bind::<SqlUuid, _>(organization)
-    .bind::<SqlUuid, _>(actor)
     .bind::<BigInt, _>(count)
+    .bind::<Double, _>(spacing)
     .execute(conn)
     .await?;
+    let mut added = 0;
+    let mut from = 1;
+    while from <= count {
+        let to = (from + SEED_CHUNK - 1).min(count);
+        added += diesel::sql_query(
+            "INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_label, \
+                 action_type, resource_kind, resource_id, execution_state, changes_json, changed_fields, \
+                 primary_changed_field, source_key, created_at, updated_at) \
+             SELECT $1, $2, $3, 'bench.items.' || (ARRAY['create','update','delete','assign'])[1 + i % 4], \
+                 'Bench', (ARRAY['create','edit','delete','assign'])[1 + i % 4], 'bench.kind' || (i % 10), \
+                 i::text, 'done', jsonb_build_object('name', jsonb_build_object('from', 'a', 'to', 'b')), \
+                 ARRAY['name'], 'name', 'api', at, at \
+             FROM generate_series($4, $5) AS i, \
+                 LATERAL (SELECT now() - make_interval(secs => i * $6) AS at) AS t",
+        )
+        .bind::<SqlUuid, _>(tenant)
+        .bind::<SqlUuid, _>(organization)
+        .bind::<SqlUuid, _>(actor)
+        .bind::<BigInt, _>(from)
+        .bind::<BigInt, _>(to)
+        .bind::<Double, _>(spacing)
+        .execute(conn)
+        .await?;
+        from = to + 1;
+    }
     diesel::sql_query("VACUUM ANALYZE action_logs")
         .execute(conn)
         .await?;

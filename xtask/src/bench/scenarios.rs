@@ -99,14 +99,14 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
             connections: None,
         },
         Scenario {
-            name: "GET action logs, 2 filters, 1M entries (count 1,000 ahead)",
+            name: "GET action logs, 2 filters, 10M entries (count 1,000 ahead)",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
             ))],
             connections: None,
         },
         Scenario {
-            name: "same, includeTotal=true (exact count of 50,000)",
+            name: "same, includeTotal=true (exact count of 500,000)",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50&includeTotal=true",
             ))],
@@ -120,7 +120,7 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
             connections: None,
         },
         Scenario {
-            name: "GET action-log CSV export, 1000 entries",
+            name: "GET action-log CSV export, 1000 of 10M entries",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
             ))],
@@ -139,14 +139,14 @@ pub(super) fn scenarios(token: &str, admin: &str, key: &str, deep_cursor: &str) 
             connections: None,
         },
         Scenario {
-            name: "GET action logs, 2 filters, 1M entries, 4 connections",
+            name: "GET action logs, 2 filters, 10M entries, 4 connections",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions?actionType=edit&resourceKind=bench.kind3&pageSize=50",
             ))],
             connections: Some(4),
         },
         Scenario {
-            name: "GET action-log CSV export, 1000 entries, 4 connections",
+            name: "GET action-log CSV export, 1000 of 10M entries, 4 connections",
             requests: vec![bearer(Request::get(
                 "/api/audit_logs/audit-logs/actions/export?limit=1000&actionType=edit",
             ))],

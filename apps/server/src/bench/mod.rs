@@ -123,11 +123,17 @@ pub async fn bench_jobs(config: &Config, units: &[u32]) -> Result<(), CommandErr
 }
 
 /// `stoa seed action-logs` (and the hidden `bench-audit`, for `cargo xtask
-/// bench`): seeds `count` action-log entries for the demo tenant
-/// (`stoa_audit_logs::seed`) and measures the command bus's cost per mutation
+/// bench`): seeds `count` action-log entries for the demo tenant, spread
+/// over the last `months` months (0: one second apart;
+/// `stoa_audit_logs::seed`) and measures the command bus's cost per mutation
 /// against the same write without it (`stoa_directory::seed`). Prints one
 /// JSON line.
-pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<(), CommandError> {
+pub async fn bench_audit(
+    config: &Config,
+    count: i64,
+    mutations: u32,
+    months: u32,
+) -> Result<(), CommandError> {
     let other = seed_error;
     let db = Db::connect(&config.db)?;
     let mut conn = db.conn().await?;
@@ -141,6 +147,7 @@ pub async fn bench_audit(config: &Config, count: i64, mutations: u32) -> Result<
         admin.organization_id,
         admin.user_id,
         count,
+        months,
     )
     .await
     .map_err(other)?;

@@ -20,7 +20,7 @@ use crate::service;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RedoResponse, description = "Redone; `x-om-operation` carries the new undo token"),
-        (status = 400, body = ErrorBody),
+        (status = 400, body = ErrorBody, description = "Invalid or unavailable entry; `entry_pruned` when the audit-log retention removed it"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),

@@ -20,7 +20,7 @@ use crate::service;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UndoResponse),
-        (status = 400, body = ErrorBody, description = "Invalid or unavailable token"),
+        (status = 400, body = ErrorBody, description = "Invalid or unavailable token; `entry_pruned` when the audit-log retention removed the entry"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The caller may not write the restored state now (features, grant boundary, organization scope, tenant)"),
         (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),

@@ -136,7 +136,7 @@ async fn insert_rows(
     let mut events: Vec<(Event, outbox::Envelope)> = Vec::new();
     let mut operations = Vec::with_capacity(n);
     for (command_id, entry) in entries {
-        let id = Uuid::new_v4();
+        let id = super::pruned::time_ordered_id();
         let mut row = Row::new(actor, command_id, entry, None);
         let envelope = row.envelope(actor, id);
         events.extend(

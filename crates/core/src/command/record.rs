@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::guard::GuardLog;
 use super::schema::action_logs;
-use super::{Actor, Command, Event, GuardInput, LogEntry, Operation, Phase, diff, outbox};
+use super::{Actor, Command, Event, GuardInput, LogEntry, Operation, Phase, diff, outbox, pruned};
 use crate::error::AppError;
 
 /// Runs `command` on `conn` (the caller's transaction), asks the actor's write
@@ -107,7 +107,10 @@ impl Row {
             entry.snapshot_after.as_ref(),
         );
         let changed_fields: Vec<String> = changes.keys().cloned().collect();
-        let undo_token = entry.undo.as_ref().map(|_| Uuid::new_v4().to_string());
+        let undo_token = entry
+            .undo
+            .as_ref()
+            .map(|_| pruned::time_ordered_id().to_string());
         let context_json = match (entry.context, context_extra) {
             (Some(Value::Object(mut a)), Some(Value::Object(b))) => {
                 a.extend(b);
@@ -194,6 +197,7 @@ pub(crate) async fn record(
     let mut row = Row::new(actor, command_id, entry, context_extra);
     let (id, created_at): (Uuid, OffsetDateTime) = diesel::insert_into(action_logs::table)
         .values((
+            action_logs::id.eq(pruned::time_ordered_id()),
             action_logs::tenant_id.eq(row.tenant_id),
             action_logs::organization_id.eq(row.organization_id),
             action_logs::actor_user_id.eq(actor.user_id),

@@ -10,7 +10,9 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::schema::action_logs;
-use super::{ActionLog, Actor, CommandRegistry, LogEntry, Operation, Phase, check_guards, record};
+use super::{
+    ActionLog, Actor, CommandRegistry, LogEntry, Operation, Phase, check_guards, pruned, record,
+};
 use crate::error::AppError;
 
 pub struct UndoOutcome {
@@ -101,14 +103,22 @@ impl CommandRegistry {
         if token.is_empty() || token.len() > 100 {
             return Err(unavailable("Invalid undo token"));
         }
-        let target: ActionLog = action_logs::table
+        let target: Option<ActionLog> = action_logs::table
             .filter(action_logs::undo_token.eq(token))
             .select(ActionLog::as_select())
             .for_update()
             .first(conn)
             .await
-            .optional()?
-            .ok_or_else(|| unavailable(UNAVAILABLE))?;
+            .optional()?;
+        let Some(target) = target else {
+            return Err(if pruned::was_pruned(conn, token).await? {
+                pruned::entry_pruned(
+                    "This action's log entry was removed by the audit-log retention; it can no longer be undone",
+                )
+            } else {
+                unavailable(UNAVAILABLE)
+            });
+        };
         if target.execution_state != "done" || !in_scope(actor, &target, tenant_wide) {
             return Err(unavailable(UNAVAILABLE));
         }
@@ -118,8 +128,11 @@ impl CommandRegistry {
             actor.user_id
         };
         let latest = |with_resource: bool| {
+            // Only entries at least as new as the target can be newer than it:
+            // the bound prunes the older monthly partitions from the scan.
             let mut q = candidates("done", lookup_actor, actor, &target)
                 .filter(action_logs::undo_token.is_not_null())
+                .filter(action_logs::created_at.ge(target.created_at))
                 .select(action_logs::id)
                 .order((action_logs::created_at.desc(), action_logs::id.desc()));
             if with_resource {
@@ -153,13 +166,17 @@ impl CommandRegistry {
                 unavailable("Undo failed")
             }
         })?;
-        diesel::update(action_logs::table.filter(action_logs::id.eq(target.id)))
-            .set((
-                action_logs::execution_state.eq("undone"),
-                action_logs::undo_token.eq(None::<String>),
-            ))
-            .execute(conn)
-            .await?;
+        diesel::update(
+            action_logs::table
+                .filter(action_logs::id.eq(target.id))
+                .filter(action_logs::created_at.eq(target.created_at)),
+        )
+        .set((
+            action_logs::execution_state.eq("undone"),
+            action_logs::undo_token.eq(None::<String>),
+        ))
+        .execute(conn)
+        .await?;
         let trace = LogEntry {
             action_label: target.action_label.clone(),
             resource_kind: target.resource_kind.clone(),
@@ -196,14 +213,22 @@ impl CommandRegistry {
         tenant_wide: bool,
     ) -> Result<RedoOutcome, AppError> {
         const UNAVAILABLE: &str = "Redo target not available";
-        let target: ActionLog = action_logs::table
+        let target: Option<ActionLog> = action_logs::table
             .filter(action_logs::id.eq(log_id))
             .select(ActionLog::as_select())
             .for_update()
             .first(conn)
             .await
-            .optional()?
-            .ok_or_else(|| unavailable(UNAVAILABLE))?;
+            .optional()?;
+        let Some(target) = target else {
+            return Err(if pruned::was_pruned(conn, &log_id.to_string()).await? {
+                pruned::entry_pruned(
+                    "This action's log entry was removed by the audit-log retention; it can no longer be redone",
+                )
+            } else {
+                unavailable(UNAVAILABLE)
+            });
+        };
         if target.execution_state != "undone" || !in_scope(actor, &target, tenant_wide) {
             return Err(unavailable(UNAVAILABLE));
         }
@@ -239,10 +264,14 @@ impl CommandRegistry {
             "sourceCommandId": target.command_id,
         });
         let operation = record(conn, actor, &target.command_id, entry, Some(context)).await?;
-        diesel::update(action_logs::table.filter(action_logs::id.eq(target.id)))
-            .set(action_logs::execution_state.eq("redone"))
-            .execute(conn)
-            .await?;
+        diesel::update(
+            action_logs::table
+                .filter(action_logs::id.eq(target.id))
+                .filter(action_logs::created_at.eq(target.created_at)),
+        )
+        .set(action_logs::execution_state.eq("redone"))
+        .execute(conn)
+        .await?;
         Ok(RedoOutcome { operation })
     }
 }

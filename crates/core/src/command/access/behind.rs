@@ -13,7 +13,8 @@
 //! - Entries are written in the order they were queued, each exactly once: a
 //!   row's id is chosen when its batch is cut, a batch once cut is retried as
 //!   cut (it stays in the queue's `in_flight` until written), and a repeated
-//!   write of a row (`ON CONFLICT (id) DO NOTHING`) changes nothing, so a
+//!   write of a row (`ON CONFLICT (id, created_at) DO NOTHING`: the key of the
+//!   partitioned table) changes nothing, so a
 //!   writer cancelled after its insert but before it noted so loses and
 //!   doubles nothing.
 //! - Repeated reads of one kept answer share a row ([`Row`]): the first read
@@ -535,7 +536,7 @@ impl QueryFragment<Pg> for Rows<'_> {
         if self.async_commit {
             out.push_sql(ASYNC_COMMIT);
         }
-        out.push_sql(" ON CONFLICT (id) DO NOTHING");
+        out.push_sql(" ON CONFLICT (id, created_at) DO NOTHING");
         Ok(())
     }
 
@@ -578,7 +579,10 @@ mod tests {
         ];
         let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, true)).to_string();
         assert_eq!(sql.matches("jsonb_build_object").count(), 2, "{sql}");
-        assert!(sql.contains("ON CONFLICT (id) DO NOTHING"), "{sql}");
+        assert!(
+            sql.contains("ON CONFLICT (id, created_at) DO NOTHING"),
+            "{sql}"
+        );
         assert!(sql.contains("set_config('synchronous_commit', 'off', true)"));
         let sql = diesel::debug_query::<Pg, _>(&Rows::new(&batch, false)).to_string();
         assert!(!sql.contains("set_config"), "{sql}");

@@ -46,8 +46,8 @@ pub async fn purge_expired(
     ] {
         loop {
             let n = diesel::sql_query(format!(
-                "DELETE FROM access_reads WHERE id IN ( \
-                     SELECT id FROM access_reads \
+                "DELETE FROM access_reads WHERE (id, created_at) IN ( \
+                     SELECT id, created_at FROM access_reads \
                      WHERE created_at < now() - $1 AND {kinds} \
                      ORDER BY created_at LIMIT $3)"
             ))
