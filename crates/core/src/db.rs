@@ -5,11 +5,12 @@
 //! tokio-postgres, and migrations run through diesel-async's harness.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use diesel::connection::{Instrumentation, InstrumentationEvent};
 
 use futures_util::future::BoxFuture;
 
+use deadpool::managed::ObjectId;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -24,6 +26,7 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::command::access::AccessQueue;
 use crate::config::DbConfig;
+use crate::rls::{self, Scope};
 
 /// Queries sent by this process (all threads), for `/metrics`.
 static QUERIES: AtomicU64 = AtomicU64::new(0);
@@ -121,7 +124,16 @@ pub struct Db {
     access: Arc<AccessQueue>,
     /// Work requests left running after their answers ([`crate::behind`]).
     behind: Arc<crate::behind::Behind>,
+    /// The row-level security settings each pooled connection holds now.
+    settings: Arc<Mutex<HashMap<ObjectId, (String, &'static str)>>>,
+    /// The scope of work outside every [`rls`] scope: closed for the
+    /// server; test fixtures get a handle that bypasses ([`Db::fixtures`]).
+    default_scope: Scope,
 }
+
+/// Forget the settings of connections past this many (closed connections
+/// leave their entry behind; forgetting costs one `set_config` each).
+const MAX_REMEMBERED_SETTINGS: usize = 1024;
 
 impl Db {
     /// Builds the pool; no connection is opened until the first request, so a
@@ -134,6 +146,18 @@ impl Db {
         install_query_counter();
         let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
         manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
+        // Every connection acts as the role that owns no table, so the
+        // row-level security policies apply to it (see `crate::rls`).
+        manager_cfg.custom_setup = Box::new(|url| {
+            Box::pin(async move {
+                let mut conn = AsyncPgConnection::establish(url).await?;
+                diesel::sql_query(format!("SET ROLE {}", rls::APP_ROLE))
+                    .execute(&mut conn)
+                    .await
+                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                Ok(conn)
+            })
+        });
         let manager =
             AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_cfg);
         let pool = Pool::builder(manager)
@@ -145,20 +169,87 @@ impl Db {
             timeout,
             access: Arc::default(),
             behind: Arc::default(),
+            settings: Arc::default(),
+            default_scope: Scope::Closed,
         })
+    }
+
+    /// The same pool, for test fixtures and seeding tools: work outside
+    /// every [`rls`] scope bypasses the policies instead of seeing nothing.
+    pub fn fixtures(&self) -> Self {
+        self.bypassing("fixtures")
+    }
+
+    /// The same pool, for administrative tools (command-line seeding,
+    /// benchmark set-up): work outside every [`rls`] scope bypasses the
+    /// policies, each connection logged and counted as a bypass named
+    /// `reason`. Never the server's handle.
+    pub fn bypassing(&self, reason: &'static str) -> Self {
+        Self {
+            default_scope: Scope::Bypass(reason),
+            ..self.clone()
+        }
     }
 
     /// A connection from the pool, waiting at most the configured timeout
     /// (including the time to open a new connection).
+    ///
+    /// The connection carries the row-level security settings of the
+    /// current [`rls`] scope: one `set_config` round trip when they differ
+    /// from what the connection last held, none otherwise.
     pub async fn conn(&self) -> Result<DbConn, DbError> {
-        match tokio::time::timeout(self.timeout, self.pool.get()).await {
-            Ok(Ok(conn)) => Ok(conn),
-            Ok(Err(err)) => Err(DbError::Unavailable(err.to_string())),
-            Err(_) => Err(DbError::Unavailable(format!(
-                "no connection within {} ms",
-                self.timeout.as_millis()
-            ))),
+        let mut conn = match tokio::time::timeout(self.timeout, self.pool.get()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(err)) => return Err(DbError::Unavailable(err.to_string())),
+            Err(_) => {
+                return Err(DbError::Unavailable(format!(
+                    "no connection within {} ms",
+                    self.timeout.as_millis()
+                )));
+            }
+        };
+        let scope = if rls::is_scoped() {
+            rls::current()
+        } else if let Scope::Bypass(reason) = self.default_scope {
+            rls::bypass_scope(reason)
+        } else {
+            self.default_scope
+        };
+        let wanted = scope.settings();
+        let id = Object::id(&conn);
+        let held = self.remembered(id);
+        if held.as_ref() != Some(&wanted) {
+            // Session-level (not `SET LOCAL`) and outside any transaction,
+            // so a rollback later cannot undo it.
+            diesel::sql_query(
+                "SELECT set_config('stoa.tenant_id', $1, false), \
+                 set_config('stoa.bypass', $2, false)",
+            )
+            .bind::<diesel::sql_types::Text, _>(&wanted.0)
+            .bind::<diesel::sql_types::Text, _>(wanted.1)
+            .execute(&mut *conn)
+            .await?;
+            self.remember(id, wanted);
         }
+        Ok(conn)
+    }
+
+    fn remembered(&self, id: ObjectId) -> Option<(String, &'static str)> {
+        match self.settings.lock() {
+            Ok(map) => map.get(&id).cloned(),
+            Err(poisoned) => poisoned.into_inner().get(&id).cloned(),
+        }
+    }
+
+    fn remember(&self, id: ObjectId, settings: (String, &'static str)) {
+        let mut map = match self.settings.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if map.len() >= MAX_REMEMBERED_SETTINGS {
+            map.clear();
+        }
+        map.insert(id, settings);
     }
 
     /// Runs `f` in one transaction: committed when it returns `Ok`, rolled back
