@@ -282,6 +282,9 @@ impl FromRequest for AuthContext {
         // Several extractors of one request share one resolution.
         if let Some(ctx) = req.extensions().get::<AuthContext>() {
             let ctx = ctx.clone();
+            // Resolved before (the access matrix, another extractor): the
+            // request's scope is the caller's either way.
+            stoa_core::rls::set_request_scope(ctx.rls_scope());
             return Box::pin(async move { Ok(ctx) });
         }
         let credentials = Credentials::from_request(req);

@@ -21,7 +21,7 @@ use futures_util::future::BoxFuture;
 use deadpool::managed::ObjectId;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::command::access::AccessQueue;
@@ -118,7 +118,13 @@ pub enum DbError {
 /// The shared pool. Cheap to clone.
 #[derive(Clone)]
 pub struct Db {
+    /// Connections for tenant and closed scopes; each carries the settings
+    /// of the last scope that took it (`settings`).
     pool: Pool<AsyncPgConnection>,
+    /// Connections for bypass scopes, set to bypass once when connected
+    /// (the session check of every request takes one: switching a shared
+    /// connection to bypass and back would cost two statements a request).
+    bypass_pool: Pool<AsyncPgConnection>,
     timeout: Duration,
     /// Access-log entries written behind kept answers (one queue per pool).
     access: Arc<AccessQueue>,
@@ -129,6 +135,30 @@ pub struct Db {
     /// The scope of work outside every [`rls`] scope: closed for the
     /// server; test fixtures get a handle that bypasses ([`Db::fixtures`]).
     default_scope: Scope,
+}
+
+/// A pool whose connections act as [`rls::APP_ROLE`] (so the row-level
+/// security policies apply to them), each running `setup` once when
+/// connected. Connection set-up is not a request's round trip: it is not
+/// counted for the thread ([`uncounted`]).
+fn pool(url: &str, size: usize, setup: &'static str) -> Result<Pool<AsyncPgConnection>, DbError> {
+    let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
+    manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
+    manager_cfg.custom_setup = Box::new(move |url| {
+        Box::pin(uncounted(async move {
+            let mut conn = AsyncPgConnection::establish(url).await?;
+            conn.batch_execute(&format!("SET ROLE {}{setup}", rls::APP_ROLE))
+                .await
+                .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+            Ok(conn)
+        }))
+    });
+    let manager =
+        AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_cfg);
+    Pool::builder(manager)
+        .max_size(size)
+        .build()
+        .map_err(|err| DbError::Unavailable(err.to_string()))
 }
 
 /// Forget the settings of connections past this many (closed connections
@@ -144,28 +174,13 @@ impl Db {
 
     pub fn from_url(url: &str, pool_size: usize, timeout: Duration) -> Result<Self, DbError> {
         install_query_counter();
-        let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
-        manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
-        // Every connection acts as the role that owns no table, so the
-        // row-level security policies apply to it (see `crate::rls`).
-        manager_cfg.custom_setup = Box::new(|url| {
-            Box::pin(async move {
-                let mut conn = AsyncPgConnection::establish(url).await?;
-                diesel::sql_query(format!("SET ROLE {}", rls::APP_ROLE))
-                    .execute(&mut conn)
-                    .await
-                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
-                Ok(conn)
-            })
-        });
-        let manager =
-            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_cfg);
-        let pool = Pool::builder(manager)
-            .max_size(pool_size)
-            .build()
-            .map_err(|err| DbError::Unavailable(err.to_string()))?;
         Ok(Self {
-            pool,
+            pool: pool(url, pool_size, "")?,
+            bypass_pool: pool(
+                url,
+                pool_size,
+                "; SELECT set_config('stoa.bypass', 'on', false)",
+            )?,
             timeout,
             access: Arc::default(),
             behind: Arc::default(),
@@ -198,16 +213,6 @@ impl Db {
     /// current [`rls`] scope: one `set_config` round trip when they differ
     /// from what the connection last held, none otherwise.
     pub async fn conn(&self) -> Result<DbConn, DbError> {
-        let mut conn = match tokio::time::timeout(self.timeout, self.pool.get()).await {
-            Ok(Ok(conn)) => conn,
-            Ok(Err(err)) => return Err(DbError::Unavailable(err.to_string())),
-            Err(_) => {
-                return Err(DbError::Unavailable(format!(
-                    "no connection within {} ms",
-                    self.timeout.as_millis()
-                )));
-            }
-        };
         let scope = if rls::is_scoped() {
             rls::current()
         } else if let Scope::Bypass(reason) = self.default_scope {
@@ -215,10 +220,24 @@ impl Db {
         } else {
             self.default_scope
         };
+        if let Scope::Bypass(_) = scope {
+            // Set to bypass when connected; nothing changes it afterwards.
+            return self.checkout(&self.bypass_pool).await;
+        }
+        let mut conn = self.checkout(&self.pool).await?;
         let wanted = scope.settings();
         let id = Object::id(&conn);
-        let held = self.remembered(id);
+        let remembered = self.remembered(id);
+        let held = match &remembered {
+            Some(held) => Some(held.clone()),
+            // A connection never handed out before holds no setting: closed.
+            None if Object::metrics(&conn).recycle_count == 0 => Some(Scope::Closed.settings()),
+            None => None,
+        };
         if held.as_ref() != Some(&wanted) {
+            // Unknown until the statement succeeds (a cancelled or failed
+            // one leaves the connection's settings in doubt).
+            self.forget(id);
             // Session-level (not `SET LOCAL`) and outside any transaction,
             // so a rollback later cannot undo it.
             diesel::sql_query(
@@ -229,9 +248,22 @@ impl Db {
             .bind::<diesel::sql_types::Text, _>(wanted.1)
             .execute(&mut *conn)
             .await?;
+        }
+        if remembered.as_ref() != Some(&wanted) {
             self.remember(id, wanted);
         }
         Ok(conn)
+    }
+
+    async fn checkout(&self, pool: &Pool<AsyncPgConnection>) -> Result<DbConn, DbError> {
+        match tokio::time::timeout(self.timeout, pool.get()).await {
+            Ok(Ok(conn)) => Ok(conn),
+            Ok(Err(err)) => Err(DbError::Unavailable(err.to_string())),
+            Err(_) => Err(DbError::Unavailable(format!(
+                "no connection within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
     }
 
     fn remembered(&self, id: ObjectId) -> Option<(String, &'static str)> {
@@ -239,6 +271,13 @@ impl Db {
             Ok(map) => map.get(&id).cloned(),
             Err(poisoned) => poisoned.into_inner().get(&id).cloned(),
         }
+    }
+
+    fn forget(&self, id: ObjectId) {
+        match self.settings.lock() {
+            Ok(mut map) => map.remove(&id),
+            Err(poisoned) => poisoned.into_inner().remove(&id),
+        };
     }
 
     fn remember(&self, id: ObjectId, settings: (String, &'static str)) {
@@ -295,9 +334,14 @@ impl Db {
     }
 
     /// Pool statistics for `/metrics`: (size, available, max).
+    /// Both pools together (tenant and bypass connections).
     pub fn pool_status(&self) -> (usize, usize, usize) {
-        let status = self.pool.status();
-        (status.size, status.available, status.max_size)
+        let (a, b) = (self.pool.status(), self.bypass_pool.status());
+        (
+            a.size + b.size,
+            a.available + b.available,
+            a.max_size + b.max_size,
+        )
     }
 }
 

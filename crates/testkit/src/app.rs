@@ -176,6 +176,27 @@ pub struct TestApp<S> {
     _test_db: Option<TestDb>,
 }
 
+impl<S> TestApp<S> {
+    /// Runs `statement` as the database's owner, not as the pool's role
+    /// (`stoa_app` may not create tables): DDL of test fixtures. Tables
+    /// created so are granted to the pool's role by default privileges.
+    pub async fn owner_sql(&self, statement: &str) {
+        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        let url = self
+            ._test_db
+            .as_ref()
+            .map(|db| db.url().to_string())
+            .expect("owner_sql needs a database");
+        let mut conn = AsyncPgConnection::establish(&url)
+            .await
+            .unwrap_or_else(|err| panic!("connect as the owner: {err}"));
+        diesel::sql_query(statement)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|err| panic!("{statement}: {err}"));
+    }
+}
+
 /// A fully read response.
 #[derive(Debug)]
 pub struct TestResponse {

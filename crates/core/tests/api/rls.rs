@@ -199,7 +199,10 @@ async fn the_pool_acts_as_a_role_that_owns_nothing() {
     .load::<Name>(&mut conn)
     .await
     .unwrap();
-    assert!(owned.is_empty(), "stoa_app owns tables: policies would not apply");
+    assert!(
+        owned.is_empty(),
+        "stoa_app owns tables: policies would not apply"
+    );
 }
 
 #[tokio::test]

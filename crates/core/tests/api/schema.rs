@@ -291,7 +291,7 @@ SELECT line FROM (
   UNION ALL
   SELECT format('grant %s %s %s', c.relname, pg_get_userbyid(x.grantee), x.privilege_type)
   FROM pg_class c, aclexplode(coalesce(c.relacl, acldefault(
-      CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END, c.relowner))) x
+      (CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END)::\"char\", c.relowner))) x
   WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
     AND x.grantee <> c.relowner
   UNION ALL
