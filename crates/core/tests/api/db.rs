@@ -92,12 +92,14 @@ async fn transactions_commit_on_ok_and_roll_back_on_error() {
     {
         // Tables are created by the owner (as migrations do); the pool's
         // role gets its rights by default privileges.
-        let mut conn = diesel_async::AsyncConnection::establish(test_db.url())
+        let mut conn =
+            <diesel_async::AsyncPgConnection as diesel_async::AsyncConnection>::establish(
+                test_db.url(),
+            )
             .await
             .unwrap();
-        let conn: &mut diesel_async::AsyncPgConnection = &mut conn;
         diesel::sql_query("CREATE TABLE tx_probe (name text NOT NULL)")
-            .execute(conn)
+            .execute(&mut conn)
             .await
             .unwrap();
     }
