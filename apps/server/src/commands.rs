@@ -46,7 +46,8 @@ pub async fn migrate(config: &Config) -> Result<(), CommandError> {
 async fn registry_and_connection(
     config: &Config,
 ) -> Result<(Db, stoa_acl::Registry, stoa_core::db::DbConn), CommandError> {
-    let db = Db::connect(&config.db)?;
+    // Administrative command: across tenants.
+    let db = Db::connect(&config.db)?.bypassing("cli");
     let registry = crate::registry().map_err(|e| CommandError::Other(e.to_string()))?;
     let conn = db
         .conn()
@@ -87,7 +88,8 @@ pub async fn sync_grants(config: &Config) -> Result<(), CommandError> {
 /// default roles and a super admin; prints `{"tenantId","organizationId","userId"}`.
 pub async fn init(config: &Config, request: InitRequest) -> Result<(), CommandError> {
     run_migrations(config.db.url.expose()).await?;
-    let db = Db::connect(&config.db)?;
+    // Provisioning the first tenant and its super admin: across tenants.
+    let db = Db::connect(&config.db)?.bypassing("stoa init");
     let policy = stoa_auth::password::PasswordPolicy::from_env(&stoa_core::config::Env(
         &std::env::vars().collect(),
     ))?;
@@ -238,12 +240,16 @@ fn build_services(
 /// Encrypts the push tokens not yet under the current key (see
 /// `stoa_devices::secrets`); failures are logged and retried at the next start.
 async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::KeyRing>) {
-    let result = match db.conn().await {
-        Ok(mut conn) => stoa_devices::reencrypt_push_tokens(&mut conn, &keys, 500)
-            .await
-            .map_err(|e| e.to_string()),
-        Err(err) => Err(err.to_string()),
-    };
+    // Tokens of every tenant.
+    let result = stoa_core::rls::bypass("push token re-encryption", async {
+        match db.conn().await {
+            Ok(mut conn) => stoa_devices::reencrypt_push_tokens(&mut conn, &keys, 500)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        }
+    })
+    .await;
     match result {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "devices: push tokens encrypted with the current key"),

@@ -164,6 +164,22 @@ impl AuthContext {
         }
     }
 
+    /// The row-level security scope of the caller's request
+    /// ([`stoa_core::rls`]): a super admin works across tenants (audited as
+    /// a bypass), anyone else in the tenant the request acts in, and a
+    /// caller without a tenant sees no tenant rows.
+    pub fn rls_scope(&self) -> stoa_core::rls::Scope {
+        use stoa_core::rls::Scope;
+        if self.is_super_admin() {
+            Scope::Bypass("super admin")
+        } else {
+            match self.tenant_id {
+                Some(tenant) => Scope::Tenant(tenant),
+                None => Scope::Closed,
+            }
+        }
+    }
+
     /// Whether `tenant` may be targeted: the caller's scope tenant, or any for a super admin.
     pub fn may_target_tenant(&self, tenant: Uuid) -> bool {
         self.is_super_admin() || self.tenant_id == Some(tenant)
@@ -266,6 +282,9 @@ impl FromRequest for AuthContext {
         // Several extractors of one request share one resolution.
         if let Some(ctx) = req.extensions().get::<AuthContext>() {
             let ctx = ctx.clone();
+            // Resolved before (the access matrix, another extractor): the
+            // request's scope is the caller's either way.
+            stoa_core::rls::set_request_scope(ctx.rls_scope());
             return Box::pin(async move { Ok(ctx) });
         }
         let credentials = Credentials::from_request(req);
@@ -280,7 +299,12 @@ impl FromRequest for AuthContext {
             if credentials.is_empty() {
                 return Err(AppError::unauthorized());
             }
-            let ctx = authenticator.authenticate(&credentials).await?;
+            // The session check and key lookup find the caller across
+            // tenants; the rest of the request sees the caller's tenant only.
+            let ctx =
+                stoa_core::rls::bypass("authenticate", authenticator.authenticate(&credentials))
+                    .await?;
+            stoa_core::rls::set_request_scope(ctx.rls_scope());
             req.extensions_mut().insert(ctx.clone());
             Ok(ctx)
         })

@@ -166,6 +166,7 @@ impl AccessPolicy for AccessMatrix {
             return Box::pin(ready(Ok(())));
         };
         if let Some(ctx) = req.extensions().get::<AuthContext>() {
+            stoa_core::rls::set_request_scope(ctx.rls_scope());
             return Box::pin(ready(ctx.require_all(&features)));
         }
         let credentials = Credentials::from_request(req);
@@ -175,7 +176,11 @@ impl AccessPolicy for AccessMatrix {
         let authenticator = self.authenticator.clone();
         let req = req.clone();
         Box::pin(async move {
-            let ctx = authenticator.authenticate(&credentials).await?;
+            // Across tenants, then the caller's scope (see `AuthContext`).
+            let ctx =
+                stoa_core::rls::bypass("authenticate", authenticator.authenticate(&credentials))
+                    .await?;
+            stoa_core::rls::set_request_scope(ctx.rls_scope());
             let checked = ctx.require_all(&features);
             // The handler's `AuthContext` extractor reads this one back.
             req.extensions_mut().insert(ctx);

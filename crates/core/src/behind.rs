@@ -35,10 +35,12 @@ impl Behind {
     {
         self.running.fetch_add(1, Ordering::SeqCst);
         let running = Running(self.clone());
-        actix_web::rt::spawn(async move {
+        // The work keeps the row-level security scope of its request.
+        let scope = crate::rls::current();
+        actix_web::rt::spawn(crate::rls::within(scope, async move {
             let _running = running;
             work.await;
-        });
+        }));
     }
 
     /// How much work runs now.

@@ -5,11 +5,12 @@
 //! tokio-postgres, and migrations run through diesel-async's harness.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,13 +18,15 @@ use diesel::connection::{Instrumentation, InstrumentationEvent};
 
 use futures_util::future::BoxFuture;
 
+use deadpool::managed::ObjectId;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::command::access::AccessQueue;
 use crate::config::DbConfig;
+use crate::rls::{self, Scope};
 
 /// Queries sent by this process (all threads), for `/metrics`.
 static QUERIES: AtomicU64 = AtomicU64::new(0);
@@ -115,13 +118,52 @@ pub enum DbError {
 /// The shared pool. Cheap to clone.
 #[derive(Clone)]
 pub struct Db {
+    /// Connections for tenant and closed scopes; each carries the settings
+    /// of the last scope that took it (`settings`).
     pool: Pool<AsyncPgConnection>,
+    /// Connections for bypass scopes, set to bypass once when connected
+    /// (the session check of every request takes one: switching a shared
+    /// connection to bypass and back would cost two statements a request).
+    bypass_pool: Pool<AsyncPgConnection>,
     timeout: Duration,
     /// Access-log entries written behind kept answers (one queue per pool).
     access: Arc<AccessQueue>,
     /// Work requests left running after their answers ([`crate::behind`]).
     behind: Arc<crate::behind::Behind>,
+    /// The row-level security settings each pooled connection holds now.
+    settings: Arc<Mutex<HashMap<ObjectId, (String, &'static str)>>>,
+    /// The scope of work outside every [`rls`] scope: closed for the
+    /// server; test fixtures get a handle that bypasses ([`Db::fixtures`]).
+    default_scope: Scope,
 }
+
+/// A pool whose connections act as [`rls::APP_ROLE`] (so the row-level
+/// security policies apply to them), each running `setup` once when
+/// connected. Connection set-up is not a request's round trip: it is not
+/// counted for the thread ([`uncounted`]).
+fn pool(url: &str, size: usize, setup: &'static str) -> Result<Pool<AsyncPgConnection>, DbError> {
+    let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
+    manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
+    manager_cfg.custom_setup = Box::new(move |url| {
+        Box::pin(uncounted(async move {
+            let mut conn = AsyncPgConnection::establish(url).await?;
+            conn.batch_execute(&format!("SET ROLE {}{setup}", rls::APP_ROLE))
+                .await
+                .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+            Ok(conn)
+        }))
+    });
+    let manager =
+        AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_cfg);
+    Pool::builder(manager)
+        .max_size(size)
+        .build()
+        .map_err(|err| DbError::Unavailable(err.to_string()))
+}
+
+/// Forget the settings of connections past this many (closed connections
+/// leave their entry behind; forgetting costs one `set_config` each).
+const MAX_REMEMBERED_SETTINGS: usize = 1024;
 
 impl Db {
     /// Builds the pool; no connection is opened until the first request, so a
@@ -132,26 +174,89 @@ impl Db {
 
     pub fn from_url(url: &str, pool_size: usize, timeout: Duration) -> Result<Self, DbError> {
         install_query_counter();
-        let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
-        manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
-        let manager =
-            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, manager_cfg);
-        let pool = Pool::builder(manager)
-            .max_size(pool_size)
-            .build()
-            .map_err(|err| DbError::Unavailable(err.to_string()))?;
         Ok(Self {
-            pool,
+            pool: pool(url, pool_size, "")?,
+            bypass_pool: pool(
+                url,
+                pool_size,
+                "; SELECT set_config('stoa.bypass', 'on', false)",
+            )?,
             timeout,
             access: Arc::default(),
             behind: Arc::default(),
+            settings: Arc::default(),
+            default_scope: Scope::Closed,
         })
+    }
+
+    /// The same pool, for test fixtures and seeding tools: work outside
+    /// every [`rls`] scope bypasses the policies instead of seeing nothing.
+    pub fn fixtures(&self) -> Self {
+        self.bypassing("fixtures")
+    }
+
+    /// The same pool, for administrative tools (command-line seeding,
+    /// benchmark set-up): work outside every [`rls`] scope bypasses the
+    /// policies, each connection logged and counted as a bypass named
+    /// `reason`. Never the server's handle.
+    pub fn bypassing(&self, reason: &'static str) -> Self {
+        Self {
+            default_scope: Scope::Bypass(reason),
+            ..self.clone()
+        }
     }
 
     /// A connection from the pool, waiting at most the configured timeout
     /// (including the time to open a new connection).
+    ///
+    /// The connection carries the row-level security settings of the
+    /// current [`rls`] scope: one `set_config` round trip when they differ
+    /// from what the connection last held, none otherwise.
     pub async fn conn(&self) -> Result<DbConn, DbError> {
-        match tokio::time::timeout(self.timeout, self.pool.get()).await {
+        let scope = if rls::is_scoped() {
+            rls::current()
+        } else if let Scope::Bypass(reason) = self.default_scope {
+            rls::bypass_scope(reason)
+        } else {
+            self.default_scope
+        };
+        if let Scope::Bypass(_) = scope {
+            // Set to bypass when connected; nothing changes it afterwards.
+            return self.checkout(&self.bypass_pool).await;
+        }
+        let mut conn = self.checkout(&self.pool).await?;
+        let wanted = scope.settings();
+        let id = Object::id(&conn);
+        let remembered = self.remembered(id);
+        let held = match &remembered {
+            Some(held) => Some(held.clone()),
+            // A connection never handed out before holds no setting: closed.
+            None if Object::metrics(&conn).recycle_count == 0 => Some(Scope::Closed.settings()),
+            None => None,
+        };
+        if held.as_ref() != Some(&wanted) {
+            // Unknown until the statement succeeds (a cancelled or failed
+            // one leaves the connection's settings in doubt).
+            self.forget(id);
+            // Session-level (not `SET LOCAL`) and outside any transaction,
+            // so a rollback later cannot undo it.
+            diesel::sql_query(
+                "SELECT set_config('stoa.tenant_id', $1, false), \
+                 set_config('stoa.bypass', $2, false)",
+            )
+            .bind::<diesel::sql_types::Text, _>(&wanted.0)
+            .bind::<diesel::sql_types::Text, _>(wanted.1)
+            .execute(&mut *conn)
+            .await?;
+        }
+        if remembered.as_ref() != Some(&wanted) {
+            self.remember(id, wanted);
+        }
+        Ok(conn)
+    }
+
+    async fn checkout(&self, pool: &Pool<AsyncPgConnection>) -> Result<DbConn, DbError> {
+        match tokio::time::timeout(self.timeout, pool.get()).await {
             Ok(Ok(conn)) => Ok(conn),
             Ok(Err(err)) => Err(DbError::Unavailable(err.to_string())),
             Err(_) => Err(DbError::Unavailable(format!(
@@ -159,6 +264,31 @@ impl Db {
                 self.timeout.as_millis()
             ))),
         }
+    }
+
+    fn remembered(&self, id: ObjectId) -> Option<(String, &'static str)> {
+        match self.settings.lock() {
+            Ok(map) => map.get(&id).cloned(),
+            Err(poisoned) => poisoned.into_inner().get(&id).cloned(),
+        }
+    }
+
+    fn forget(&self, id: ObjectId) {
+        match self.settings.lock() {
+            Ok(mut map) => map.remove(&id),
+            Err(poisoned) => poisoned.into_inner().remove(&id),
+        };
+    }
+
+    fn remember(&self, id: ObjectId, settings: (String, &'static str)) {
+        let mut map = match self.settings.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if map.len() >= MAX_REMEMBERED_SETTINGS {
+            map.clear();
+        }
+        map.insert(id, settings);
     }
 
     /// Runs `f` in one transaction: committed when it returns `Ok`, rolled back
@@ -204,9 +334,14 @@ impl Db {
     }
 
     /// Pool statistics for `/metrics`: (size, available, max).
+    /// Both pools together (tenant and bypass connections).
     pub fn pool_status(&self) -> (usize, usize, usize) {
-        let status = self.pool.status();
-        (status.size, status.available, status.max_size)
+        let (a, b) = (self.pool.status(), self.bypass_pool.status());
+        (
+            a.size + b.size,
+            a.available + b.available,
+            a.max_size + b.max_size,
+        )
     }
 }
 

@@ -32,6 +32,7 @@ pub mod outbound;
 pub mod pagination;
 pub mod prepared;
 pub mod rate_limit;
+pub mod rls;
 pub mod search;
 pub mod serde_util;
 pub mod storage;

@@ -19,6 +19,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod outbound;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod rls;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod schema;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod storage;

@@ -157,7 +157,10 @@ impl TestAppBuilder {
         let service = test::init_service(stoa_core::http::app(&ctx)).await;
         TestApp {
             service,
-            db,
+            // The app's handle leaves work outside every scope closed, as
+            // the server does; the test's own queries (fixtures, checks)
+            // bypass the row-level security policies.
+            db: db.fixtures(),
             ctx,
             _test_db: test_db,
         }
@@ -171,6 +174,27 @@ pub struct TestApp<S> {
     pub db: Db,
     pub ctx: AppContext,
     _test_db: Option<TestDb>,
+}
+
+impl<S> TestApp<S> {
+    /// Runs `statement` as the database's owner, not as the pool's role
+    /// (`stoa_app` may not create tables): DDL of test fixtures. Tables
+    /// created so are granted to the pool's role by default privileges.
+    pub async fn owner_sql(&self, statement: &str) {
+        use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+        let url = self
+            ._test_db
+            .as_ref()
+            .map(|db| db.url().to_string())
+            .expect("owner_sql needs a database");
+        let mut conn = AsyncPgConnection::establish(&url)
+            .await
+            .unwrap_or_else(|err| panic!("connect as the owner: {err}"));
+        diesel::sql_query(statement)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|err| panic!("{statement}: {err}"));
+    }
 }
 
 /// A fully read response.

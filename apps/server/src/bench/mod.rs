@@ -65,7 +65,7 @@ pub struct DemoCounts {
 /// organization, with a progress bar per module on a terminal. Prints one
 /// JSON line with what was added.
 pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), CommandError> {
-    let db = Db::connect(&config.db)?;
+    let db = Db::connect(&config.db)?.bypassing("seeding and benchmark set-up");
     let mut conn = db.conn().await?;
     let admin = stoa_auth::seed::demo_admin(&mut conn)
         .await
@@ -114,7 +114,7 @@ pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), Comma
 /// per unit for one job of each size in `units`
 /// (`stoa_progress::bench::per_unit_costs`). Prints one JSON line.
 pub async fn bench_jobs(config: &Config, units: &[u32]) -> Result<(), CommandError> {
-    let db = Db::connect(&config.db)?;
+    let db = Db::connect(&config.db)?.bypassing("seeding and benchmark set-up");
     let per_unit = stoa_progress::bench::per_unit_costs(&db, units)
         .await
         .map_err(CommandError::Other)?;
@@ -135,7 +135,7 @@ pub async fn bench_audit(
     months: u32,
 ) -> Result<(), CommandError> {
     let other = seed_error;
-    let db = Db::connect(&config.db)?;
+    let db = Db::connect(&config.db)?.bypassing("seeding and benchmark set-up");
     let mut conn = db.conn().await?;
     let admin = stoa_auth::seed::demo_admin(&mut conn)
         .await
@@ -177,7 +177,7 @@ pub async fn bench_audit(
 /// `count` action-log entries of the demo tenant one by one against one batch
 /// (`stoa_audit_logs::seed::record_timings`); rolled back. Prints one JSON line.
 pub async fn bench_record(config: &Config, count: usize) -> Result<(), CommandError> {
-    let db = Db::connect(&config.db)?;
+    let db = Db::connect(&config.db)?.bypassing("seeding and benchmark set-up");
     let mut conn = db.conn().await?;
     let admin = stoa_auth::seed::demo_admin(&mut conn)
         .await
@@ -200,7 +200,7 @@ pub async fn bench_record(config: &Config, count: usize) -> Result<(), CommandEr
 /// (`stoa_auth::seed`). Prints one JSON line.
 pub async fn bench_users(config: &Config, count: i64) -> Result<(), CommandError> {
     let other = seed_error;
-    let db = Db::connect(&config.db)?;
+    let db = Db::connect(&config.db)?.bypassing("seeding and benchmark set-up");
     let mut conn = db.conn().await?;
     let admin = stoa_auth::seed::demo_admin(&mut conn)
         .await

@@ -107,7 +107,8 @@ async fn serve_answers_and_stops_gracefully_on_sigterm() {
         "{metrics}"
     );
     assert!(
-        metrics.contains("stoa_db_pool_max_connections 16"),
+        // Two pools of STOA_DB_POOL_SIZE (16): tenant and cross-tenant work.
+        metrics.contains("stoa_db_pool_max_connections 32"),
         "{metrics}"
     );
     // /metrics is not served on the API address.

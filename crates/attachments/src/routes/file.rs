@@ -43,6 +43,11 @@ pub async fn serve_file(
     q: Query<FileQuery>,
 ) -> AppResult<Download> {
     let id = parse_id(Some(id.as_str()), AttachmentsError::IdRequired)?;
+    if auth.as_ref().is_none() {
+        // An anonymous read of a file in a public partition: the file's
+        // tenant is not known before the lookup (audited bypass, stoa_core::rls).
+        stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("public attachment"));
+    }
     let mut conn = db.conn().await?;
     let file = access::readable(&mut conn, id, auth.as_ref()).await?;
     drop(conn);

@@ -30,6 +30,11 @@ async fn serve(
         q.crop_type.as_deref(),
     )?;
     let id = super::parse_id(Some(id), AttachmentsError::IdRequired)?;
+    if auth.as_ref().is_none() {
+        // An anonymous read of a file in a public partition: the file's
+        // tenant is not known before the lookup (audited bypass, stoa_core::rls).
+        stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("public attachment"));
+    }
     let mut conn = db.conn().await?;
     let file = access::readable(&mut conn, id, auth.as_ref()).await?;
     drop(conn);

@@ -296,7 +296,9 @@ async fn list_is_two_round_trips_with_cursors() {
     let root = token_for(&app.db, acme.superadmin).await;
     let admin = token_for(&app.db, acme.admin).await;
     for token in [&root, &admin] {
-        app.send(get("/api/auth/profile", token)).await;
+        // Warms the ACL cache and a connection of the caller's scope
+        // (row-level security: a scope change costs one `set_config`).
+        app.send(get("/api/auth/roles?pageSize=1", token)).await;
         let before = stoa_core::db::thread_queries();
         let res = app.send(get("/api/auth/roles?pageSize=2", token)).await;
         assert_eq!(res.status, 200, "{}", res.text());

@@ -45,7 +45,10 @@ impl Metrics {
         )?;
         let pool_size = IntGauge::new("db_pool_connections", "Open database connections")?;
         let pool_available = IntGauge::new("db_pool_available", "Idle database connections")?;
-        let pool_max = IntGauge::new("db_pool_max_connections", "Configured pool size")?;
+        let pool_max = IntGauge::new(
+            "db_pool_max_connections",
+            "Configured pool sizes (tenant and cross-tenant pools)",
+        )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(pool_size.clone()))?;

@@ -52,7 +52,9 @@ pub async fn request_context(
         http.path = %req.path(),
     );
 
-    let outcome = AssertUnwindSafe(next.call(req).instrument(span.clone()))
+    // Each request starts with no tenant rows in reach; the authenticator
+    // opens its tenant (crate::rls).
+    let outcome = AssertUnwindSafe(crate::rls::request(next.call(req)).instrument(span.clone()))
         .catch_unwind()
         .await;
     // The request cannot be cloned before routing (actix needs it unshared), so

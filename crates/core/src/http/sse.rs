@@ -193,7 +193,12 @@ impl Sse {
         Fut: Future<Output = ()> + 'static,
     {
         let (tx, mut sse) = Self::channel();
-        sse.producer = Some(AbortOnDrop(actix_web::rt::spawn(producer(tx))));
+        // The producer keeps the row-level security scope of its request.
+        let scope = crate::rls::current();
+        sse.producer = Some(AbortOnDrop(actix_web::rt::spawn(crate::rls::within(
+            scope,
+            producer(tx),
+        ))));
         sse
     }
 

@@ -41,7 +41,10 @@ struct Entry {
 
 async fn db() -> (TestDb, Db) {
     let test_db = TestDb::new().await;
-    let db = Db::from_url(test_db.url(), 2, std::time::Duration::from_secs(5)).unwrap();
+    // Test fixtures: queries outside every scope bypass row-level security.
+    let db = Db::from_url(test_db.url(), 2, std::time::Duration::from_secs(5))
+        .unwrap()
+        .fixtures();
     (test_db, db)
 }
 

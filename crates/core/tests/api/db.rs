@@ -90,9 +90,16 @@ async fn transactions_commit_on_ok_and_roll_back_on_error() {
     let test_db = TestDb::new().await;
     let db = Db::from_url(test_db.url(), 2, std::time::Duration::from_secs(5)).unwrap();
     {
-        let mut conn = db.conn().await.unwrap();
+        // Tables are created by the owner (as migrations do); the pool's
+        // role gets its rights by default privileges.
+        let mut conn =
+            <diesel_async::AsyncPgConnection as diesel_async::AsyncConnection>::establish(
+                test_db.url(),
+            )
+            .await
+            .unwrap();
         diesel::sql_query("CREATE TABLE tx_probe (name text NOT NULL)")
-            .execute(&mut *conn)
+            .execute(&mut conn)
             .await
             .unwrap();
     }
@@ -163,7 +170,11 @@ async fn the_outbox_poll_is_prepared_once_per_connection() {
     use stoa_core::command::outbox::{Dispatcher, LogSubscriber};
     let test_db = TestDb::new().await;
     // One connection, so every poll runs where the statement cache lives.
-    let db = Db::from_url(test_db.url(), 1, std::time::Duration::from_secs(10)).unwrap();
+    // Test fixtures: the dispatcher's and the check's connections are both
+    // bypass connections (`Db::fixtures`), so the pool of one is shared.
+    let db = Db::from_url(test_db.url(), 1, std::time::Duration::from_secs(10))
+        .unwrap()
+        .fixtures();
     let dispatcher = Dispatcher::new(db.clone(), vec![std::sync::Arc::new(LogSubscriber)]);
     assert_eq!(dispatcher.run_once().await.unwrap(), 0);
     let pattern = "%event_outbox%SKIP LOCKED%";

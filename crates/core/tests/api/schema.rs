@@ -160,6 +160,81 @@ async fn tenant_and_organization_columns_are_indexed_and_bound() {
     );
 }
 
+/// Tables with a `tenant_id` that carry no row-level security policy, each
+/// with its reason. The migration `2026-12-02-000000_core_row_level_security`
+/// exempts the same list. None today.
+const RLS_EXCEPTIONS: &[(&str, &str)] = &[];
+
+#[derive(QueryableByName, Debug)]
+struct Guarded {
+    #[diesel(sql_type = Text)]
+    table_name: String,
+    #[diesel(sql_type = Bool)]
+    enabled: bool,
+    #[diesel(sql_type = Bool)]
+    forced: bool,
+    #[diesel(sql_type = Bool)]
+    policy: bool,
+}
+
+/// Every table (partitioned parents included, partitions not: a parent's
+/// policy covers queries through it) with a `tenant_id` column.
+const TENANT_TABLES: &str = "
+SELECT c.relname::text AS table_name, c.relrowsecurity AS enabled,
+  c.relforcerowsecurity AS forced,
+  EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid) AS policy
+FROM pg_class c
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+  AND NOT c.relispartition
+ORDER BY 1";
+
+#[tokio::test]
+async fn every_tenant_table_has_a_row_level_security_policy() {
+    let db = TestDb::new().await;
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    let tables: Vec<Guarded> = diesel::sql_query(TENANT_TABLES)
+        .load(&mut conn)
+        .await
+        .unwrap();
+    assert!(tables.len() > 20, "{tables:?}");
+    let mut problems = Vec::new();
+    for table in &tables {
+        if RLS_EXCEPTIONS.iter().any(|(t, _)| *t == table.table_name) {
+            continue;
+        }
+        if !(table.enabled && table.forced && table.policy) {
+            problems.push(format!(
+                "{}: enabled={} forced={} policy={}",
+                table.table_name, table.enabled, table.forced, table.policy
+            ));
+        }
+    }
+    for (table, _) in RLS_EXCEPTIONS {
+        if !tables.iter().any(|t| t.table_name == *table) {
+            problems.push(format!("exception for {table}: no such tenant table"));
+        }
+    }
+    // Views run as their owner, who bypasses the policies, unless they
+    // check the caller.
+    let views: Vec<Line> = diesel::sql_query(
+        "SELECT relname::text AS line FROM pg_class          WHERE relnamespace = 'public'::regnamespace AND relkind = 'v'            AND NOT coalesce('security_invoker=true' = ANY (reloptions), false)",
+    )
+    .load(&mut conn)
+    .await
+    .unwrap();
+    for view in views {
+        problems.push(format!("view {} is not security_invoker", view.line));
+    }
+    assert!(
+        problems.is_empty(),
+        "a tenant table without row-level security (re-run the policy loop of \
+         2026-12-02-000000_core_row_level_security in a new migration, or add an \
+         exception with its reason):\n{}",
+        problems.join("\n")
+    );
+}
+
 #[derive(QueryableByName)]
 struct Line {
     #[diesel(sql_type = Text)]
@@ -207,8 +282,23 @@ SELECT line FROM (
   SELECT format('policy %s %s %s %s', tablename, policyname, qual, with_check)
   FROM pg_policies WHERE schemaname = 'public'
   UNION ALL
-  SELECT format('rls %s', relname) FROM pg_class
+  SELECT format('rls %s force=%s', relname, relforcerowsecurity) FROM pg_class
   WHERE relnamespace = 'public'::regnamespace AND relrowsecurity
+  UNION ALL
+  SELECT format('options %s %s', relname, reloptions) FROM pg_class
+  WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL
+    AND relkind IN ('r', 'p', 'v', 'm')
+  UNION ALL
+  SELECT format('grant %s %s %s', c.relname, pg_get_userbyid(x.grantee), x.privilege_type)
+  FROM pg_class c, aclexplode(coalesce(c.relacl, acldefault(
+      (CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END)::\"char\", c.relowner))) x
+  WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
+    AND x.grantee <> c.relowner
+  UNION ALL
+  SELECT format('default grant %s %s %s', d.defaclobjtype, pg_get_userbyid(x.grantee),
+                x.privilege_type)
+  FROM pg_default_acl d, aclexplode(d.defaclacl) x
+  WHERE d.defaclnamespace = 'public'::regnamespace
 ) s WHERE line NOT LIKE '%__diesel_schema_migrations%' ORDER BY line";
 
 async fn schema(url: &str) -> Vec<String> {

@@ -29,6 +29,8 @@ pub async fn status(
     state: State,
     q: Query<StatusQuery>,
 ) -> AppResult<web::Json<StatusResponse>> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("onboarding"));
     gate(&state)?;
     let tenant: Uuid = q
         .tenant_id

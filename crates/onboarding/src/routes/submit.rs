@@ -37,6 +37,8 @@ pub const MIN_ANSWER_TIME: Duration = Duration::from_millis(250);
 )]
 #[post("/onboarding/onboarding")]
 pub async fn submit(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("onboarding"));
     gate(&state)?;
     let ip = client_ip(&req, TrustedProxyDepth(state.config.trust_proxy_depth));
     let client = Layers::new(&*state.limiter).layer(

@@ -38,6 +38,8 @@ pub async fn verify(
     state: State,
     q: Query<VerifyQuery>,
 ) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("onboarding"));
     let html = prefers_html(
         req.headers()
             .get(header::ACCEPT)

@@ -45,7 +45,10 @@ async fn caller(
     if let Some(tenant) = tenant {
         credentials.selected_tenant = Some(tenant.to_string());
     }
-    let ctx = authenticator.authenticate(&credentials).await?;
+    // Across tenants, then the caller's scope (as `AuthContext` does).
+    let ctx =
+        stoa_core::rls::bypass("authenticate", authenticator.authenticate(&credentials)).await?;
+    stoa_core::rls::set_request_scope(ctx.rls_scope());
     if let Some(tenant) = tenant
         && !ctx.is_super_admin()
         && ctx.tenant_id != Some(tenant)

@@ -134,11 +134,16 @@ impl Workers {
 
     /// Claims and runs one job; `Ok(false)` when none was due.
     pub async fn run_one(&self) -> Result<bool, DbError> {
-        let Some(job) = self.claim().await? else {
-            return Ok(false);
-        };
-        self.run_job(job).await?;
-        Ok(true)
+        // Claiming and bookkeeping span tenants; the job itself runs in its
+        // tenant (`run_job`).
+        stoa_core::rls::bypass("job worker", async {
+            let Some(job) = self.claim().await? else {
+                return Ok(false);
+            };
+            self.run_job(job).await?;
+            Ok(true)
+        })
+        .await
     }
 
     /// Runs a claimed job to its end: completed, cancelled, retried later or dead.
@@ -173,8 +178,14 @@ impl Workers {
                     self.heartbeat(&job).await;
                 }
             };
+            // A tenant's job sees that tenant's rows only; a system job
+            // (no tenant) works across tenants.
+            let scope = match job.tenant_id {
+                Some(tenant) => stoa_core::rls::Scope::Tenant(tenant),
+                None => stoa_core::rls::bypass_scope("system job"),
+            };
             tokio::select! {
-                outcome = handler.run(&ctx) => outcome,
+                outcome = stoa_core::rls::within(scope, handler.run(&ctx)) => outcome,
                 // The heartbeat loops forever; this arm only satisfies the types.
                 () = beat => Err(JobError::retry("heartbeat stopped")),
             }
@@ -294,6 +305,12 @@ impl Workers {
     /// is free, polls when nothing is due, and enqueues due recurring jobs
     /// every `schedule_tick`.
     pub async fn run(self: Arc<Self>) {
+        // Claiming and bookkeeping span tenants; each job runs in its tenant
+        // (`run_job`).
+        stoa_core::rls::bypass("job worker", self.run_loop()).await;
+    }
+
+    async fn run_loop(&self) {
         let slots = self.config.count.max(1);
         let mut registered = false;
         let mut next_tick = Instant::now();
@@ -314,7 +331,7 @@ impl Workers {
             while running.len() < slots {
                 match self.claim().await {
                     Ok(Some(job)) => {
-                        let this: &Workers = &self;
+                        let this: &Workers = self;
                         running.push(Box::pin(async move {
                             let id = job.id;
                             if let Err(err) = this.run_job(job).await {

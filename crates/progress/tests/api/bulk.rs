@@ -120,11 +120,8 @@ async fn count_ok(ctx: &JobContext) -> i64 {
 async fn a_job_of_100000_items_counts_items_and_lists_failed_items_after_a_retry() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    sql(
-        &app.db,
-        "CREATE TABLE bulk_effects (item bigint PRIMARY KEY)",
-    )
-    .await;
+    app.owner_sql("CREATE TABLE bulk_effects (item bigint PRIMARY KEY)")
+        .await;
     let queued = {
         let mut conn = app.db.conn().await.unwrap();
         enqueue_job(

@@ -213,7 +213,10 @@ struct Prepared {
 async fn polling_reuses_one_prepared_claim_statement() {
     let test_db = stoa_testkit::TestDb::new().await;
     // One connection, so every poll runs where the statement cache lives.
-    let db = stoa_core::db::Db::from_url(test_db.url(), 1, Duration::from_secs(10)).unwrap();
+    // Test fixtures: the workers' claims and the check share the bypass pool.
+    let db = stoa_core::db::Db::from_url(test_db.url(), 1, Duration::from_secs(10))
+        .unwrap()
+        .fixtures();
     let workers = Workers::new(db.clone(), stoa_progress::handlers(), config(1000));
     let prepared = async || -> Vec<Prepared> {
         let mut conn = db.conn().await.unwrap();

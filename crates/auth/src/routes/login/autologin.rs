@@ -21,6 +21,8 @@ pub async fn autologin(
     state: State,
     q: stoa_core::Query<RedirectQuery>,
 ) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("autologin"));
     let to_login = || {
         HttpResponse::TemporaryRedirect()
             .insert_header((header::LOCATION, "/login"))

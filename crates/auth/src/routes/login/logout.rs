@@ -24,6 +24,8 @@ use crate::service::session;
 )]
 #[post("/auth/logout")]
 pub async fn logout(req: HttpRequest, state: State) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("logout"));
     let credentials = stoa_acl::Credentials::from_request(&req);
     let token = credentials
         .bearer

@@ -29,6 +29,8 @@ pub async fn confirm_reset(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("password reset"));
     let mut quota = None;
     let result = confirm(&req, &state, &body, &mut quota).await;
     Quota::attach(quota, result).map(no_store)

@@ -34,6 +34,8 @@ pub async fn request_reset(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("password reset"));
     let mut quota = None;
     let result = request(&req, &state, &body, &mut quota).await;
     Quota::attach(quota, result)

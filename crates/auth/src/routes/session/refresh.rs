@@ -25,6 +25,8 @@ use crate::tokens::token_hash;
 )]
 #[post("/auth/session/refresh")]
 pub async fn refresh(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("session refresh"));
     let mut quota = None;
     let result = refresh_tokens(&req, &state, &body, &mut quota).await;
     Quota::attach(quota, result).map(no_store)

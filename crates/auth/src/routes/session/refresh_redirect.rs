@@ -26,6 +26,8 @@ pub async fn refresh_redirect(
     state: State,
     q: stoa_core::Query<RefreshRedirectQuery>,
 ) -> AppResult<HttpResponse> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("session refresh"));
     let ip = ip_of(&req, &state);
     let by_ip = Layers::new(&*state.limiter).layer(
         format!("refresh:ip:{ip}"),

@@ -27,6 +27,8 @@ pub async fn lookup_organization(
     db: web::Data<Db>,
     q: Query<OrganizationLookupQuery>,
 ) -> AppResult<web::Json<OrganizationLookup>> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("public organization lookup"));
     limit(&req, "organization")?;
     let slug = q.slug.as_deref().unwrap_or("").trim().to_lowercase();
     if slug.is_empty() || slug.len() > 150 {

@@ -28,6 +28,8 @@ pub async fn lookup_tenant(
     db: web::Data<Db>,
     q: Query<TenantLookupQuery>,
 ) -> AppResult<web::Json<TenantLookup>> {
+    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("public tenant lookup"));
     limit(&req, "tenant")?;
     let raw = q
         .tenant_id
