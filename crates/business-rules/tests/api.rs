@@ -10,6 +10,7 @@ mod api {
     pub mod execute;
     pub mod guard;
     pub mod parser;
+    pub mod platform;
     pub mod set_field;
     #[expect(
         clippy::unwrap_used,
