@@ -143,6 +143,8 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators)
         .with_access(modules.access)
         .with_reads(modules.reads);
+    crate::register_platform_caller(&services, api_keys.clone(), &ctx)
+        .map_err(CommandError::Other)?;
     let metrics = match config.http.metrics_bind {
         Some(_) => {
             let metrics = web::Data::new(
@@ -278,12 +280,14 @@ fn start_workers(
 pub async fn worker(config: Config) -> Result<(), CommandError> {
     let db = Db::connect(&config.db)?;
     let (keys, _) = stoa_core::crypto::KeyRing::from_env()?;
-    let services = build_services(
-        &db,
-        &config,
-        &AuthConfig::from_env()?,
-        std::sync::Arc::new(keys),
-    )?;
+    let auth = AuthConfig::from_env()?;
+    let services = build_services(&db, &config, &auth, std::sync::Arc::new(keys))?;
+    // Rules' platform calls run in this process too: the same app, unserved.
+    let modules = crate::modules(&services, auth).map_err(CommandError::Other)?;
+    let ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators)
+        .with_access(modules.access);
+    crate::register_platform_caller(&services, modules.api_keys, &ctx)
+        .map_err(CommandError::Other)?;
     let mut workers = stoa_progress::WorkerConfig::from_env()?;
     workers.count = workers.count.max(1);
     let count = workers.count;

@@ -119,6 +119,8 @@ pub fn services(
         outbound,
         keys,
         mailer,
+        // Filled by `serve` and `worker` once the app exists (`platform_caller`).
+        platform: Default::default(),
     })
 }
 
@@ -241,6 +243,34 @@ pub fn modules_with_onboarding(
     })
 }
 
+/// Registers the in-process platform caller (business rules'
+/// `CALL_OPEN_MERCATO`): a copy of the server's app over `ctx` on a thread of
+/// its own (`stoa_core::http::InProcess`), called as the action's API key
+/// (`stoa_api_keys::KeyCaller`), so a rule's call takes the same service
+/// path — access matrix, handler checks, command bus — as the key's HTTP
+/// requests. `serve` and `worker` run it before the outbox dispatcher starts.
+pub fn register_platform_caller(
+    services: &Services,
+    api_keys: Arc<stoa_api_keys::ApiKeyAuthenticator>,
+    ctx: &stoa_core::http::AppContext,
+) -> Result<(), String> {
+    let mut ctx = ctx.clone();
+    // The in-process calls are not network requests: no metrics.
+    ctx.metrics = None;
+    let app = stoa_core::http::InProcess::start(ctx).map_err(|e| e.to_string())?;
+    let guards = services
+        .registry
+        .write_guards()
+        .clone()
+        .logging_to(services.db.clone());
+    services
+        .platform
+        .set(Arc::new(stoa_api_keys::KeyCaller::new(
+            api_keys, guards, app,
+        )));
+    Ok(())
+}
+
 /// The OpenAPI document of the whole API.
 pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
     // Documentation needs no database: the pool never connects.
@@ -276,6 +306,7 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
     list.extend(stoa_business_rules::subscribers(
         services.db.clone(),
         services.registry.clone(),
+        services.platform.clone(),
     ));
     list
 }

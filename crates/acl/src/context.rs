@@ -59,7 +59,14 @@ pub struct ResolvedAcl {
 pub enum CredentialKind {
     Session,
     ApiKey,
+    /// An API key a business rule acts as (`CALL_OPEN_MERCATO`, in
+    /// process): authorized exactly as the key, its writes recorded with
+    /// source [`BUSINESS_RULE_SOURCE`] so they never trigger rules again.
+    BusinessRule,
 }
+
+/// The action-log source of writes made by a business rule as an API key.
+pub const BUSINESS_RULE_SOURCE: &str = "business_rule";
 
 /// The authenticated caller of a request.
 #[derive(Clone, Debug)]

@@ -26,6 +26,7 @@ mod matching;
 mod matrix;
 mod optional;
 pub mod organizations;
+pub mod platform;
 pub mod provision;
 pub mod read_log;
 mod registry;
@@ -39,14 +40,15 @@ pub use accounts::{
 };
 pub use context::{
     ALL_ORGANIZATIONS, API_KEY_PREFIX, AUTH_COOKIE, AuthContext, Authenticator, AuthenticatorData,
-    CredentialKind, Credentials, ResolvedAcl, SELECTED_ORG_COOKIE, SELECTED_ORG_HEADER,
-    SELECTED_TENANT_COOKIE, SELECTED_TENANT_HEADER, SESSION_COOKIE, authenticator_data,
-    looks_like_api_key,
+    BUSINESS_RULE_SOURCE, CredentialKind, Credentials, ResolvedAcl, SELECTED_ORG_COOKIE,
+    SELECTED_ORG_HEADER, SELECTED_TENANT_COOKIE, SELECTED_TENANT_HEADER, SESSION_COOKIE,
+    authenticator_data, looks_like_api_key,
 };
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use optional::OptionalAuth;
 pub use organizations::OrganizationDirectory;
+pub use platform::{PlatformAnswer, PlatformCall, PlatformCaller, PlatformSlot};
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 pub use scope::{Scope, foreign_tenant, out_of_scope};

@@ -167,9 +167,13 @@ impl AuthContext {
     /// The command-bus actor for this caller and scope, carrying the caller
     /// and the write guards every write passes.
     pub fn actor(&self) -> Actor {
-        Actor::api(self.actor_id(), self.tenant_id, self.organization_id())
+        let mut actor = Actor::api(self.actor_id(), self.tenant_id, self.organization_id())
             .with_guards(self.guards.clone())
-            .with_principal(Arc::new(self.clone()))
+            .with_principal(Arc::new(self.clone()));
+        if self.kind == crate::context::CredentialKind::BusinessRule {
+            actor.source = crate::context::BUSINESS_RULE_SOURCE;
+        }
+        actor
     }
 }
 

@@ -48,6 +48,9 @@ pub struct Services {
     /// Sends at once; mail that must follow a commit is queued with
     /// `stoa_mail::queue` and delivered by the outbox (`MailSubscriber`).
     pub mailer: Arc<dyn Mailer>,
+    /// Calls of the platform's own API as an API key (business rules'
+    /// `CALL_OPEN_MERCATO`), registered by the server once its app exists.
+    pub platform: crate::platform::PlatformSlot,
 }
 
 impl Services {

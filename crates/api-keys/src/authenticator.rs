@@ -255,6 +255,89 @@ impl ApiKeyAuthenticator {
     }
 }
 
+impl ApiKeyAuthenticator {
+    /// The principal of key `key_id` acting for a business rule of `tenant`
+    /// in `organization` (`CALL_OPEN_MERCATO`): the same live checks as a
+    /// request signed in with the key (not deleted, not expired, its creator
+    /// active) and the same ACL (its roles now, bounded by its creator now,
+    /// `organization` selected), with kind `BusinessRule`. 403 naming the
+    /// reason when the key is not a live key of `tenant`; the selection's
+    /// 422 when the key may not act in `organization`.
+    pub async fn principal_for(
+        &self,
+        key_id: Uuid,
+        tenant: Uuid,
+        organization: Uuid,
+    ) -> Result<AuthContext, AppError> {
+        let now = OffsetDateTime::now_utc();
+        let mut conn = self.db.conn().await?;
+        let live: Option<LiveKey> = api_keys::table
+            .inner_join(users::table.on(users::id.eq(api_keys::creator_user_id)))
+            .filter(api_keys::id.eq(key_id))
+            .filter(api_keys::tenant_id.eq(tenant))
+            .filter(api_keys::deleted_at.is_null())
+            .filter(
+                api_keys::expires_at
+                    .is_null()
+                    .or(api_keys::expires_at.gt(now)),
+            )
+            .filter(users::deleted_at.is_null())
+            .filter(users::is_active.eq(true))
+            .select((
+                api_keys::id,
+                api_keys::key_hash,
+                api_keys::tenant_id,
+                api_keys::organization_id,
+                api_keys::role_ids,
+                api_keys::creator_key_ids,
+                api_keys::creator_user_id,
+                users::tenant_id,
+                users::organization_id,
+                acl_version::table
+                    .select(acl_version::version)
+                    .single_value(),
+            ))
+            .first(&mut *conn)
+            .await
+            .optional()?;
+        let live = live.ok_or_else(|| {
+            AppError::new(
+                actix_web::http::StatusCode::FORBIDDEN,
+                "the API key is not available (unknown in this tenant, revoked or expired, \
+                 or its creator is inactive)",
+            )
+        })?;
+        let selection = Selection {
+            tenant: None,
+            organization: Some(organization.to_string()),
+            organization_from_cookie: false,
+        };
+        let resolved = resolve(self.acl.as_ref(), &mut conn, &live, &selection)
+            .await?
+            .ok_or_else(|| {
+                AppError::new(
+                    actix_web::http::StatusCode::FORBIDDEN,
+                    "the API key is not available (a key of its creator chain is gone)",
+                )
+            })?;
+        self.record_use(live.id, now);
+        Ok(AuthContext {
+            user_id: None,
+            session_id: None,
+            api_key_id: Some(live.id),
+            kind: CredentialKind::BusinessRule,
+            email: None,
+            name: None,
+            tenant_id: resolved.tenant_id,
+            actor_tenant_id: Some(live.tenant_id),
+            home_organization_id: live.organization_id,
+            guards: Default::default(),
+            acl: resolved.acl,
+            acl_version: None,
+        })
+    }
+}
+
 /// A key of the creator chain, as its grants are resolved.
 #[derive(Queryable)]
 struct ChainKey {

@@ -9,6 +9,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod authenticator;
+pub mod caller;
 pub mod commands;
 pub mod config;
 pub mod creators;
@@ -30,6 +31,7 @@ use stoa_acl::{
 use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use authenticator::ApiKeyAuthenticator;
+pub use caller::KeyCaller;
 pub use config::ApiKeysConfig;
 pub use creators::KeyCreators;
 pub use error::ApiKeysError;

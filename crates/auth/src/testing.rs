@@ -246,5 +246,6 @@ pub fn services(db: &Db, registry: stoa_acl::Registry) -> stoa_acl::Services {
         outbound,
         keys: Arc::new(stoa_core::crypto::KeyRing::new(&[7; 32], &[])),
         mailer: Arc::new(stoa_mail::OutboxMailer::new(db.clone())),
+        platform: Default::default(),
     }
 }

@@ -65,6 +65,14 @@ impl ActionType {
     }
 }
 
+/// A `CALL_OPEN_MERCATO` config's `apiKeyId`.
+pub fn api_key_of(config: &Map<String, Value>) -> Option<uuid::Uuid> {
+    config
+        .get("apiKeyId")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+}
+
 /// One checked action.
 #[derive(Clone, Debug)]
 pub struct Action {
@@ -98,6 +106,9 @@ pub struct Checks<'a> {
     /// A `SET_FIELD`'s top-level field and value: `Err((key, message))`
     /// names the config key at fault (`field` or `value`).
     pub field: &'a dyn Fn(&str, &Value) -> Result<(), ConfigProblem>,
+    /// A `CALL_OPEN_MERCATO`'s `method` and `endpoint`: one of the
+    /// operations `platform-call-options` lists.
+    pub platform: &'a dyn Fn(&str, &str) -> Result<(), String>,
 }
 
 fn any_url(_: &str) -> Result<(), String> {
@@ -108,10 +119,15 @@ fn any_field(_: &str, _: &Value) -> Result<(), ConfigProblem> {
     Ok(())
 }
 
+fn any_operation(_: &str, _: &str) -> Result<(), String> {
+    Ok(())
+}
+
 /// The checks of a stored rule (checked when it was saved).
 pub const STORED: Checks<'static> = Checks {
     url: &any_url,
     field: &any_field,
+    platform: &any_operation,
 };
 
 /// Whether a value holds a `{{...}}` placeholder (resolved at run time, so
@@ -207,12 +223,30 @@ pub fn parse(
         };
         match kind {
             ActionType::CallPlatform => {
-                config_path(
-                    &mut problems,
-                    "endpoint",
-                    "CALL_OPEN_MERCATO is not available in this version".into(),
-                );
-                continue;
+                let method = config
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !matches!(method, "GET" | "POST" | "PUT" | "PATCH" | "DELETE") {
+                    config_path(
+                        &mut problems,
+                        "method",
+                        "must be GET, POST, PUT, PATCH or DELETE".into(),
+                    );
+                    continue;
+                }
+                let endpoint = config
+                    .get("endpoint")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Err(message) = (checks.platform)(method, endpoint) {
+                    config_path(&mut problems, "endpoint", message);
+                    continue;
+                }
+                if api_key_of(&config).is_none() {
+                    config_path(&mut problems, "apiKeyId", "must be a UUID".into());
+                    continue;
+                }
             }
             ActionType::Notify => {
                 let good = matches!(config.get("recipients"), Some(Value::Array(r))

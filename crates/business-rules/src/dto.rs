@@ -573,8 +573,30 @@ pub struct CallEndpoint {
     pub required_features: Vec<String>,
 }
 
+/// A role of an API key.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallKeyRole {
+    pub id: Uuid,
+    pub name: Option<String>,
+}
+
+/// An API key a `CALL_OPEN_MERCATO` action may run as (never its secret).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CallApiKey {
+    pub id: Uuid,
+    pub name: String,
+    pub key_prefix: String,
+    pub organization_id: Option<Uuid>,
+    pub organization_name: Option<String>,
+    pub roles: Vec<CallKeyRole>,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CallOptions {
     pub endpoints: Vec<CallEndpoint>,
+    /// Live keys of the caller's tenant (and organizations), by name.
+    pub api_keys: Vec<CallApiKey>,
 }

@@ -169,8 +169,9 @@ pub struct Request {
     pub user: Value,
     pub executed_by: Option<String>,
     pub dry_run: bool,
-    /// Whether `SET_FIELD` writes (the event trigger, after the run: see
-    /// [`crate::writes`]); the execute endpoints only describe the write.
+    /// Whether `SET_FIELD` writes and `CALL_OPEN_MERCATO` calls (the event
+    /// trigger, after the run: see [`crate::writes`], [`crate::platform`]);
+    /// the execute endpoints only describe them.
     pub writes_fields: bool,
 }
 
@@ -507,12 +508,32 @@ fn run_action(
             };
             ok(json!({"field": field, "value": value, "status": status}))
         }
-        ActionType::CallPlatform => ActionResult {
-            kind: kind.clone(),
-            success: false,
-            error: Some(format!("{kind} is not available in this version")),
-            result: Value::Null,
-        },
+        ActionType::CallPlatform => {
+            let method = action.text("method").unwrap_or("POST").to_string();
+            let body = match action.config.get("body") {
+                None | Some(Value::Null) => Value::Null,
+                // A string body is interpolated, then read as JSON when it is.
+                Some(Value::String(b)) => {
+                    let text = interpolate(b, data, now);
+                    serde_json::from_str(&text).unwrap_or(Value::String(text))
+                }
+                Some(b) => interpolate_value(b, data, now),
+            };
+            let status = if req.dry_run {
+                "skipped (dry run)"
+            } else if req.writes_fields {
+                PENDING_WRITE
+            } else {
+                "not called (only rules triggered by events call the platform)"
+            };
+            ok(json!({
+                "endpoint": action.text("endpoint").unwrap_or_default(),
+                "method": method,
+                "apiKeyId": action.text("apiKeyId"),
+                "body": body,
+                "status": status,
+            }))
+        }
     }
 }
 
@@ -564,6 +585,18 @@ pub fn redact(value: &Value, depth: usize) -> Value {
     }
 }
 
+/// An action as the execution log shows it; a platform call also names the
+/// API key it ran as, the operation and its answer's status.
+fn logged(r: &ActionResult) -> Value {
+    let mut entry = json!({"type": r.kind, "success": r.success, "error": r.error});
+    if r.kind == "CALL_OPEN_MERCATO" {
+        for key in ["apiKeyId", "endpoint", "method", "httpStatus"] {
+            entry[key] = r.result.get(key).cloned().unwrap_or(Value::Null);
+        }
+    }
+    entry
+}
+
 fn log_of(outcome: &RuleOutcome, req: &Request) -> NewLog {
     let result = match (&outcome.error, outcome.condition_result) {
         (Some(_), _) => "ERROR",
@@ -591,7 +624,7 @@ fn log_of(outcome: &RuleOutcome, req: &Request) -> NewLog {
         output_context: outcome.actions.as_ref().map(|a| {
             json!({
                 "conditionResult": outcome.condition_result,
-                "actionsExecuted": a.results.iter().map(|r| json!({"type": r.kind, "success": r.success, "error": r.error})).collect::<Vec<_>>(),
+                "actionsExecuted": a.results.iter().map(logged).collect::<Vec<_>>(),
             })
         }),
         error_message: outcome.error.clone(),

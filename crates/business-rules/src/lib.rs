@@ -15,6 +15,7 @@ pub mod error;
 pub mod guard;
 pub mod model;
 pub mod operations;
+pub mod platform;
 pub mod routes;
 pub mod schema;
 pub mod service;
@@ -105,12 +106,15 @@ pub fn job_handlers(outbound: Outbound) -> Vec<Arc<dyn stoa_progress::JobHandler
 }
 
 /// The event trigger (the server lists it in `subscribers`); `registry`
-/// gives the rule writers (`SET_FIELD`) and the write guards their writes pass.
+/// gives the rule writers (`SET_FIELD`) and the write guards their writes
+/// pass, `platform` the in-process caller of `CALL_OPEN_MERCATO`
+/// (`Services::platform`).
 pub fn subscribers(
     db: Db,
     registry: Arc<Registry>,
+    platform: stoa_acl::PlatformSlot,
 ) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
-    vec![Arc::new(trigger::RuleTrigger::new(db, registry))]
+    vec![Arc::new(trigger::RuleTrigger::new(db, registry, platform))]
 }
 
 /// Mounts the routes (under `/api`). Literal paths come before `{id}` ones.

@@ -18,10 +18,10 @@ use time::OffsetDateTime;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use stoa_acl::Registry;
+use stoa_acl::{BUSINESS_RULE_SOURCE, PlatformSlot, Registry};
 
 use crate::engine::{self, EMIT_COMMAND, Request};
-use crate::{cache, writes};
+use crate::{cache, platform, writes};
 
 /// Event name prefixes the trigger never handles.
 const SKIPPED: &[&str] = &[
@@ -41,11 +41,17 @@ pub struct RuleTrigger {
     db: Db,
     /// The rule writers (`SET_FIELD`) and the write guards their writes pass.
     registry: Arc<Registry>,
+    /// The in-process caller of `CALL_OPEN_MERCATO` (filled by the server).
+    platform: PlatformSlot,
 }
 
 impl RuleTrigger {
-    pub fn new(db: Db, registry: Arc<Registry>) -> Self {
-        Self { db, registry }
+    pub fn new(db: Db, registry: Arc<Registry>, platform: PlatformSlot) -> Self {
+        Self {
+            db,
+            registry,
+            platform,
+        }
     }
 }
 
@@ -66,6 +72,8 @@ struct Snapshots {
     after: Option<Value>,
     #[diesel(sql_type = Nullable<Jsonb>)]
     context: Option<Value>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    source: String,
 }
 
 /// What the event's rules see, and whether a rule made the write.
@@ -90,8 +98,8 @@ async fn record_data(
         return Ok(payload());
     };
     let found: Option<Snapshots> = diesel::sql_query(
-        "SELECT snapshot_before AS before, snapshot_after AS after, context_json AS context \
-         FROM action_logs WHERE id = $1",
+        "SELECT snapshot_before AS before, snapshot_after AS after, context_json AS context, \
+         source_key AS source FROM action_logs WHERE id = $1",
     )
     .bind::<diesel::sql_types::Uuid, _>(log_id)
     .get_result(conn)
@@ -101,11 +109,13 @@ async fn record_data(
         before,
         after,
         context,
+        source,
     }) = found
     else {
         return Ok(payload());
     };
-    if writes::by_rule(context.as_ref()) {
+    // A `SET_FIELD` write, or a write of a rule's platform call.
+    if writes::by_rule(context.as_ref()) || source == BUSINESS_RULE_SOURCE {
         return Ok(Record {
             data: Value::Null,
             by_rule: true,
@@ -203,6 +213,12 @@ impl Subscriber for RuleTrigger {
                 writes::perform(&self.db, &self.registry, &req, &mut run).await;
                 conn = self.db.conn().await.map_err(|e| e.to_string())?;
             }
+            if platform::pending(&run) {
+                // Each call is a request of its own (its own transactions).
+                drop(conn);
+                platform::perform(&self.platform, &req, &mut run).await;
+                conn = self.db.conn().await.map_err(|e| e.to_string())?;
+            }
             engine::commit(&mut conn, &req, &mut run, false)
                 .await
                 .map_err(|e| e.to_string())
@@ -229,6 +245,7 @@ mod tests {
             )
             .unwrap(),
             Arc::new(Registry::new()),
+            PlatformSlot::default(),
         );
         assert!(t.accepts("customers.deal.updated"));
         assert!(!t.accepts("business_rules.rule.execution_failed"));

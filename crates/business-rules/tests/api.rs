@@ -10,6 +10,11 @@ mod api {
     pub mod execute;
     pub mod guard;
     pub mod parser;
+    #[expect(
+        clippy::unwrap_used,
+        reason = "the module's helpers fail the calling test by panicking"
+    )]
+    pub mod platform;
     pub mod set_field;
     #[expect(
         clippy::unwrap_used,

@@ -3,6 +3,7 @@
 use actix_web::{get, web};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppResult;
+use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 
 use crate::dto::CallOptions;
@@ -11,7 +12,7 @@ use crate::service::options;
 use crate::{API_KEYS_CREATE, MANAGE};
 
 /// The platform operations a rule action could call, with the features each
-/// requires (parameterised paths left out).
+/// requires (parameterised paths left out), and the API keys it may run as.
 #[utoipa::path(
     tag = "Business rules",
     security(("bearerAuth" = []), ("apiKey" = [])),
@@ -26,8 +27,11 @@ use crate::{API_KEYS_CREATE, MANAGE};
 pub async fn call_options(
     ctx: AuthContext,
     registry: web::Data<Registry>,
+    db: web::Data<Db>,
 ) -> AppResult<web::Json<CallOptions>> {
     ctx.require_all(&[MANAGE, API_KEYS_CREATE])?;
-    ctx.tenant_id.ok_or(RulesError::TenantRequired)?;
-    Ok(web::Json(options::call_options(&registry)))
+    let tenant = ctx.tenant_id.ok_or(RulesError::TenantRequired)?;
+    let mut answer = options::call_options(&registry);
+    answer.api_keys = options::api_keys(&db, &ctx, tenant).await?;
+    Ok(web::Json(answer))
 }

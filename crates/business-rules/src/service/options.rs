@@ -4,13 +4,70 @@
 //! to the mounted routes and the OpenAPI document), with their required
 //! features.
 
-use stoa_acl::Registry;
+use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl;
+use stoa_acl::{AuthContext, Registry};
+use stoa_core::AppError;
+use stoa_core::db::Db;
 use stoa_core::http::Access;
+use uuid::Uuid;
 
-use crate::dto::{CallEndpoint, CallOptions};
+use crate::dto::{CallApiKey, CallEndpoint, CallKeyRole, CallOptions};
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
 const SELF_PATH: &str = "/business_rules/platform-call-options";
+
+#[derive(diesel::QueryableByName)]
+struct KeyRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    key_prefix: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    organization_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    organization_name: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    roles: serde_json::Value,
+}
+
+/// The live API keys of `tenant` the caller can see (keys of an
+/// organization it cannot see are left out), ordered by name; one statement.
+pub async fn api_keys(
+    db: &Db,
+    ctx: &AuthContext,
+    tenant: Uuid,
+) -> Result<Vec<CallApiKey>, AppError> {
+    let mut conn = db.conn().await?;
+    let rows: Vec<KeyRow> = diesel::sql_query(
+        "SELECT k.id, k.name, k.key_prefix, k.organization_id, o.name AS organization_name, \
+         COALESCE((SELECT jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name) \
+         ORDER BY r.name) FROM roles r WHERE r.id = ANY(k.role_ids)), '[]'::jsonb) AS roles \
+         FROM api_keys k LEFT JOIN organizations o ON o.id = k.organization_id \
+         WHERE k.tenant_id = $1 AND k.deleted_at IS NULL \
+         AND (k.expires_at IS NULL OR k.expires_at > now()) ORDER BY k.name, k.id",
+    )
+    .bind::<SqlUuid, _>(tenant)
+    .load(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|k| {
+            k.organization_id
+                .is_none_or(|o| ctx.can_see_organization(o))
+        })
+        .map(|k| CallApiKey {
+            id: k.id,
+            name: k.name,
+            key_prefix: k.key_prefix,
+            organization_id: k.organization_id,
+            organization_name: k.organization_name,
+            roles: serde_json::from_value::<Vec<CallKeyRole>>(k.roles).unwrap_or_default(),
+        })
+        .collect())
+}
 
 pub fn call_options(registry: &Registry) -> CallOptions {
     let mut endpoints: Vec<CallEndpoint> = registry
@@ -55,5 +112,8 @@ pub fn call_options(registry: &Registry) -> CallOptions {
             .then(rank(&a.method).cmp(&rank(&b.method)))
     });
     endpoints.dedup_by(|a, b| a.id == b.id);
-    CallOptions { endpoints }
+    CallOptions {
+        endpoints,
+        api_keys: Vec::new(),
+    }
 }

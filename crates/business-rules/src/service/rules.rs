@@ -24,14 +24,20 @@ use crate::{MANAGE, actions, cache, webhook};
 /// Largest stored condition or action list, as JSON text.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
 
+/// A `CALL_OPEN_MERCATO` action's API key: the list (`successActions`),
+/// the action's index and the key.
+pub type KeyUse = (&'static str, usize, Uuid);
+
 /// Checks a rule's state before it is written: the entity's fields and
-/// features, the condition, the actions (webhook addresses), the window.
+/// features, the condition, the actions (webhook addresses, platform
+/// operations), the window. Answers the API keys its `CALL_OPEN_MERCATO`
+/// actions name ([`check_keys`] checks them against the database).
 pub fn check_rule(
     ctx: &AuthContext,
     registry: &Registry,
     outbound: &Outbound,
     state: &RuleState,
-) -> Result<(), AppError> {
+) -> Result<Vec<KeyUse>, AppError> {
     let mut problems: Vec<Problem> = Vec::new();
     let at = |p: &str, m: &str| Problem {
         path: vec![p.to_string()],
@@ -84,11 +90,29 @@ pub fn check_rule(
         }
         writer.check(field, value).map_err(|m| ("value", m))
     };
+    let options = std::cell::OnceCell::new();
+    let check_platform = |method: &str, endpoint: &str| -> Result<(), String> {
+        let options = options.get_or_init(|| super::options::call_options(registry));
+        if options
+            .endpoints
+            .iter()
+            .any(|e| e.method == method && e.path == endpoint)
+        {
+            Ok(())
+        } else {
+            Err(format!(
+                "{method} {endpoint} is not an available platform operation \
+                 (see GET /api/business_rules/platform-call-options)"
+            ))
+        }
+    };
     let checks = actions::Checks {
         url: &check_url,
         field: &check_field,
+        platform: &check_platform,
     };
     let mut writes = false;
+    let mut keys: Vec<KeyUse> = Vec::new();
     for (key, list) in [
         ("successActions", &state.success_actions),
         ("failureActions", &state.failure_actions),
@@ -101,6 +125,12 @@ pub fn check_rule(
                     writes |= found
                         .iter()
                         .any(|a| a.kind == actions::ActionType::SetField);
+                    keys.extend(found.iter().enumerate().filter_map(|(i, a)| {
+                        (a.kind == actions::ActionType::CallPlatform)
+                            .then(|| actions::api_key_of(&a.config))
+                            .flatten()
+                            .map(|k| (key, i, k))
+                    }));
                 }
                 Err(found) => problems.extend(found),
             }
@@ -115,6 +145,88 @@ pub fn check_rule(
     {
         problems.push(at("effectiveTo", "must be after effectiveFrom"));
     }
+    if problems.is_empty() {
+        Ok(keys)
+    } else {
+        Err(invalid("", problems))
+    }
+}
+
+/// Whether stored actions call the platform (changing such a rule needs
+/// `api_keys.create` too, whatever the new actions are).
+fn calls_platform(state: &RuleState) -> bool {
+    [&state.success_actions, &state.failure_actions]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
+        .flatten()
+        .any(|a| a.get("type").and_then(Value::as_str) == Some("CALL_OPEN_MERCATO"))
+}
+
+#[derive(diesel::QueryableByName)]
+struct KeyRow {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Uuid>)]
+    organization_id: Option<Uuid>,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    roles: i32,
+}
+
+/// A rule naming API keys (or one that did) needs `api_keys.create`, as
+/// `platform-call-options` does; each key must be a live key of the rule's
+/// tenant the author can see, with at least one role (400 naming the
+/// action's `apiKeyId` otherwise). What the key may call is decided when the
+/// action runs, by the operation itself.
+async fn check_keys(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    tenant: Uuid,
+    keys: &[KeyUse],
+    stored_calls: bool,
+) -> Result<(), AppError> {
+    if keys.is_empty() && !stored_calls {
+        return Ok(());
+    }
+    ctx.require(crate::API_KEYS_CREATE)?;
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<Uuid> = keys.iter().map(|(_, _, k)| *k).collect();
+    let found: Vec<KeyRow> = diesel::sql_query(
+        "SELECT id, organization_id, cardinality(role_ids) AS roles FROM api_keys \
+         WHERE id = ANY($1) AND tenant_id = $2 AND deleted_at IS NULL \
+         AND (expires_at IS NULL OR expires_at > now())",
+    )
+    .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(&ids)
+    .bind::<diesel::sql_types::Uuid, _>(tenant)
+    .load(conn)
+    .await?;
+    let problems: Vec<Problem> = keys
+        .iter()
+        .filter_map(|(list, i, key)| {
+            let message = match found.iter().find(|k| k.id == *key) {
+                Some(k)
+                    if k.organization_id
+                        .is_some_and(|o| !ctx.can_see_organization(o)) =>
+                {
+                    "API key is not available"
+                }
+                Some(k) if k.roles == 0 => "API key has no roles",
+                Some(_) => return None,
+                None => "API key is not available",
+            };
+            Some(Problem {
+                path: vec![
+                    (*list).to_string(),
+                    i.to_string(),
+                    "config".into(),
+                    "apiKeyId".into(),
+                ],
+                message: message.into(),
+            })
+        })
+        .collect();
     if problems.is_empty() {
         Ok(())
     } else {
@@ -171,9 +283,10 @@ pub async fn create(
         created_at: OffsetDateTime::now_utc(),
         deleted_at: None,
     };
-    check_rule(ctx, registry, outbound, &state)?;
+    let keys = check_rule(ctx, registry, outbound, &state)?;
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
+    check_keys(&mut conn, ctx, tenant, &keys, false).await?;
     let id = state.id;
     let op = conn
         .transaction(async |conn| {
@@ -273,7 +386,8 @@ pub async fn update(
                 after.failure_actions = v.filter(|v| !v.is_null());
             }
             after.updated_by = ctx.actor_id();
-            check_rule(ctx, registry, outbound, &after)?;
+            let keys = check_rule(ctx, registry, outbound, &after)?;
+            check_keys(conn, ctx, after.tenant_id, &keys, calls_platform(&before)).await?;
             let tenant = after.tenant_id;
             let command = WriteRule {
                 command_id: cmd::RULE_UPDATE,

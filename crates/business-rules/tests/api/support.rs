@@ -167,9 +167,14 @@ pub async fn count(db: &Db, query: &str) -> i64 {
 
 /// Delivers the outbox to the rules' trigger until nothing is due.
 pub async fn dispatch(db: &Db) {
+    dispatch_with(db, stoa_acl::PlatformSlot::default()).await;
+}
+
+/// [`dispatch`] with a platform caller (`CALL_OPEN_MERCATO`).
+pub async fn dispatch_with(db: &Db, platform: stoa_acl::PlatformSlot) {
     let dispatcher = Dispatcher::new(
         db.clone(),
-        stoa_business_rules::subscribers(db.clone(), Arc::new(registry())),
+        stoa_business_rules::subscribers(db.clone(), Arc::new(registry()), platform),
     );
     for _ in 0..10 {
         if dispatcher.run_once().await.unwrap() == 0 {

@@ -15,6 +15,7 @@ mod doc_rules;
 pub mod download;
 mod errors;
 pub mod headers;
+pub mod in_process;
 pub mod lock;
 mod metrics;
 mod origin;
@@ -33,6 +34,7 @@ pub use compression::{no_compression, strip_identity_encoding};
 pub use download::{Disposition, Download, SANDBOX_CSP, content_disposition};
 pub use errors::{APP_DATA_MISSING, json_error_bodies, not_found};
 pub use headers::{ALLOWED_HEADERS, EXPOSED_HEADERS};
+pub use in_process::{InProcess, InProcessRequest, InProcessResponse};
 pub use metrics::{Metrics, metrics_app};
 pub use origin::{
     ALLOWED_METHODS, CREDENTIAL_COOKIES, OriginPolicy, cookie_authenticates, origin_guard,
