@@ -87,7 +87,7 @@ CREATE TABLE action_logs (
         CHECK (action_type IN ('create', 'edit', 'delete', 'assign', 'system')),
     CONSTRAINT action_logs_execution_state_check
         CHECK (execution_state IN ('done', 'undoing', 'undone', 'failed', 'redone')),
-    CONSTRAINT action_logs_source_key_check CHECK (source_key IN ('ui', 'api', 'system'))
+    CONSTRAINT action_logs_source_key_check CHECK (source_key IN ('ui', 'api', 'system', 'business_rule'))
 );
 INSERT INTO action_logs (id, tenant_id, organization_id, actor_user_id, command_id, action_label,
     action_type, resource_kind, resource_id, parent_resource_kind, parent_resource_id,

@@ -149,7 +149,7 @@ CREATE TABLE action_logs (
         CHECK (action_type IN ('create', 'edit', 'delete', 'assign', 'system')),
     CONSTRAINT action_logs_execution_state_check
         CHECK (execution_state IN ('done', 'undoing', 'undone', 'failed', 'redone')),
-    CONSTRAINT action_logs_source_key_check CHECK (source_key IN ('ui', 'api', 'system'))
+    CONSTRAINT action_logs_source_key_check CHECK (source_key IN ('ui', 'api', 'system', 'business_rule'))
 ) PARTITION BY RANGE (created_at);
 CREATE TABLE action_logs_default PARTITION OF action_logs DEFAULT;
 SELECT stoa_log_partitions_ensure('action_logs',

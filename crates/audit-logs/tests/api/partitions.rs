@@ -20,11 +20,6 @@ struct Name {
     name: String,
 }
 
-async fn exec(db: &Db, sql: &str) {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(sql).execute(&mut *conn).await.unwrap();
-}
-
 /// One text value of `sql` (a column named `name`).
 async fn text(db: &Db, sql: &str) -> String {
     let mut conn = db.conn().await.unwrap();
@@ -112,7 +107,8 @@ async fn entries_land_in_their_month_and_a_missing_month_is_caught_then_moved() 
     // The next month's partition is missing (the job has not run): an entry
     // of that month still goes in, into the DEFAULT partition.
     let next = month(&app.db, 1).await;
-    exec(&app.db, &format!("DROP TABLE action_logs_p{next}")).await;
+    // DDL needs the tables' owner: the server's role (`stoa_app`) owns none.
+    app.owner_sql(&format!("DROP TABLE action_logs_p{next}")).await;
     let early = text(
         &app.db,
         &format!(

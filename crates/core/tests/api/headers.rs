@@ -39,6 +39,11 @@ const NOT_REQUEST_HEADERS: &[&str] = &[
     "x-public",
     "x-error-shape",
     "x-bad-json-error",
+    // Sent with a business rule's in-process CALL_OPEN_MERCATO request (as
+    // the reference sends them); no route reads them and no browser sends them.
+    "x-business-rule-id",
+    "x-business-rule-entity-type",
+    "x-business-rule-entity-id",
 ];
 
 fn workspace_root() -> PathBuf {
