@@ -20,6 +20,11 @@ struct Name {
     name: String,
 }
 
+async fn exec(db: &Db, sql: &str) {
+    let mut conn = db.conn().await.unwrap();
+    diesel::sql_query(sql).execute(&mut *conn).await.unwrap();
+}
+
 /// One text value of `sql` (a column named `name`).
 async fn text(db: &Db, sql: &str) -> String {
     let mut conn = db.conn().await.unwrap();
