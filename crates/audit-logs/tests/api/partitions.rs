@@ -113,7 +113,8 @@ async fn entries_land_in_their_month_and_a_missing_month_is_caught_then_moved() 
     // of that month still goes in, into the DEFAULT partition.
     let next = month(&app.db, 1).await;
     // DDL needs the tables' owner: the server's role (`stoa_app`) owns none.
-    app.owner_sql(&format!("DROP TABLE action_logs_p{next}")).await;
+    app.owner_sql(&format!("DROP TABLE action_logs_p{next}"))
+        .await;
     let early = text(
         &app.db,
         &format!(

@@ -415,9 +415,7 @@ impl Dispatcher {
             let id = subscriber.id();
             let known = states.get(&(event.id, id.to_string()));
             had_state |= known.is_some();
-            let (status, attempts) = known
-                .map(|(s, a)| (s.as_str(), *a))
-                .unwrap_or(("new", 0));
+            let (status, attempts) = known.map(|(s, a)| (s.as_str(), *a)).unwrap_or(("new", 0));
             match status {
                 "delivered" => continue,
                 "dead" => {
