@@ -52,6 +52,59 @@ pub(crate) struct LiveKey {
     pub(crate) version: Option<i64>,
 }
 
+/// Which key [`load_live`] reads.
+pub(crate) enum KeyBy<'a> {
+    /// The key a request's secret names (its prefix).
+    Prefix(&'a str),
+    /// A key by id.
+    Id(Uuid),
+    /// A key by id, only if it belongs to the tenant.
+    IdInTenant(Uuid, Uuid),
+}
+
+/// The key `by`, if it is live at `now` (not deleted, not expired, its
+/// creator active): the one statement every use of a key starts with, the
+/// request check, a job acting as its key and a rule calling as it.
+pub(crate) async fn load_live(
+    conn: &mut AsyncPgConnection,
+    by: KeyBy<'_>,
+    now: OffsetDateTime,
+) -> QueryResult<Option<LiveKey>> {
+    let mut query = api_keys::table
+        .inner_join(users::table.on(users::id.eq(api_keys::creator_user_id)))
+        .filter(api_keys::deleted_at.is_null())
+        .filter(
+            api_keys::expires_at
+                .is_null()
+                .or(api_keys::expires_at.gt(now)),
+        )
+        .filter(users::deleted_at.is_null())
+        .filter(users::is_active.eq(true))
+        .select((
+            api_keys::id,
+            api_keys::key_hash,
+            api_keys::tenant_id,
+            api_keys::organization_id,
+            api_keys::role_ids,
+            api_keys::creator_key_ids,
+            api_keys::creator_user_id,
+            users::tenant_id,
+            users::organization_id,
+            acl_version::table
+                .select(acl_version::version)
+                .single_value(),
+        ))
+        .into_boxed();
+    query = match by {
+        KeyBy::Prefix(prefix) => query.filter(api_keys::key_prefix.eq(prefix.to_string())),
+        KeyBy::Id(id) => query.filter(api_keys::id.eq(id)),
+        KeyBy::IdInTenant(id, tenant) => query
+            .filter(api_keys::id.eq(id))
+            .filter(api_keys::tenant_id.eq(tenant)),
+    };
+    query.first(conn).await.optional()
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct CacheKey {
     key_id: Uuid,
@@ -184,34 +237,7 @@ impl ApiKeyAuthenticator {
         let prefix = secret::prefix_of(secret).ok_or_else(AppError::unauthorized)?;
         let now = OffsetDateTime::now_utc();
         let mut conn = self.db.conn().await?;
-        let live: Option<LiveKey> = api_keys::table
-            .inner_join(users::table.on(users::id.eq(api_keys::creator_user_id)))
-            .filter(api_keys::key_prefix.eq(prefix))
-            .filter(api_keys::deleted_at.is_null())
-            .filter(
-                api_keys::expires_at
-                    .is_null()
-                    .or(api_keys::expires_at.gt(now)),
-            )
-            .filter(users::deleted_at.is_null())
-            .filter(users::is_active.eq(true))
-            .select((
-                api_keys::id,
-                api_keys::key_hash,
-                api_keys::tenant_id,
-                api_keys::organization_id,
-                api_keys::role_ids,
-                api_keys::creator_key_ids,
-                api_keys::creator_user_id,
-                users::tenant_id,
-                users::organization_id,
-                acl_version::table
-                    .select(acl_version::version)
-                    .single_value(),
-            ))
-            .first(&mut *conn)
-            .await
-            .optional()?;
+        let live = load_live(&mut conn, KeyBy::Prefix(prefix), now).await?;
         let live = live
             .filter(|k| secret::matches(secret, &k.key_hash))
             .ok_or_else(AppError::unauthorized)?;
@@ -271,35 +297,7 @@ impl ApiKeyAuthenticator {
     ) -> Result<AuthContext, AppError> {
         let now = OffsetDateTime::now_utc();
         let mut conn = self.db.conn().await?;
-        let live: Option<LiveKey> = api_keys::table
-            .inner_join(users::table.on(users::id.eq(api_keys::creator_user_id)))
-            .filter(api_keys::id.eq(key_id))
-            .filter(api_keys::tenant_id.eq(tenant))
-            .filter(api_keys::deleted_at.is_null())
-            .filter(
-                api_keys::expires_at
-                    .is_null()
-                    .or(api_keys::expires_at.gt(now)),
-            )
-            .filter(users::deleted_at.is_null())
-            .filter(users::is_active.eq(true))
-            .select((
-                api_keys::id,
-                api_keys::key_hash,
-                api_keys::tenant_id,
-                api_keys::organization_id,
-                api_keys::role_ids,
-                api_keys::creator_key_ids,
-                api_keys::creator_user_id,
-                users::tenant_id,
-                users::organization_id,
-                acl_version::table
-                    .select(acl_version::version)
-                    .single_value(),
-            ))
-            .first(&mut *conn)
-            .await
-            .optional()?;
+        let live = load_live(&mut conn, KeyBy::IdInTenant(key_id, tenant), now).await?;
         let live = live.ok_or_else(|| {
             AppError::new(
                 actix_web::http::StatusCode::FORBIDDEN,

@@ -19,9 +19,8 @@ use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, CredentialKind};
 use stoa_core::AppError;
 use time::OffsetDateTime;
 
-use crate::authenticator::{LiveKey, resolve};
+use crate::authenticator::{KeyBy, load_live, resolve};
 use crate::schema::api_keys;
-use crate::schema::auth_mirror::{acl_version, users};
 
 /// Resolves creators that are API keys.
 pub struct KeyCreators {
@@ -69,34 +68,7 @@ impl KeyCreators {
         if let Err(gone) = self.users.resolve_creator(conn, owner).await? {
             return Ok(Err(CreatorGone(format!("its API key's creator: {gone}"))));
         }
-        let live: Option<LiveKey> = api_keys::table
-            .inner_join(users::table.on(users::id.eq(api_keys::creator_user_id)))
-            .filter(api_keys::id.eq(key_id))
-            .filter(api_keys::deleted_at.is_null())
-            .filter(
-                api_keys::expires_at
-                    .is_null()
-                    .or(api_keys::expires_at.gt(now)),
-            )
-            .filter(users::deleted_at.is_null())
-            .filter(users::is_active.eq(true))
-            .select((
-                api_keys::id,
-                api_keys::key_hash,
-                api_keys::tenant_id,
-                api_keys::organization_id,
-                api_keys::role_ids,
-                api_keys::creator_key_ids,
-                api_keys::creator_user_id,
-                users::tenant_id,
-                users::organization_id,
-                acl_version::table
-                    .select(acl_version::version)
-                    .single_value(),
-            ))
-            .first(conn)
-            .await
-            .optional()?;
+        let live = load_live(conn, KeyBy::Id(key_id), now).await?;
         let Some(live) = live else {
             return gone();
         };
