@@ -121,8 +121,8 @@ pub struct Db {
     /// Connections for tenant and closed scopes; each carries the settings
     /// of the last scope that took it (`settings`).
     pool: Pool<AsyncPgConnection>,
-    /// Connections for bypass scopes, set to bypass once when connected
-    /// (the session check of every request takes one: switching a shared
+    /// Connections for bypass scopes, acting as [`rls::BYPASS_ROLE`] from
+    /// connection on (the session check of every request takes one: switching a shared
     /// connection to bypass and back would cost two statements a request).
     bypass_pool: Pool<AsyncPgConnection>,
     timeout: Duration,
@@ -131,23 +131,24 @@ pub struct Db {
     /// Work requests left running after their answers ([`crate::behind`]).
     behind: Arc<crate::behind::Behind>,
     /// The row-level security settings each pooled connection holds now.
-    settings: Arc<Mutex<HashMap<ObjectId, (String, &'static str)>>>,
+    settings: Arc<Mutex<HashMap<ObjectId, String>>>,
     /// The scope of work outside every [`rls`] scope: closed for the
     /// server; test fixtures get a handle that bypasses ([`Db::fixtures`]).
     default_scope: Scope,
 }
 
-/// A pool whose connections act as [`rls::APP_ROLE`] (so the row-level
-/// security policies apply to them), each running `setup` once when
-/// connected. Connection set-up is not a request's round trip: it is not
-/// counted for the thread ([`uncounted`]).
-fn pool(url: &str, size: usize, setup: &'static str) -> Result<Pool<AsyncPgConnection>, DbError> {
+/// A pool whose connections act as `role` ([`rls::APP_ROLE`] or
+/// [`rls::BYPASS_ROLE`]), set once when connected: neither owns a table, so
+/// the row-level security policies of that role apply. Connection set-up is
+/// not a request's round trip: it is not counted for the thread
+/// ([`uncounted`]).
+fn pool(url: &str, size: usize, role: &'static str) -> Result<Pool<AsyncPgConnection>, DbError> {
     let mut manager_cfg = ManagerConfig::<AsyncPgConnection>::default();
     manager_cfg.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
     manager_cfg.custom_setup = Box::new(move |url| {
         Box::pin(uncounted(async move {
             let mut conn = AsyncPgConnection::establish(url).await?;
-            conn.batch_execute(&format!("SET ROLE {}{setup}", rls::APP_ROLE))
+            conn.batch_execute(&format!("SET ROLE {role}"))
                 .await
                 .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
             Ok(conn)
@@ -175,12 +176,8 @@ impl Db {
     pub fn from_url(url: &str, pool_size: usize, timeout: Duration) -> Result<Self, DbError> {
         install_query_counter();
         Ok(Self {
-            pool: pool(url, pool_size, "")?,
-            bypass_pool: pool(
-                url,
-                pool_size,
-                "; SELECT set_config('stoa.bypass', 'on', false)",
-            )?,
+            pool: pool(url, pool_size, rls::APP_ROLE)?,
+            bypass_pool: pool(url, pool_size, rls::BYPASS_ROLE)?,
             timeout,
             access: Arc::default(),
             behind: Arc::default(),
@@ -221,7 +218,7 @@ impl Db {
             self.default_scope
         };
         if let Scope::Bypass(_) = scope {
-            // Set to bypass when connected; nothing changes it afterwards.
+            // Acts as the bypass role from connection on; no setting needed.
             return self.checkout(&self.bypass_pool).await;
         }
         let mut conn = self.checkout(&self.pool).await?;
@@ -240,14 +237,10 @@ impl Db {
             self.forget(id);
             // Session-level (not `SET LOCAL`) and outside any transaction,
             // so a rollback later cannot undo it.
-            diesel::sql_query(
-                "SELECT set_config('stoa.tenant_id', $1, false), \
-                 set_config('stoa.bypass', $2, false)",
-            )
-            .bind::<diesel::sql_types::Text, _>(&wanted.0)
-            .bind::<diesel::sql_types::Text, _>(wanted.1)
-            .execute(&mut *conn)
-            .await?;
+            diesel::sql_query("SELECT set_config('stoa.tenant_id', $1, false)")
+                .bind::<diesel::sql_types::Text, _>(&wanted)
+                .execute(&mut *conn)
+                .await?;
         }
         if remembered.as_ref() != Some(&wanted) {
             self.remember(id, wanted);
@@ -266,7 +259,7 @@ impl Db {
         }
     }
 
-    fn remembered(&self, id: ObjectId) -> Option<(String, &'static str)> {
+    fn remembered(&self, id: ObjectId) -> Option<String> {
         match self.settings.lock() {
             Ok(map) => map.get(&id).cloned(),
             Err(poisoned) => poisoned.into_inner().get(&id).cloned(),
@@ -280,7 +273,7 @@ impl Db {
         };
     }
 
-    fn remember(&self, id: ObjectId, settings: (String, &'static str)) {
+    fn remember(&self, id: ObjectId, settings: String) {
         let mut map = match self.settings.lock() {
             Ok(map) => map,
             Err(poisoned) => poisoned.into_inner(),

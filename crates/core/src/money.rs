@@ -81,6 +81,32 @@ impl Money {
         self.0
     }
 
+    /// The amount in ten-thousandths, exact (`numeric(18,4)` holds at most
+    /// 18 digits, so it fits an `i64`): what range filters compare, through
+    /// [`Money::e4_sql`].
+    pub fn ten_thousandths(&self) -> i64 {
+        let mut scaled = self.0;
+        scaled.rescale(Self::MAX_SCALE);
+        // |mantissa| < 10^18 < i64::MAX by construction (`Money::new`).
+        i64::try_from(scaled.mantissa()).unwrap_or(if scaled.is_sign_negative() {
+            i64::MIN
+        } else {
+            i64::MAX
+        })
+    }
+
+    /// SQL of a `numeric(18,4)` column in ten-thousandths:
+    /// `(<column> * 10000)::bigint`. Range filters on amounts compare
+    /// this with [`Money::ten_thousandths`] rather than the numeric itself,
+    /// because under row-level security the planner withholds column
+    /// statistics from operators that are not leakproof, and numeric's
+    /// comparisons are not (bigint's are): a numeric range then gets a
+    /// default 0.5% selectivity and filtered lists get a plan for one row.
+    /// The column needs a `CREATE STATISTICS` on the same expression.
+    pub fn e4_sql(column: &str) -> String {
+        format!("({column} * 10000)::bigint")
+    }
+
     /// Sum, or `None` when it leaves `numeric(18,4)`.
     pub fn checked_add(self, other: Self) -> Option<Self> {
         self.0.checked_add(other.0).and_then(|v| Self::new(v).ok())
@@ -204,6 +230,21 @@ impl FromSql<Numeric, Pg> for Money {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ten_thousandths_are_exact() {
+        for (text, e4) in [
+            ("0", 0),
+            ("1", 10_000),
+            ("1250.5", 12_505_000),
+            ("0.0001", 1),
+            ("-3.25", -32_500),
+            ("99999999999999.9999", 999_999_999_999_999_999),
+        ] {
+            let money: Money = text.parse().unwrap();
+            assert_eq!(money.ten_thousandths(), e4, "{text}");
+        }
+    }
 
     fn money(s: &str) -> Result<Money, MoneyError> {
         s.parse()

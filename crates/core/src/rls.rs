@@ -1,11 +1,13 @@
 //! Row-level security: the tenant a piece of work acts for, as Postgres sees it.
 //!
-//! Every table with a `tenant_id` column carries a policy (migration
-//! `2026-12-02-000000_core_row_level_security`) that shows a row only when
-//! the session setting `stoa.tenant_id` names its tenant, or when
-//! `stoa.bypass` is `on`. The pool connects as the owner and switches every
-//! connection to the `stoa_app` role (which owns nothing, so the policies
-//! apply to it); migrations keep running as the owner.
+//! Every table with a `tenant_id` column carries two policies (migrations
+//! `2026-12-02-000000_core_row_level_security` and
+//! `2026-12-03-000000_core_rls_policy_per_role`): for the role `stoa_app`,
+//! a row is visible only when the session setting `stoa.tenant_id` names
+//! its tenant; for the role `stoa_bypass`, every row is. The pools connect
+//! as the owner and switch every connection to one of these roles (neither
+//! owns anything, so the policies apply to them); migrations keep running
+//! as the owner.
 //!
 //! Which setting a connection gets is decided by the [`Scope`] of the task
 //! that takes it from the pool ([`crate::db::Db::conn`]):
@@ -27,9 +29,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use uuid::Uuid;
 
-/// The role the pool's connections act as. It owns no table, so the
-/// policies apply to it.
+/// The role the tenant pool's connections act as (tenant and closed
+/// scopes). It owns no table, so the policies apply to it.
 pub const APP_ROLE: &str = "stoa_app";
+
+/// The role the bypass pool's connections act as: its own policy shows
+/// every row. Only [`bypass`] scopes reach it.
+pub const BYPASS_ROLE: &str = "stoa_bypass";
 
 /// What the rows of tenant tables a task may see and write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,13 +49,12 @@ pub enum Scope {
 }
 
 impl Scope {
-    /// The settings the connection needs: (`stoa.tenant_id`, `stoa.bypass`).
-    /// Two bypasses with different reasons need the same settings.
-    pub(crate) fn settings(self) -> (String, &'static str) {
+    /// The `stoa.tenant_id` a tenant-pool connection needs ('' = none).
+    /// Bypass scopes take the bypass pool, whose role needs no setting.
+    pub(crate) fn settings(self) -> String {
         match self {
-            Scope::Closed => (String::new(), "off"),
-            Scope::Tenant(tenant) => (tenant.to_string(), "off"),
-            Scope::Bypass(_) => (String::new(), "on"),
+            Scope::Closed | Scope::Bypass(_) => String::new(),
+            Scope::Tenant(tenant) => tenant.to_string(),
         }
     }
 }

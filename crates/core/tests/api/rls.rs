@@ -182,27 +182,78 @@ async fn shared_rows_are_seen_inside_a_tenant_only() {
     assert_eq!(rls::bypass("test", user_emails(&db)).await.len(), 3);
 }
 
-#[tokio::test]
-async fn the_pool_acts_as_a_role_that_owns_nothing() {
-    let test_db = TestDb::new().await;
-    let db = Db::from_url(test_db.url(), 1, Duration::from_secs(10)).unwrap();
+async fn current_role(db: &Db) -> String {
     let mut conn = db.conn().await.unwrap();
-    let role = diesel::sql_query("SELECT current_user::text AS name")
+    diesel::sql_query("SELECT current_user::text AS name")
         .get_result::<Name>(&mut conn)
         .await
-        .unwrap();
-    assert_eq!(role.name, rls::APP_ROLE);
+        .unwrap()
+        .name
+}
+
+#[tokio::test]
+async fn both_pools_act_as_roles_that_own_nothing() {
+    let test_db = TestDb::new().await;
+    let db = Db::from_url(test_db.url(), 1, Duration::from_secs(10)).unwrap();
+    assert_eq!(current_role(&db).await, rls::APP_ROLE);
+    assert_eq!(
+        rls::bypass("test", current_role(&db)).await,
+        rls::BYPASS_ROLE
+    );
+    let mut conn = db.conn().await.unwrap();
     let owned = diesel::sql_query(
         "SELECT relname::text AS name FROM pg_class \
-         WHERE relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)",
+         WHERE relowner IN (SELECT oid FROM pg_roles \
+                            WHERE rolname IN ('stoa_app', 'stoa_bypass'))",
     )
     .load::<Name>(&mut conn)
     .await
     .unwrap();
     assert!(
         owned.is_empty(),
-        "stoa_app owns tables: policies would not apply"
+        "a pool role owns tables: policies would not apply"
     );
+}
+
+#[tokio::test]
+async fn the_tenant_policy_is_an_index_condition() {
+    // The policy of `stoa_app` is one comparison the planner can use as an
+    // index condition, evaluated once per scan; a bypass setting OR-ed into
+    // it made it a filter evaluated on every row the scan visited.
+    let test_db = TestDb::new().await;
+    let db = Db::from_url(test_db.url(), 1, Duration::from_secs(10)).unwrap();
+    let plan = rls::in_tenant(Uuid::new_v4(), async {
+        let mut conn = db.conn().await.unwrap();
+        diesel::sql_query("SET enable_seqscan = off")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let plan =
+            diesel::sql_query("EXPLAIN SELECT name FROM organizations WHERE deleted_at IS NULL")
+                .load::<Plan>(&mut conn)
+                .await
+                .unwrap();
+        diesel::sql_query("RESET enable_seqscan")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        plan.into_iter()
+            .map(|line| line.plan)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+    .await;
+    assert!(
+        plan.contains("Index Cond: (tenant_id = (NULLIF(current_setting('stoa.tenant_id'"),
+        "{plan}"
+    );
+    assert!(!plan.contains("stoa.bypass"), "{plan}");
+}
+
+#[derive(QueryableByName)]
+struct Plan {
+    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+    plan: String,
 }
 
 #[tokio::test]

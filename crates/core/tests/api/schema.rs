@@ -163,6 +163,11 @@ async fn tenant_and_organization_columns_are_indexed_and_bound() {
 /// Tables with a `tenant_id` that carry no row-level security policy, each
 /// with its reason. The migration `2026-12-02-000000_core_row_level_security`
 /// exempts the same list. None today.
+///
+/// A policy here means both of `stoa_tenant_policies(table)`
+/// (migration `2026-12-03-000000_core_rls_policy_per_role`): `stoa_tenant`
+/// for the role `stoa_app` and `stoa_bypass` for the role `stoa_bypass`, and
+/// no other (a policy for every role would widen what `stoa_app` sees).
 const RLS_EXCEPTIONS: &[(&str, &str)] = &[];
 
 #[derive(QueryableByName, Debug)]
@@ -182,7 +187,11 @@ struct Guarded {
 const TENANT_TABLES: &str = "
 SELECT c.relname::text AS table_name, c.relrowsecurity AS enabled,
   c.relforcerowsecurity AS forced,
-  EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid) AS policy
+  (SELECT array_agg(p.polname::text || ' to ' || array_to_string(
+     ARRAY(SELECT CASE WHEN r = 0 THEN 'public' ELSE r::regrole::text END
+           FROM unnest(p.polroles) r), ',') ORDER BY p.polname)
+   FROM pg_policy p WHERE p.polrelid = c.oid)
+   = ARRAY['stoa_bypass to stoa_bypass', 'stoa_tenant to stoa_app'] AS policy
 FROM pg_class c
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
 WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
@@ -228,9 +237,9 @@ async fn every_tenant_table_has_a_row_level_security_policy() {
     }
     assert!(
         problems.is_empty(),
-        "a tenant table without row-level security (re-run the policy loop of \
-         2026-12-02-000000_core_row_level_security in a new migration, or add an \
-         exception with its reason):\n{}",
+        "a tenant table without row-level security (end its migration with \
+         `SELECT stoa_tenant_policies('<table>');`, or add an exception with \
+         its reason):\n{}",
         problems.join("\n")
     );
 }

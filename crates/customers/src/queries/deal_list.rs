@@ -9,7 +9,7 @@
 use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Int4, Numeric, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Bool, Int4, Numeric, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_core::list::{ListParams, ListRequest, SortDir, in_page};
 use stoa_core::money::Money;
@@ -31,6 +31,9 @@ pub struct ListScope<'a> {
 
 /// The sort key a cursor carries: the sort expression's value as text and the id.
 pub type DealKey = (String, Uuid);
+
+/// The value column, as the range filters name it.
+const VALUE_COLUMN: &str = "customer_deals.value_amount";
 
 const NO_CLOSE_DATE: &str = "'9999-12-31 00:00:00+00'::timestamptz";
 
@@ -197,11 +200,20 @@ fn filtered(scope: &ListScope<'_>, q: &DealListQuery, pattern: Option<&str>) -> 
     if !q.owner_user_id.is_empty() {
         query = query.filter(customer_deals::owner_user_id.eq_any(q.owner_user_id.clone()));
     }
+    // In ten-thousandths (`Money::e4_sql`: numeric comparisons would get
+    // no statistics under row-level security; the migration
+    // `customers_deals_value_statistics` keeps them for this expression).
     if let Some(min) = q.value_min {
-        query = query.filter(customer_deals::value_amount.ge(min));
+        query = query.filter(
+            sql::<Bool>(&format!("{} >= ", Money::e4_sql(VALUE_COLUMN)))
+                .bind::<BigInt, _>(min.ten_thousandths()),
+        );
     }
     if let Some(max) = q.value_max {
-        query = query.filter(customer_deals::value_amount.le(max));
+        query = query.filter(
+            sql::<Bool>(&format!("{} <= ", Money::e4_sql(VALUE_COLUMN)))
+                .bind::<BigInt, _>(max.ten_thousandths()),
+        );
     }
     if let Some(currency) = &q.value_currency {
         query =

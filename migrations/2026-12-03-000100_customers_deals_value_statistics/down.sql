@@ -1,0 +1,1 @@
+DROP STATISTICS customer_deals_value_e4;
