@@ -173,6 +173,18 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             step.calls.values().cloned().collect()
         };
         let mut called = Vec::new();
+        if cut {
+            // Tool calls the model had started are not run; each still ends,
+            // so the client sees no call left open.
+            for call in step.calls.values() {
+                let message = "The loop's wall-clock budget ran out before the call was complete.";
+                send(tx, json!({"type": "tool-output-error", "toolCallId": call.id, "errorText": message, "dynamic": true})).await?;
+                if let Some(plan) = plan.as_mut() {
+                    send_all(tx, plan.finished(&call.id, false)).await?;
+                }
+                step_trace.push(json!({"toolName": agents::dotted(&call.name), "args": Value::Null, "error": {"code": Abort::WallClock.as_str(), "message": message}, "repairAttempted": false, "durationMs": 0}));
+            }
+        }
         for call in &calls {
             let dotted = agents::dotted(&call.name);
             let input: Value = serde_json::from_str(if call.arguments.trim().is_empty() {

@@ -413,4 +413,55 @@ async fn the_wall_clock_budget_cuts_a_slow_step_and_ends_the_stream_cleanly() {
     assert_eq!(t.aborts, [Some("budget-wall-clock".to_string())]);
     let finish: Value = serde_json::from_str(&t.frames[6]).unwrap();
     assert_eq!(finish["finishReason"], "other");
+
+    // A tool call cut half-way is not run, ends in an error frame, and its
+    // task (an agent with a task plan) fails.
+    let agent = "customers.account_assistant";
+    put_loop(&app, &admin, agent, json!({"loopMaxWallClockMs": 300})).await;
+    let half = Answer::stream(
+        200,
+        [
+            (
+                Duration::ZERO,
+                "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"customers__get_deal\",\"arguments\":\"{\\\"dealId\"}}]}}]}\n\n".to_string(),
+            ),
+            (
+                Duration::from_secs(4),
+                "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n".to_string(),
+            ),
+        ],
+    );
+    let t = turn(
+        &app,
+        &upstream,
+        &script,
+        &admin,
+        agent,
+        vec![half, text_answer("x")],
+    )
+    .await;
+    assert_eq!(t.hits, 1);
+    assert_eq!(stopped(&t), "budget-wall-clock");
+    assert_eq!(
+        types(&t.frames),
+        [
+            "start",
+            "start-step",
+            "data-agent-task-plan",
+            "tool-input-start",
+            "tool-input-delta",
+            "tool-output-error",
+            "data-agent-task-update",
+            "finish-step",
+            "finish",
+            "[DONE]",
+            "loop-finish"
+        ]
+    );
+    let failed: Value = serde_json::from_str(&t.frames[6]).unwrap();
+    assert_eq!(failed["task"]["state"], "failed");
+    assert_eq!(
+        t.trace["steps"][0]["toolCalls"][0]["error"]["code"],
+        "budget-wall-clock"
+    );
 }
