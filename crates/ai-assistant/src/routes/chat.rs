@@ -40,7 +40,9 @@ pub struct ChatQuery {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
-    /// `tight`, `default` or `loose`.
+    /// `tight`, `default` or `loose`: a non-default preset replaces the
+    /// steps and budgets of the agent's declaration and of the tenant's
+    /// stored loop override for this call.
     pub loop_budget: Option<String>,
 }
 
