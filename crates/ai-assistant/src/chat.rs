@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -17,11 +17,13 @@ use stoa_core::http::{SseEvent, SseSender};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::agents::{self, AgentDef, LoopBudget};
+use crate::agents::{self, AgentDef};
 use crate::llm::{self, Delta, Message, ToolCallOut, ToolSpec};
+use crate::looping::{Abort, Loop, Progress};
 use crate::providers::Resolved;
 use crate::schema::{ai_token_usage_daily as ud, ai_token_usage_events as ue};
 use crate::state::AiState;
+use crate::task_plan::{self, TaskPlan};
 use crate::tools::{self, Ran};
 use crate::transcript::{self, UserMessage};
 
@@ -32,9 +34,10 @@ pub struct Turn {
     pub ctx: AuthContext,
     pub agent: &'static AgentDef,
     pub resolved: Resolved,
+    /// The tools offered (the gate's, narrowed to the loop's active tools).
     pub tools: Vec<AiTool>,
     pub messages: Vec<Message>,
-    pub budget: LoopBudget,
+    pub looping: Loop,
     pub session_id: Uuid,
     /// The conversation the turn is kept in, when the request named one.
     pub conversation: Option<Keep>,
@@ -55,26 +58,11 @@ async fn send(tx: &SseSender, frame: Value) -> Result<(), Gone> {
     tx.send(event).await.map_err(|_| Gone)
 }
 
-/// The loop budget a `loopBudget` preset names.
-pub fn preset(agent: &AgentDef, name: Option<&str>) -> Option<LoopBudget> {
-    match name.unwrap_or("default") {
-        "default" => Some(agent.budget),
-        "tight" => Some(LoopBudget {
-            max_steps: 3,
-            max_tool_calls: Some(3),
-            max_wall_clock_ms: Some(10_000),
-            max_tokens: Some(50_000),
-            stop_on_tool: agent.budget.stop_on_tool,
-        }),
-        "loose" => Some(LoopBudget {
-            max_steps: 20,
-            max_tool_calls: Some(20),
-            max_wall_clock_ms: Some(120_000),
-            max_tokens: Some(500_000),
-            stop_on_tool: agent.budget.stop_on_tool,
-        }),
-        _ => None,
+async fn send_all(tx: &SseSender, frames: Vec<Value>) -> Result<(), Gone> {
+    for frame in frames {
+        send(tx, frame).await?;
     }
+    Ok(())
 }
 
 /// What one step produced.
@@ -87,6 +75,16 @@ struct Step {
     output_tokens: u64,
 }
 
+/// How a model call ended.
+enum StepEnd {
+    Done(Step),
+    /// The provider failed (the message is logged, never sent).
+    Failed(String),
+    /// The wall-clock budget ran out mid-call: what arrived so far (its
+    /// unfinished tool calls are not run).
+    OutOfTime(Step),
+}
+
 /// Runs the turn, writing frames to `tx`; returns when done or when the
 /// client went away (then the provider's stream is dropped, which closes
 /// its connection).
@@ -96,9 +94,13 @@ pub async fn run(turn: Turn, tx: SseSender) {
 
 async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
     let started = Instant::now();
+    let deadline = turn
+        .looping
+        .max_wall_clock_ms
+        .map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
     let turn_id = Uuid::new_v4();
     let text_id = format!("t{}", &turn_id.simple().to_string()[..8]);
-    let specs: Vec<ToolSpec> = turn
+    let mut specs: Vec<ToolSpec> = turn
         .tools
         .iter()
         .map(|t| ToolSpec {
@@ -107,6 +109,14 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             schema: (t.input_schema)(),
         })
         .collect();
+    let mut plan = turn.agent.task_plan.then(|| TaskPlan::new(turn_id));
+    if plan.is_some() {
+        specs.push(ToolSpec {
+            name: agents::sanitized(task_plan::TOOL),
+            description: "Show the person the steps you are about to take (2-5 short, user-visible labels; name the tool a step uses in toolName).".into(),
+            schema: task_plan::schema(),
+        });
+    }
     let transcript = match turn.conversation.take() {
         Some(keep) => {
             transcript::open(
@@ -131,11 +141,16 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
     let mut total_out = 0;
     let mut stop_reason = "finish-reason";
     let mut finish_reason = "stop".to_string();
-    for step_index in 0..turn.budget.max_steps {
+    for step_index in 0..turn.looping.max_steps {
         send(tx, json!({"type": "start-step"})).await?;
-        let step = match model_step(&turn, &specs, tx, &text_id, step_index).await? {
-            Ok(step) => step,
-            Err(message) => {
+        let (step, cut) = match model_step(
+            &turn, &specs, tx, &text_id, step_index, deadline, &mut plan,
+        )
+        .await?
+        {
+            StepEnd::Done(step) => (step, false),
+            StepEnd::OutOfTime(step) => (step, true),
+            StepEnd::Failed(message) => {
                 tracing::warn!(agent.id = turn.agent.id, error = %message, "ai provider step failed");
                 send(
                     tx,
@@ -152,8 +167,24 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
         total_out += step.output_tokens;
         tokens_total += step.input_tokens + step.output_tokens;
         let mut step_trace = Vec::new();
-        let calls: Vec<ToolCallOut> = step.calls.values().cloned().collect();
-        let mut stop_on_tool = false;
+        let calls: Vec<ToolCallOut> = if cut {
+            Vec::new()
+        } else {
+            step.calls.values().cloned().collect()
+        };
+        let mut called = Vec::new();
+        if cut {
+            // Tool calls the model had started are not run; each still ends,
+            // so the client sees no call left open.
+            for call in step.calls.values() {
+                let message = "The loop's wall-clock budget ran out before the call was complete.";
+                send(tx, json!({"type": "tool-output-error", "toolCallId": call.id, "errorText": message, "dynamic": true})).await?;
+                if let Some(plan) = plan.as_mut() {
+                    send_all(tx, plan.finished(&call.id, false)).await?;
+                }
+                step_trace.push(json!({"toolName": agents::dotted(&call.name), "args": Value::Null, "error": {"code": Abort::WallClock.as_str(), "message": message}, "repairAttempted": false, "durationMs": 0}));
+            }
+        }
         for call in &calls {
             let dotted = agents::dotted(&call.name);
             let input: Value = serde_json::from_str(if call.arguments.trim().is_empty() {
@@ -162,13 +193,17 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
                 &call.arguments
             })
             .unwrap_or(Value::Null);
+            if let Some(plan) = plan.as_mut() {
+                send_all(tx, plan.running(&call.id, &call.name, Some(&input))).await?;
+            }
             send(tx, json!({"type": "tool-input-available", "toolCallId": call.id, "toolName": call.name, "input": input, "dynamic": true})).await?;
             let call_started = Instant::now();
-            let outcome = run_tool(&turn, &dotted, input.clone()).await;
+            let outcome = if plan.is_some() && task_plan::is_meta(&call.name) {
+                Ok(("Task plan updated.".to_string(), None))
+            } else {
+                run_tool(&turn, &dotted, input.clone()).await
+            };
             tool_calls_total += 1;
-            if turn.budget.stop_on_tool == Some(dotted.as_str()) {
-                stop_on_tool = true;
-            }
             let content = match &outcome {
                 Ok((output, card)) => {
                     ui_parts.extend(card.clone());
@@ -182,6 +217,10 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
                     format!("Error: {message}")
                 }
             };
+            if let Some(plan) = plan.as_mut() {
+                send_all(tx, plan.finished(&call.id, outcome.is_ok())).await?;
+            }
+            called.push(dotted);
             turn.messages.push(Message::Tool {
                 call_id: call.id.clone(),
                 content,
@@ -199,8 +238,41 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             );
         }
         send(tx, json!({"type": "finish-step"})).await?;
-        finish_reason = step.finish.clone().unwrap_or_else(|| "stop".into());
-        record_usage(&turn, turn_id, step_index, &step, None).await;
+        finish_reason = if cut {
+            "other".into()
+        } else {
+            step.finish.clone().unwrap_or_else(|| "stop".into())
+        };
+        let abort = if cut {
+            Some(Abort::WallClock)
+        } else if calls.is_empty() {
+            None
+        } else {
+            turn.looping.check(&Progress {
+                steps: step_index + 1,
+                tool_calls: tool_calls_total,
+                tokens: tokens_total,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                called: &called,
+            })
+        };
+        record_usage(
+            &turn.db,
+            &turn.ctx,
+            turn.agent,
+            UsageStep {
+                session_id: turn.session_id,
+                turn_id,
+                step_index,
+                provider_id: turn.resolved.provider.id,
+                model: &turn.resolved.model,
+                input_tokens: step.input_tokens,
+                output_tokens: step.output_tokens,
+                finish_reason: step.finish.as_deref(),
+                abort: abort.map(Abort::as_str),
+            },
+        )
+        .await;
         trace_steps.push(json!({
             "stepIndex": step_index,
             "modelId": turn.resolved.model,
@@ -209,31 +281,11 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
             "usage": {"inputTokens": step.input_tokens, "outputTokens": step.output_tokens},
             "finishReason": finish_reason,
         }));
+        if let Some(abort) = abort {
+            stop_reason = abort.as_str();
+            break;
+        }
         if calls.is_empty() {
-            break;
-        }
-        if stop_on_tool {
-            stop_reason = "stop-condition";
-            break;
-        }
-        if turn
-            .budget
-            .max_tool_calls
-            .is_some_and(|m| tool_calls_total >= m)
-        {
-            stop_reason = "budget-tool-calls";
-            break;
-        }
-        if turn.budget.max_tokens.is_some_and(|m| tokens_total >= m) {
-            stop_reason = "budget-tokens";
-            break;
-        }
-        if turn
-            .budget
-            .max_wall_clock_ms
-            .is_some_and(|m| started.elapsed().as_millis() as u64 >= m)
-        {
-            stop_reason = "budget-wall-clock";
             break;
         }
     }
@@ -267,27 +319,40 @@ async fn run_frames(mut turn: Turn, tx: &SseSender) -> Result<(), Gone> {
     .await
 }
 
+/// Waits for `deadline` (forever without one).
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// One model call, its text and tool-call frames sent as they stream.
-/// `Err(Gone)`: the client left; `Ok(Err(message))`: the provider failed.
+/// `Err(Gone)`: the client left.
 async fn model_step(
     turn: &Turn,
     specs: &[ToolSpec],
     tx: &SseSender,
     text_id: &str,
     step_index: u32,
-) -> Result<Result<Step, String>, Gone> {
+    deadline: Option<tokio::time::Instant>,
+    plan: &mut Option<TaskPlan>,
+) -> Result<StepEnd, Gone> {
     let timeout = turn.state.config.provider_timeout;
-    let mut stream = match llm::start(
-        &turn.state.outbound,
-        &turn.resolved,
-        &turn.messages,
-        specs,
-        timeout,
-    )
-    .await
-    {
+    let started = tokio::select! {
+        started = llm::start(
+            &turn.state.outbound,
+            &turn.resolved,
+            &turn.messages,
+            specs,
+            timeout,
+        ) => started,
+        () = until(deadline) => return Ok(StepEnd::OutOfTime(Step::default())),
+        () = tx.closed() => return Err(Gone),
+    };
+    let mut stream = match started {
         Ok(s) => s,
-        Err(e) => return Ok(Err(e.to_string())),
+        Err(e) => return Ok(StepEnd::Failed(e.to_string())),
     };
     let anthropic = turn.resolved.provider.kind == crate::config::ProviderKind::Anthropic;
     let mut step = Step::default();
@@ -297,12 +362,18 @@ async fn model_step(
     loop {
         let chunk = tokio::select! {
             chunk = stream.next_chunk() => chunk,
+            () = until(deadline) => {
+                if text_open {
+                    send(tx, json!({"type": "text-end", "id": text_part})).await?;
+                }
+                return Ok(StepEnd::OutOfTime(step));
+            }
             () = tx.closed() => return Err(Gone),
         };
         let chunk = match chunk {
             Ok(Some(c)) => c,
             Ok(None) => break,
-            Err(e) => return Ok(Err(e.to_string())),
+            Err(e) => return Ok(StepEnd::Failed(e.to_string())),
         };
         buf.extend_from_slice(&chunk);
         for data in llm::take_events(&mut buf) {
@@ -316,7 +387,7 @@ async fn model_step(
             };
             let deltas = match deltas {
                 Ok(d) => d,
-                Err(e) => return Ok(Err(e.to_string())),
+                Err(e) => return Ok(StepEnd::Failed(e.to_string())),
             };
             for delta in deltas {
                 match delta {
@@ -338,6 +409,9 @@ async fn model_step(
                         } else {
                             id
                         };
+                        if let Some(plan) = plan.as_mut() {
+                            send_all(tx, plan.running(&id, &name, None)).await?;
+                        }
                         send(tx, json!({"type": "tool-input-start", "toolCallId": id, "toolName": name, "dynamic": true})).await?;
                         step.calls.insert(
                             index,
@@ -366,7 +440,7 @@ async fn model_step(
     if text_open {
         send(tx, json!({"type": "text-end", "id": text_part})).await?;
     }
-    Ok(Ok(step))
+    Ok(StepEnd::Done(step))
 }
 
 /// Runs (a read) or proposes (a mutation) a tool the model called; the
@@ -418,44 +492,57 @@ async fn run_tool(
     }
 }
 
+/// One step's usage.
+pub(crate) struct UsageStep<'a> {
+    pub session_id: Uuid,
+    pub turn_id: Uuid,
+    pub step_index: u32,
+    pub provider_id: &'a str,
+    pub model: &'a str,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub finish_reason: Option<&'a str>,
+    /// Why the loop stopped after this step, when a limit stopped it.
+    pub abort: Option<&'a str>,
+}
+
 /// One usage row per step and the daily rollup (failures are logged, never
 /// fail the turn).
-async fn record_usage(
-    turn: &Turn,
-    turn_id: Uuid,
-    step_index: u32,
-    step: &Step,
-    abort: Option<&str>,
+pub(crate) async fn record_usage(
+    db: &Db,
+    ctx: &AuthContext,
+    agent: &AgentDef,
+    step: UsageStep<'_>,
 ) {
-    let Some(tenant) = turn.ctx.tenant_id else {
+    let Some(tenant) = ctx.tenant_id else {
         return;
     };
-    let org = turn.ctx.organization_id();
+    let org = ctx.organization_id();
     let result: Result<(), diesel::result::Error> = async {
-        let mut conn = turn
-            .db
+        let mut conn = db
             .conn()
             .await
             .map_err(|e| diesel::result::Error::QueryBuilderError(e.to_string().into()))?;
         let input = i64::try_from(step.input_tokens).unwrap_or(i64::MAX);
         let output = i64::try_from(step.output_tokens).unwrap_or(i64::MAX);
+        let first = i64::from(step.step_index == 0);
         diesel::insert_into(ue::table)
             .values((
                 ue::id.eq(Uuid::new_v4()),
                 ue::tenant_id.eq(tenant),
                 ue::organization_id.eq(org),
-                ue::user_id.eq(turn.ctx.user_id),
-                ue::agent_id.eq(turn.agent.id),
-                ue::module_id.eq(turn.agent.module_id),
-                ue::session_id.eq(turn.session_id),
-                ue::turn_id.eq(turn_id),
-                ue::step_index.eq(i32::try_from(step_index).unwrap_or(i32::MAX)),
-                ue::provider_id.eq(turn.resolved.provider.id),
-                ue::model_id.eq(&turn.resolved.model),
+                ue::user_id.eq(ctx.user_id),
+                ue::agent_id.eq(agent.id),
+                ue::module_id.eq(agent.module_id),
+                ue::session_id.eq(step.session_id),
+                ue::turn_id.eq(step.turn_id),
+                ue::step_index.eq(i32::try_from(step.step_index).unwrap_or(i32::MAX)),
+                ue::provider_id.eq(step.provider_id),
+                ue::model_id.eq(step.model),
                 ue::input_tokens.eq(input),
                 ue::output_tokens.eq(output),
-                ue::finish_reason.eq(&step.finish),
-                ue::loop_abort_reason.eq(abort),
+                ue::finish_reason.eq(step.finish_reason),
+                ue::loop_abort_reason.eq(step.abort),
             ))
             .execute(&mut *conn)
             .await?;
@@ -466,13 +553,13 @@ async fn record_usage(
                 ud::tenant_id.eq(tenant),
                 ud::organization_id.eq(org),
                 ud::day.eq(day),
-                ud::agent_id.eq(turn.agent.id),
-                ud::model_id.eq(&turn.resolved.model),
-                ud::provider_id.eq(turn.resolved.provider.id),
+                ud::agent_id.eq(agent.id),
+                ud::model_id.eq(step.model),
+                ud::provider_id.eq(step.provider_id),
                 ud::input_tokens.eq(input),
                 ud::output_tokens.eq(output),
                 ud::step_count.eq(1_i64),
-                ud::turn_count.eq(i64::from(step_index == 0)),
+                ud::turn_count.eq(first),
                 ud::session_count.eq(0_i64),
             ))
             .on_conflict((
@@ -487,7 +574,7 @@ async fn record_usage(
                 ud::input_tokens.eq(ud::input_tokens + input),
                 ud::output_tokens.eq(ud::output_tokens + output),
                 ud::step_count.eq(ud::step_count + 1_i64),
-                ud::turn_count.eq(ud::turn_count + i64::from(step_index == 0)),
+                ud::turn_count.eq(ud::turn_count + first),
                 ud::updated_at.eq(OffsetDateTime::now_utc()),
             ))
             .execute(&mut *conn)
@@ -496,6 +583,6 @@ async fn record_usage(
     }
     .await;
     if let Err(err) = result {
-        tracing::warn!(agent.id = turn.agent.id, error = %err, "ai usage row not written");
+        tracing::warn!(agent.id = agent.id, error = %err, "ai usage row not written");
     }
 }

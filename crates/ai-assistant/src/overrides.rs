@@ -1,5 +1,5 @@
 //! Per-tenant agent overrides: the loop override (stored and validated, as
-//! the reference), the mutation policy (never above the code's) and the
+//! the reference, and applied to chat turns by `looping`), the mutation policy (never above the code's) and the
 //! prompt override (append-only versions).
 
 use diesel::prelude::*;

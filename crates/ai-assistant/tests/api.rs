@@ -11,6 +11,7 @@ mod api {
     pub mod conversations;
     pub mod legacy;
     pub mod limits;
+    pub mod looping;
     pub mod moderation;
     pub mod objects;
     pub mod participants;
@@ -21,5 +22,6 @@ mod api {
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;
+    pub mod task_plan;
     pub mod transcript;
 }

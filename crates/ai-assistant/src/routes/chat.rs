@@ -22,10 +22,12 @@ use crate::VIEW;
 use crate::chat::{self, Keep, Turn};
 use crate::error::AiError;
 use crate::llm::Message;
+use crate::looping::{self, Preset};
 use crate::moderation;
 use crate::policy;
 use crate::providers::{self, Requested};
 use crate::state::AiState;
+use crate::task_plan;
 use crate::transcript::UserMessage;
 
 /// The chat's query.
@@ -38,7 +40,9 @@ pub struct ChatQuery {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
-    /// `tight`, `default` or `loose`.
+    /// `tight`, `default` or `loose`: a non-default preset replaces the
+    /// steps and budgets of the agent's declaration and of the tenant's
+    /// stored loop override for this call.
     pub loop_budget: Option<String>,
 }
 
@@ -160,9 +164,9 @@ async fn turn(
         .loop_budget
         .as_deref()
         .filter(|b| !b.trim().is_empty());
-    let budget = chat::preset(agent, budget_name)
+    let preset = Preset::parse(budget_name)
         .ok_or_else(|| AiError::Validation("loopBudget must be tight, default or loose".into()))?;
-    let budget_override = budget_name.is_some_and(|b| b != "default");
+    let budget_override = preset != Preset::Default;
     if budget_override && !agent.allow_runtime_override {
         return Err(AiError::RuntimeOverrideDisabled.into());
     }
@@ -178,7 +182,9 @@ async fn turn(
         return Err(AiError::LoopRuntimeOverrideDisabled.into());
     }
     let effective = policy::effective_policy(&mut conn, &ctx, agent).await?;
+    let stored = looping::stored(&mut conn, &ctx, agent).await;
     drop(conn);
+    let looping = looping::effective(agent, stored.as_ref(), preset);
     let latest = body
         .messages
         .iter()
@@ -189,6 +195,12 @@ async fn turn(
     moderation::check(&db, &state, &ctx, agent, &resolved, latest).await?;
     let tools = policy::offered(&state.registry, &ctx, agent, effective)
         .into_iter()
+        .filter(|t| {
+            looping
+                .active_tools
+                .as_ref()
+                .is_none_or(|active| active.iter().any(|a| a == t.name))
+        })
         .cloned()
         .collect();
     // The conversation is the session's (else the named one); a turn that
@@ -214,7 +226,12 @@ async fn turn(
                 content: m.content.clone(),
             }),
     });
-    let mut messages = vec![Message::System(agent.system_prompt.to_string())];
+    let mut prompt = agent.system_prompt.to_string();
+    if agent.task_plan {
+        prompt.push_str("\n\n");
+        prompt.push_str(task_plan::PROMPT);
+    }
+    let mut messages = vec![Message::System(prompt)];
     messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
         "assistant" => Message::Assistant {
             text: m.content,
@@ -231,7 +248,7 @@ async fn turn(
         resolved,
         tools,
         messages,
-        budget,
+        looping,
         session_id,
         conversation,
     };

@@ -3,8 +3,10 @@
 //! The gate runs first (404/403); a chat agent, or an object agent that
 //! streams, answers 422 `execution_mode_not_supported`, as the reference
 //! (every built-in agent is a chat agent). The provider is resolved like a
-//! chat's (`modelOverride` as the chat's `model`), then asked once for the
-//! object, which must match the schema.
+//! chat's (`modelOverride` as the chat's `model`), the latest user message
+//! goes through input moderation as a chat's, then the provider is asked
+//! once for the object, which must match the schema. The call is one step:
+//! one usage row and the daily rollup, as a chat step's.
 
 use actix_web::{post, web};
 use serde::{Deserialize, Serialize};
@@ -14,12 +16,15 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppError, AppResult, Json};
 use utoipa::ToSchema;
+use uuid::Uuid;
 use validator::Validate;
 
 use crate::VIEW;
 use crate::agents::{ExecutionMode, OutputMode};
+use crate::chat;
 use crate::error::AiError;
 use crate::llm::{self, Message};
+use crate::moderation;
 use crate::policy;
 use crate::providers::{self, Requested};
 use crate::routes::chat::ChatMessage;
@@ -59,7 +64,7 @@ pub struct ObjectResult {
 
 #[utoipa::path(tag = "AI Assistant", request_body = RunObject, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = ObjectResult),
-        (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `organization_not_found`"),
+        (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `organization_not_found`, `moderation_blocked` (input moderation on and the latest user message flagged)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
@@ -99,6 +104,14 @@ pub async fn run_object(
     let resolved = providers::resolve(&mut conn, &state, &ctx, agent, &requested).await?;
     crate::conversations::require_active_organization(&mut conn, &state, &ctx).await?;
     drop(conn);
+    let latest = body
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(|m| m.content.as_str())
+        .unwrap_or_default();
+    moderation::check(&db, &state, &ctx, agent, &resolved, latest).await?;
     let mut messages = vec![Message::System(agent.system_prompt.to_string())];
     messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
         "assistant" => Message::Assistant {
@@ -121,6 +134,26 @@ pub async fn run_object(
     .map_err(|e| {
         AppError::internal(format!("run-object provider call: {e}")).with_code("internal_error")
     })?;
+    // One step: its usage row (and the daily rollup), as a chat step's.
+    if let Ok(answer) = &answer {
+        chat::record_usage(
+            &db,
+            &ctx,
+            agent,
+            chat::UsageStep {
+                session_id: Uuid::new_v4(),
+                turn_id: Uuid::new_v4(),
+                step_index: 0,
+                provider_id: resolved.provider.id,
+                model: &resolved.model,
+                input_tokens: answer.input_tokens,
+                output_tokens: answer.output_tokens,
+                finish_reason: Some(&answer.finish_reason),
+                abort: None,
+            },
+        )
+        .await;
+    }
     let answer = match answer {
         Ok(answer) if validate::check(&schema, &answer.object).is_empty() => answer,
         Ok(answer) => {

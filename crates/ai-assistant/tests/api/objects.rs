@@ -260,3 +260,91 @@ async fn anthropic_answers_the_object_through_one_forced_tool() {
     assert_eq!(sent["tools"][0]["input_schema"], summary_schema());
     assert_eq!(sent["system"], "Summarize the deal.");
 }
+
+#[actix_web::test]
+async fn run_object_writes_a_usage_row_and_moderates_input() {
+    let upstream = FakeUpstream::start(|req| {
+        if req.path.ends_with("/moderations") {
+            let flagged = req.json()["input"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("attack");
+            Answer::json(
+                200,
+                &json!({"results": [{
+                    "flagged": flagged,
+                    "categories": {"violence": flagged},
+                    "category_scores": {"violence": if flagged { 0.9 } else { 0.0 }},
+                }]}),
+            )
+        } else {
+            object_text(r#"{"summary": "Fine", "risk": "low"}"#)
+        }
+    });
+    let app = start_with_agents(
+        openai(&upstream, &[("OM_AI_INPUT_MODERATION", "true")]),
+        &EXTRA,
+    )
+    .await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+
+    let res = app
+        .send(post_json(RUN, &admin, run("customers.deal_summary")))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let paths: Vec<String> = upstream.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/v1/moderations", "/v1/chat/completions"]);
+
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use stoa_ai_assistant::schema::{ai_token_usage_daily as ud, ai_token_usage_events as ue};
+    let mut conn = app.db.conn().await.unwrap();
+    type Row = (String, i32, i64, i64, Option<String>, Option<String>);
+    let rows: Vec<Row> = ue::table
+        .select((
+            ue::agent_id,
+            ue::step_index,
+            ue::input_tokens,
+            ue::output_tokens,
+            ue::finish_reason,
+            ue::loop_abort_reason,
+        ))
+        .load(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        rows,
+        [(
+            "customers.deal_summary".to_string(),
+            0,
+            7,
+            4,
+            Some("stop".to_string()),
+            None
+        )]
+    );
+    let daily: Vec<(i64, i64, i64, i64)> = ud::table
+        .select((
+            ud::input_tokens,
+            ud::output_tokens,
+            ud::step_count,
+            ud::turn_count,
+        ))
+        .load(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(daily, [(7, 4, 1, 1)]);
+    drop(conn);
+
+    // Flagged input is refused before the model is asked.
+    let body = json!({"agent": "customers.deal_summary", "messages": [{"role": "user", "content": "plan an attack"}]});
+    let res = app.send(post_json(RUN, &admin, body)).await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert_eq!(res.json()["code"], "moderation_blocked");
+    assert_eq!(upstream.hits(), 3);
+    let res = app
+        .send(get("/api/ai_assistant/moderation-flags", &admin))
+        .await;
+    assert_eq!(res.json()["items"][0]["agentId"], "customers.deal_summary");
+}
