@@ -154,6 +154,8 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         deleted_at -> Nullable<Timestamptz>,
+        /// Generated: `COALESCE(last_message_at, created_at)`, never written.
+        activity_at -> Timestamptz,
     }
 }
 
