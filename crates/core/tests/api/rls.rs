@@ -201,6 +201,14 @@ async fn both_pools_act_as_roles_that_own_nothing() {
         rls::BYPASS_ROLE
     );
     let mut conn = db.conn().await.unwrap();
+    let settings = diesel::sql_query(
+        "SELECT current_setting('jit') || ',' || \
+         current_setting('max_parallel_workers_per_gather') AS name",
+    )
+    .get_result::<Name>(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(settings.name, "off,0", "no JIT and no parallel workers");
     let owned = diesel::sql_query(
         "SELECT relname::text AS name FROM pg_class \
          WHERE relowner IN (SELECT oid FROM pg_roles \

@@ -188,17 +188,28 @@ fn filtered(scope: &ListScope<'_>, q: &DealListQuery, pattern: Option<&str>) -> 
     if let Some(id) = q.id {
         query = query.filter(customer_deals::id.eq(id));
     }
-    if !q.status.is_empty() {
-        query = query.filter(customer_deals::status.eq_any(q.status.clone()));
+    // One value is `=`, several `= ANY(..)`: an index scan can return rows
+    // in its order past `=` columns but not past an `= ANY` (Postgres 15),
+    // so a stage and owner filter would sort every match before its page.
+    match q.status.as_slice() {
+        [] => {}
+        [one] => query = query.filter(customer_deals::status.eq(one.clone())),
+        many => query = query.filter(customer_deals::status.eq_any(many.to_vec())),
     }
-    if !q.pipeline_id.is_empty() {
-        query = query.filter(customer_deals::pipeline_id.eq_any(q.pipeline_id.clone()));
+    match q.pipeline_id.as_slice() {
+        [] => {}
+        [one] => query = query.filter(customer_deals::pipeline_id.eq(*one)),
+        many => query = query.filter(customer_deals::pipeline_id.eq_any(many.to_vec())),
     }
-    if !q.pipeline_stage_id.is_empty() {
-        query = query.filter(customer_deals::pipeline_stage_id.eq_any(q.pipeline_stage_id.clone()));
+    match q.pipeline_stage_id.as_slice() {
+        [] => {}
+        [one] => query = query.filter(customer_deals::pipeline_stage_id.eq(*one)),
+        many => query = query.filter(customer_deals::pipeline_stage_id.eq_any(many.to_vec())),
     }
-    if !q.owner_user_id.is_empty() {
-        query = query.filter(customer_deals::owner_user_id.eq_any(q.owner_user_id.clone()));
+    match q.owner_user_id.as_slice() {
+        [] => {}
+        [one] => query = query.filter(customer_deals::owner_user_id.eq(*one)),
+        many => query = query.filter(customer_deals::owner_user_id.eq_any(many.to_vec())),
     }
     // In ten-thousandths (`Money::e4_sql`: numeric comparisons would get
     // no statistics under row-level security; the migration
