@@ -118,6 +118,9 @@ fn bench(
     println!("xtask: {deals}");
     let (conversations, deep_conversation) = ai::conversations_seed(db, &url)?;
     println!("xtask: {conversations}");
+    if std::env::var("STOA_BENCH_NO_RLS").is_ok_and(|v| v == "1") {
+        without_row_level_security(db, &url)?;
+    }
     println!("xtask: argon2id {per_hash:.1} ms per hash, {per_verify:.1} ms per verify");
     let server = Server::start(stoa, &url)?;
     let (idle_rss, _) = server.memory_mib();
@@ -260,5 +263,26 @@ fn settle_after_bulk(db: &Database, url: &str) -> Result<()> {
         std::thread::sleep(Duration::from_millis(500));
     }
     db.psql(url, "VACUUM ANALYZE customer_deals")?;
+    Ok(())
+}
+
+/// `STOA_BENCH_NO_RLS=1`: the A/B baseline of row-level security's cost with
+/// the same build. Turns the policies off on every table of the bench
+/// database (the queries keep their own tenant filters, and the pools still
+/// send their settings), so the difference between two runs is what the
+/// policies cost the planner and the executor.
+fn without_row_level_security(db: &Database, url: &str) -> Result<()> {
+    db.psql(
+        url,
+        "DO $$ DECLARE t record; BEGIN \
+           FOR t IN SELECT c.relname FROM pg_class c \
+             WHERE c.relnamespace = 'public'::regnamespace AND c.relrowsecurity LOOP \
+             EXECUTE format('ALTER TABLE %I NO FORCE ROW LEVEL SECURITY', t.relname); \
+             EXECUTE format('ALTER TABLE %I DISABLE ROW LEVEL SECURITY', t.relname); \
+           END LOOP; END $$",
+    )?;
+    println!(
+        "xtask: row-level security OFF on every table (STOA_BENCH_NO_RLS=1, the A/B baseline)"
+    );
     Ok(())
 }
