@@ -462,6 +462,8 @@ fn run_action(
                 "headers": headers,
                 "body": body,
                 "ruleId": rule.rule_id,
+                // The webhook job signs with this rule's secret, read then.
+                "rule": rule.id,
                 "tenantId": req.tenant_id,
             });
             if !req.dry_run {
