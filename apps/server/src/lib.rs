@@ -320,7 +320,10 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
     handlers.extend(stoa_catalog::job_handlers());
     handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
     handlers.extend(stoa_onboarding::job_handlers());
-    handlers.extend(stoa_business_rules::job_handlers(services.outbound.clone()));
+    handlers.extend(stoa_business_rules::job_handlers(
+        services.outbound.clone(),
+        services.keys.clone(),
+    ));
     handlers.extend(stoa_ai_assistant::job_handlers());
     handlers
 }

@@ -3,14 +3,15 @@
 //! change of a tenant's rules (in any process) bumps that version (a trigger
 //! on `business_rules`), the way `acl_version` reaches every process.
 //!
-//! - The execute endpoints and the event trigger read the version (one
-//!   primary-key lookup) and reload only when it moved.
-//! - The write guard runs on every write of every module, so it reads the
-//!   version at most once per [`REFRESH`] per tenant: a tenant without GUARD
-//!   rules costs no query at all in between ([`guard_may_apply`]). A rule
-//!   changed in another process reaches this process's guard within
-//!   [`REFRESH`]; a change made in this process applies at once
-//!   ([`invalidate`]).
+//! - The event trigger reads the version (one primary-key lookup) on every
+//!   event and reloads only when it moved.
+//! - The write guard runs on every write of every module, and the execute
+//!   endpoints are the engine's hot path, so both read the version at most
+//!   once per [`REFRESH`] per tenant ([`recent`]): in between they cost no
+//!   query at all (a tenant without GUARD rules costs a write nothing,
+//!   [`guard_may_apply`]). A rule changed in another process reaches this
+//!   process's guard and execute within [`REFRESH`]; a change made in this
+//!   process applies at once ([`invalidate`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
@@ -47,6 +48,16 @@ pub fn guard_may_apply(tenant: Uuid) -> bool {
         Some(e) if e.checked.elapsed() < REFRESH => e.has_guards,
         _ => true,
     }
+}
+
+/// The tenant's rules when they were read (or their version checked)
+/// within [`REFRESH`]; `None`: call [`rules`].
+pub fn recent(tenant: Uuid) -> Option<Arc<[Arc<CompiledRule>]>> {
+    let cache = CACHE.read().unwrap_or_else(|e| e.into_inner());
+    cache
+        .get(&tenant)
+        .filter(|e| e.checked.elapsed() < REFRESH)
+        .map(|e| e.rules.clone())
 }
 
 /// Drops a tenant's cached rules (after a rule write in this process).

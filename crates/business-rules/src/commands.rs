@@ -26,6 +26,8 @@ pub const MEMBER_KIND: &str = "business_rules.set_member";
 pub const RULE_CREATE: &str = "business_rules.rules.create";
 pub const RULE_UPDATE: &str = "business_rules.rules.update";
 pub const RULE_DELETE: &str = "business_rules.rules.delete";
+/// Not undoable (no handler): see [`RotateSecret`].
+pub const RULE_ROTATE_SECRET: &str = "business_rules.rules.rotate_webhook_secret";
 pub const SET_CREATE: &str = "business_rules.sets.create";
 pub const SET_UPDATE: &str = "business_rules.sets.update";
 pub const SET_DELETE: &str = "business_rules.sets.delete";
@@ -189,6 +191,41 @@ impl Tracked for RuleState {
             )?;
         }
         Ok(())
+    }
+}
+
+/// Replaces a rule's webhook secret (`stored`: the new one, encrypted). The
+/// entry names the rule but holds no secret, and is not undoable: the
+/// secret is not part of the rule's tracked state (see [`crate::secrets`]).
+pub struct RotateSecret {
+    pub tenant_id: Uuid,
+    pub organization_id: Uuid,
+    pub id: Uuid,
+    pub stored: String,
+}
+
+impl Command for RotateSecret {
+    type Output = ();
+    fn id(&self) -> &'static str {
+        RULE_ROTATE_SECRET
+    }
+    fn execute<'a>(
+        self,
+        conn: &'a mut AsyncPgConnection,
+        _: &'a Actor,
+    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
+        Box::pin(async move {
+            crate::secrets::store(conn, self.tenant_id, self.id, &self.stored).await?;
+            let log = LogEntry {
+                action_label: Some("Rotate business rule webhook secret".into()),
+                resource_kind: Some(RULE_KIND.into()),
+                resource_id: Some(self.id.to_string()),
+                tenant_id: Some(self.tenant_id),
+                organization_id: Some(self.organization_id),
+                ..Default::default()
+            };
+            Ok(((), log))
+        })
     }
 }
 

@@ -11,6 +11,7 @@
 //! written `"{{x}}"` are resolved at run time: `{{today}}`, `{{now}}`, or a
 //! path into the evaluation context (`{{user.id}}`).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use regex::{Regex, RegexBuilder};
@@ -189,22 +190,93 @@ impl FieldPath {
     pub fn resolve<'v>(&self, data: &'v Value) -> Option<&'v Value> {
         let mut at = data;
         for step in &self.steps {
-            at = match (step, at) {
-                (Step::Key(k), _) if FORBIDDEN_KEYS.contains(&k.as_str()) => return None,
-                (Step::Key(k), Value::Object(map)) => map.get(k)?,
-                (Step::Key(k), Value::Array(list)) => list.get(k.parse::<usize>().ok()?)?,
-                (Step::Index(i), Value::Array(list)) => list.get(*i)?,
-                (Step::Index(i), Value::Object(map)) => map.get(&i.to_string())?,
-                _ => return None,
+            at = match step {
+                Step::Key(k) => key_step(at, k)?,
+                Step::Index(i) => index_step(at, *i)?,
             };
         }
         Some(at)
     }
 }
 
-/// Resolves a free-form dot path (`user.id`) in `data` (templates).
+fn key_step<'v>(at: &'v Value, key: &str) -> Option<&'v Value> {
+    if FORBIDDEN_KEYS.contains(&key) {
+        return None;
+    }
+    match at {
+        Value::Object(map) => map.get(key),
+        Value::Array(list) => list.get(key.parse::<usize>().ok()?),
+        _ => None,
+    }
+}
+
+fn index_step(at: &Value, index: usize) -> Option<&Value> {
+    match at {
+        Value::Array(list) => list.get(index),
+        Value::Object(map) => map.get(&index.to_string()),
+        _ => None,
+    }
+}
+
+/// Resolves a free-form dot path (`user.id`) in `data` (templates): the
+/// same as [`FieldPath::parse`] then [`FieldPath::resolve`], walking the
+/// text without building the path (placeholders are resolved on every run).
 pub fn resolve_text<'v>(path: &str, data: &'v Value) -> Option<&'v Value> {
-    FieldPath::parse(path.trim()).and_then(|p| p.resolve(data))
+    let text = path.trim();
+    if text.is_empty() || text.len() > MAX_PATH_LEN {
+        return None;
+    }
+    let first = text.chars().next()?;
+    if !(first.is_ascii_alphabetic() || first == '_')
+        || !text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']'))
+    {
+        return None;
+    }
+    let mut at = data;
+    let mut stepped = false;
+    for segment in text.split('.') {
+        if segment.is_empty() {
+            return None;
+        }
+        let (name, mut rest) = match segment.find('[') {
+            Some(i) => (&segment[..i], &segment[i..]),
+            None => (segment, ""),
+        };
+        if name.contains(']') {
+            return None;
+        }
+        if !name.is_empty() {
+            at = key_step(at, name)?;
+            stepped = true;
+        } else if !stepped {
+            return None;
+        }
+        while !rest.is_empty() {
+            let close = rest.find(']')?;
+            let inner = rest.get(1..close)?;
+            if !rest.starts_with('[') || inner.is_empty() {
+                return None;
+            }
+            at = index_step(at, inner.parse().ok()?)?;
+            stepped = true;
+            rest = &rest[close + 1..];
+        }
+    }
+    Some(at)
+}
+
+/// Where `{{path}}` placeholders are looked up.
+pub trait Lookup {
+    /// The value at `path` (`None`: undefined).
+    fn lookup(&self, path: &str) -> Option<&Value>;
+}
+
+impl Lookup for Value {
+    fn lookup(&self, path: &str) -> Option<&Value> {
+        resolve_text(path, self)
+    }
 }
 
 /// The right-hand side of a comparison.
@@ -525,21 +597,34 @@ fn template_value(name: &str, scope: &Scope<'_>) -> Option<Value> {
 }
 
 /// The value of one placeholder's `name` (`today`, `now`, or a path in
+/// `data`), with its type; borrowed from `data` when it is there.
+fn placeholder<'a, L: Lookup + ?Sized>(
+    name: &str,
+    data: &'a L,
+    now: OffsetDateTime,
+) -> Option<Cow<'a, Value>> {
+    match name {
+        "today" | "now" => {
+            let scope = Scope {
+                data: &Value::Null,
+                context: &Value::Null,
+                now,
+            };
+            template_value(name, &scope).map(Cow::Owned)
+        }
+        path => data.lookup(path).map(Cow::Borrowed),
+    }
+}
+
+/// The value of one placeholder's `name` (`today`, `now`, or a path in
 /// `data`), with its type.
-pub fn template(name: &str, data: &Value, now: OffsetDateTime) -> Option<Value> {
-    template_value(
-        name,
-        &Scope {
-            data,
-            context: data,
-            now,
-        },
-    )
+pub fn template<L: Lookup + ?Sized>(name: &str, data: &L, now: OffsetDateTime) -> Option<Value> {
+    placeholder(name, data, now).map(Cow::into_owned)
 }
 
 /// Replaces every `{{path}}` in `text` with the value at `path` in `data`
 /// (unresolved placeholders stay as written).
-pub fn interpolate(text: &str, data: &Value, now: OffsetDateTime) -> String {
+pub fn interpolate<L: Lookup + ?Sized>(text: &str, data: &L, now: OffsetDateTime) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -550,15 +635,13 @@ pub fn interpolate(text: &str, data: &Value, now: OffsetDateTime) -> String {
             return out;
         };
         let name = after[..end].trim();
-        let scope = Scope {
-            data,
-            context: data,
-            now,
-        };
-        match template_value(name, &scope) {
-            Some(Value::String(s)) => out.push_str(&s),
+        match placeholder(name, data, now).as_deref() {
+            Some(Value::String(s)) => out.push_str(s),
             Some(Value::Null) | None => out.push_str(&rest[start..start + 2 + end + 2]),
-            Some(other) => out.push_str(&other.to_string()),
+            Some(other) => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "{other}");
+            }
         }
         rest = &after[end + 2..];
     }
@@ -933,6 +1016,45 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(!eval(cond, json!({ "s": input })));
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn text_paths_resolve_as_parsed_paths_do() {
+        let data = json!({"a": {"b": [10, {"c": "x"}], "0": "zero", "__proto__": 1},
+                          "list": [[1, 2], {"1": "one"}], "_u": true});
+        for path in [
+            "a",
+            "a.b",
+            "a.b[0]",
+            "a.b[1].c",
+            "a.b[1]c",
+            "a.b.1.c",
+            "a[0]",
+            "a.0",
+            "list[0][1]",
+            "list[1][1]",
+            "list.1.1",
+            "_u",
+            " a.b[0] ",
+            "a..b",
+            "a.",
+            ".a",
+            "1a",
+            "a[",
+            "a[]",
+            "a[x]",
+            "a]b",
+            "a.b[1][",
+            "a.__proto__",
+            "a.b[0].c",
+            "[0]",
+            "a.[0]",
+            "a-b",
+            "",
+        ] {
+            let parsed = FieldPath::parse(path.trim()).and_then(|p| p.resolve(&data).cloned());
+            assert_eq!(resolve_text(path, &data).cloned(), parsed, "{path}");
+        }
     }
 
     #[test]

@@ -123,6 +123,36 @@ pub struct Created {
     pub id: Uuid,
 }
 
+/// `{id}` of a created rule, with its webhook secret when its actions call
+/// webhooks (`whsec_...`, shown this once: no read shows it again).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedRule {
+    pub id: Uuid,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+}
+
+/// `{ok: true}` of a rule update, with the rule's new webhook secret when
+/// the update gave a rule without one its first `CALL_WEBHOOK` action
+/// (shown this once).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleUpdated {
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+}
+
+/// A rule's new webhook secret (`whsec_` + base64 of 32 random bytes),
+/// shown this once. Receivers verify the `webhook-signature` header with it
+/// (the Standard Webhooks scheme).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookSecret {
+    pub webhook_secret: String,
+}
+
 /// `{ok: true}`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Done {

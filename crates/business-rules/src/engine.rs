@@ -14,11 +14,12 @@ use stoa_core::AppError;
 use stoa_core::command::Event;
 use stoa_core::command::outbox::{self, Envelope, EventActor};
 use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::actions::{self, Action, ActionType};
-use crate::condition::{self, Condition, Schema, Scope, interpolate};
+use crate::condition::{self, Condition, Lookup, Schema, Scope, interpolate, resolve_text};
 use crate::model::{NewLog, RuleState};
 use crate::schema::business_rule_logs;
 
@@ -49,6 +50,9 @@ pub struct CompiledRule {
     pub condition: Result<Option<Condition>, String>,
     pub success: Vec<Action>,
     pub failure: Vec<Action>,
+    /// `{ruleId, ruleName}`: what the actions' `{{ruleId}}` and
+    /// `{{ruleName}}` read (built once, not per run).
+    names: Value,
 }
 
 impl CompiledRule {
@@ -95,6 +99,7 @@ impl CompiledRule {
             condition,
             success,
             failure,
+            names: json!({"ruleId": state.rule_id, "ruleName": state.rule_name}),
         }
     }
 
@@ -253,9 +258,14 @@ pub fn run(rules: &[Arc<CompiledRule>], req: &Request, now: OffsetDateTime) -> R
         };
     }
     let context = req.context();
-    let mut run = Run::default();
+    let base = action_base(req, &context);
+    let stamp = now.format(&Rfc3339).unwrap_or_default();
+    let mut run = Run {
+        outcomes: Vec::with_capacity(rules.len()),
+        ..Run::default()
+    };
     for rule in rules {
-        let outcome = run_rule(rule, req, &context, now, &mut run.effects);
+        let outcome = run_rule(rule, req, &context, (&base, &stamp), now, &mut run.effects);
         run.outcomes.push(outcome);
     }
     run.allowed = run
@@ -271,11 +281,13 @@ fn ms(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
 
-/// Runs one rule: its condition, then its success or failure actions.
-pub fn run_rule(
+/// Runs one rule: its condition, then its success or failure actions
+/// (`(base, stamp)`: the run's [`action_base`] and its time as RFC 3339).
+fn run_rule(
     rule: &Arc<CompiledRule>,
     req: &Request,
     context: &Value,
+    (base, stamp): (&Value, &str),
     now: OffsetDateTime,
     effects: &mut Vec<Effect>,
 ) -> RuleOutcome {
@@ -303,10 +315,14 @@ pub fn run_rule(
             &rule.failure
         };
         (!list.is_empty()).then(|| {
-            let action_data = action_context(rule, req, context);
+            let scope = ActionScope {
+                base,
+                names: &rule.names,
+                stamp,
+            };
             let results: Vec<ActionResult> = list
                 .iter()
-                .map(|a| run_action(a, rule, req, &action_data, now, effects))
+                .map(|a| run_action(a, rule, req, &scope, now, effects))
                 .collect();
             ActionsExecuted {
                 success: results.iter().all(|r| r.success),
@@ -324,21 +340,44 @@ pub fn run_rule(
     }
 }
 
-fn action_context(rule: &CompiledRule, req: &Request, context: &Value) -> Value {
+/// What every rule's actions read, built once per run: the evaluation
+/// context, `data`, `tenantId`, `organizationId`, `executedBy` (each rule
+/// adds its `ruleId` and `ruleName`, [`ActionScope`]).
+fn action_base(req: &Request, context: &Value) -> Value {
     let mut map = match context {
         Value::Object(m) => m.clone(),
         _ => Map::new(),
     };
     map.insert("data".into(), req.data.clone());
-    map.insert("ruleId".into(), json!(rule.rule_id));
-    map.insert("ruleName".into(), json!(rule.rule_name));
     map.insert("tenantId".into(), json!(req.tenant_id));
     map.insert("organizationId".into(), json!(req.organization_id));
     map.insert("executedBy".into(), json!(req.executed_by));
     Value::Object(map)
 }
 
-fn interpolate_value(v: &Value, data: &Value, now: OffsetDateTime) -> Value {
+/// Where one rule's action placeholders are looked up: the rule's
+/// `ruleId` and `ruleName`, then the run's [`action_base`] (no copy of the
+/// run's data per rule).
+struct ActionScope<'a> {
+    base: &'a Value,
+    names: &'a Value,
+    /// The run's time (RFC 3339), for `LOG` results.
+    stamp: &'a str,
+}
+
+impl Lookup for ActionScope<'_> {
+    fn lookup(&self, path: &str) -> Option<&Value> {
+        let path = path.trim();
+        let root = path.split(['.', '[']).next().unwrap_or(path);
+        if root == "ruleId" || root == "ruleName" {
+            resolve_text(path, self.names)
+        } else {
+            resolve_text(path, self.base)
+        }
+    }
+}
+
+fn interpolate_value<L: Lookup + ?Sized>(v: &Value, data: &L, now: OffsetDateTime) -> Value {
     match v {
         Value::String(s) => Value::String(interpolate(s, data, now)),
         Value::Array(list) => list
@@ -360,7 +399,7 @@ pub const PENDING_WRITE: &str = "pending";
 /// A `SET_FIELD` value: a string that is one placeholder (`"{{data.x}}"`)
 /// takes the placeholder's value with its type (a number stays a number);
 /// anything else is interpolated as text.
-fn resolve_value(v: &Value, data: &Value, now: OffsetDateTime) -> Value {
+fn resolve_value<L: Lookup + ?Sized>(v: &Value, data: &L, now: OffsetDateTime) -> Value {
     if let Value::String(s) = v {
         let t = s.trim();
         if let Some(name) = t.strip_prefix("{{").and_then(|r| r.strip_suffix("}}"))
@@ -379,7 +418,7 @@ fn run_action(
     action: &Action,
     rule: &CompiledRule,
     req: &Request,
-    data: &Value,
+    data: &ActionScope<'_>,
     now: OffsetDateTime,
     effects: &mut Vec<Effect>,
 ) -> ActionResult {
@@ -402,7 +441,7 @@ fn run_action(
         ActionType::Log => ok(json!({
             "level": action.text("level").unwrap_or("info"),
             "message": text("message", ""),
-            "timestamp": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+            "timestamp": data.stamp,
         })),
         ActionType::ShowError | ActionType::ShowWarning | ActionType::ShowInfo => {
             let severity = match action.kind {
@@ -462,6 +501,8 @@ fn run_action(
                 "headers": headers,
                 "body": body,
                 "ruleId": rule.rule_id,
+                // The webhook job signs with this rule's secret, read then.
+                "rule": rule.id,
                 "tenantId": req.tenant_id,
             });
             if !req.dry_run {

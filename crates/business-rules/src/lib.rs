@@ -18,6 +18,7 @@ pub mod operations;
 pub mod platform;
 pub mod routes;
 pub mod schema;
+pub mod secrets;
 pub mod service;
 pub mod trigger;
 pub mod webhook;
@@ -26,6 +27,7 @@ pub mod writes;
 use std::sync::Arc;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::outbound::Outbound;
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -100,9 +102,13 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// The webhook job's handler (the server chains it into `job_handlers`).
-pub fn job_handlers(outbound: Outbound) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
-    vec![Arc::new(webhook::WebhookJob::new(outbound))]
+/// The webhook job's handler (the server chains it into `job_handlers`);
+/// `keys` decrypts the rules' webhook secrets (`Services::keys`).
+pub fn job_handlers(
+    outbound: Outbound,
+    keys: Arc<KeyRing>,
+) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+    vec![Arc::new(webhook::WebhookJob::new(outbound, keys))]
 }
 
 /// The event trigger (the server lists it in `subscribers`); `registry`
@@ -124,6 +130,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::rules::update_rule)
         .service(routes::rules::delete_rule)
         .service(routes::rules::get_rule)
+        .service(routes::rules::rotate_webhook_secret)
         .service(routes::sets::list_sets)
         .service(routes::sets::create_set)
         .service(routes::sets::update_set)

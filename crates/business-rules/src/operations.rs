@@ -19,6 +19,11 @@ pub const OPERATIONS: &[Operation] = &[
         .bad_json(BAD_JSON),
     Operation::delete("/business_rules/rules", Features(&[MANAGE])).errors(E),
     Operation::get("/business_rules/rules/{id}", Features(&[VIEW])).errors(E),
+    Operation::post(
+        "/business_rules/rules/{id}/webhook-secret",
+        Features(&[MANAGE]),
+    )
+    .errors(E),
     Operation::get("/business_rules/sets", Features(&[VIEW])).errors(E),
     Operation::post("/business_rules/sets", Features(&[MANAGE_SETS]))
         .errors(G)

@@ -25,6 +25,7 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         deleted_at -> Nullable<Timestamptz>,
+        webhook_secret -> Nullable<Text>,
     }
 }
 

@@ -22,4 +22,9 @@ mod api {
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;
+    #[expect(
+        clippy::unwrap_used,
+        reason = "the module's helpers fail the calling test by panicking"
+    )]
+    pub mod webhook_secrets;
 }

@@ -5,6 +5,7 @@ use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::system::OpenApiJson;
 
 use crate::dto::CallOptions;
 use crate::error::RulesError;
@@ -12,7 +13,9 @@ use crate::service::options;
 use crate::{API_KEYS_CREATE, MANAGE};
 
 /// The platform operations a rule action could call, with the features each
-/// requires (parameterised paths left out), and the API keys it may run as.
+/// requires (parameterised paths left out) and its `summary` and
+/// `operationId` from this server's OpenAPI document, and the API keys it
+/// may run as.
 #[utoipa::path(
     tag = "Business rules",
     security(("bearerAuth" = []), ("apiKey" = [])),
@@ -28,10 +31,12 @@ pub async fn call_options(
     ctx: AuthContext,
     registry: web::Data<Registry>,
     db: web::Data<Db>,
+    doc: web::Data<OpenApiJson>,
 ) -> AppResult<web::Json<CallOptions>> {
     ctx.require_all(&[MANAGE, API_KEYS_CREATE])?;
     let tenant = ctx.tenant_id.ok_or(RulesError::TenantRequired)?;
-    let mut answer = options::call_options(&registry);
+    let docs = options::documented(doc.into_inner());
+    let mut answer = options::call_options(&registry, Some(&docs));
     answer.api_keys = options::api_keys(&db, &ctx, tenant).await?;
     Ok(web::Json(answer))
 }

@@ -4,6 +4,7 @@ use actix_web::{HttpResponse, delete, get, post, put, web};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::collection::WithId;
 use stoa_core::command::with_operation;
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::outbound::Outbound;
@@ -39,13 +40,14 @@ pub async fn list_rules(
 }
 
 /// Creates a rule; its condition and actions are checked first (400 naming
-/// each problem's path).
+/// each problem's path). A rule calling webhooks gets its signing secret,
+/// answered this once (`webhookSecret`).
 #[utoipa::path(
     tag = "Business rules",
     request_body = CreateRule,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
-        (status = 201, body = Created),
+        (status = 201, body = CreatedRule),
         (status = 400, body = ErrorBody, description = "Invalid body, condition or actions; a refused webhook address"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
@@ -59,21 +61,25 @@ pub async fn create_rule(
     db: web::Data<Db>,
     registry: web::Data<Registry>,
     outbound: web::Data<Outbound>,
+    keys: web::Data<KeyRing>,
     body: Json<CreateRule>,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
-    let (id, op) = rules::create(&db, &ctx, &registry, &outbound, body.into_inner()).await?;
-    Ok(with_operation(HttpResponse::Created(), &op).json(Created { id }))
+    let (id, webhook_secret, op) =
+        rules::create(&db, &ctx, &registry, &outbound, &keys, body.into_inner()).await?;
+    Ok(with_operation(HttpResponse::Created(), &op).json(CreatedRule { id, webhook_secret }))
 }
 
-/// Changes the fields sent (omitted fields keep their values).
+/// Changes the fields sent (omitted fields keep their values). A change
+/// that gives a rule without a webhook secret its first `CALL_WEBHOOK`
+/// action answers the new secret this once (`webhookSecret`).
 #[utoipa::path(
     tag = "Business rules",
     params(("id" = Option<String>, Query, description = "Id, when not in the body")),
     request_body = UpdateRule,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
-        (status = 200, body = Done),
+        (status = 200, body = RuleUpdated),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
@@ -88,12 +94,54 @@ pub async fn update_rule(
     db: web::Data<Db>,
     registry: web::Data<Registry>,
     outbound: web::Data<Outbound>,
+    keys: web::Data<KeyRing>,
     body: WithId<Json<UpdateRule>>,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let id = uuid_or(body.id.0.as_deref(), RulesError::RuleIdRequired)?;
-    let op = rules::update(&db, &ctx, &registry, &outbound, id, body.body.into_inner()).await?;
-    Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
+    let (webhook_secret, op) = rules::update(
+        &db,
+        &ctx,
+        &registry,
+        &outbound,
+        &keys,
+        id,
+        body.body.into_inner(),
+    )
+    .await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(RuleUpdated {
+        ok: true,
+        webhook_secret,
+    }))
+}
+
+/// Gives the rule a new webhook secret, answered this once; the old one
+/// stops signing at once (webhook calls still queued are signed with the
+/// new one). Recorded in the action log without the secret, not undoable.
+#[utoipa::path(
+    tag = "Business rules",
+    params(("id" = String, Path, description = "Rule id (uuid)")),
+    security(("bearerAuth" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, body = WebhookSecret),
+        (status = 400, body = ErrorBody, description = "`Invalid rule id`"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody, description = "Refused by a write guard"),
+    )
+)]
+#[post("/business_rules/rules/{id}/webhook-secret")]
+pub async fn rotate_webhook_secret(
+    ctx: AuthContext,
+    db: web::Data<Db>,
+    keys: web::Data<KeyRing>,
+    id: Path<String>,
+) -> AppResult<HttpResponse> {
+    ctx.require(MANAGE)?;
+    let id = uuid_or(Some(id.as_str()), RulesError::InvalidRuleId)?;
+    let (webhook_secret, op) = rules::rotate_secret(&db, &ctx, &keys, id).await?;
+    Ok(with_operation(HttpResponse::Ok(), &op).json(WebhookSecret { webhook_secret }))
 }
 
 /// Deletes a rule (softly: its execution logs keep pointing at it).

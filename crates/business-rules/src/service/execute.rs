@@ -42,15 +42,15 @@ fn user_of(ctx: &AuthContext) -> Value {
     })
 }
 
-fn executed(o: &RuleOutcome) -> ExecutedRule {
+fn executed(o: RuleOutcome) -> ExecutedRule {
     ExecutedRule {
         rule_id: o.rule.rule_id.clone(),
         rule_name: o.rule.rule_name.clone(),
         rule_type: o.rule.rule_type.clone(),
         condition_result: o.condition_result,
-        actions_executed: o.actions.clone(),
+        actions_executed: o.actions,
         execution_time: o.execution_time_ms,
-        error: o.error.clone(),
+        error: o.error,
         log_id: o.log_id.map(|i| i.to_string()),
     }
 }
@@ -74,8 +74,16 @@ pub async fn execute(
         dry_run: body.dry_run.unwrap_or(false),
         writes_fields: false,
     };
-    let mut conn = db.conn().await?;
-    let rules = cache::rules(&mut conn, tenant, true).await?;
+    // The tenant's rules as read within the cache's refresh period (a dry
+    // run of cached rules takes no connection at all).
+    let mut conn = None;
+    let rules = match cache::recent(tenant) {
+        Some(rules) => rules,
+        None => {
+            let fresh = conn.insert(db.conn().await?);
+            cache::rules(fresh, tenant, false).await?
+        }
+    };
     let now = OffsetDateTime::now_utc();
     let applicable = engine::discover(
         &rules,
@@ -86,11 +94,18 @@ pub async fn execute(
         now,
     );
     let mut run = engine::run(&applicable, &req, now);
-    engine::commit(&mut conn, &req, &mut run, true).await?;
-    Ok(result(&run, req.dry_run))
+    if !req.dry_run {
+        let conn = match conn {
+            Some(conn) => conn,
+            None => db.conn().await?,
+        };
+        let mut conn = conn;
+        engine::commit(&mut conn, &req, &mut run, true).await?;
+    }
+    Ok(result(run, req.dry_run))
 }
 
-fn result(run: &Run, dry_run: bool) -> ExecuteResult {
+fn result(run: Run, dry_run: bool) -> ExecuteResult {
     let log_ids: Vec<String> = run
         .outcomes
         .iter()
@@ -98,9 +113,9 @@ fn result(run: &Run, dry_run: bool) -> ExecuteResult {
         .collect();
     ExecuteResult {
         allowed: run.allowed,
-        executed_rules: run.outcomes.iter().map(executed).collect(),
         total_execution_time: run.total_ms,
-        errors: (!run.errors.is_empty()).then(|| run.errors.clone()),
+        executed_rules: run.outcomes.into_iter().map(executed).collect(),
+        errors: (!run.errors.is_empty()).then_some(run.errors),
         log_ids: (!log_ids.is_empty()).then_some(log_ids),
         dry_run,
     }

@@ -2,14 +2,20 @@
 //! `CALL_OPEN_MERCATO` action could name, from the server's declared
 //! operations (the authorization matrix, which the server's test holds equal
 //! to the mounted routes and the OpenAPI document), with their required
-//! features.
+//! features, and each one's `summary` and `operationId` from the server's
+//! own OpenAPI document (utoipa's, built from the mounted handlers).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
+use serde_json::Value;
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::db::Db;
 use stoa_core::http::Access;
+use stoa_core::system::OpenApiJson;
 use uuid::Uuid;
 
 use crate::dto::{CallApiKey, CallEndpoint, CallKeyRole, CallOptions};
@@ -69,7 +75,64 @@ pub async fn api_keys(
         .collect())
 }
 
-pub fn call_options(registry: &Registry) -> CallOptions {
+/// `summary` and `operationId` of each documented operation, by
+/// `(METHOD, /api/path)`.
+pub type OperationDocs = HashMap<(String, String), (Option<String>, Option<String>)>;
+
+/// The operations of an OpenAPI document (JSON), by method and path.
+pub fn operation_docs(json: &str) -> OperationDocs {
+    let mut docs = OperationDocs::new();
+    let Ok(doc) = serde_json::from_str::<Value>(json) else {
+        return docs;
+    };
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return docs;
+    };
+    for (path, item) in paths {
+        let Some(item) = item.as_object() else {
+            continue;
+        };
+        for (method, op) in item {
+            let method = method.to_ascii_uppercase();
+            if !METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            let text = |key: &str| {
+                op.get(key)
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+            };
+            docs.insert(
+                (method, path.clone()),
+                (text("summary"), text("operationId")),
+            );
+        }
+    }
+    docs
+}
+
+/// The server's document, parsed once per document (the app's documents
+/// never change once built).
+static PARSED: Mutex<Option<(Arc<OpenApiJson>, Arc<OperationDocs>)>> = Mutex::new(None);
+
+/// [`operation_docs`] of the app's document, kept while it is the same one.
+pub fn documented(doc: Arc<OpenApiJson>) -> Arc<OperationDocs> {
+    let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((seen, docs)) = parsed.as_ref()
+        && Arc::ptr_eq(seen, &doc)
+    {
+        return docs.clone();
+    }
+    let docs = Arc::new(operation_docs(&doc.0));
+    *parsed = Some((doc, docs.clone()));
+    docs
+}
+
+/// The operations a rule may call; with `docs`, each one's summary and
+/// operation id (the label then reads `METHOD /api/path - summary`).
+pub fn call_options(registry: &Registry, docs: Option<&OperationDocs>) -> CallOptions {
     let mut endpoints: Vec<CallEndpoint> = registry
         .operations()
         .iter()
@@ -89,13 +152,21 @@ pub fn call_options(registry: &Registry) -> CallOptions {
                 Access::Features(f) => f.iter().map(|s| (*s).to_string()).collect(),
                 _ => Vec::new(),
             };
+            let (summary, operation_id) = docs
+                .and_then(|d| d.get(&(method.clone(), path.clone())))
+                .cloned()
+                .unwrap_or_default();
+            let label = match &summary {
+                Some(s) => format!("{method} {path} - {s}"),
+                None => format!("{method} {path}"),
+            };
             CallEndpoint {
                 id: format!("{method} {path}"),
-                label: format!("{method} {path}"),
+                label,
                 path,
                 method,
-                summary: None,
-                operation_id: None,
+                summary,
+                operation_id,
                 required_features: features,
             }
         })

@@ -6,6 +6,7 @@ use serde_json::Value;
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::command::{Operation, execute};
+use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::outbound::Outbound;
 use stoa_core::search::escape_like;
@@ -19,7 +20,7 @@ use crate::dto::*;
 use crate::error::{RulesError, invalid};
 use crate::model::{RuleRow, RuleState};
 use crate::schema::business_rules as r;
-use crate::{MANAGE, actions, cache, webhook};
+use crate::{MANAGE, actions, cache, secrets, webhook};
 
 /// Largest stored condition or action list, as JSON text.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
@@ -92,7 +93,7 @@ pub fn check_rule(
     };
     let options = std::cell::OnceCell::new();
     let check_platform = |method: &str, endpoint: &str| -> Result<(), String> {
-        let options = options.get_or_init(|| super::options::call_options(registry));
+        let options = options.get_or_init(|| super::options::call_options(registry, None));
         if options
             .endpoints
             .iter()
@@ -152,15 +153,26 @@ pub fn check_rule(
     }
 }
 
-/// Whether stored actions call the platform (changing such a rule needs
-/// `api_keys.create` too, whatever the new actions are).
-fn calls_platform(state: &RuleState) -> bool {
+/// Whether the rule's actions (success or failure) hold one of type `kind`.
+fn has_action(state: &RuleState, kind: &str) -> bool {
     [&state.success_actions, &state.failure_actions]
         .into_iter()
         .flatten()
         .filter_map(Value::as_array)
         .flatten()
-        .any(|a| a.get("type").and_then(Value::as_str) == Some("CALL_OPEN_MERCATO"))
+        .any(|a| a.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+/// Whether stored actions call the platform (changing such a rule needs
+/// `api_keys.create` too, whatever the new actions are).
+fn calls_platform(state: &RuleState) -> bool {
+    has_action(state, "CALL_OPEN_MERCATO")
+}
+
+/// Whether the rule calls webhooks (it then signs them with a secret of its
+/// own, [`secrets`]).
+pub fn calls_webhook(state: &RuleState) -> bool {
+    has_action(state, "CALL_WEBHOOK")
 }
 
 #[derive(diesel::QueryableByName)]
@@ -249,13 +261,16 @@ fn window(value: Option<&str>, path: &str) -> Result<Option<OffsetDateTime>, App
     }
 }
 
+/// Creates a rule; answers its id, its webhook secret (made when its
+/// actions call webhooks: shown this once) and the operation.
 pub async fn create(
     db: &Db,
     ctx: &AuthContext,
     registry: &Registry,
     outbound: &Outbound,
+    ring: &KeyRing,
     body: CreateRule,
-) -> Result<(Uuid, Operation), AppError> {
+) -> Result<(Uuid, Option<String>, Operation), AppError> {
     ctx.require(MANAGE)?;
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
     let organization = target_organization(ctx)?;
@@ -288,6 +303,9 @@ pub async fn create(
     let mut conn = db.conn().await?;
     check_keys(&mut conn, ctx, tenant, &keys, false).await?;
     let id = state.id;
+    let secret = calls_webhook(&state)
+        .then(|| secrets::generate(ring, tenant, id))
+        .transpose()?;
     let op = conn
         .transaction(async |conn| {
             let command = WriteRule {
@@ -297,11 +315,14 @@ pub async fn create(
                 after: state,
             };
             let (_, op) = execute(conn, &actor, command).await?;
+            if let Some((_, stored)) = &secret {
+                secrets::store(conn, tenant, id, stored).await?;
+            }
             Ok::<_, AppError>(op)
         })
         .await?;
     cache::invalidate(tenant);
-    Ok((id, op))
+    Ok((id, secret.map(|(shown, _)| shown), op))
 }
 
 /// The live rule `id` in the caller's tenant and organizations, locked.
@@ -324,18 +345,22 @@ async fn locked(
         .ok_or_else(|| RulesError::RuleNotFound.into())
 }
 
+/// Changes the fields sent; answers the rule's new webhook secret when this
+/// change gave a rule without one its first `CALL_WEBHOOK` action (shown
+/// this once), and the operation.
 pub async fn update(
     db: &Db,
     ctx: &AuthContext,
     registry: &Registry,
     outbound: &Outbound,
+    ring: &KeyRing,
     id: Uuid,
     body: UpdateRule,
-) -> Result<Operation, AppError> {
+) -> Result<(Option<String>, Operation), AppError> {
     ctx.require(MANAGE)?;
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
-    let (tenant, op) = conn
+    let (tenant, secret, op) = conn
         .transaction(async |conn| {
             let before = locked(conn, ctx, id).await?;
             ctx.require_organizations([Some(before.organization_id)])?;
@@ -389,6 +414,11 @@ pub async fn update(
             let keys = check_rule(ctx, registry, outbound, &after)?;
             check_keys(conn, ctx, after.tenant_id, &keys, calls_platform(&before)).await?;
             let tenant = after.tenant_id;
+            let secret = if calls_webhook(&after) && !secrets::has_secret(conn, tenant, id).await? {
+                Some(secrets::generate(ring, tenant, id)?)
+            } else {
+                None
+            };
             let command = WriteRule {
                 command_id: cmd::RULE_UPDATE,
                 label: "Update business rule",
@@ -396,11 +426,46 @@ pub async fn update(
                 after,
             };
             let (_, op) = execute(conn, &actor, command).await?;
-            Ok::<_, AppError>((tenant, op))
+            if let Some((_, stored)) = &secret {
+                secrets::store(conn, tenant, id, stored).await?;
+            }
+            Ok::<_, AppError>((tenant, secret.map(|(shown, _)| shown), op))
         })
         .await?;
     cache::invalidate(tenant);
-    Ok(op)
+    Ok((secret, op))
+}
+
+/// Gives rule `id` a new webhook secret (the old one stops signing at
+/// once); answers it (shown this once) and the operation. The action log
+/// records the rotation, without the secret and not undoable: undo would
+/// bring back a secret that may have leaked.
+pub async fn rotate_secret(
+    db: &Db,
+    ctx: &AuthContext,
+    keys: &KeyRing,
+    id: Uuid,
+) -> Result<(String, Operation), AppError> {
+    ctx.require(MANAGE)?;
+    let actor = ctx.actor();
+    let mut conn = db.conn().await?;
+    let (tenant, secret, op) = conn
+        .transaction(async |conn| {
+            let rule = locked(conn, ctx, id).await?;
+            ctx.require_organizations([Some(rule.organization_id)])?;
+            let (shown, stored) = secrets::generate(keys, rule.tenant_id, id)?;
+            let command = cmd::RotateSecret {
+                tenant_id: rule.tenant_id,
+                organization_id: rule.organization_id,
+                id,
+                stored,
+            };
+            let (_, op) = execute(conn, &actor, command).await?;
+            Ok::<_, AppError>((rule.tenant_id, shown, op))
+        })
+        .await?;
+    cache::invalidate(tenant);
+    Ok((secret, op))
 }
 
 pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {

@@ -715,3 +715,55 @@ async fn lists_cost_the_same_statements_whatever_their_length() {
         assert!(n <= 4, "{path}: {n} statements");
     }
 }
+
+#[actix_web::test]
+async fn platform_call_options_carry_summaries_and_operation_ids_of_the_openapi_document() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let doc = app
+        .send(TestRequest::get().uri("/api/docs/openapi.json"))
+        .await;
+    assert_eq!(doc.status, 200);
+    let doc = doc.json();
+    let res = app
+        .send(get("/api/business_rules/platform-call-options", &admin))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let endpoints = res.json()["endpoints"].as_array().unwrap().clone();
+    assert!(!endpoints.is_empty());
+    for e in &endpoints {
+        let path = e["path"].as_str().unwrap();
+        let method = e["method"].as_str().unwrap().to_ascii_lowercase();
+        let op = &doc["paths"][path][&method];
+        assert!(op.is_object(), "{method} {path} is not in the document");
+        assert_eq!(e["operationId"], op["operationId"], "{method} {path}");
+        assert_eq!(e["summary"], op["summary"], "{method} {path}");
+        let label = match e["summary"].as_str() {
+            Some(s) => format!("{} - {s}", e["id"].as_str().unwrap()),
+            None => e["id"].as_str().unwrap().to_string(),
+        };
+        assert_eq!(e["label"], label);
+    }
+    let list = endpoints
+        .iter()
+        .find(|e| e["id"] == "GET /api/business_rules/rules")
+        .unwrap();
+    assert_eq!(list["operationId"], "list_rules");
+    assert_eq!(
+        list["summary"],
+        "Rules of the caller's tenant in the organizations it sees."
+    );
+    assert_eq!(
+        list["label"],
+        "GET /api/business_rules/rules - Rules of the caller's tenant in the organizations it sees."
+    );
+    assert!(
+        endpoints
+            .iter()
+            .filter(|e| e["operationId"].is_string())
+            .count()
+            == endpoints.len(),
+        "every listed operation is documented"
+    );
+}

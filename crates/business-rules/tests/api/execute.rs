@@ -422,3 +422,69 @@ async fn a_rule_that_fails_is_logged_as_an_error_and_announced_and_the_others_st
         1
     );
 }
+
+/// Statements one request costs on this thread (the test app runs it here).
+async fn statements_of<S: stoa_testkit::AppService>(
+    app: &stoa_testkit::TestApp<S>,
+    req: actix_web::test::TestRequest,
+) -> (u64, Value) {
+    let before = stoa_core::db::thread_queries();
+    let res = app.send(req).await;
+    let n = stoa_core::db::thread_queries() - before;
+    assert_eq!(res.status, 200, "{}", res.text());
+    (n, res.json())
+}
+
+#[actix_web::test]
+async fn execute_costs_the_same_statements_whatever_the_rule_count() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let body = |dry: bool| {
+        json!({"entityType": "bench.order", "eventType": "placed", "entityId": "o-1", "dryRun": dry,
+               "data": {"id": "o-1", "total": 420, "customer": {"tier": "gold"}}})
+    };
+    let rule_body = |i: usize| {
+        json!({"ruleId": format!("order-{i:02}"), "ruleName": format!("Order {i}"),
+               "ruleType": "VALIDATION", "entityType": "bench.order", "eventType": "placed",
+               "conditionExpression": {"operator": "AND", "rules": [
+                   {"field": "total", "operator": ">=", "value": i * 10},
+                   {"field": "customer.tier", "operator": "=", "value": "gold"}]},
+               "successActions": [{"type": "LOG", "config": {"message": "order {{data.id}} passed {{ruleId}}"}}],
+               "failureActions": [{"type": "SHOW_WARNING", "config": {"message": "{{ruleName}} failed"}}]})
+    };
+    rule(&app, &admin, rule_body(0)).await;
+    let mut few = Vec::new();
+    for dry in [true, false] {
+        statements_of(&app, post_json(EXECUTE, &admin, body(dry))).await;
+        few.push(statements_of(&app, post_json(EXECUTE, &admin, body(dry))).await);
+    }
+    for i in 1..50 {
+        rule(&app, &admin, rule_body(i)).await;
+    }
+    for (dry, (before, _)) in [true, false].into_iter().zip(few) {
+        // The first run after the rule writes reloads the tenant's rules.
+        statements_of(&app, post_json(EXECUTE, &admin, body(dry))).await;
+        let (n, answer) = statements_of(&app, post_json(EXECUTE, &admin, body(dry))).await;
+        assert_eq!(answer["executedRules"].as_array().unwrap().len(), 50);
+        assert_eq!(n, before, "dry run {dry}: a statement more per rule?");
+        if dry {
+            // The caller's session check only: cached rules cost no query.
+            assert!(n <= 1, "a dry run cost {n} statements");
+        }
+    }
+    let (_, answer) = statements_of(&app, post_json(EXECUTE, &admin, body(true))).await;
+    // Placeholders read the run's data and each rule's own id and name.
+    let passed = &answer["executedRules"][0];
+    assert_eq!(passed["ruleId"], "order-00", "{answer}");
+    assert_eq!(
+        passed["actionsExecuted"]["results"][0]["result"]["message"],
+        "order o-1 passed order-00"
+    );
+    let failed = &answer["executedRules"][49];
+    assert_eq!(failed["ruleId"], "order-49", "{answer}");
+    assert_eq!(
+        failed["actionsExecuted"]["results"][0]["result"]["message"],
+        "Order 49 failed"
+    );
+}

@@ -196,7 +196,7 @@ pub fn worker_config() -> WorkerConfig {
 /// their creators, the rules' guard attached).
 pub fn workers(db: &Db) -> Workers {
     let services = services(db);
-    let mut handlers = stoa_business_rules::job_handlers(outbound());
+    let mut handlers = stoa_business_rules::job_handlers(outbound(), services.keys.clone());
     handlers.extend(stoa_customers::job_handlers(users()));
     Workers::new(db.clone(), handlers, worker_config()).with_services(&services)
 }

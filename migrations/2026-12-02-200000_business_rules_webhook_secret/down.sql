@@ -1,0 +1,1 @@
+ALTER TABLE business_rules DROP COLUMN webhook_secret;
