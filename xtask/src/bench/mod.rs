@@ -73,7 +73,7 @@ pub fn run(args: &[String]) -> Result<u8> {
 
 /// `cargo xtask bench jobs`: the job-queue measurement alone.
 fn jobs_only(stoa: &std::path::Path, db: &Database) -> Result<String> {
-    let url = db.fresh_database("stoa_bench")?;
+    let url = db.scratch_database("stoa_bench")?;
     cmd::run(
         Command::new(stoa)
             .args(["init", "--demo"])
@@ -92,7 +92,7 @@ fn bench(
     connections: usize,
     only: &[String],
 ) -> Result<Vec<Row>> {
-    let url = db.fresh_database("stoa_bench")?;
+    let url = db.scratch_database("stoa_bench")?;
     cmd::run(
         Command::new(stoa)
             .args(["init", "--demo"])
