@@ -56,6 +56,30 @@ pub struct ChatMessage {
     pub content: String,
 }
 
+impl ChatMessage {
+    /// The text of the last user message (what moderation reads), or "".
+    pub(crate) fn latest_user_text(messages: &[ChatMessage]) -> &str {
+        messages
+            .iter()
+            .rev()
+            .find(|m| m.role == "user")
+            .map(|m| m.content.as_str())
+            .unwrap_or_default()
+    }
+
+    /// The provider's message for this one (unknown roles are the user's).
+    pub(crate) fn into_message(self) -> Message {
+        match self.role.as_str() {
+            "assistant" => Message::Assistant {
+                text: self.content,
+                tool_calls: Vec::new(),
+            },
+            "system" => Message::System(self.content),
+            _ => Message::User(self.content),
+        }
+    }
+}
+
 /// The chat's body (other keys are kept and ignored).
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -185,13 +209,7 @@ async fn turn(
     let stored = looping::stored(&mut conn, &ctx, agent).await;
     drop(conn);
     let looping = looping::effective(agent, stored.as_ref(), preset);
-    let latest = body
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .map(|m| m.content.as_str())
-        .unwrap_or_default();
+    let latest = ChatMessage::latest_user_text(&body.messages);
     moderation::check(&db, &state, &ctx, agent, &resolved, latest).await?;
     let tools = policy::offered(&state.registry, &ctx, agent, effective)
         .into_iter()
@@ -232,14 +250,7 @@ async fn turn(
         prompt.push_str(task_plan::PROMPT);
     }
     let mut messages = vec![Message::System(prompt)];
-    messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
-        "assistant" => Message::Assistant {
-            text: m.content,
-            tool_calls: Vec::new(),
-        },
-        "system" => Message::System(m.content),
-        _ => Message::User(m.content),
-    }));
+    messages.extend(body.messages.into_iter().map(ChatMessage::into_message));
     let turn = Turn {
         db: db.get_ref().clone(),
         state: Arc::clone(&state.into_inner()),

@@ -104,23 +104,10 @@ pub async fn run_object(
     let resolved = providers::resolve(&mut conn, &state, &ctx, agent, &requested).await?;
     crate::conversations::require_active_organization(&mut conn, &state, &ctx).await?;
     drop(conn);
-    let latest = body
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .map(|m| m.content.as_str())
-        .unwrap_or_default();
+    let latest = ChatMessage::latest_user_text(&body.messages);
     moderation::check(&db, &state, &ctx, agent, &resolved, latest).await?;
     let mut messages = vec![Message::System(agent.system_prompt.to_string())];
-    messages.extend(body.messages.into_iter().map(|m| match m.role.as_str() {
-        "assistant" => Message::Assistant {
-            text: m.content,
-            tool_calls: Vec::new(),
-        },
-        "system" => Message::System(m.content),
-        _ => Message::User(m.content),
-    }));
+    messages.extend(body.messages.into_iter().map(ChatMessage::into_message));
     let schema = (output.schema)();
     let answer = llm::object(
         &state.outbound,
