@@ -325,10 +325,11 @@ pub struct Dispatcher {
     subscribers: Vec<Arc<dyn Subscriber>>,
     /// Attempts per subscriber before its delivery is marked `dead` (default 8).
     pub max_attempts: i32,
-    /// Events claimed per round (default 1,000). A claim first walks the
+    /// Events claimed per round (default 500). A claim first walks the
     /// index entries that deliveries since the last vacuum left behind
     /// (about 3 ms after a burst of 100,000 events), so larger rounds spend
-    /// that once per 1,000 events instead of per 100.
+    /// that once per 500 events instead of per 100; a round's events are in
+    /// memory together (about 3 MiB for 500 deal events), which bounds it.
     pub batch: i64,
     /// How long a claimed round is left to this dispatcher (default 5 minutes).
     pub lease: Duration,
@@ -349,7 +350,7 @@ impl Dispatcher {
             db,
             subscribers,
             max_attempts: 8,
-            batch: 1000,
+            batch: 500,
             lease: Duration::from_secs(300),
         }
     }
