@@ -100,6 +100,10 @@ pub enum AuthError {
     InvalidOrigin,
     #[error("You cannot delete your own account")]
     CannotDeleteSelf,
+    /// Another administrator changes one's roles, organization or ACL: a
+    /// caller who removed their own access could not undo it.
+    #[error("You cannot change your own roles, organization or access")]
+    CannotChangeOwnAccess,
     #[error("Invalid query parameters: id: a uuid is required")]
     IdRequired,
     #[error("Invalid query parameters: roleIds: must be uuids")]
@@ -190,6 +194,7 @@ impl ApiError for AuthError {
             | Self::EmailInUse
             | Self::InvalidOrigin
             | Self::CannotDeleteSelf
+            | Self::CannotChangeOwnAccess
             | Self::IdRequired
             | Self::InvalidRoleIds
             | Self::TooManyRoleIds { .. }

@@ -317,6 +317,11 @@ pub async fn update_user_acl(
             .collect();
         let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
         grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
+        // Past the grant boundary (an escalation stays a 403): one's own
+        // override is left to another administrator.
+        if ctx.user_id == Some(user.id) {
+            return Err(AuthError::CannotChangeOwnAccess.into());
+        }
         let organizations = match input.organizations {
             Some(raw) => clean_organizations(conn, tenant, raw).await?,
             None => current.organizations.clone(),

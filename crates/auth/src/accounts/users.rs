@@ -272,6 +272,11 @@ pub async fn update(
             }
             (None, _) => None,
         };
+        if ctx.user_id == Some(user.id)
+            && (organization.is_some() || changes_roles(&user.role_ids, role_ids.as_deref()))
+        {
+            return Err(AuthError::CannotChangeOwnAccess.into());
+        }
         let change = email
             .clone()
             .filter(|e| *e != user.email)
@@ -298,6 +303,15 @@ pub async fn update(
         Ok((op, change))
     })
     .await
+}
+
+/// Whether `new` (when given) is another set of roles than `held`.
+fn changes_roles(held: &[Uuid], new: Option<&[Uuid]>) -> bool {
+    new.is_some_and(|new| {
+        let held: std::collections::HashSet<&Uuid> = held.iter().collect();
+        let new: std::collections::HashSet<&Uuid> = new.iter().collect();
+        held != new
+    })
 }
 
 /// An e-mail address that an update replaced: the old address is told

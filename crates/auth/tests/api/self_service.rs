@@ -134,3 +134,56 @@ async fn an_email_change_ends_the_links_sent_to_the_old_address() {
     let res = app.send(login_form("worker@acme.com", NEW_PASSWORD)).await;
     assert_eq!(res.status, 401);
 }
+
+/// One's own roles, organization and ACL are left to another administrator
+/// (400): a caller who removed their own access could not put it back.
+/// Schemathesis found the signing super admin's id in a response and
+/// emptied its roles, and the rest of the run saw only 403s.
+#[actix_web::test]
+async fn own_roles_and_acl_are_left_to_another_administrator() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let refused = "You cannot change your own roles, organization or access";
+    for body in [
+        json!({"id": acme.admin, "roles": []}),
+        json!({"id": acme.admin, "roles": ["employee"]}),
+        json!({"id": acme.admin, "roles": ["admin", "employee"]}),
+    ] {
+        let res = app
+            .send(put_json("/api/auth/users", &admin, body.clone()))
+            .await;
+        assert_eq!(res.status, 400, "{body}: {}", res.text());
+        assert_eq!(res.json()["error"], refused, "{body}");
+    }
+    for body in [
+        json!({"userId": acme.admin, "features": []}),
+        json!({"userId": acme.admin, "features": ["auth.users.list"]}),
+    ] {
+        let res = app
+            .send(put_json("/api/auth/users/acl", &admin, body.clone()))
+            .await;
+        assert_eq!(res.status, 400, "{body}: {}", res.text());
+        assert_eq!(res.json()["error"], refused, "{body}");
+    }
+    // Nothing changed: the caller still acts as an administrator.
+    let res = app.send(get("/api/auth/users", &admin)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The same roles again are no change, and other users' roles still change.
+    let res = app
+        .send(put_json(
+            "/api/auth/users",
+            &admin,
+            json!({"id": acme.admin, "roles": ["admin"], "name": "Boss"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = app
+        .send(put_json(
+            "/api/auth/users",
+            &admin,
+            json!({"id": acme.employee, "roles": ["admin"]}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}
