@@ -105,6 +105,7 @@ pub fn handlers() -> Vec<std::sync::Arc<dyn JobHandler>> {
         std::sync::Arc::new(system_jobs::SleepUnits),
         std::sync::Arc::new(system_jobs::SweepStale),
         std::sync::Arc::new(system_jobs::PruneQueue),
+        std::sync::Arc::new(system_jobs::PruneOutbox),
     ]
 }
 

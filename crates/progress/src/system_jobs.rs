@@ -1,5 +1,6 @@
 //! The progress module's own jobs: a diagnostic job, and the recurring
-//! sweeps ([`schedules`]) that keep progress records and the queue tidy.
+//! sweeps ([`schedules`]) that keep progress records, the queue and the
+//! event outbox (core's table, pruned through core's function) tidy.
 
 use std::time::Duration;
 
@@ -121,9 +122,36 @@ impl JobHandler for PruneQueue {
     }
 }
 
+/// `core.prune_outbox` `{retentionDays}` (default 7): deletes delivered and
+/// dead outbox events older than that (`stoa_core::command::outbox_retention`);
+/// pending ones stay, however old.
+pub struct PruneOutbox;
+
+impl JobHandler for PruneOutbox {
+    fn kind(&self) -> &'static str {
+        "core.prune_outbox"
+    }
+    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
+        Box::pin(async move {
+            let days = ctx.payload()["retentionDays"]
+                .as_i64()
+                .unwrap_or(7)
+                .clamp(0, 3650);
+            let mut conn = ctx.db.conn().await?;
+            let deleted = stoa_core::command::outbox_retention::prune(
+                &mut conn,
+                i32::try_from(days).unwrap_or(7),
+            )
+            .await?;
+            Ok(Outcome::Completed(Some(json!({"deleted": deleted}))))
+        })
+    }
+}
+
 /// How often the progress module's recurring jobs run.
 pub const SWEEP_STALE_EVERY: Duration = Duration::from_secs(60);
 pub const PRUNE_QUEUE_EVERY: Duration = Duration::from_secs(3600);
+pub const PRUNE_OUTBOX_EVERY: Duration = Duration::from_secs(3600);
 
 /// The progress module's recurring jobs.
 pub fn schedules() -> Vec<Schedule> {
@@ -139,5 +167,7 @@ pub fn schedules() -> Vec<Schedule> {
             PRUNE_QUEUE_EVERY,
         )
         .payload(json!({"retentionDays": 7})),
+        Schedule::new("core.prune_outbox", "core.prune_outbox", PRUNE_OUTBOX_EVERY)
+            .payload(json!({"retentionDays": 7})),
     ]
 }

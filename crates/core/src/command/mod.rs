@@ -25,6 +25,7 @@ pub mod diff;
 pub mod guard;
 mod operation;
 pub mod outbox;
+pub mod outbox_retention;
 pub mod pruned;
 mod record;
 mod registry;

@@ -208,10 +208,30 @@ async fn the_progress_sweeps_fail_silent_records_and_prune_old_jobs() {
     .await
     .unwrap();
 
+    // Outbox events: finished ones older than the retention go (with their
+    // delivery rows); a pending one stays however old, and so do recent ones.
+    diesel::sql_query(
+        "INSERT INTO event_outbox (name, payload, status, created_at) VALUES \
+         ('old.delivered', '{}', 'delivered', now() - interval '8 days'), \
+         ('old.dead', '{}', 'dead', now() - interval '8 days'), \
+         ('old.pending', '{}', 'pending', now() - interval '8 days'), \
+         ('recent.delivered', '{}', 'delivered', now() - interval '6 days')",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    diesel::sql_query(
+        "INSERT INTO event_deliveries (outbox_id, subscriber, status, attempts) \
+         SELECT id, 'probe', 'dead', 8 FROM event_outbox WHERE name = 'old.dead'",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+
     let workers = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000))
         .with_schedules(stoa_progress::schedules());
     workers.register_schedules().await.unwrap();
-    assert_eq!(workers.enqueue_due().await.unwrap(), 2);
+    assert_eq!(workers.enqueue_due().await.unwrap(), 3);
     while workers.run_one().await.unwrap() {}
 
     for id in records {
@@ -232,7 +252,33 @@ async fn the_progress_sweeps_fail_silent_records_and_prune_old_jobs() {
         .unwrap();
     assert_eq!(
         kinds,
-        ["progress.prune_queue", "progress.sweep_stale", "recent"]
+        [
+            "core.prune_outbox",
+            "progress.prune_queue",
+            "progress.sweep_stale",
+            "recent"
+        ]
+    );
+    assert_eq!(
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM event_outbox WHERE name IN ('old.pending', 'recent.delivered')"
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM event_outbox WHERE name LIKE 'old.%'"
+        )
+        .await,
+        1,
+        "only the pending old event is left"
+    );
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM event_deliveries").await,
+        0
     );
     // Both recurring runs are done and not due again for their period.
     assert_eq!(
@@ -241,7 +287,7 @@ async fn the_progress_sweeps_fail_silent_records_and_prune_old_jobs() {
             "SELECT count(*) AS n FROM job_queue WHERE schedule IS NOT NULL AND status = 'done'"
         )
         .await,
-        2
+        3
     );
     assert_eq!(workers.enqueue_due().await.unwrap(), 0);
 }
