@@ -27,7 +27,7 @@ use crate::dto::{
 };
 use crate::error::AuthError;
 use crate::reach;
-use crate::schema::{role_acls, user_acls};
+use crate::schema::{role_acls, user_acls, user_roles};
 use crate::state::AuthState;
 use crate::{grants, lock};
 
@@ -161,6 +161,24 @@ pub async fn role_acl(
     })
 }
 
+/// Whether the caller is a member of role `role`.
+async fn holds_role(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role: Uuid,
+) -> Result<bool, AppError> {
+    let Some(user) = ctx.user_id else {
+        return Ok(false);
+    };
+    Ok(diesel::select(diesel::dsl::exists(
+        user_roles::table
+            .filter(user_roles::user_id.eq(user))
+            .filter(user_roles::role_id.eq(role)),
+    ))
+    .get_result(conn)
+    .await?)
+}
+
 /// `PUT /auth/roles/acl`. The role row is locked before anything is read,
 /// and the optimistic lock and grant checks run inside the same transaction:
 /// no ACL write can commit between the checks and this one.
@@ -195,6 +213,11 @@ pub async fn update_role_acl(
             .collect();
         let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
         grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
+        // A super admin who took the flag off their own role would have no
+        // way back (nor, if it was the only one, would anyone else).
+        if current.is_super_admin && !is_super_admin && holds_role(conn, ctx, role.id).await? {
+            return Err(AuthError::CannotChangeOwnAccess.into());
+        }
         let organizations = match input.organizations {
             Some(raw) => clean_organizations(conn, role.tenant_id, raw).await?,
             None => current.organizations.clone(),

@@ -187,3 +187,33 @@ async fn own_roles_and_acl_are_left_to_another_administrator() {
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 }
+
+/// A super admin cannot take the super-admin flag off a role they hold:
+/// with the only such role, nobody could give it back.
+#[actix_web::test]
+async fn a_super_admin_keeps_the_flag_of_their_own_role() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let root = token_for(&app.db, acme.superadmin).await;
+    let role = app
+        .send(get("/api/auth/roles?search=superadmin", &root))
+        .await
+        .json()["items"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let res = app
+        .send(put_json(
+            "/api/auth/roles/acl",
+            &root,
+            json!({"roleId": role, "isSuperAdmin": false, "features": []}),
+        ))
+        .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert_eq!(
+        res.json()["error"],
+        "You cannot change your own roles, organization or access"
+    );
+    let res = app.send(get("/api/directory/tenants", &root)).await;
+    assert_eq!(res.status, 200, "still a super admin: {}", res.text());
+}
