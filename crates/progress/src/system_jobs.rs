@@ -80,6 +80,15 @@ impl JobHandler for SweepStale {
     }
 }
 
+/// A prune job's `retentionDays` (default 7, at most ten years).
+fn retention_days(ctx: &JobContext) -> i32 {
+    ctx.payload()["retentionDays"]
+        .as_i64()
+        .map_or(7, |d| d.clamp(0, 3650))
+        .try_into()
+        .unwrap_or(7)
+}
+
 /// `progress.prune_queue` `{retentionDays}` (default 7): deletes finished
 /// queue rows (`done`, `dead`) older than that, with their units, in batches.
 /// Progress records stay: clients may still read them.
@@ -94,10 +103,7 @@ impl JobHandler for PruneQueue {
     }
     fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
         Box::pin(async move {
-            let days = ctx.payload()["retentionDays"]
-                .as_i64()
-                .unwrap_or(7)
-                .clamp(0, 3650);
+            let days = retention_days(ctx);
             let mut conn = ctx.db.conn().await?;
             let mut deleted = 0usize;
             loop {
@@ -108,7 +114,7 @@ impl JobHandler for PruneQueue {
                            AND updated_at < now() - make_interval(days => $1) \
                          LIMIT $2)",
                 )
-                .bind::<diesel::sql_types::Integer, _>(i32::try_from(days).unwrap_or(7))
+                .bind::<diesel::sql_types::Integer, _>(days)
                 .bind::<diesel::sql_types::BigInt, _>(PRUNE_BATCH)
                 .execute(&mut *conn)
                 .await?;
@@ -133,16 +139,9 @@ impl JobHandler for PruneOutbox {
     }
     fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
         Box::pin(async move {
-            let days = ctx.payload()["retentionDays"]
-                .as_i64()
-                .unwrap_or(7)
-                .clamp(0, 3650);
             let mut conn = ctx.db.conn().await?;
-            let deleted = stoa_core::command::outbox_retention::prune(
-                &mut conn,
-                i32::try_from(days).unwrap_or(7),
-            )
-            .await?;
+            let deleted =
+                stoa_core::command::outbox_retention::prune(&mut conn, retention_days(ctx)).await?;
             Ok(Outcome::Completed(Some(json!({"deleted": deleted}))))
         })
     }

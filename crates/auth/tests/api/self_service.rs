@@ -195,13 +195,7 @@ async fn a_super_admin_keeps_the_flag_of_their_own_role() {
     let app = start_admin().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let root = token_for(&app.db, acme.superadmin).await;
-    let role = app
-        .send(get("/api/auth/roles?search=superadmin", &root))
-        .await
-        .json()["items"][0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let role = role_named(&app, &root, "superadmin").await;
     let res = app
         .send(put_json(
             "/api/auth/roles/acl",
