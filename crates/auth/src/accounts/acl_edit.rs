@@ -27,7 +27,7 @@ use crate::dto::{
 };
 use crate::error::AuthError;
 use crate::reach;
-use crate::schema::{role_acls, user_acls, user_roles};
+use crate::schema::{role_acls, user_acls};
 use crate::state::AuthState;
 use crate::{grants, lock};
 
@@ -167,16 +167,12 @@ async fn holds_role(
     ctx: &AuthContext,
     role: Uuid,
 ) -> Result<bool, AppError> {
-    let Some(user) = ctx.user_id else {
-        return Ok(false);
-    };
-    Ok(diesel::select(diesel::dsl::exists(
-        user_roles::table
-            .filter(user_roles::user_id.eq(user))
-            .filter(user_roles::role_id.eq(role)),
-    ))
-    .get_result(conn)
-    .await?)
+    Ok(match ctx.user_id {
+        Some(user) => crate::queries::role_ids_of(conn, user)
+            .await?
+            .contains(&role),
+        None => false,
+    })
 }
 
 /// `PUT /auth/roles/acl`. The role row is locked before anything is read,

@@ -145,7 +145,18 @@ async fn own_roles_and_acl_are_left_to_another_administrator() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let refused = "You cannot change your own roles, organization or access";
+    let root = token_for(&app.db, acme.superadmin).await;
+    let res = app
+        .send(post_json(
+            "/api/directory/organizations",
+            &root,
+            json!({"name": "Branch", "parentId": acme.organization_id}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let branch = res.json()["id"].as_str().unwrap().to_string();
     for body in [
+        json!({"id": acme.admin, "organizationId": branch}),
         json!({"id": acme.admin, "roles": []}),
         json!({"id": acme.admin, "roles": ["employee"]}),
         json!({"id": acme.admin, "roles": ["admin", "employee"]}),
@@ -169,12 +180,13 @@ async fn own_roles_and_acl_are_left_to_another_administrator() {
     // Nothing changed: the caller still acts as an administrator.
     let res = app.send(get("/api/auth/users", &admin)).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    // The same roles again are no change, and other users' roles still change.
+    // The same roles and organization again are no change, and other
+    // users' roles still change.
     let res = app
         .send(put_json(
             "/api/auth/users",
             &admin,
-            json!({"id": acme.admin, "roles": ["admin"], "name": "Boss"}),
+            json!({"id": acme.admin, "roles": ["admin"], "organizationId": acme.organization_id, "name": "Boss"}),
         ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
