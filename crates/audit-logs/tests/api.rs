@@ -16,6 +16,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod outbox;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod outbox_batches;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod partitions;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod retention;

@@ -13,16 +13,28 @@ struct Row {
 /// Every event in the outbox, oldest first, as `{name, tenantId,
 /// organizationId, actor: {userId, source}, commandId, resourceKind,
 /// resourceId, payload, status}` (the envelope subscribers get, without
-/// the ids and times that differ per run).
+/// the ids and times that differ per run). The events of a batch row (a
+/// bulk write's) come one by one, in order, with their row's status.
 pub async fn outbox_events(db: &Db) -> Vec<Value> {
     let mut conn = db.conn().await.expect("a connection");
     let rows: Vec<Row> = diesel::sql_query(
-        "SELECT jsonb_build_object('name', name, 'tenantId', tenant_id, \
-             'organizationId', organization_id, \
-             'actor', jsonb_build_object('userId', actor_user_id, 'source', actor_source), \
-             'commandId', command_id, 'resourceKind', resource_kind, \
-             'resourceId', resource_id, 'payload', payload, 'status', status) AS event \
-         FROM event_outbox ORDER BY id",
+        "SELECT event FROM ( \
+             SELECT id, 0::bigint AS n, jsonb_build_object('name', name, 'tenantId', tenant_id, \
+                 'organizationId', organization_id, \
+                 'actor', jsonb_build_object('userId', actor_user_id, 'source', actor_source), \
+                 'commandId', command_id, 'resourceKind', resource_kind, \
+                 'resourceId', resource_id, 'payload', payload, 'status', status) AS event \
+             FROM event_outbox WHERE batch IS NULL \
+             UNION ALL \
+             SELECT o.id, b.n, jsonb_build_object('name', b.e->'name', \
+                 'tenantId', b.e->'tenantId', 'organizationId', b.e->'organizationId', \
+                 'actor', jsonb_build_object('userId', b.e->'actorUserId', \
+                     'source', b.e->'actorSource'), \
+                 'commandId', b.e->'commandId', 'resourceKind', b.e->'resourceKind', \
+                 'resourceId', b.e->'resourceId', 'payload', b.e->'payload', \
+                 'status', o.status) \
+             FROM event_outbox o, jsonb_array_elements(o.batch) WITH ORDINALITY AS b(e, n) \
+         ) AS events ORDER BY id, n",
     )
     .load(&mut *conn)
     .await

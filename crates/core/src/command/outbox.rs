@@ -27,11 +27,21 @@
 //! A slow subscriber holds no database lock or connection meanwhile; one that
 //! outlasts the lease may see the event again from another dispatcher
 //! (at least once).
+//!
+//! A write of more than [`BATCH_FROM`] events (a bulk job's unit) stores
+//! them in batch rows of up to [`BATCH_MAX`] events of one tenant: every
+//! row is written three times by non-HOT updates, so single rows made the
+//! outbox a third of the database's work in the bulk benchmark. The
+//! dispatcher expands a batch and gives its events to each subscriber one at
+//! a time, in order; delivery state stays per row, so a subscriber that
+//! fails on one event of a batch gets the whole batch again (the others do
+//! not).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel::QueryableByName;
 use diesel::sql_types::{
     Array, BigInt, Double, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
@@ -90,14 +100,35 @@ pub async fn enqueue(
     enqueue_many(conn, &[(event.clone(), envelope.clone())]).await
 }
 
+/// A write of more events than this stores them in batch rows.
+pub const BATCH_FROM: usize = 32;
+/// Most events in one batch row.
+pub const BATCH_MAX: usize = 250;
+/// The name of a batch row (its events keep their own names).
+pub const BATCH_NAME: &str = "core.event_batch";
+
+const INSERT_BATCHES: &str = "INSERT INTO event_outbox (name, payload, tenant_id, organization_id, \
+         batch, event_count) \
+     SELECT $1, jsonb_build_object('events', b.event_count), b.tenant_id, b.organization_id, \
+         b.batch, b.event_count \
+     FROM unnest($2::uuid[], $3::uuid[], $4::jsonb[], $5::int4[]) WITH ORDINALITY \
+         AS b(tenant_id, organization_id, batch, event_count, n) \
+     ORDER BY b.n";
+
 /// Writes `events` (each in its envelope) to the outbox on `conn` with one
-/// statement, in order (ids follow the slice).
+/// statement, in order (ids follow the slice). More than [`BATCH_FROM`]
+/// events go into batch rows of up to [`BATCH_MAX`], one tenant each: a
+/// bulk job's unit writes a few rows instead of hundreds (see the
+/// migration `core_outbox_event_batches`); subscribers see no difference.
 pub async fn enqueue_many(
     conn: &mut AsyncPgConnection,
     events: &[(Event, Envelope)],
 ) -> Result<(), diesel::result::Error> {
     if events.is_empty() {
         return Ok(());
+    }
+    if events.len() > BATCH_FROM {
+        return enqueue_batches(conn, events).await;
     }
     let column = |f: fn(&(Event, Envelope)) -> Option<Uuid>| -> Vec<Option<Uuid>> {
         events.iter().map(f).collect()
@@ -128,9 +159,139 @@ pub async fn enqueue_many(
     .map(|_| ())
 }
 
+/// Events of one tenant in chunks of at most [`BATCH_MAX`], in order.
+fn batches(events: &[(Event, Envelope)]) -> Vec<&[(Event, Envelope)]> {
+    let mut out = Vec::new();
+    let mut rest = events;
+    while let Some((first, _)) = rest.split_first() {
+        let tenant = first.1.tenant_id;
+        let len = rest
+            .iter()
+            .take(BATCH_MAX)
+            .take_while(|(_, v)| v.tenant_id == tenant)
+            .count();
+        let (chunk, tail) = rest.split_at(len);
+        out.push(chunk);
+        rest = tail;
+    }
+    out
+}
+
+/// One event of a batch row, as stored in its `batch` array.
+#[derive(serde::Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BatchedEvent<P> {
+    event_id: Uuid,
+    name: String,
+    payload: P,
+    tenant_id: Option<Uuid>,
+    organization_id: Option<Uuid>,
+    actor_user_id: Option<Uuid>,
+    actor_source: Option<String>,
+    command_id: Option<String>,
+    action_log_id: Option<Uuid>,
+    resource_kind: Option<String>,
+    resource_id: Option<String>,
+}
+
+async fn enqueue_batches(
+    conn: &mut AsyncPgConnection,
+    events: &[(Event, Envelope)],
+) -> Result<(), diesel::result::Error> {
+    let chunks = batches(events);
+    let mut tenants = Vec::with_capacity(chunks.len());
+    let mut organizations = Vec::with_capacity(chunks.len());
+    let mut arrays = Vec::with_capacity(chunks.len());
+    let mut counts = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let organization = chunk[0].1.organization_id;
+        tenants.push(chunk[0].1.tenant_id);
+        organizations.push(
+            chunk
+                .iter()
+                .all(|(_, v)| v.organization_id == organization)
+                .then_some(organization)
+                .flatten(),
+        );
+        let list: Vec<BatchedEvent<&Value>> = chunk
+            .iter()
+            .map(|(e, v)| BatchedEvent {
+                event_id: Uuid::new_v4(),
+                name: e.name.clone(),
+                payload: &e.payload,
+                tenant_id: v.tenant_id,
+                organization_id: v.organization_id,
+                actor_user_id: v.actor.user_id,
+                actor_source: v.actor.source.clone(),
+                command_id: v.command_id.clone(),
+                action_log_id: v.action_log_id,
+                resource_kind: v.resource_kind.clone(),
+                resource_id: v.resource_id.clone(),
+            })
+            .collect();
+        arrays.push(
+            serde_json::to_value(list)
+                .map_err(|e| diesel::result::Error::SerializationError(Box::new(e)))?,
+        );
+        counts.push(i32::try_from(chunk.len()).unwrap_or(i32::MAX));
+    }
+    Cached(
+        diesel::sql_query(INSERT_BATCHES)
+            .bind::<Text, _>(BATCH_NAME)
+            .bind::<Array<Nullable<SqlUuid>>, _>(tenants)
+            .bind::<Array<Nullable<SqlUuid>>, _>(organizations)
+            .bind::<Array<Jsonb>, _>(arrays)
+            .bind::<Array<Int4>, _>(counts),
+    )
+    .execute(conn)
+    .await
+    .map(|_| ())
+}
+
+/// A claimed outbox row: one event, or a batch of them.
+#[derive(diesel::QueryableByName)]
+struct Claimed {
+    #[diesel(embed)]
+    event: Delivered,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    batch: Option<Value>,
+}
+
+impl Claimed {
+    /// The row's events, in order (an error names what is malformed).
+    fn events(self) -> Result<Vec<Delivered>, String> {
+        let Some(batch) = self.batch else {
+            return Ok(vec![self.event]);
+        };
+        let row = self.event;
+        let list: Vec<BatchedEvent<Value>> = serde_json::from_value(batch)
+            .map_err(|e| format!("malformed event batch {}: {e}", row.id))?;
+        Ok(list
+            .into_iter()
+            .map(|e| Delivered {
+                id: row.id,
+                event_id: e.event_id,
+                name: e.name,
+                payload: e.payload,
+                tenant_id: e.tenant_id,
+                organization_id: e.organization_id,
+                actor_user_id: e.actor_user_id,
+                actor_source: e.actor_source,
+                command_id: e.command_id,
+                action_log_id: e.action_log_id,
+                resource_kind: e.resource_kind,
+                resource_id: e.resource_id,
+                created_at: row.created_at,
+                attempts: row.attempts,
+            })
+            .collect())
+    }
+}
+
 /// An event as subscribers receive it.
 #[derive(Clone, Debug, diesel::QueryableByName)]
 pub struct Delivered {
+    /// The outbox row (shared by the events of a batch row).
     #[diesel(sql_type = BigInt)]
     pub id: i64,
     /// Stable across retries: the idempotency key.
@@ -224,19 +385,31 @@ impl Subscriber for LogSubscriber {
     }
 }
 
-/// Claims up to `$1` due events and leases them for `$2` seconds, in one
-/// statement that commits at once: other dispatchers skip them until the
-/// lease ends (a dispatcher that died mid-delivery leaves them to others).
-/// The order is the partial index's (`event_outbox_pending`: due time, then
-/// id), so a claim reads its 100 rows and stops: ordered by id alone it
+/// Claims due rows holding up to `$1` events (at least one row, however
+/// large) and leases them for `$2` seconds, in one statement that commits
+/// at once: other dispatchers skip them until the lease ends (a dispatcher
+/// that died mid-delivery leaves them to others). The candidates are read
+/// in the partial index's order (`event_outbox_pending`: due time, then
+/// id), so a claim reads at most `$1` rows and stops: ordered by id alone it
 /// had to collect and sort every due event first, 40 ms a round behind a
 /// backlog of 50,000 (a bulk job's), which made draining it quadratic.
+/// Batch rows weigh their events (`event_count`), which bounds a round's
+/// memory; the candidates are locked only once chosen (`SKIP LOCKED`), so a
+/// second dispatcher claims what the first left.
 const CLAIM: &str = "UPDATE event_outbox SET next_attempt_at = now() + make_interval(secs => $2) \
      WHERE id = ANY(ARRAY(SELECT id FROM event_outbox \
-         WHERE status = 'pending' AND next_attempt_at <= now() \
-         ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)) \
+         WHERE id = ANY(ARRAY(SELECT w.id FROM ( \
+             SELECT c.id, sum(c.event_count) OVER (ORDER BY c.next_attempt_at, c.id) \
+                 - c.event_count AS before \
+             FROM (SELECT id, event_count, next_attempt_at FROM event_outbox \
+                 WHERE status = 'pending' AND next_attempt_at <= now() \
+                 ORDER BY next_attempt_at, id LIMIT $1) AS c) AS w \
+             WHERE w.before < $1)) \
+         AND status = 'pending' AND next_attempt_at <= now() \
+         FOR UPDATE SKIP LOCKED)) \
      RETURNING id, event_id, name, payload, tenant_id, organization_id, actor_user_id, \
-         actor_source, command_id, action_log_id, resource_kind, resource_id, created_at, attempts";
+         actor_source, command_id, action_log_id, resource_kind, resource_id, created_at, \
+         attempts, batch";
 
 const DELIVERY_STATES: &str = "SELECT outbox_id, subscriber, status, attempts FROM event_deliveries WHERE outbox_id = ANY($1)";
 
@@ -284,6 +457,13 @@ struct Round {
 }
 
 impl Round {
+    fn finish(&mut self, id: i64, status: &str, attempts: i32, error: Option<String>) {
+        self.finished.push(id);
+        self.finished_status.push(status.to_string());
+        self.finished_attempts.push(attempts);
+        self.finished_errors.push(error);
+    }
+
     async fn record(self, conn: &mut AsyncPgConnection) -> Result<(), DbError> {
         Cached(
             diesel::sql_query(RECORD_ROUND)
@@ -325,7 +505,8 @@ pub struct Dispatcher {
     subscribers: Vec<Arc<dyn Subscriber>>,
     /// Attempts per subscriber before its delivery is marked `dead` (default 8).
     pub max_attempts: i32,
-    /// Events claimed per round (default 500). A claim first walks the
+    /// Events claimed per round (default 500; a batch row counts its
+    /// events, and the first row is claimed whatever its size). A claim first walks the
     /// index entries that deliveries since the last vacuum left behind
     /// (about 3 ms after a burst of 100,000 events), so larger rounds spend
     /// that once per 500 events instead of per 100; a round's events are in
@@ -374,24 +555,24 @@ impl Dispatcher {
     async fn deliver_due(&self) -> Result<usize, DbError> {
         let mut conn = self.db.conn().await?;
         let conn: &mut AsyncPgConnection = &mut conn;
-        let mut due: Vec<Delivered> = Cached(
+        let mut claimed: Vec<Claimed> = Cached(
             diesel::sql_query(CLAIM)
                 .bind::<BigInt, _>(self.batch)
                 .bind::<Double, _>(self.lease.as_secs_f64()),
         )
         .load(conn)
         .await?;
-        if due.is_empty() {
+        if claimed.is_empty() {
             return Ok(0);
         }
-        due.sort_by_key(|e| e.id);
+        claimed.sort_by_key(|c| c.event.id);
         // Delivery rows exist only for an event that was tried before (they
         // are written with its retry), so a round of first attempts (a bulk
         // job's burst) skips the look-up.
-        let retried: Vec<i64> = due
+        let retried: Vec<i64> = claimed
             .iter()
-            .filter(|e| e.attempts > 0)
-            .map(|e| e.id)
+            .filter(|c| c.event.attempts > 0)
+            .map(|c| c.event.id)
             .collect();
         let states: Vec<DeliveryState> = if retried.is_empty() {
             Vec::new()
@@ -405,17 +586,36 @@ impl Dispatcher {
             .map(|s| ((s.outbox_id, s.subscriber), (s.status, s.attempts)))
             .collect();
         let mut round = Round::default();
-        for event in &due {
-            self.deliver(event, &states, &mut round).await;
+        let mut handled = 0;
+        for row in claimed {
+            let (id, attempts) = (row.event.id, row.event.attempts);
+            match row.events() {
+                Ok(events) => {
+                    handled += events.len();
+                    self.deliver(id, attempts, &events, &states, &mut round)
+                        .await;
+                }
+                Err(error) => {
+                    // Written by this module only; kept for inspection.
+                    tracing::error!(outbox.id = id, %error, "undeliverable outbox row");
+                    handled += 1;
+                    round.finish(id, "dead", attempts + 1, Some(error));
+                }
+            }
         }
         round.record(conn).await?;
-        Ok(due.len())
+        Ok(handled)
     }
 
-    /// Offers one event to its subscribers and adds the outcomes to `round`.
+    /// Offers the events of outbox row `id` (one, or a batch) to their
+    /// subscribers, in order, and adds the outcomes to `round`. A
+    /// subscriber that fails on one event of a batch stops there and gets
+    /// the whole batch again at the retry.
     async fn deliver(
         &self,
-        event: &Delivered,
+        id: i64,
+        tried: i32,
+        events: &[Delivered],
         states: &HashMap<(i64, String), (String, i32)>,
         round: &mut Round,
     ) {
@@ -425,32 +625,43 @@ impl Dispatcher {
         // needed later (see below).
         let mut outcomes: Vec<(&str, &'static str, i32, Option<String>)> = Vec::new();
         let mut had_state = false;
-        for subscriber in self.subscribers.iter().filter(|s| s.accepts(&event.name)) {
-            let id = subscriber.id();
-            let known = states.get(&(event.id, id.to_string()));
+        let subscribers = self
+            .subscribers
+            .iter()
+            .filter(|s| events.iter().any(|e| s.accepts(&e.name)));
+        for subscriber in subscribers {
+            let name = subscriber.id();
+            let known = states.get(&(id, name.to_string()));
             had_state |= known.is_some();
             let (status, attempts) = known.map(|(s, a)| (s.as_str(), *a)).unwrap_or(("new", 0));
             match status {
                 "delivered" => continue,
                 "dead" => {
-                    dead_error.get_or_insert_with(|| format!("{id}: gave up"));
+                    dead_error.get_or_insert_with(|| format!("{name}: gave up"));
                     continue;
                 }
                 _ => {}
             }
             let attempts = attempts + 1;
-            let (status, error) = match subscriber.handle(event).await {
-                Ok(()) => ("delivered", None),
-                Err(err) => {
+            let mut failure = None;
+            for event in events.iter().filter(|e| subscriber.accepts(&e.name)) {
+                if let Err(err) = subscriber.handle(event).await {
                     tracing::warn!(
                         event = %event.name,
                         event.id = %event.event_id,
-                        subscriber = id,
+                        subscriber = name,
                         attempts,
                         error = %err,
                         "event delivery failed"
                     );
-                    let error = format!("{id}: {err}");
+                    failure = Some(err);
+                    break;
+                }
+            }
+            let (status, error) = match failure {
+                None => ("delivered", None),
+                Some(err) => {
+                    let error = format!("{name}: {err}");
                     if attempts >= self.max_attempts {
                         dead_error.get_or_insert(error.clone());
                         ("dead", Some(error))
@@ -460,7 +671,7 @@ impl Dispatcher {
                     }
                 }
             };
-            outcomes.push((id, status, attempts, error));
+            outcomes.push((name, status, attempts, error));
         }
         // Delivery rows remember which subscribers already have an event that
         // is tried again. An event every subscriber took at its first attempt
@@ -469,18 +680,18 @@ impl Dispatcher {
         // otherwise add 400,000 delivery rows).
         let all_took_it = retry_error.is_none() && dead_error.is_none() && !had_state;
         if !all_took_it {
-            for (id, status, attempts, error) in outcomes {
-                round.outbox_ids.push(event.id);
-                round.subscribers.push(id.to_string());
+            for (name, status, attempts, error) in outcomes {
+                round.outbox_ids.push(id);
+                round.subscribers.push(name.to_string());
                 round.statuses.push(status.to_string());
                 round.attempts.push(attempts);
                 round.errors.push(error);
             }
         }
-        let attempts = event.attempts + 1;
+        let attempts = tried + 1;
         match retry_error {
             Some(error) => {
-                round.retried.push(event.id);
+                round.retried.push(id);
                 round.retried_attempts.push(attempts);
                 round.retried_errors.push(Some(error));
                 round
@@ -494,10 +705,7 @@ impl Dispatcher {
                 } else {
                     "delivered"
                 };
-                round.finished.push(event.id);
-                round.finished_status.push(status.to_string());
-                round.finished_attempts.push(attempts);
-                round.finished_errors.push(dead_error);
+                round.finish(id, status, attempts, dead_error);
             }
         }
     }

@@ -91,6 +91,8 @@ diesel::table! {
         action_log_id -> Nullable<Uuid>,
         resource_kind -> Nullable<Text>,
         resource_id -> Nullable<Text>,
+        batch -> Nullable<Jsonb>,
+        event_count -> Int4,
     }
 }
 

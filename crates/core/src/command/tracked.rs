@@ -69,6 +69,14 @@ pub trait Tracked:
     /// The snapshot shown in the action log (no secrets; a `password` field
     /// is shown as a redacted change, see `diff::SECRET_FIELDS`).
     fn view(&self) -> Value;
+    /// Whether [`view`](Tracked::view) is the whole state as serde writes it
+    /// (`serde_json::to_value(self)`, no secret field). The entry then holds
+    /// the state once, in its snapshots, and its undo payload only names the
+    /// snapshots: a deal's entry is about 1 KB smaller, under the size at
+    /// which Postgres compresses a row (2 KB), which a bulk job writing
+    /// 100,000 entries pays for on every one. Only for resources whose
+    /// snapshots nothing rewrites after [`entry`] builds them.
+    const VIEW_IS_STATE: bool = false;
     /// The tenant the resource belongs to.
     fn tenant(&self) -> Option<Uuid>;
     /// The resource's parent in the action log, if any.
@@ -119,14 +127,23 @@ struct Payload<S> {
     after: Option<S>,
 }
 
+/// The undo payload's marker of states kept in the snapshots
+/// ([`Tracked::VIEW_IS_STATE`]).
+const IN_SNAPSHOTS: &str = "snapshots";
+
 /// The action-log entry of a change of `id` from `before` to `after`.
 pub fn entry<S: Tracked>(label: &str, id: Uuid, before: Option<&S>, after: Option<&S>) -> LogEntry {
     let any = after.or(before);
     let parent = any.and_then(Tracked::parent);
-    let payload = Payload {
-        id,
-        before: before.cloned(),
-        after: after.cloned(),
+    let undo = if S::VIEW_IS_STATE {
+        Some(serde_json::json!({"id": id, "states": IN_SNAPSHOTS}))
+    } else {
+        serde_json::to_value(Payload {
+            id,
+            before: before.cloned(),
+            after: after.cloned(),
+        })
+        .ok()
     };
     LogEntry {
         action_label: Some(label.into()),
@@ -136,7 +153,7 @@ pub fn entry<S: Tracked>(label: &str, id: Uuid, before: Option<&S>, after: Optio
         parent_resource_id: parent.map(|p| p.1),
         snapshot_before: before.map(Tracked::view),
         snapshot_after: after.map(Tracked::view),
-        undo: serde_json::to_value(payload).ok(),
+        undo,
         tenant_id: any.and_then(Tracked::tenant),
         other_tenants: [before, after]
             .into_iter()
@@ -168,10 +185,27 @@ where
 }
 
 fn payload<S: Tracked>(log: &ActionLog) -> Result<Payload<S>, AppError> {
-    log.undo_payload()
+    let unavailable = || AppError::bad_request("Undo data unavailable for this action");
+    let undo = log.undo_payload().ok_or_else(unavailable)?;
+    if undo.get("states").and_then(Value::as_str) != Some(IN_SNAPSHOTS) {
+        return serde_json::from_value(undo.clone()).map_err(|_| unavailable());
+    }
+    let id = undo
+        .get("id")
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
-        .ok_or_else(|| AppError::bad_request("Undo data unavailable for this action"))
+        .ok_or_else(unavailable)?;
+    let state = |snapshot: &Option<Value>| match snapshot {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|_| unavailable()),
+    };
+    Ok(Payload {
+        id,
+        before: state(&log.snapshot_before)?,
+        after: state(&log.snapshot_after)?,
+    })
 }
 
 /// 409: the resource is no longer in the state the entry left it in.
