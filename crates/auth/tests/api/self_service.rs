@@ -146,15 +146,7 @@ async fn own_roles_and_acl_are_left_to_another_administrator() {
     let admin = token_for(&app.db, acme.admin).await;
     let refused = "You cannot change your own roles, organization or access";
     let root = token_for(&app.db, acme.superadmin).await;
-    let res = app
-        .send(post_json(
-            "/api/directory/organizations",
-            &root,
-            json!({"name": "Branch", "parentId": acme.organization_id}),
-        ))
-        .await;
-    assert_eq!(res.status, 201, "{}", res.text());
-    let branch = res.json()["id"].as_str().unwrap().to_string();
+    let branch = branch(&app, &root, acme.organization_id).await;
     for body in [
         json!({"id": acme.admin, "organizationId": branch}),
         json!({"id": acme.admin, "roles": []}),

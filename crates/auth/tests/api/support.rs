@@ -123,6 +123,24 @@ pub async fn undo<S: stoa_testkit::AppService>(
     .await
 }
 
+/// Creates an organization named "Branch" under `parent` as `token` (201);
+/// returns its id.
+pub async fn branch<S: stoa_testkit::AppService>(
+    app: &TestApp<S>,
+    token: &str,
+    parent: uuid::Uuid,
+) -> uuid::Uuid {
+    let res = app
+        .send(post_json(
+            "/api/directory/organizations",
+            token,
+            serde_json::json!({"name": "Branch", "parentId": parent}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    res.json()["id"].as_str().unwrap().parse().unwrap()
+}
+
 /// The id of the role called `name`, as the caller sees it in the role list.
 pub async fn role_named<S: stoa_testkit::AppService>(
     app: &TestApp<S>,

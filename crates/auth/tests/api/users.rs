@@ -142,15 +142,7 @@ async fn restricted_callers_see_their_organizations_only() {
     let app = start_admin().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let root = token_for(&app.db, acme.superadmin).await;
-    let res = app
-        .send(post_json(
-            "/api/directory/organizations",
-            &root,
-            json!({"name": "Branch", "parentId": acme.organization_id}),
-        ))
-        .await;
-    assert_eq!(res.status, 201, "{}", res.text());
-    let branch: Uuid = res.json()["id"].as_str().unwrap().parse().unwrap();
+    let branch = branch(&app, &root, acme.organization_id).await;
     let manager = user_with_features(
         &app.db,
         &acme,
