@@ -11,6 +11,8 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod lists;
     pub mod pipelines;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod read_versions;
     pub mod scope;
     #[expect(
         clippy::unwrap_used,

@@ -107,15 +107,11 @@ INSERT INTO action_logs (id, tenant_id, organization_id, actor_user_id, command_
 SELECT r.id, r.tenant_id, r.organization_id, $20, r.command_id, r.action_label, \
     r.action_type, r.resource_kind, r.resource_id, r.parent_resource_kind, r.parent_resource_id, \
     r.undo_token, r.command_payload, r.snapshot_before, r.snapshot_after, r.changes_json, \
-    ARRAY(SELECT f.v FROM jsonb_array_elements_text(r.changed_fields) WITH ORDINALITY AS f(v, n) \
-          ORDER BY f.n), \
-    r.primary_changed_field, r.context_json, \
-    ARRAY(SELECT t.v::uuid FROM jsonb_array_elements_text(r.other_tenant_ids) WITH ORDINALITY AS t(v, n) \
-          ORDER BY t.n), \
-    $21, $22 \
+    r.changed_fields::text[], r.primary_changed_field, r.context_json, \
+    r.other_tenant_ids::uuid[], $21, $22 \
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
     $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], \
-    $15::jsonb[], $16::jsonb[], $17::text[], $18::jsonb[], $19::jsonb[]) \
+    $15::jsonb[], $16::text[], $17::text[], $18::jsonb[], $19::text[]) \
     AS r(id, tenant_id, organization_id, command_id, action_label, action_type, resource_kind, \
          resource_id, parent_resource_kind, parent_resource_id, undo_token, command_payload, \
          snapshot_before, snapshot_after, changes_json, changed_fields, primary_changed_field, \
@@ -173,10 +169,10 @@ async fn insert_rows(
             .bind::<Array<Nullable<Jsonb>>, _>(columns.snapshot_before)
             .bind::<Array<Nullable<Jsonb>>, _>(columns.snapshot_after)
             .bind::<Array<Jsonb>, _>(columns.changes_json)
-            .bind::<Array<Jsonb>, _>(columns.changed_fields)
+            .bind::<Array<Text>, _>(columns.changed_fields)
             .bind::<Array<Nullable<Text>>, _>(columns.primary_changed_field)
             .bind::<Array<Nullable<Jsonb>>, _>(columns.context_json)
-            .bind::<Array<Jsonb>, _>(columns.other_tenant_ids)
+            .bind::<Array<Text>, _>(columns.other_tenant_ids)
             .bind::<Nullable<SqlUuid>, _>(actor.user_id)
             .bind::<Bool, _>(actor.is_super_admin())
             .bind::<Text, _>(source_key(actor)),
@@ -214,12 +210,13 @@ struct Columns {
     snapshot_before: Vec<Option<Value>>,
     snapshot_after: Vec<Option<Value>>,
     changes_json: Vec<Value>,
-    /// Per row a JSON array (Postgres arrays cannot be ragged); turned back
-    /// into `text[]` / `uuid[]` in the statement.
-    changed_fields: Vec<Value>,
+    /// Per row an array literal (Postgres arrays cannot be ragged), cast
+    /// to `text[]` / `uuid[]` in the statement: a cast per row instead of a
+    /// subquery expanding a JSON array (a tenth of the insert's time).
+    changed_fields: Vec<String>,
     primary_changed_field: Vec<Option<String>>,
     context_json: Vec<Option<Value>>,
-    other_tenant_ids: Vec<Value>,
+    other_tenant_ids: Vec<String>,
 }
 
 impl Columns {
@@ -265,13 +262,46 @@ impl Columns {
         self.changes_json.push(row.changes_json);
         self.primary_changed_field
             .push(<[String]>::first(&row.changed_fields).cloned());
-        self.changed_fields.push(Value::from(row.changed_fields));
+        self.changed_fields.push(array_literal(&row.changed_fields));
         self.context_json.push(row.context_json);
-        self.other_tenant_ids.push(Value::from(
-            row.other_tenant_ids
-                .iter()
-                .map(Uuid::to_string)
-                .collect::<Vec<_>>(),
+        self.other_tenant_ids.push(array_literal(
+            row.other_tenant_ids.iter().map(Uuid::to_string),
         ));
+    }
+}
+
+/// A Postgres array literal of `items`: each element double-quoted, with
+/// `\` and `"` escaped, so any text (commas, braces, spaces, `NULL`) reads
+/// back as itself.
+fn array_literal<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let mut out = String::from("{");
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        for c in item.as_ref().chars() {
+            if c == '\\' || c == '"' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out.push('"');
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_literal;
+
+    #[test]
+    fn array_literals_quote_every_element() {
+        assert_eq!(array_literal(Vec::<String>::new()), "{}");
+        assert_eq!(
+            array_literal(["title", "a\"b", "c,d", "NULL", "\\x", " {}"]),
+            r#"{"title","a\"b","c,d","NULL","\\x"," {}"}"#
+        );
     }
 }

@@ -147,3 +147,48 @@ async fn an_admin_limited_to_some_organizations_reaches_only_those() {
         "South deal"
     );
 }
+
+/// Below the API's checks, the database itself keeps a deal's owner, stage
+/// and pipeline in the deal's tenant (foreign keys that include tenant_id).
+#[actix_web::test]
+async fn the_database_refuses_another_tenants_owner_stage_and_pipeline() {
+    use diesel_async::RunQueryDsl;
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let globex = seed(&app.db, "Globex", "globex.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let intruder = token_for(&app.db, globex.admin).await;
+    let id = deal(&app, &admin, json!({"title": "Acme's"})).await;
+    let pipeline = pipeline(&app, &intruder, "Globex sales").await;
+    let stage = stage(&app, &intruder, pipeline, "Globex lead").await;
+    for set in [
+        format!("owner_user_id = '{}'", globex.admin),
+        format!("pipeline_id = '{pipeline}'"),
+        format!("pipeline_stage_id = '{stage}'"),
+    ] {
+        let mut conn = app.db.conn().await.unwrap();
+        let err = diesel::sql_query(format!("UPDATE customer_deals SET {set} WHERE id = '{id}'"))
+            .execute(&mut *conn)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                diesel::result::Error::DatabaseError(
+                    diesel::result::DatabaseErrorKind::ForeignKeyViolation,
+                    _
+                )
+            ),
+            "{set}: {err:?}"
+        );
+    }
+    // The tenant's own user is accepted.
+    sql(
+        &app.db,
+        &format!(
+            "UPDATE customer_deals SET owner_user_id = '{}' WHERE id = '{id}'",
+            acme.admin
+        ),
+    )
+    .await;
+}

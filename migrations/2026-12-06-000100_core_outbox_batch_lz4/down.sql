@@ -1,0 +1,1 @@
+ALTER TABLE event_outbox ALTER COLUMN batch SET COMPRESSION default;
