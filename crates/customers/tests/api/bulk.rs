@@ -22,17 +22,8 @@ const STAGE: &str = "/api/customers/deals/bulk-update-stage";
 
 /// Seeds `n` demo deals in the root organization; the demo stage ids.
 async fn seeded(db: &stoa_core::db::Db, acme: &Tenant, n: i64) -> Vec<Uuid> {
+    demo_deals(db, acme, n).await;
     let mut conn = db.conn().await.unwrap();
-    stoa_customers::seed::demo(
-        &mut conn,
-        acme.tenant_id,
-        acme.organization_id,
-        &[acme.admin],
-        n,
-        |_| {},
-    )
-    .await
-    .unwrap();
     stoa_customers::seed::demo_pipeline(&mut conn, acme.tenant_id, acme.organization_id)
         .await
         .unwrap()

@@ -33,23 +33,29 @@ async fn version(db: &stoa_core::db::Db, tenant: Uuid) -> i64 {
     .await
 }
 
+/// Renames the tenant's first deal by title in `order` (the two writers
+/// take one deal each).
+async fn retitle(
+    conn: &mut diesel_async::AsyncPgConnection,
+    tenant: Uuid,
+    title: &str,
+    order: &str,
+) {
+    diesel::sql_query(format!(
+        "UPDATE customer_deals SET title = '{title}' WHERE id = \
+         (SELECT id FROM customer_deals WHERE tenant_id = '{tenant}' ORDER BY title {order} LIMIT 1)"
+    ))
+    .execute(conn)
+    .await
+    .unwrap();
+}
+
 #[actix_web::test]
 async fn writers_of_one_tenant_do_not_wait_on_its_read_version() {
     let app = start().await;
     let db = &app.db;
     let acme = seed(db, "Acme", "acme.com").await;
-    let mut conn = db.conn().await.unwrap();
-    stoa_customers::seed::demo(
-        &mut conn,
-        acme.tenant_id,
-        acme.organization_id,
-        &[acme.admin],
-        2,
-        |_| {},
-    )
-    .await
-    .unwrap();
-    drop(conn);
+    demo_deals(db, &acme, 2).await;
     let before = version(db, acme.tenant_id).await;
 
     // The first writer keeps its transaction open after its update.
@@ -59,14 +65,7 @@ async fn writers_of_one_tenant_do_not_wait_on_its_read_version() {
         .execute(&mut *first)
         .await
         .unwrap();
-    diesel::sql_query(format!(
-        "UPDATE customer_deals SET title = 'First' WHERE id = \
-         (SELECT id FROM customer_deals WHERE tenant_id = '{}' ORDER BY title LIMIT 1)",
-        acme.tenant_id
-    ))
-    .execute(&mut *first)
-    .await
-    .unwrap();
+    retitle(&mut first, acme.tenant_id, "First", "ASC").await;
 
     // A second writer on a connection of another shard (pids are assigned
     // by the server: keep asking the pool until one differs).
@@ -82,14 +81,7 @@ async fn writers_of_one_tenant_do_not_wait_on_its_read_version() {
         .unwrap();
     // Before the shards this waited for the first writer's commit and
     // failed with a lock timeout.
-    diesel::sql_query(format!(
-        "UPDATE customer_deals SET title = 'Second' WHERE id = \
-         (SELECT id FROM customer_deals WHERE tenant_id = '{}' ORDER BY title DESC LIMIT 1)",
-        acme.tenant_id
-    ))
-    .execute(&mut *second)
-    .await
-    .unwrap();
+    retitle(&mut second, acme.tenant_id, "Second", "DESC").await;
     diesel::sql_query("RESET lock_timeout")
         .execute(&mut *second)
         .await

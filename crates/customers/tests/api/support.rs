@@ -186,3 +186,18 @@ pub async fn sql(db: &Db, statement: &str) {
         .await
         .unwrap();
 }
+
+/// Seeds `n` demo deals of the demo pipeline in the tenant's root organization.
+pub async fn demo_deals(db: &Db, acme: &Tenant, n: i64) {
+    let mut conn = db.conn().await.unwrap();
+    stoa_customers::seed::demo(
+        &mut conn,
+        acme.tenant_id,
+        acme.organization_id,
+        &[acme.admin],
+        n,
+        |_| {},
+    )
+    .await
+    .unwrap();
+}
