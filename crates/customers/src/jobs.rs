@@ -311,49 +311,48 @@ pub async fn run_unit(
         }
     }
     let actor = creator.actor();
-    if actor.guards.is_empty() {
+    let accepted = if actor.guards.is_empty() {
         // Nothing can refuse a change: no savepoint to roll back to.
-        let after = write(conn, &to_change, &target).await?;
-        record_batch(conn, &actor, strip(entries(change, &before, &after))).await?;
-        return Ok(report);
-    }
-    let guards = actor.guards.clone();
-    let mut unguarded = actor.clone();
-    unguarded.guards = WriteGuards::default();
-    // Guards see each change in the database: the deals change in a
-    // savepoint, which rolls back when any of them is refused.
-    let pass = conn
-        .transaction::<_, Pass, _>(async |conn| {
-            let after = write(conn, &to_change, &target).await?;
-            let list = entries(change, &before, &after);
-            let no = refused(conn, &guards, &actor, &list)
-                .await
-                .map_err(Pass::Failed)?;
-            if no.is_empty() {
-                Ok(list)
-            } else {
-                Err(Pass::Refused(no))
+        to_change
+    } else {
+        let guards = actor.guards.clone();
+        let mut unguarded = actor.clone();
+        unguarded.guards = WriteGuards::default();
+        // Guards see each change in the database: the deals change in a
+        // savepoint, which rolls back when any of them is refused.
+        let pass = conn
+            .transaction::<_, Pass, _>(async |conn| {
+                let after = write(conn, &to_change, &target).await?;
+                let list = entries(change, &before, &after);
+                let no = refused(conn, &guards, &actor, &list)
+                    .await
+                    .map_err(Pass::Failed)?;
+                if no.is_empty() {
+                    Ok(list)
+                } else {
+                    Err(Pass::Refused(no))
+                }
+            })
+            .await;
+        let list = match pass {
+            Ok(list) => {
+                record_batch(conn, &unguarded, strip(list)).await?;
+                return Ok(report);
             }
-        })
-        .await;
-    let list = match pass {
-        Ok(list) => {
-            record_batch(conn, &unguarded, strip(list)).await?;
-            return Ok(report);
+            Err(Pass::Failed(err)) => return Err(err.into()),
+            Err(Pass::Refused(no)) => no,
+        };
+        let refused_ids: Vec<Uuid> = list.iter().map(|(id, _)| *id).collect();
+        for (id, message) in list {
+            report.fail(id.to_string(), message);
         }
-        Err(Pass::Failed(err)) => return Err(err.into()),
-        Err(Pass::Refused(no)) => no,
+        to_change
+            .into_iter()
+            .filter(|id| !refused_ids.contains(id))
+            .collect()
     };
-    let refused_ids: Vec<Uuid> = list.iter().map(|(id, _)| *id).collect();
-    for (id, message) in list {
-        report.fail(id.to_string(), message);
-    }
-    let accepted: Vec<Uuid> = to_change
-        .into_iter()
-        .filter(|id| !refused_ids.contains(id))
-        .collect();
     let after = write(conn, &accepted, &target).await?;
-    // The guards decide again on the accepted changes (and log them with the write).
+    // Guards (if any) decide again on the accepted changes (and log them with the write).
     record_batch(conn, &actor, strip(entries(change, &before, &after))).await?;
     Ok(report)
 }

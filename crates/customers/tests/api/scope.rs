@@ -11,13 +11,19 @@ fn in_org(req: TestRequest, org: uuid::Uuid) -> TestRequest {
     req.insert_header(("x-om-selected-org", org.to_string()))
 }
 
+/// Acme and Globex, with a token of each one's admin.
+async fn two_tenants(db: &stoa_core::db::Db) -> (Tenant, Tenant, String, String) {
+    let acme = seed(db, "Acme Corp", "acme.com").await;
+    let globex = seed(db, "Globex", "globex.com").await;
+    let admin = token_for(db, acme.admin).await;
+    let intruder = token_for(db, globex.admin).await;
+    (acme, globex, admin, intruder)
+}
+
 #[actix_web::test]
 async fn another_tenants_deals_do_not_exist() {
     let app = start().await;
-    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let globex = seed(&app.db, "Globex", "globex.com").await;
-    let admin = token_for(&app.db, acme.admin).await;
-    let intruder = token_for(&app.db, globex.admin).await;
+    let (_, _, admin, intruder) = two_tenants(&app.db).await;
     let id = deal(&app, &admin, json!({"title": "Acme's"})).await;
     assert_eq!(app.send(get(DEALS, &intruder)).await.json()["total"], 0);
     assert_eq!(
@@ -154,10 +160,7 @@ async fn an_admin_limited_to_some_organizations_reaches_only_those() {
 async fn the_database_refuses_another_tenants_owner_stage_and_pipeline() {
     use diesel_async::RunQueryDsl;
     let app = start().await;
-    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let globex = seed(&app.db, "Globex", "globex.com").await;
-    let admin = token_for(&app.db, acme.admin).await;
-    let intruder = token_for(&app.db, globex.admin).await;
+    let (acme, globex, admin, intruder) = two_tenants(&app.db).await;
     let id = deal(&app, &admin, json!({"title": "Acme's"})).await;
     let pipeline = pipeline(&app, &intruder, "Globex sales").await;
     let stage = stage(&app, &intruder, pipeline, "Globex lead").await;
