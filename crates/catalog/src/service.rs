@@ -329,5 +329,6 @@ pub async fn start_bulk_delete(db: &Db, ctx: &AuthContext, body: BulkDelete) -> 
     let queued = conn
         .transaction(async |conn| enqueue_job_with(conn, ctx, spec).await)
         .await?;
+    stoa_progress::wake_workers();
     Ok(queued)
 }

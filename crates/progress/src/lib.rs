@@ -27,7 +27,7 @@ pub use enqueue::{
     JobScope, JobSpec, Queued, enqueue, enqueue_job, enqueue_job_with, enqueue_scoped,
 };
 pub use error::ProgressError;
-pub use jobs::{Job, JobHandler, Outcome, WorkerConfig, Workers};
+pub use jobs::{Job, JobHandler, Outcome, WorkerConfig, Workers, wake_workers};
 pub use schedules::Schedule;
 pub use units::{FailedItem, JobContext, JobError, UnitError, UnitReport, UnitRun};
 

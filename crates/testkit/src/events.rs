@@ -33,7 +33,7 @@ pub async fn outbox_events(db: &Db) -> Vec<Value> {
                  'commandId', b.e->'commandId', 'resourceKind', b.e->'resourceKind', \
                  'resourceId', b.e->'resourceId', 'payload', b.e->'payload', \
                  'status', o.status) \
-             FROM event_outbox o, jsonb_array_elements(o.batch) WITH ORDINALITY AS b(e, n) \
+             FROM event_outbox o, jsonb_array_elements(o.batch::jsonb) WITH ORDINALITY AS b(e, n) \
          ) AS events ORDER BY id, n",
     )
     .load(&mut *conn)

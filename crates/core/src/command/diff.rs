@@ -18,24 +18,15 @@ pub fn changes(before: Option<&Value>, after: Option<&Value>) -> Map<String, Val
 fn walk(prefix: &str, before: &Value, after: &Value, out: &mut Map<String, Value>) {
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
-            let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for key in keys {
-                if key == "updatedAt" || key == "updated_at" {
-                    continue;
+            // Each key once, without collecting and sorting them: `out` is
+            // ordered anyway, and a bulk job diffs hundreds of snapshots.
+            for (key, bv) in b {
+                visit(prefix, key, bv, a.get(key).unwrap_or(&Value::Null), out);
+            }
+            for (key, av) in a {
+                if !b.contains_key(key) {
+                    visit(prefix, key, &Value::Null, av, out);
                 }
-                let path = if prefix.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{prefix}.{key}")
-                };
-                walk(
-                    &path,
-                    b.get(key).unwrap_or(&Value::Null),
-                    a.get(key).unwrap_or(&Value::Null),
-                    out,
-                );
             }
         }
         (b, a) if b != a && SECRET_FIELDS.contains(&prefix) => {
@@ -56,6 +47,20 @@ fn walk(prefix: &str, before: &Value, after: &Value, out: &mut Map<String, Value
         }
         _ => {}
     }
+}
+
+/// Walks field `key` under `prefix`; equal values (and `updatedAt`) have no
+/// changes, so their path is never built.
+fn visit(prefix: &str, key: &str, before: &Value, after: &Value, out: &mut Map<String, Value>) {
+    if key == "updatedAt" || key == "updated_at" || before == after {
+        return;
+    }
+    let path = if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    };
+    walk(&path, before, after, out);
 }
 
 /// Top-level snapshot fields that hold a secret (or a marker derived from

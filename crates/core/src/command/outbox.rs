@@ -110,7 +110,7 @@ pub const BATCH_NAME: &str = "core.event_batch";
 const INSERT_BATCHES: &str = "INSERT INTO event_outbox (name, payload, tenant_id, organization_id, \
          batch, event_count) \
      SELECT $1, jsonb_build_object('events', b.event_count), b.tenant_id, b.organization_id, \
-         b.batch::jsonb, b.event_count \
+         b.batch, b.event_count \
      FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::int4[]) WITH ORDINALITY \
          AS b(tenant_id, organization_id, batch, event_count, n) \
      ORDER BY b.n";
@@ -272,8 +272,8 @@ async fn enqueue_batches(
 struct Claimed {
     #[diesel(embed)]
     event: Delivered,
-    /// The batch as text (`batch::text`): read straight into the events,
-    /// without a `Value` tree of the whole array first.
+    /// The batch's JSON text: read straight into the events, without a
+    /// `Value` tree of the whole array first.
     #[diesel(sql_type = Nullable<Text>)]
     batch: Option<String>,
 }
@@ -430,7 +430,7 @@ const CLAIM: &str = "UPDATE event_outbox SET next_attempt_at = now() + make_inte
          FOR UPDATE SKIP LOCKED)) \
      RETURNING id, event_id, name, payload, tenant_id, organization_id, actor_user_id, \
          actor_source, command_id, action_log_id, resource_kind, resource_id, created_at, \
-         attempts, batch::text AS batch";
+         attempts, batch";
 
 const DELIVERY_STATES: &str = "SELECT outbox_id, subscriber, status, attempts FROM event_deliveries WHERE outbox_id = ANY($1)";
 

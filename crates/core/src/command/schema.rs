@@ -91,7 +91,7 @@ diesel::table! {
         action_log_id -> Nullable<Uuid>,
         resource_kind -> Nullable<Text>,
         resource_id -> Nullable<Text>,
-        batch -> Nullable<Jsonb>,
+        batch -> Nullable<Text>,
         event_count -> Int4,
     }
 }

@@ -126,7 +126,12 @@ pub async fn set_owner(
     owner: Option<Uuid>,
 ) -> QueryResult<Vec<DealRow>> {
     diesel::update(customer_deals::table.filter(customer_deals::id.eq_any(ids)))
-        .set(customer_deals::owner_user_id.eq(owner))
+        .set((
+            customer_deals::owner_user_id.eq(owner),
+            // What the trigger would set; setting it skips the trigger
+            // (migration customers_deals_updated_at_when).
+            customer_deals::updated_at.eq(diesel::dsl::now),
+        ))
         .returning(DealRow::as_returning())
         .get_results(conn)
         .await
@@ -145,6 +150,7 @@ pub async fn set_stage(
             customer_deals::pipeline_stage_id.eq(stage),
             customer_deals::pipeline_id.eq(pipeline),
             customer_deals::pipeline_stage.eq(label),
+            customer_deals::updated_at.eq(diesel::dsl::now),
         ))
         .returning(DealRow::as_returning())
         .get_results(conn)

@@ -49,6 +49,7 @@ pub async fn queue_owner(
             enqueue_job_with(conn, ctx, spec).await
         })
         .await?;
+    stoa_progress::wake_workers();
     Ok(BulkQueued {
         ok: true,
         progress_job_id: Some(queued.progress_job_id),
@@ -83,6 +84,7 @@ pub async fn queue_stage(
             enqueue_job_with(conn, ctx, spec).await
         })
         .await?;
+    stoa_progress::wake_workers();
     Ok(BulkQueued {
         ok: true,
         progress_job_id: Some(queued.progress_job_id),

@@ -198,6 +198,13 @@ async fn the_stage_job_moves_units_of_deals_with_progress_by_deals() {
         &format!("SELECT count(*) AS n FROM customer_deals WHERE pipeline_stage_id = '{won}'"),
     )
     .await;
+    // An old stamp on every deal: the job sets updated_at itself (the
+    // trigger only runs when a write leaves it as it was).
+    sql(
+        &app.db,
+        "UPDATE customer_deals SET updated_at = '2020-01-01T00:00:00Z'",
+    )
+    .await;
     let res = app
         .send(post_json(
             STAGE,
@@ -228,6 +235,15 @@ async fn the_stage_job_moves_units_of_deals_with_progress_by_deals() {
         count(&app.db, "SELECT count(*) AS n FROM action_logs WHERE command_id = 'customers.deals.bulk_update_stage'").await,
         1200 - already,
         "deals already in the stage are not logged"
+    );
+    assert_eq!(
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM customer_deals WHERE updated_at > '2020-01-01T00:00:00Z'"
+        )
+        .await,
+        1200 - already,
+        "moved deals are stamped, the others are not"
     );
     assert_eq!(
         count(&app.db, "SELECT count(*) AS n FROM job_units").await,

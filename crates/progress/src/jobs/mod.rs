@@ -32,7 +32,7 @@ use uuid::Uuid;
 use crate::enqueue::JobScope;
 use crate::units::{JobContext, JobError};
 
-pub use worker::Workers;
+pub use worker::{Workers, wake_workers};
 
 /// A claimed job.
 #[derive(Clone, Debug, Queryable, QueryableByName)]

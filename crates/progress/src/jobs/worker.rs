@@ -3,7 +3,7 @@
 //! in flight and enqueues due recurring jobs. One protocol, read together.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use diesel::dsl::now;
@@ -26,6 +26,20 @@ use crate::schedules::{self, Schedule};
 use crate::schema::job_queue;
 use crate::service;
 use crate::units::{self, JobContext, JobError};
+
+/// Rings when this process queued a job (see [`wake_workers`]).
+static QUEUED: LazyLock<tokio::sync::Notify> = LazyLock::new(tokio::sync::Notify::new);
+
+/// Tells this process's idle workers that a job was queued, so they claim it
+/// now instead of at their next poll (up to `STOA_JOB_POLL_MS`, 500 ms,
+/// later). Call it after the transaction that queued the job committed: a
+/// worker woken earlier would not see the job yet. Workers of other
+/// processes still find it by polling.
+pub fn wake_workers() {
+    // One stored permit: a worker between its claim and its wait still
+    // wakes at once.
+    QUEUED.notify_one();
+}
 
 /// The queue's consumers in one process.
 pub struct Workers {
@@ -351,10 +365,14 @@ impl Workers {
                 .poll
                 .min(next_tick.saturating_duration_since(Instant::now()));
             if running.is_empty() {
-                tokio::time::sleep(wait).await;
+                tokio::select! {
+                    () = QUEUED.notified() => {}
+                    () = tokio::time::sleep(wait) => {}
+                }
             } else {
                 tokio::select! {
                     _ = running.next() => {}
+                    () = QUEUED.notified(), if running.len() < slots => {}
                     () = tokio::time::sleep(wait) => {}
                 }
             }

@@ -412,3 +412,59 @@ async fn two_jobs_run_at_once_in_one_worker_process() {
     running.abort();
     assert_eq!(statuses, ["completed", "completed"]);
 }
+
+/// The status of progress record `id` once it left `pending`/`running`, or
+/// after `tries` polls 25 ms apart.
+async fn settled(db: &stoa_core::db::Db, id: uuid::Uuid, tries: usize) -> String {
+    let mut status = String::new();
+    for _ in 0..tries {
+        let mut conn = db.conn().await.unwrap();
+        status = service::get(&mut conn, id).await.unwrap().unwrap().status;
+        if status != "pending" && status != "running" {
+            break;
+        }
+        drop(conn);
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    status
+}
+
+#[actix_web::test]
+async fn a_job_queued_by_this_process_starts_without_waiting_for_the_poll() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let handler = Arc::new(Rendezvous {
+        arrived: Arc::new(AtomicUsize::new(0)),
+        want: 1,
+    });
+    // Idle workers that poll once a minute: only the wake can start the job.
+    let workers = Arc::new(Workers::new(
+        app.db.clone(),
+        vec![handler],
+        WorkerConfig {
+            poll: Duration::from_secs(60),
+            schedule_tick: Duration::from_secs(60),
+            ..config(1000)
+        },
+    ));
+    let running = actix_web::rt::spawn(workers.run());
+    // Let the loop find the queue empty and start waiting.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut conn = app.db.conn().await.unwrap();
+    let queued = enqueue_job(
+        &mut conn,
+        &caller(&acme, acme.admin),
+        "test.rendezvous",
+        json!({}),
+        1,
+    )
+    .await
+    .unwrap();
+    drop(conn);
+    // Not woken: the job waits for the next poll.
+    assert_eq!(settled(&app.db, queued.progress_job_id, 8).await, "pending");
+    stoa_progress::wake_workers();
+    let status = settled(&app.db, queued.progress_job_id, 200).await;
+    running.abort();
+    assert_eq!(status, "completed");
+}
