@@ -364,53 +364,34 @@ impl JobHandler for Rendezvous {
     }
 }
 
-#[actix_web::test]
-async fn two_jobs_run_at_once_in_one_worker_process() {
-    let app = start().await;
-    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let mut ids = Vec::new();
-    for _ in 0..2 {
-        let mut conn = app.db.conn().await.unwrap();
-        let queued = enqueue_job(
-            &mut conn,
-            &caller(&acme, acme.admin),
-            "test.rendezvous",
-            json!({}),
-            1,
-        )
-        .await
-        .unwrap();
-        ids.push(queued.progress_job_id);
-    }
+/// Queues a `test.rendezvous` job as acme's admin; its progress record.
+async fn queue_rendezvous(db: &stoa_core::db::Db, acme: &Tenant) -> uuid::Uuid {
+    let mut conn = db.conn().await.unwrap();
+    enqueue_job(
+        &mut conn,
+        &caller(acme, acme.admin),
+        "test.rendezvous",
+        json!({}),
+        1,
+    )
+    .await
+    .unwrap()
+    .progress_job_id
+}
+
+/// Runs workers for `test.rendezvous` jobs (each waits for `want` of them)
+/// in the background.
+fn run_rendezvous(
+    db: &stoa_core::db::Db,
+    want: usize,
+    config: WorkerConfig,
+) -> actix_web::rt::task::JoinHandle<()> {
     let handler = Arc::new(Rendezvous {
         arrived: Arc::new(AtomicUsize::new(0)),
-        want: 2,
+        want,
     });
-    let workers = Arc::new(Workers::new(
-        app.db.clone(),
-        vec![handler],
-        WorkerConfig {
-            count: 2,
-            ..config(1000)
-        },
-    ));
-    let running = actix_web::rt::spawn(workers.run());
-    let mut statuses = Vec::new();
-    for _ in 0..200 {
-        let mut conn = app.db.conn().await.unwrap();
-        statuses.clear();
-        for id in &ids {
-            let job = service::get(&mut conn, *id).await.unwrap().unwrap();
-            statuses.push(job.status);
-        }
-        if statuses.iter().all(|s| s != "pending" && s != "running") {
-            break;
-        }
-        drop(conn);
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    running.abort();
-    assert_eq!(statuses, ["completed", "completed"]);
+    let workers = Arc::new(Workers::new(db.clone(), vec![handler], config));
+    actix_web::rt::spawn(workers.run())
 }
 
 /// The status of progress record `id` once it left `pending`/`running`, or
@@ -430,41 +411,48 @@ async fn settled(db: &stoa_core::db::Db, id: uuid::Uuid, tries: usize) -> String
 }
 
 #[actix_web::test]
+async fn two_jobs_run_at_once_in_one_worker_process() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let first = queue_rendezvous(&app.db, &acme).await;
+    let second = queue_rendezvous(&app.db, &acme).await;
+    let running = run_rendezvous(
+        &app.db,
+        2,
+        WorkerConfig {
+            count: 2,
+            ..config(1000)
+        },
+    );
+    let statuses = [
+        settled(&app.db, first, 200).await,
+        settled(&app.db, second, 200).await,
+    ];
+    running.abort();
+    assert_eq!(statuses, ["completed", "completed"]);
+}
+
+#[actix_web::test]
 async fn a_job_queued_by_this_process_starts_without_waiting_for_the_poll() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
-    let handler = Arc::new(Rendezvous {
-        arrived: Arc::new(AtomicUsize::new(0)),
-        want: 1,
-    });
     // Idle workers that poll once a minute: only the wake can start the job.
-    let workers = Arc::new(Workers::new(
-        app.db.clone(),
-        vec![handler],
+    let running = run_rendezvous(
+        &app.db,
+        1,
         WorkerConfig {
             poll: Duration::from_secs(60),
             schedule_tick: Duration::from_secs(60),
             ..config(1000)
         },
-    ));
-    let running = actix_web::rt::spawn(workers.run());
+    );
     // Let the loop find the queue empty and start waiting.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut conn = app.db.conn().await.unwrap();
-    let queued = enqueue_job(
-        &mut conn,
-        &caller(&acme, acme.admin),
-        "test.rendezvous",
-        json!({}),
-        1,
-    )
-    .await
-    .unwrap();
-    drop(conn);
+    let queued = queue_rendezvous(&app.db, &acme).await;
     // Not woken: the job waits for the next poll.
-    assert_eq!(settled(&app.db, queued.progress_job_id, 8).await, "pending");
+    assert_eq!(settled(&app.db, queued, 8).await, "pending");
     stoa_progress::wake_workers();
-    let status = settled(&app.db, queued.progress_job_id, 200).await;
+    let status = settled(&app.db, queued, 200).await;
     running.abort();
     assert_eq!(status, "completed");
 }
