@@ -177,40 +177,24 @@ fn batches(events: &[(Event, Envelope)]) -> Vec<&[(Event, Envelope)]> {
     out
 }
 
-/// One event of a batch row, as stored in its `batch` array.
-#[derive(serde::Deserialize)]
+/// One event of a batch row, as stored in its `batch` array: written
+/// borrowed from the events (`BatchedEvent<&str, &Value>`, serialized
+/// straight to the statement's text: no `Value` tree, no copies, and a bulk
+/// job's unit writes hundreds) and read owned (`BatchedEvent<String, Value>`).
+#[derive(serde::Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct BatchedEvent {
+struct BatchedEvent<S, P> {
     event_id: Uuid,
-    name: String,
-    payload: Value,
+    name: S,
+    payload: P,
     tenant_id: Option<Uuid>,
     organization_id: Option<Uuid>,
     actor_user_id: Option<Uuid>,
-    actor_source: Option<String>,
-    command_id: Option<String>,
+    actor_source: Option<S>,
+    command_id: Option<S>,
     action_log_id: Option<Uuid>,
-    resource_kind: Option<String>,
-    resource_id: Option<String>,
-}
-
-/// [`BatchedEvent`] as written: borrowed from the events and serialized
-/// straight to the statement's text (no `Value` tree, no copies: a bulk
-/// job's unit writes hundreds).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct BatchedEventRef<'a> {
-    event_id: Uuid,
-    name: &'a str,
-    payload: &'a Value,
-    tenant_id: Option<Uuid>,
-    organization_id: Option<Uuid>,
-    actor_user_id: Option<Uuid>,
-    actor_source: Option<&'a str>,
-    command_id: Option<&'a str>,
-    action_log_id: Option<Uuid>,
-    resource_kind: Option<&'a str>,
-    resource_id: Option<&'a str>,
+    resource_kind: Option<S>,
+    resource_id: Option<S>,
 }
 
 async fn enqueue_batches(
@@ -232,11 +216,11 @@ async fn enqueue_batches(
                 .then_some(organization)
                 .flatten(),
         );
-        let list: Vec<BatchedEventRef<'_>> = chunk
+        let list: Vec<BatchedEvent<&str, &Value>> = chunk
             .iter()
-            .map(|(e, v)| BatchedEventRef {
+            .map(|(e, v)| BatchedEvent {
                 event_id: Uuid::new_v4(),
-                name: &e.name,
+                name: e.name.as_str(),
                 payload: &e.payload,
                 tenant_id: v.tenant_id,
                 organization_id: v.organization_id,
@@ -285,7 +269,7 @@ impl Claimed {
             return Ok(vec![self.event]);
         };
         let row = self.event;
-        let list: Vec<BatchedEvent> = serde_json::from_str(&batch)
+        let list: Vec<BatchedEvent<String, Value>> = serde_json::from_str(&batch)
             .map_err(|e| format!("malformed event batch {}: {e}", row.id))?;
         Ok(list
             .into_iter()

@@ -364,17 +364,12 @@ impl Workers {
                 .config
                 .poll
                 .min(next_tick.saturating_duration_since(Instant::now()));
-            if running.is_empty() {
-                tokio::select! {
-                    () = QUEUED.notified() => {}
-                    () = tokio::time::sleep(wait) => {}
-                }
-            } else {
-                tokio::select! {
-                    _ = running.next() => {}
-                    () = QUEUED.notified(), if running.len() < slots => {}
-                    () = tokio::time::sleep(wait) => {}
-                }
+            // A finished job, a job queued by this process (while a slot is
+            // free) or the poll, whichever comes first.
+            tokio::select! {
+                _ = running.next(), if !running.is_empty() => {}
+                () = QUEUED.notified(), if running.len() < slots => {}
+                () = tokio::time::sleep(wait) => {}
             }
         }
     }
