@@ -18,7 +18,6 @@ use stoa_core::storage::Storage;
 
 pub mod bench;
 pub mod commands;
-pub mod malloc;
 
 /// Every module's features (the catalog behind `GET /api/auth/features`).
 pub fn registry() -> Result<Registry, RegistryError> {
