@@ -13,10 +13,9 @@ use stoa_server::commands::{self, CommandError};
 /// small JSON trees (snapshots, diffs, events) on a few threads: glibc,
 /// even tuned to one arena, spent over a quarter of the server's CPU in
 /// malloc and free there, jemalloc about a twentieth (server CPU per
-/// 100,000 moved deals 5.5-6.0 -> 4.2-4.4 s). Its settings (one arena, no
-/// thread caching of blocks over 4 KiB) are compiled in from
-/// `.cargo/config.toml`; they keep the peak RSS where glibc's was.
-/// docs/architecture.md, "Memory".
+/// 100,000 moved deals 5.5-6.0 -> 4.2-4.4 s). Its settings are compiled in
+/// from `.cargo/config.toml` (`JEMALLOC_SYS_WITH_MALLOC_CONF`, the one place
+/// they are listed); docs/architecture.md, "Memory".
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
