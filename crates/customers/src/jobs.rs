@@ -7,9 +7,10 @@
 //! organization scope, the stage's organization), changes the rest with one
 //! statement, asks the write guards about each change and records one
 //! undoable action-log entry per changed deal with one statement
-//! (`record_batch`). A deal that fails a check or that a guard refuses is
-//! listed in the job's result (`report.fail`) and left as it was; the others
-//! commit. The unit's record and progress commit with its changes, so a
+//! (`record_batch`); when no guard applies, the change and its entries are
+//! one statement built in SQL (`queries::deal_bulk`). A deal that fails a
+//! check or that a guard refuses is listed in the job's result
+//! (`report.fail`) and left as it was; the others commit. The unit's record and progress commit with its changes, so a
 //! worker killed mid-job leaves whole units behind and the retry skips them.
 
 use std::collections::HashMap;
@@ -26,13 +27,15 @@ use uuid::Uuid;
 use crate::DEALS_MANAGE;
 use crate::commands::deals::{BULK_OWNER, BULK_STAGE, deal_entry};
 use crate::model::{DealRow, DealState, StageRow};
+use crate::queries::deal_bulk::{self, BulkSet};
 use crate::queries::{deals as q, stages};
 
-/// Deals per unit: one lock statement, one update, one action-log insert
-/// and one outbox insert per unit. A unit's entries are in memory together
-/// (about 15 KB per deal: snapshots, undo payload, two events), so 250
-/// keeps two jobs' units near 6 MiB each; 500 took the server's peak RSS
-/// over 80 MB during the bulk benchmark and was no faster.
+/// Deals per unit: one lock statement and one statement for the change and
+/// its records (or, when a guard applies, one update, one action-log insert
+/// and one outbox insert). On the guarded path a unit's entries are in
+/// memory together (about 15 KB per deal: snapshots, undo payload, two
+/// events), so 250 keeps two jobs' units near 6 MiB each; 500 took the
+/// server's peak RSS over 80 MB during the bulk benchmark and was no faster.
 pub const UNIT_SIZE: usize = 250;
 
 /// What a bulk job changes.
@@ -297,24 +300,35 @@ pub async fn run_unit(
     let target = target(conn, creator, users, change).await?;
     let rows = q::lock_many(conn, &ids).await?;
     let by_id: HashMap<Uuid, &DealRow> = rows.iter().map(|r| (r.id, r)).collect();
-    let mut before = HashMap::new();
     let mut to_change = Vec::new();
     for id in &ids {
         let row = by_id.get(id).copied();
         match (refusal(creator, row, &target), row) {
             (Some(message), _) => report.fail(id.to_string(), message),
-            (None, Some(row)) if !unchanged(row, &target) => {
-                before.insert(row.id, DealState::from(row));
-                to_change.push(row.id);
-            }
+            (None, Some(row)) if !unchanged(row, &target) => to_change.push(row.id),
             _ => {}
         }
     }
     let actor = creator.actor();
-    let accepted = if actor.guards.is_empty() {
-        // Nothing can refuse a change: no savepoint to roll back to.
-        to_change
-    } else {
+    if !actor.guards.applies(change.command_id(), actor.tenant_id) {
+        // Nothing can refuse a change: the change and its records in one
+        // statement, built by Postgres (no savepoint to roll back to).
+        let set = match &target {
+            Target::Owner(owner) => BulkSet::Owner(*owner),
+            Target::Stage(stage) => BulkSet::Stage {
+                stage: stage.id,
+                pipeline: stage.pipeline_id,
+                label: &stage.label,
+            },
+        };
+        deal_bulk::write_and_record(conn, &actor, change.label(), to_change, set).await?;
+        return Ok(report);
+    }
+    let before: HashMap<Uuid, DealState> = to_change
+        .iter()
+        .filter_map(|id| by_id.get(id).map(|row| (*id, DealState::from(*row))))
+        .collect();
+    let accepted: Vec<Uuid> = {
         let guards = actor.guards.clone();
         let mut unguarded = actor.clone();
         unguarded.guards = WriteGuards::default();

@@ -6,6 +6,8 @@
 mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod bulk;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod bulk_sql;
     pub mod crud;
     pub mod events;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

@@ -329,6 +329,16 @@ impl WriteGuards {
         self.list.is_empty()
     }
 
+    /// Whether any guard applies to `command_id` in `tenant`
+    /// ([`WriteGuard::applies_to`]): when none does, [`check`](Self::check)
+    /// allows every write of it without asking, and a bulk job may record
+    /// it in SQL ([`super::record_set`]).
+    pub fn applies(&self, command_id: &str, tenant_id: Option<Uuid>) -> bool {
+        self.list
+            .iter()
+            .any(|g| g.applies_to(command_id, tenant_id))
+    }
+
     pub fn len(&self) -> usize {
         self.list.len()
     }

@@ -11,7 +11,9 @@
 //! see the entry the command produced and may refuse it (422, [`guard`]); the
 //! transaction then rolls back and nothing of the command is stored. Bulk work
 //! records many entries with one statement per table ([`execute_batch`],
-//! [`record_batch`]), with the same content as one-by-one recording.
+//! [`record_batch`]), with the same content as one-by-one recording, or with
+//! one statement for the change and its records, built in SQL, when no
+//! guard applies ([`record_set`]).
 //!
 //! Undo and redo go through a [`CommandRegistry`] that maps command ids to
 //! [`CommandHandler`]s; [`UndoInterceptor`]s may refuse an undo (422 by default,
@@ -21,6 +23,7 @@
 pub mod access;
 mod actor;
 mod batch;
+mod batch_sql;
 pub mod diff;
 pub mod guard;
 mod operation;
@@ -42,6 +45,7 @@ use crate::error::AppError;
 
 pub use actor::{Actor, Principal};
 pub use batch::{execute_batch, record_batch};
+pub use batch_sql::{FIRST_PARAM, SetSource, record_set, set_statement};
 pub use guard::{GuardInput, GuardLog, Phase, Verdict, Violation, WriteGuard, WriteGuards};
 pub use operation::{OPERATION_HEADER, Operation, with_operation};
 pub use record::execute;
