@@ -36,7 +36,8 @@ struct IdRow {
     id: Uuid,
 }
 
-async fn deal_ids(db: &stoa_core::db::Db, tenant: Uuid) -> Vec<Uuid> {
+/// The tenant's deal ids, by title.
+pub(super) async fn deal_ids(db: &stoa_core::db::Db, tenant: Uuid) -> Vec<Uuid> {
     use diesel_async::RunQueryDsl;
     let mut conn = db.conn().await.unwrap();
     diesel::sql_query(format!(

@@ -233,19 +233,7 @@ async fn entries_recorded_in_sql_are_those_the_rust_recording_writes() {
          expected_close_at = '1999-12-31 23:59:59.999999+00' WHERE title = 'Tiny amount'",
     )
     .await;
-    let ids: Vec<Uuid> = {
-        let mut conn = app.db.conn().await.unwrap();
-        diesel::sql_query(format!(
-            "SELECT id FROM customer_deals WHERE tenant_id = '{}' ORDER BY title",
-            acme.tenant_id
-        ))
-        .load::<IdRow>(&mut *conn)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.id)
-        .collect()
-    };
+    let ids = super::bulk::deal_ids(&app.db, acme.tenant_id).await;
     assert_eq!(ids.len(), 24);
     let before_stage = rows(&app.db, acme.tenant_id, &ids).await;
 
@@ -322,10 +310,4 @@ async fn entries_recorded_in_sql_are_those_the_rust_recording_writes() {
         DealState::from(&restored[&ids[5]]),
         DealState::from(&before_stage[&ids[5]])
     );
-}
-
-#[derive(diesel::QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
 }
