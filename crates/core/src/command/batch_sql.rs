@@ -43,26 +43,9 @@ pub struct SetSource<'a> {
     /// How many entries the statement can record at most (one action-log id
     /// and undo token is bound for each).
     pub max_entries: usize,
-    /// Common table expressions (without `WITH`, parameters from
-    /// [`FIRST_PARAM`]) that make the change and end in two named
-    /// `recorded` and `recorded_events`:
-    ///
-    /// - `recorded`: one row per entry, `n bigint` (1 ..= `max_entries`,
-    ///   distinct: the entry's order and its id's index), `tenant_id uuid`,
-    ///   `organization_id uuid`, `resource_id text`, `snapshot_before jsonb`,
-    ///   `snapshot_after jsonb` (the states, without `updatedAt` and without
-    ///   [`diff::SECRET_FIELDS`]), `changes_json jsonb`
-    ///   (`{field: {from, to}}`, as [`diff::changes`]) and
-    ///   `changed_fields text[]` (its keys, in byte order);
-    /// - `recorded_events`: one row per event, `n bigint` (its entry), `k int`
-    ///   (its order within the entry), `name text`, `payload text` (a JSON
-    ///   object, copied into the outbox's batch text as it is: building it
-    ///   as text costs Postgres half of `json_build_object`), and its
-    ///   entry's `tenant_id`, `organization_id` and `resource_id` (so the
-    ///   events need no join back to their entries).
-    ///
-    /// A resource keeps its tenant: the entries name no other tenants.
-    pub ctes: &'a str,
+    /// The whole statement: [`set_statement`] of the module's CTEs (the
+    /// same text for every unit of a job, so the caller keeps it once).
+    pub statement: &'a str,
 }
 
 /// The statement around a module's CTEs. Parameters: `$1` action-log ids,
@@ -135,13 +118,30 @@ struct Counts {
     recorded: i64,
 }
 
-/// The statement text of `source` (cached per text by the caller's
-/// `OnceLock`: it is the same for every unit of a job).
-pub fn set_statement(source: &SetSource<'_>) -> String {
-    statement(source.ctes)
+/// The statement around `ctes`: common table expressions (without `WITH`, parameters from
+/// [`FIRST_PARAM`]) that make the change and end in two named
+/// `recorded` and `recorded_events`:
+///
+/// - `recorded`: one row per entry, `n bigint` (1 ..= [`SetSource::max_entries`],
+///   distinct: the entry's order and its id's index), `tenant_id uuid`,
+///   `organization_id uuid`, `resource_id text`, `snapshot_before jsonb`,
+///   `snapshot_after jsonb` (the states, without `updatedAt` and without
+///   [`diff::SECRET_FIELDS`]), `changes_json jsonb`
+///   (`{field: {from, to}}`, as [`diff::changes`]) and
+///   `changed_fields text[]` (its keys, in byte order);
+/// - `recorded_events`: one row per event, `n bigint` (its entry), `k int`
+///   (its order within the entry), `name text`, `payload text` (a JSON
+///   object, copied into the outbox's batch text as it is: building it
+///   as text costs Postgres half of `json_build_object`), and its
+///   entry's `tenant_id`, `organization_id` and `resource_id` (so the
+///   events need no join back to their entries).
+///
+/// A resource keeps its tenant: the entries name no other tenants.
+pub fn set_statement(ctes: &str) -> String {
+    statement(ctes)
 }
 
-/// Runs `sql` ([`set_statement`] of `source`), with the module's parameters
+/// Runs `source`'s statement, with the module's parameters
 /// bound by `bind` after this module's: the change, its action-log entries
 /// and its events in one statement, in the caller's transaction. Returns how
 /// many entries it recorded.
@@ -149,7 +149,6 @@ pub async fn record_set<'q>(
     conn: &mut AsyncPgConnection,
     actor: &Actor,
     source: &SetSource<'_>,
-    sql: &str,
     bind: impl FnOnce(
         diesel::query_builder::BoxedSqlQuery<'q, diesel::pg::Pg, diesel::query_builder::SqlQuery>,
     ) -> diesel::query_builder::BoxedSqlQuery<
@@ -170,7 +169,7 @@ pub async fn record_set<'q>(
     let tokens: Vec<String> = (0..n)
         .map(|_| pruned::time_ordered_id().to_string())
         .collect();
-    let query = diesel::sql_query(sql.to_string())
+    let query = diesel::sql_query(source.statement)
         .into_boxed()
         .bind::<Array<SqlUuid>, _>(ids)
         .bind::<Array<Text>, _>(tokens)

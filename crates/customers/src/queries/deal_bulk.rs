@@ -160,33 +160,21 @@ pub enum BulkSet<'a> {
     },
 }
 
-fn source<'a>(set: &BulkSet<'_>, label: &'a str, ctes: &'a str, n: usize) -> SetSource<'a> {
-    SetSource {
-        command_id: match set {
-            BulkSet::Owner(_) => BULK_OWNER,
-            BulkSet::Stage { .. } => BULK_STAGE,
-        },
-        label,
-        resource_kind: DEAL_KIND,
-        max_entries: n,
-        ctes,
-    }
-}
-
-/// The CTEs of `set`'s kind (the same text for every unit).
-fn ctes_of(set: &BulkSet<'_>) -> &'static str {
+/// The whole statement of `set`'s kind (the same text for every unit:
+/// values, labels included, are bound).
+fn statement_of(set: &BulkSet<'_>) -> &'static str {
     static OWNER: OnceLock<String> = OnceLock::new();
     static STAGE: OnceLock<String> = OnceLock::new();
     let p = FIRST_PARAM;
     match set {
         BulkSet::Owner(_) => OWNER.get_or_init(|| {
-            ctes(
+            set_statement(&ctes(
                 &format!("owner_user_id = ${}::uuid", p + 1),
                 &[("ownerUserId", "owner_user_id")],
-            )
+            ))
         }),
         BulkSet::Stage { .. } => STAGE.get_or_init(|| {
-            ctes(
+            set_statement(&ctes(
                 &format!(
                     "pipeline_stage_id = ${}::uuid, pipeline_id = ${}::uuid, pipeline_stage = ${}::text",
                     p + 1,
@@ -198,20 +186,9 @@ fn ctes_of(set: &BulkSet<'_>) -> &'static str {
                     ("pipelineId", "pipeline_id"),
                     ("pipelineStage", "pipeline_stage"),
                 ],
-            )
+            ))
         }),
     }
-}
-
-/// The whole statement of `set`'s kind (labels are bound, not in the text).
-fn statement_of(set: &BulkSet<'_>) -> &'static str {
-    static OWNER: OnceLock<String> = OnceLock::new();
-    static STAGE: OnceLock<String> = OnceLock::new();
-    let cell = match set {
-        BulkSet::Owner(_) => &OWNER,
-        BulkSet::Stage { .. } => &STAGE,
-    };
-    cell.get_or_init(|| set_statement(&source(set, "", ctes_of(set), 0)))
 }
 
 /// Changes `ids` (locked, checked and all different from `set`) and records
@@ -227,8 +204,16 @@ pub async fn write_and_record(
     if ids.is_empty() {
         return Ok(0);
     }
-    let sql = statement_of(&set);
-    let src = source(&set, label, ctes_of(&set), ids.len());
+    let src = SetSource {
+        command_id: match set {
+            BulkSet::Owner(_) => BULK_OWNER,
+            BulkSet::Stage { .. } => BULK_STAGE,
+        },
+        label,
+        resource_kind: DEAL_KIND,
+        max_entries: ids.len(),
+        statement: statement_of(&set),
+    };
     let owned = match set {
         BulkSet::Owner(owner) => Owned::Owner(owner),
         BulkSet::Stage {
@@ -237,7 +222,7 @@ pub async fn write_and_record(
             label,
         } => Owned::Stage(stage, pipeline, label.to_string()),
     };
-    record_set(conn, actor, &src, sql, move |q| {
+    record_set(conn, actor, &src, move |q| {
         let q = q.bind::<Array<SqlUuid>, _>(ids);
         match owned {
             Owned::Owner(owner) => q.bind::<Nullable<SqlUuid>, _>(owner),
