@@ -10,9 +10,9 @@ use stoa_acl::Registry;
 use stoa_api_keys::ApiKeyAuthenticator;
 use stoa_auth::tokens::TokenKeys;
 use stoa_auth::{AuthConfig, AuthState, PgAccounts};
+use stoa_core::http::ServiceConfig;
 use stoa_testkit::requests::{bearer, post_json};
 use stoa_testkit::{AppService, TestApp, TestResponse};
-use utoipa_actix_web::service_config::ServiceConfig;
 
 const WHO: &str = "/api/test/public/whoami";
 

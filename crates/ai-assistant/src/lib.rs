@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use config::AiConfig;
 pub use error::AiError;

@@ -28,7 +28,7 @@ use stoa_acl::{
     Feature, ModuleInfo, NavEntry, NavPlacement, OrganizationDirectory, Registry, RegistryError,
     RoleDirectory,
 };
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use authenticator::ApiKeyAuthenticator;
 pub use caller::KeyCaller;

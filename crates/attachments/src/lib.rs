@@ -32,7 +32,7 @@ pub mod upload;
 
 use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use cleanup::StorageCleanup;
 pub use config::AttachmentsConfig;

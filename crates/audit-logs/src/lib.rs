@@ -20,7 +20,7 @@ use stoa_acl::{
     Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, UserDirectory,
 };
 use stoa_core::command::CommandRegistry;
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use error::AuditLogError;
 

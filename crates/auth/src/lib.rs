@@ -45,9 +45,9 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError, authenticator_data};
+use stoa_core::http::ServiceConfig;
 use stoa_core::http::TrustedProxyDepth;
 use stoa_core::rate_limit::RateLimiter;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use config::AuthConfig;
 pub use creators::PgCreators;

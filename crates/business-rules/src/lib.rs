@@ -29,8 +29,8 @@ use std::sync::Arc;
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
+use stoa_core::http::ServiceConfig;
 use stoa_core::outbound::Outbound;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use commands::handlers;
 pub use error::RulesError;

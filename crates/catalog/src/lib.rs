@@ -32,7 +32,7 @@ use actix_web::web;
 use stoa_acl::{
     Feature, ModuleInfo, NavEntry, NavPlacement, OrganizationDirectory, Registry, RegistryError,
 };
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use commands::handlers;
 pub use error::CatalogError;

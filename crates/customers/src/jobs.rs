@@ -28,6 +28,7 @@ use crate::DEALS_MANAGE;
 use crate::commands::deals::{BULK_OWNER, BULK_STAGE, deal_entry};
 use crate::model::{DealRow, DealState, StageRow};
 use crate::queries::deal_bulk::{self, BulkSet};
+use crate::queries::deals::DealCheck;
 use crate::queries::{deals as q, stages};
 
 /// Deals per unit: one lock statement and one statement for the change and
@@ -86,10 +87,10 @@ impl Change {
 
 /// The ids of the job's payload.
 pub fn payload_ids(payload: &serde_json::Value) -> Result<Vec<Uuid>, JobError> {
+    // Read from the payload in place (not from a copy of its 10,000 ids).
     payload
         .get("ids")
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
+        .and_then(|v| <Vec<Uuid> as serde::Deserialize>::deserialize(v).ok())
         .ok_or_else(|| JobError::fatal("no ids in the job's payload"))
 }
 
@@ -183,7 +184,7 @@ async fn target(
 }
 
 /// Why a deal is left out, or `None` when the creator may change it.
-fn refusal(creator: &AuthContext, row: Option<&DealRow>, target: &Target) -> Option<String> {
+fn refusal(creator: &AuthContext, row: Option<&DealCheck>, target: &Target) -> Option<String> {
     let Some(row) = row else {
         return Some("Deal not found".into());
     };
@@ -203,7 +204,7 @@ fn refusal(creator: &AuthContext, row: Option<&DealRow>, target: &Target) -> Opt
     None
 }
 
-fn unchanged(row: &DealRow, target: &Target) -> bool {
+fn unchanged(row: &DealCheck, target: &Target) -> bool {
     match target {
         Target::Owner(owner) => row.owner_user_id == *owner,
         Target::Stage(stage) => row.pipeline_stage_id == Some(stage.id),
@@ -299,7 +300,7 @@ pub async fn run_unit(
     }
     let target = target(conn, creator, users, change).await?;
     let rows = q::lock_many(conn, &ids).await?;
-    let by_id: HashMap<Uuid, &DealRow> = rows.iter().map(|r| (r.id, r)).collect();
+    let by_id: HashMap<Uuid, &DealCheck> = rows.iter().map(|r| (r.id, r)).collect();
     let mut to_change = Vec::new();
     for id in &ids {
         let row = by_id.get(id).copied();
@@ -310,7 +311,11 @@ pub async fn run_unit(
         }
     }
     let actor = creator.actor();
-    if !actor.guards.applies(change.command_id(), actor.tenant_id) {
+    if !actor
+        .guards
+        .applies_now(conn, change.command_id(), actor.tenant_id)
+        .await?
+    {
         // Nothing can refuse a change: the change and its records in one
         // statement, built by Postgres (no savepoint to roll back to).
         let set = match &target {
@@ -324,9 +329,10 @@ pub async fn run_unit(
         deal_bulk::write_and_record(conn, &actor, change.label(), to_change, set).await?;
         return Ok(report);
     }
-    let before: HashMap<Uuid, DealState> = to_change
+    let before: HashMap<Uuid, DealState> = q::rows(conn, &to_change)
+        .await?
         .iter()
-        .filter_map(|id| by_id.get(id).map(|row| (*id, DealState::from(*row))))
+        .map(|row| (row.id, DealState::from(row)))
         .collect();
     let accepted: Vec<Uuid> = {
         let guards = actor.guards.clone();

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use stoa_acl::slots::{WidgetDef, WidgetSize};
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use commands::handlers;
 

@@ -30,7 +30,7 @@ use stoa_acl::{
     Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, UserDirectory,
 };
 use stoa_core::crypto::KeyRing;
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use commands::handlers;
 pub use error::DevicesError;

@@ -25,7 +25,7 @@ pub mod seed_sync;
 pub mod service;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use error::DirectoryError;
 pub use queries::slugify;

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stoa_acl::{ModuleInfo, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use config::OnboardingConfig;
 pub use error::OnboardingError;

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 pub use error::PreferencesError;
 pub use state::PreferencesState;

@@ -18,7 +18,7 @@ pub mod system_jobs;
 pub mod units;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-use utoipa_actix_web::service_config::ServiceConfig;
+use stoa_core::http::ServiceConfig;
 
 /// The future a [`JobHandler`] returns.
 pub use futures_util::future::BoxFuture;

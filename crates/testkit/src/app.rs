@@ -13,8 +13,8 @@ use actix_web::web::Bytes;
 use serde_json::Value;
 use stoa_core::config::{DEFAULT_BIND, DEFAULT_BODY_LIMIT, HttpConfig};
 use stoa_core::db::Db;
+use stoa_core::http::ServiceConfig;
 use stoa_core::http::{AccessPolicy, ApiConfigurator, AppContext, Metrics, ReadCache};
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::database::TestDb;
 use crate::operation::OmOperation;

@@ -125,7 +125,7 @@ pub fn documented(doc: Arc<OpenApiJson>) -> Arc<OperationDocs> {
     {
         return docs.clone();
     }
-    let docs = Arc::new(operation_docs(&doc.0));
+    let docs = Arc::new(operation_docs(doc.json()));
     *parsed = Some((doc, docs.clone()));
     docs
 }

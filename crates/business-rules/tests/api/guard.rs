@@ -286,3 +286,52 @@ async fn rules_never_guard_the_rules_themselves() {
     assert_eq!(res.status, 422, "{}", res.text());
     assert!(res.text().contains("deals-locked"));
 }
+
+/// `applies_now` (the bulk jobs' choice of path) reads a tenant's rules once
+/// the cache is older than its refresh period, where `applies_to` can only
+/// answer "maybe" (`true`).
+#[actix_web::test]
+async fn applies_now_reads_the_rules_when_the_cache_is_stale() {
+    use stoa_core::command::WriteGuard;
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let guard = stoa_business_rules::guard::RulesGuard;
+    let command = "customers.deals.bulk_update_stage";
+    let tenant = Some(acme.tenant_id);
+    let stale = stoa_business_rules::cache::REFRESH + std::time::Duration::from_millis(100);
+    let mut conn = app.db.conn().await.unwrap();
+
+    // Never read: maybe; read now: no guard rule.
+    assert!(guard.applies_to(command, tenant));
+    assert!(!guard.applies_now(&mut conn, command, tenant).await.unwrap());
+    assert!(!guard.applies_to(command, tenant));
+    // Stale again: `applies_to` must say maybe, `applies_now` reads and says no.
+    tokio::time::sleep(stale).await;
+    assert!(guard.applies_to(command, tenant));
+    assert!(!guard.applies_now(&mut conn, command, tenant).await.unwrap());
+
+    // A GUARD rule written by another process: seen once the cache is stale.
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
+             VALUES ('{}', '{}', 'elsewhere', 'Made elsewhere', 'GUARD', 'customers.deal', \
+             '{{\"field\": \"title\", \"operator\": \"!=\", \"value\": \"Blocked\"}}')",
+            acme.tenant_id, acme.organization_id
+        )),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(stale).await;
+    assert!(guard.applies_now(&mut conn, command, tenant).await.unwrap());
+    assert!(guard.applies_to(command, tenant));
+    // The list of guards answers as its guards do; no tenant, no rules.
+    let guards = stoa_core::command::WriteGuards::default().with(std::sync::Arc::new(guard));
+    assert!(
+        guards
+            .applies_now(&mut conn, command, tenant)
+            .await
+            .unwrap()
+    );
+    assert!(!guards.applies_now(&mut conn, command, None).await.unwrap());
+}

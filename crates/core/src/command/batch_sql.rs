@@ -15,7 +15,7 @@
 //! resource whose view is its state (`Tracked::VIEW_IS_STATE`): undoable,
 //! with the undo payload naming the snapshots. Write guards cannot see
 //! entries that exist only in SQL, so [`record_set`] refuses an actor with a
-//! guard that applies to the command ([`WriteGuards::applies`]); such work
+//! guard that applies to the command ([`WriteGuards::applies_now`]); such work
 //! goes through `record_batch`. Each module's tests check that its SQL
 //! writes what the Rust entries would (snapshots, changes, events).
 
@@ -158,7 +158,11 @@ pub async fn record_set<'q>(
     >,
 ) -> Result<u64, AppError> {
     let tenant = actor.tenant_id;
-    if actor.guards.applies(source.command_id, tenant) {
+    if actor
+        .guards
+        .applies_now(conn, source.command_id, tenant)
+        .await?
+    {
         return Err(AppError::internal(format!(
             "{} cannot be recorded in SQL: a write guard applies to it",
             source.command_id

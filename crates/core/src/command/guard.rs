@@ -245,6 +245,22 @@ pub trait WriteGuard: Send + Sync {
         let _ = (command_id, tenant_id);
         true
     }
+    /// [`applies_to`](Self::applies_to) as it stands now: a guard whose
+    /// memory may be stale (a rules engine's cache after its refresh
+    /// interval, when `applies_to` answers `true` to be safe) reads it
+    /// again on `conn`. For a writer that picks its way of writing before
+    /// it writes (a bulk job's unit records in SQL when no guard applies,
+    /// [`super::record_set`]). Default: `applies_to`.
+    fn applies_now<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        command_id: &'a str,
+        tenant_id: Option<Uuid>,
+    ) -> BoxFuture<'a, Result<bool, AppError>> {
+        let _ = conn;
+        let applies = self.applies_to(command_id, tenant_id);
+        Box::pin(async move { Ok(applies) })
+    }
     /// Decides on one write. `conn` is the write's transaction.
     fn check<'a>(
         &'a self,
@@ -337,6 +353,22 @@ impl WriteGuards {
         self.list
             .iter()
             .any(|g| g.applies_to(command_id, tenant_id))
+    }
+
+    /// [`applies`](Self::applies) after each guard has read what it keeps
+    /// in memory, if that was stale ([`WriteGuard::applies_now`]).
+    pub async fn applies_now(
+        &self,
+        conn: &mut AsyncPgConnection,
+        command_id: &str,
+        tenant_id: Option<Uuid>,
+    ) -> Result<bool, AppError> {
+        for guard in self.list.iter() {
+            if guard.applies_now(conn, command_id, tenant_id).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     pub fn len(&self) -> usize {

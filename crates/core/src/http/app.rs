@@ -11,7 +11,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{Compress, from_fn};
 use actix_web::{App, web};
 use utoipa::OpenApi;
-use utoipa_actix_web::{AppExt, scope, service_config::ServiceConfig};
+use utoipa_actix_web::{AppExt, scope};
 
 use super::access::{AccessPolicy, access_policy_data, enforce_access};
 use super::compression::strip_identity_encoding;
@@ -20,6 +20,7 @@ use super::metrics::Metrics;
 use super::origin::{OriginPolicy, origin_guard};
 use super::read_cache::{ReadCache, read_cache_data};
 use super::request_context::request_context;
+use super::routes::ServiceConfig;
 use super::sse::SseKeepAlive;
 use super::{cors, security_headers};
 use crate::config::HttpConfig;
@@ -28,7 +29,7 @@ use crate::extract::BodyLimit;
 use crate::system::{ApiDoc, OpenApiJson, SystemInfo};
 
 /// A function that mounts a module's routes under `/api` (e.g. `stoa_devices::configure`).
-pub type ApiConfigurator = Arc<dyn Fn(&mut ServiceConfig) + Send + Sync>;
+pub type ApiConfigurator = Arc<dyn Fn(&mut ServiceConfig<'_, '_>) + Send + Sync>;
 
 /// What every app instance shares: the database, HTTP settings, metrics, the
 /// module configurators and the OpenAPI document they produce.
@@ -47,14 +48,13 @@ pub struct AppContext {
 
 impl AppContext {
     pub fn new(db: Db, http: HttpConfig, configurators: Vec<ApiConfigurator>) -> Self {
-        let doc = openapi_doc(&configurators, &http.version);
-        let json = doc.to_json().unwrap_or_else(|_| "{}".into());
+        let openapi = web::Data::new(document(configurators.clone(), &http.version, None));
         Self {
             db,
             http,
             metrics: None,
             configurators,
-            openapi: web::Data::new(OpenApiJson(json)),
+            openapi,
             access: None,
             reads: None,
         }
@@ -63,10 +63,11 @@ impl AppContext {
     /// Enforces `policy` before every handler and documents it in the
     /// OpenAPI document (`x-required-features` on each operation).
     pub fn with_access(mut self, policy: Arc<dyn AccessPolicy>) -> Self {
-        let mut doc = openapi_doc(&self.configurators, &self.http.version);
-        policy.document(&mut doc);
-        let json = doc.to_json().unwrap_or_else(|_| "{}".into());
-        self.openapi = web::Data::new(OpenApiJson(json));
+        self.openapi = web::Data::new(document(
+            self.configurators.clone(),
+            &self.http.version,
+            Some(policy.clone()),
+        ));
         self.access = Some(policy);
         self
     }
@@ -83,18 +84,36 @@ impl AppContext {
     }
 }
 
+/// The served document, built at its first request: `openapi_doc`, with
+/// `policy`'s requirements on each operation.
+fn document(
+    configurators: Vec<ApiConfigurator>,
+    version: &str,
+    policy: Option<Arc<dyn AccessPolicy>>,
+) -> OpenApiJson {
+    let version = version.to_string();
+    OpenApiJson::lazy(move || {
+        let mut doc = openapi_doc(&configurators, &version);
+        if let Some(policy) = &policy {
+            policy.document(&mut doc);
+        }
+        doc.to_json().unwrap_or_else(|_| "{}".into())
+    })
+}
+
 /// The OpenAPI document of the system endpoints plus every configurator's routes.
 pub fn openapi_doc(configurators: &[ApiConfigurator], version: &str) -> utoipa::openapi::OpenApi {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
-        .service(mount(configurators))
+        .service(documented_routes(configurators))
         .split_for_parts();
     doc.info.version = version.to_string();
     super::doc_rules::apply(doc)
 }
 
-fn mount(
+/// Every route under `/api`, with their OpenAPI paths and schemas.
+fn documented_routes(
     configurators: &[ApiConfigurator],
 ) -> utoipa_actix_web::scope::Scope<
     impl ServiceFactory<
@@ -105,10 +124,23 @@ fn mount(
         InitError = (),
     > + use<>,
 > {
-    let mut api = scope("/api").configure(crate::system::configure);
+    let mut api = scope("/api")
+        .configure(|cfg| crate::system::configure(&mut ServiceConfig::documenting(cfg)));
     for configure in configurators {
         let configure = configure.clone();
-        api = api.configure(move |cfg| configure(cfg));
+        api = api.configure(move |cfg| configure(&mut ServiceConfig::documenting(cfg)));
+    }
+    api
+}
+
+/// Every route under `/api`, for serving only (no OpenAPI tree per app
+/// instance: [`super::routes`]).
+fn served_routes(configurators: &[ApiConfigurator]) -> actix_web::Scope {
+    let mut api = web::scope("/api")
+        .configure(|cfg| crate::system::configure(&mut ServiceConfig::serving(cfg)));
+    for configure in configurators {
+        let configure = configure.clone();
+        api = api.configure(move |cfg| configure(&mut ServiceConfig::serving(cfg)));
     }
     api
 }
@@ -147,11 +179,8 @@ pub fn app(
     if let Some(cache) = &ctx.reads {
         app = app.app_data(read_cache_data(cache.clone()));
     }
-    let (app, _) = app
-        .into_utoipa_app()
-        .service(mount(&ctx.configurators))
-        .split_for_parts();
-    app.default_service(web::to(not_found))
+    app.service(served_routes(&ctx.configurators))
+        .default_service(web::to(not_found))
         .wrap(from_fn(enforce_access))
         .wrap(json_error_bodies())
         .wrap(Compress::default())

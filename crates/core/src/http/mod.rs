@@ -21,6 +21,7 @@ mod metrics;
 mod origin;
 pub mod read_cache;
 mod request_context;
+mod routes;
 pub mod sse;
 
 pub use crate::error::ErrorShape;
@@ -42,6 +43,7 @@ pub use origin::{
 };
 pub use read_cache::{ReadCache, ReadCacheData, read_cache_data};
 pub use request_context::{RequestId, request_context};
+pub use routes::ServiceConfig;
 pub use sse::{Disconnected, Sse, SseEvent, SseKeepAlive, SseSender};
 
 /// Headers sent with every response.

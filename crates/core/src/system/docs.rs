@@ -1,8 +1,39 @@
+use std::sync::OnceLock;
+
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 
-/// The generated OpenAPI document, serialised once at start-up.
-pub struct OpenApiJson(pub String);
+/// The generated OpenAPI document, serialised once, at its first use.
+///
+/// Not at start-up: building it (every module's paths and schemas as a
+/// `utoipa` tree) takes more memory than the server holds at rest, and a
+/// server that nobody asks for its document never needs it
+/// (docs/architecture.md, "Memory"). The text is kept once built.
+pub struct OpenApiJson {
+    text: OnceLock<web::Bytes>,
+    build: Box<dyn Fn() -> String + Send + Sync>,
+}
+
+impl OpenApiJson {
+    /// A document built by `build` when first asked for.
+    pub fn lazy(build: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Self {
+            text: OnceLock::new(),
+            build: Box::new(build),
+        }
+    }
+
+    /// The document's JSON text (built now if it was not yet).
+    pub fn json(&self) -> &str {
+        // Built from a `String`, so always UTF-8.
+        std::str::from_utf8(self.bytes()).unwrap_or("{}")
+    }
+
+    fn bytes(&self) -> &web::Bytes {
+        self.text
+            .get_or_init(|| web::Bytes::from((self.build)().into_bytes()))
+    }
+}
 
 /// The OpenAPI 3.1 document of every endpoint.
 #[utoipa::path(
@@ -13,7 +44,7 @@ pub struct OpenApiJson(pub String);
 pub async fn openapi_json(doc: web::Data<OpenApiJson>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
-        .body(doc.0.clone())
+        .body(doc.bytes().clone())
 }
 
 /// A self-contained page that renders the OpenAPI document (no external assets).

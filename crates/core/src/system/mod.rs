@@ -6,9 +6,9 @@ mod health;
 mod operations;
 mod version;
 
+use crate::http::ServiceConfig;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
-use utoipa_actix_web::service_config::ServiceConfig;
 
 pub use docs::OpenApiJson;
 pub use health::HealthBody;

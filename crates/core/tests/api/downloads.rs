@@ -7,9 +7,9 @@ use std::sync::Mutex;
 
 use actix_web::test::TestRequest;
 use actix_web::web::{self, Bytes};
+use stoa_core::http::ServiceConfig;
 use stoa_core::http::{Download, SANDBOX_CSP};
 use stoa_testkit::app;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 const CONTENT: &[u8] = b"0123456789abcdefghij";
 

@@ -2,8 +2,8 @@
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
+use stoa_core::http::ServiceConfig;
 use stoa_core::{Form, Json, PageQuery, Path, Query};
-use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
 use validator::Validate;
 

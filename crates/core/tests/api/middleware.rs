@@ -138,7 +138,7 @@ async fn metrics_count_requests_by_route_and_status() {
 /// A write route that counts how often its handler runs.
 fn counting(
     hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-) -> impl Fn(&mut utoipa_actix_web::service_config::ServiceConfig) + Send + Sync + 'static {
+) -> impl Fn(&mut stoa_core::http::ServiceConfig) + Send + Sync + 'static {
     move |cfg| {
         let hits = hits.clone();
         cfg.route(

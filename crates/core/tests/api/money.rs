@@ -81,7 +81,7 @@ async fn echo_price(body: Json<Price>) -> HttpResponse {
     HttpResponse::Ok().json(&*body)
 }
 
-fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+fn configure(cfg: &mut stoa_core::http::ServiceConfig) {
     cfg.route("/test/price", web::post().to(echo_price));
 }
 

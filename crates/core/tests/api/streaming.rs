@@ -10,10 +10,10 @@ use actix_web::body::BodySize;
 use actix_web::test::TestRequest;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpResponse, HttpServer};
+use stoa_core::http::ServiceConfig;
 use stoa_core::http::{Download, Sse, SseEvent};
 use stoa_testkit::{SseFrame, StreamEnd, app};
 use tokio::sync::{Notify, mpsc};
-use utoipa_actix_web::service_config::ServiceConfig;
 
 const WAIT: Duration = Duration::from_secs(5);
 

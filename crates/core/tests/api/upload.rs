@@ -48,7 +48,7 @@ async fn upload(
     Ok(HttpResponse::Ok().json(json!({"files": files, "title": upload.field("title")})))
 }
 
-fn configure(storage: Storage) -> impl Fn(&mut utoipa_actix_web::service_config::ServiceConfig) {
+fn configure(storage: Storage) -> impl Fn(&mut stoa_core::http::ServiceConfig) {
     let storage = web::Data::new(storage);
     move |cfg| {
         cfg.app_data(storage.clone())

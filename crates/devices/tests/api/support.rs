@@ -74,13 +74,11 @@ pub async fn start() -> TestApp<
             let state = stoa_auth::testing::state_with(db, |_| {});
             let auth = stoa_auth::configure(state.clone());
             let keys: Arc<dyn Authenticator> = Arc::new(TestKeys(state));
-            Arc::new(
-                move |cfg: &mut utoipa_actix_web::service_config::ServiceConfig| {
-                    auth(cfg);
-                    // Replaces stoa-auth's authenticator (same app-data type).
-                    cfg.app_data(authenticator_data(keys.clone()));
-                },
-            )
+            Arc::new(move |cfg: &mut stoa_core::http::ServiceConfig| {
+                auth(cfg);
+                // Replaces stoa-auth's authenticator (same app-data type).
+                cfg.app_data(authenticator_data(keys.clone()));
+            })
         })
         .module(stoa_audit_logs::configure(
             Arc::new(commands()),

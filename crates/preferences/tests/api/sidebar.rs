@@ -93,12 +93,10 @@ pub async fn start_with_userless_keys(
                 .with_api_keys(Arc::new(UserlessKey(tenant)));
             let auth = stoa_auth::configure(Arc::new(state));
             let preferences = stoa_preferences::configure(super::support::state(db));
-            Arc::new(
-                move |cfg: &mut utoipa_actix_web::service_config::ServiceConfig| {
-                    auth(cfg);
-                    preferences(cfg);
-                },
-            )
+            Arc::new(move |cfg: &mut stoa_core::http::ServiceConfig| {
+                auth(cfg);
+                preferences(cfg);
+            })
         })
         .module(stoa_directory::configure)
         .start()

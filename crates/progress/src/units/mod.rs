@@ -160,10 +160,24 @@ impl JobContext {
     /// `f`, so the unit's writes rest on the grants held at that moment. A
     /// creator gone since the last unit ends the job; finished units stay.
     pub async fn unit_as(&self, key: &str, items: usize, f: UnitAsFn) -> Result<UnitRun, JobError> {
-        // The unit's closure may not borrow the context: it gets a copy.
+        // The unit's closure may not borrow the context: it gets a copy,
+        // without the payload (the creator is resolved from the job's scope;
+        // a bulk job's payload holds its 10,000 ids, which each unit cloned).
+        let job = &self.job;
         let this = JobContext {
             db: self.db.clone(),
-            job: self.job.clone(),
+            job: Job {
+                id: job.id,
+                kind: job.kind.clone(),
+                payload: Value::Null,
+                progress_job_id: job.progress_job_id,
+                attempts: job.attempts,
+                max_attempts: job.max_attempts,
+                tenant_id: job.tenant_id,
+                organization_id: job.organization_id,
+                created_by_user_id: job.created_by_user_id,
+                created_by_api_key_id: job.created_by_api_key_id,
+            },
             creators: self.creators.clone(),
             guards: self.guards.clone(),
         };
