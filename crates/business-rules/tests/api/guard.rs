@@ -203,6 +203,24 @@ async fn undoing_into_a_refused_state_is_refused_too() {
     assert_eq!(stage_of(&app, &admin, small).await, json!(new));
 }
 
+/// A GUARD rule (titles may not be "Blocked") written straight into the
+/// table, as another process would: the version trigger bumps the tenant's
+/// version, this process's cache is not told.
+async fn guard_rule_written_elsewhere(db: &stoa_core::db::Db, acme: &Tenant) {
+    let mut conn = db.conn().await.unwrap();
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(format!(
+            "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
+             VALUES ('{}', '{}', 'elsewhere', 'Made elsewhere', 'GUARD', 'customers.deal', \
+             '{{\"field\": \"title\", \"operator\": \"!=\", \"value\": \"Blocked\"}}')",
+            acme.tenant_id, acme.organization_id
+        )),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+}
+
 #[actix_web::test]
 async fn a_rule_written_by_another_process_guards_within_the_refresh_period() {
     let app = start().await;
@@ -222,19 +240,7 @@ async fn a_rule_written_by_another_process_guards_within_the_refresh_period() {
     // Another process adds a GUARD rule: straight into the table (the
     // version trigger bumps the tenant's version; this process's cache is
     // not told).
-    let mut conn = app.db.conn().await.unwrap();
-    diesel_async::RunQueryDsl::execute(
-        diesel::sql_query(format!(
-            "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
-             VALUES ('{}', '{}', 'elsewhere', 'Made elsewhere', 'GUARD', 'customers.deal', \
-             '{{\"field\": \"title\", \"operator\": \"!=\", \"value\": \"Blocked\"}}')",
-            acme.tenant_id, acme.organization_id
-        )),
-        &mut *conn,
-    )
-    .await
-    .unwrap();
-    drop(conn);
+    guard_rule_written_elsewhere(&app.db, &acme).await;
     tokio::time::sleep(stoa_business_rules::cache::REFRESH + std::time::Duration::from_millis(100))
         .await;
     let res = app
@@ -311,17 +317,7 @@ async fn applies_now_reads_the_rules_when_the_cache_is_stale() {
     assert!(!guard.applies_now(&mut conn, command, tenant).await.unwrap());
 
     // A GUARD rule written by another process: seen once the cache is stale.
-    diesel_async::RunQueryDsl::execute(
-        diesel::sql_query(format!(
-            "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
-             VALUES ('{}', '{}', 'elsewhere', 'Made elsewhere', 'GUARD', 'customers.deal', \
-             '{{\"field\": \"title\", \"operator\": \"!=\", \"value\": \"Blocked\"}}')",
-            acme.tenant_id, acme.organization_id
-        )),
-        &mut *conn,
-    )
-    .await
-    .unwrap();
+    guard_rule_written_elsewhere(&app.db, &acme).await;
     tokio::time::sleep(stale).await;
     assert!(guard.applies_now(&mut conn, command, tenant).await.unwrap());
     assert!(guard.applies_to(command, tenant));

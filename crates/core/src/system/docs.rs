@@ -62,3 +62,25 @@ pub async fn docs_page() -> HttpResponse {
         ))
         .body(include_str!("docs.html"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::OpenApiJson;
+
+    #[test]
+    fn the_document_is_built_at_its_first_use_and_kept() {
+        let builds = Arc::new(AtomicUsize::new(0));
+        let counter = builds.clone();
+        let doc = OpenApiJson::lazy(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            r#"{"openapi":"3.1.0"}"#.to_string()
+        });
+        assert_eq!(builds.load(Ordering::SeqCst), 0);
+        assert_eq!(doc.json(), r#"{"openapi":"3.1.0"}"#);
+        assert_eq!(doc.json(), r#"{"openapi":"3.1.0"}"#);
+        assert_eq!(builds.load(Ordering::SeqCst), 1);
+    }
+}
