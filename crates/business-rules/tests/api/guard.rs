@@ -207,7 +207,10 @@ async fn undoing_into_a_refused_state_is_refused_too() {
 /// table, as another process would: the version trigger bumps the tenant's
 /// version, this process's cache is not told.
 async fn guard_rule_written_elsewhere(db: &stoa_core::db::Db, acme: &Tenant) {
-    let mut conn = db.conn().await.unwrap();
+    let mut conn = db
+        .conn()
+        .await
+        .unwrap_or_else(|e| panic!("connection: {e}"));
     diesel_async::RunQueryDsl::execute(
         diesel::sql_query(format!(
             "INSERT INTO business_rules (tenant_id, organization_id, rule_id, rule_name, rule_type, entity_type, condition_expression) \
@@ -218,7 +221,7 @@ async fn guard_rule_written_elsewhere(db: &stoa_core::db::Db, acme: &Tenant) {
         &mut *conn,
     )
     .await
-    .unwrap();
+    .unwrap_or_else(|e| panic!("insert the rule: {e}"));
 }
 
 #[actix_web::test]
