@@ -48,12 +48,31 @@ pub struct SetSource<'a> {
     pub statement: &'a str,
 }
 
-/// The statement around a module's CTEs. Parameters: `$1` action-log ids,
-/// `$2` undo tokens (by `n`), `$3` actor user, `$4` super admin, `$5`
-/// source, `$6` command id, `$7` label, `$8` action type, `$9` resource
-/// kind, `$10` the actor's tenant and `$11` organization (for entries
-/// without their own).
-fn statement(ctes: &str) -> String {
+/// The statement around `ctes`: common table expressions (without `WITH`, parameters from
+/// [`FIRST_PARAM`]) that make the change and end in two named
+/// `recorded` and `recorded_events`:
+///
+/// - `recorded`: one row per entry, `n bigint` (1 ..= [`SetSource::max_entries`],
+///   distinct: the entry's order and its id's index), `tenant_id uuid`,
+///   `organization_id uuid`, `resource_id text`, `snapshot_before jsonb`,
+///   `snapshot_after jsonb` (the states, without `updatedAt` and without
+///   [`diff::SECRET_FIELDS`]), `changes_json jsonb`
+///   (`{field: {from, to}}`, as [`diff::changes`]) and
+///   `changed_fields text[]` (its keys, in byte order);
+/// - `recorded_events`: one row per event, `n bigint` (its entry), `k int`
+///   (its order within the entry), `name text`, `payload text` (a JSON
+///   object, copied into the outbox's batch text as it is: building it
+///   as text costs Postgres half of `json_build_object`), and its
+///   entry's `tenant_id`, `organization_id` and `resource_id` (so the
+///   events need no join back to their entries).
+///
+/// A resource keeps its tenant: the entries name no other tenants.
+///
+/// Parameters: `$1` action-log ids, `$2` undo tokens (by `n`), `$3` actor
+/// user, `$4` super admin, `$5` source, `$6` command id, `$7` label, `$8`
+/// action type, `$9` resource kind, `$10` the actor's tenant and `$11`
+/// organization (for entries without their own).
+pub fn set_statement(ctes: &str) -> String {
     let tenant = json_uuid("tenant_id");
     let organization = json_uuid("organization_id");
     let actor = json_uuid("$3::uuid");
@@ -116,29 +135,6 @@ fn json_uuid(expr: &str) -> String {
 struct Counts {
     #[diesel(sql_type = BigInt)]
     recorded: i64,
-}
-
-/// The statement around `ctes`: common table expressions (without `WITH`, parameters from
-/// [`FIRST_PARAM`]) that make the change and end in two named
-/// `recorded` and `recorded_events`:
-///
-/// - `recorded`: one row per entry, `n bigint` (1 ..= [`SetSource::max_entries`],
-///   distinct: the entry's order and its id's index), `tenant_id uuid`,
-///   `organization_id uuid`, `resource_id text`, `snapshot_before jsonb`,
-///   `snapshot_after jsonb` (the states, without `updatedAt` and without
-///   [`diff::SECRET_FIELDS`]), `changes_json jsonb`
-///   (`{field: {from, to}}`, as [`diff::changes`]) and
-///   `changed_fields text[]` (its keys, in byte order);
-/// - `recorded_events`: one row per event, `n bigint` (its entry), `k int`
-///   (its order within the entry), `name text`, `payload text` (a JSON
-///   object, copied into the outbox's batch text as it is: building it
-///   as text costs Postgres half of `json_build_object`), and its
-///   entry's `tenant_id`, `organization_id` and `resource_id` (so the
-///   events need no join back to their entries).
-///
-/// A resource keeps its tenant: the entries name no other tenants.
-pub fn set_statement(ctes: &str) -> String {
-    statement(ctes)
 }
 
 /// Runs `source`'s statement, with the module's parameters

@@ -346,17 +346,10 @@ impl WriteGuards {
     }
 
     /// Whether any guard applies to `command_id` in `tenant`
-    /// ([`WriteGuard::applies_to`]): when none does, [`check`](Self::check)
+    /// ([`WriteGuard::applies_now`]: each guard reads again what it keeps in
+    /// memory if that was stale): when none does, [`check`](Self::check)
     /// allows every write of it without asking, and a bulk job may record
     /// it in SQL ([`super::record_set`]).
-    pub fn applies(&self, command_id: &str, tenant_id: Option<Uuid>) -> bool {
-        self.list
-            .iter()
-            .any(|g| g.applies_to(command_id, tenant_id))
-    }
-
-    /// [`applies`](Self::applies) after each guard has read what it keeps
-    /// in memory, if that was stale ([`WriteGuard::applies_now`]).
     pub async fn applies_now(
         &self,
         conn: &mut AsyncPgConnection,

@@ -26,6 +26,22 @@ enum Inner<'c, 's> {
     Document(&'c mut utoipa_actix_web::service_config::ServiceConfig<'s>),
 }
 
+/// Makes the same call on whichever configuration `$self` wraps (actix's
+/// and utoipa's share these methods' names), then returns `$self`.
+macro_rules! forward {
+    ($self:ident, $cfg:ident => $call:expr) => {{
+        match &mut $self.inner {
+            Inner::Serve($cfg) => {
+                $call;
+            }
+            Inner::Document($cfg) => {
+                $call;
+            }
+        }
+        $self
+    }};
+}
+
 impl<'c, 's> ServiceConfig<'c, 's> {
     /// Registers routes for serving only.
     pub fn serving(cfg: &'c mut web::ServiceConfig) -> Self {
@@ -41,22 +57,9 @@ impl<'c, 's> ServiceConfig<'c, 's> {
         }
     }
 
-    /// Whether this registration builds the OpenAPI document.
-    pub fn documents(&self) -> bool {
-        matches!(self.inner, Inner::Document(_))
-    }
-
     /// Data for the handlers of this configuration.
     pub fn app_data<U: 'static>(&mut self, ext: U) -> &mut Self {
-        match &mut self.inner {
-            Inner::Serve(cfg) => {
-                cfg.app_data(ext);
-            }
-            Inner::Document(cfg) => {
-                cfg.app_data(ext);
-            }
-        }
-        self
+        forward!(self, cfg => cfg.app_data(ext))
     }
 
     /// A documented handler (`#[utoipa::path]` and an actix route macro).
@@ -64,28 +67,12 @@ impl<'c, 's> ServiceConfig<'c, 's> {
     where
         F: HttpServiceFactory + OpenApiFactory + 'static,
     {
-        match &mut self.inner {
-            Inner::Serve(cfg) => {
-                cfg.service(factory);
-            }
-            Inner::Document(cfg) => {
-                cfg.service(factory);
-            }
-        }
-        self
+        forward!(self, cfg => cfg.service(factory))
     }
 
     /// An undocumented route (tests).
     pub fn route(&mut self, path: &str, route: Route) -> &mut Self {
-        match &mut self.inner {
-            Inner::Serve(cfg) => {
-                cfg.route(path, route);
-            }
-            Inner::Document(cfg) => {
-                cfg.route(path, route);
-            }
-        }
-        self
+        forward!(self, cfg => cfg.route(path, route))
     }
 
     /// Runs `f` on this configuration (a module mounting a sub-module).
