@@ -109,13 +109,24 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// Users as dashboards may count them (live users only; no personal field).
+/// Users as dashboards may count them (live users only; no personal field),
+/// hiding what `GET /auth/users` hides: super admins from every caller but
+/// super admins (the relation reads dashboards' one-row `stoa_caller`,
+/// `is_super_admin boolean`, defined before it in every statement; the same
+/// super-admin test as the list's), and, through `organization_column`,
+/// users outside a restricted caller's organizations.
 pub const USERS_ANALYTICS: stoa_acl::slots::AnalyticsSource = {
     use stoa_acl::slots::{AnalyticsField, AnalyticsSource, FieldKind};
     AnalyticsSource {
         entity_type: "auth:users",
         module: "auth",
-        relation: "(SELECT * FROM users WHERE deleted_at IS NULL) stoa_u",
+        relation: "(SELECT stoa_uu.* FROM users stoa_uu WHERE stoa_uu.deleted_at IS NULL \
+                   AND ((SELECT stoa_c.is_super_admin FROM stoa_caller stoa_c) \
+                   OR stoa_uu.id <> ALL(ARRAY(SELECT stoa_ua.user_id FROM user_acls stoa_ua \
+                   WHERE stoa_ua.is_super_admin UNION ALL SELECT stoa_ur.user_id \
+                   FROM user_roles stoa_ur WHERE stoa_ur.role_id = ANY(ARRAY(\
+                   SELECT stoa_ra.role_id FROM role_acls stoa_ra WHERE stoa_ra.is_super_admin)))))) \
+                   stoa_u",
         tenant_column: "stoa_u.tenant_id",
         organization_column: Some("stoa_u.organization_id"),
         date_field: "createdAt",

@@ -19,17 +19,18 @@ use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
+use stoa_acl::accounts::Accounts;
 use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, tracked};
-use stoa_core::command::{Actor, Command, CommandHandler, Event, LogEntry};
+use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
 use uuid::Uuid;
 
 use crate::model::{
     LAYOUT_KIND, LayoutState, ROLE_WIDGETS_KIND, RoleWidgetsState, USER_WIDGETS_KIND,
     UserWidgetsState,
 };
-use crate::queries;
 use crate::{ASSIGN, CONFIGURE};
+use crate::{queries, reach};
 
 pub const SAVE_LAYOUT: &str = "dashboards.layout.save";
 pub const SAVE_ROLE_WIDGETS: &str = "dashboards.role_widgets.save";
@@ -251,11 +252,113 @@ impl Saved for UserWidgetsState {
     }
 }
 
-/// The undo/redo handlers of every dashboards command.
+/// The undo/redo handlers of every dashboards command, without the reach
+/// of the role or user (no account interface to ask): prefer
+/// [`handlers_with`].
 pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
     vec![
         StateHandler::<LayoutState>::boxed(SAVE_LAYOUT),
         StateHandler::<RoleWidgetsState>::boxed(SAVE_ROLE_WIDGETS),
         StateHandler::<UserWidgetsState>::boxed(SAVE_USER_WIDGETS),
     ]
+}
+
+/// The undo/redo handlers of every dashboards command; an undo or redo of a
+/// role's or user's widgets first passes the forward route's reach checks
+/// ([`crate::reach`]) for its caller, now, for the role or user of both
+/// recorded states.
+pub fn handlers_with(accounts: Arc<dyn Accounts>) -> Vec<Arc<dyn CommandHandler>> {
+    vec![
+        StateHandler::<LayoutState>::boxed(SAVE_LAYOUT),
+        Arc::new(Reaching {
+            inner: StateHandler::<RoleWidgetsState>::boxed(SAVE_ROLE_WIDGETS),
+            accounts: accounts.clone(),
+            owner: Owner::Role,
+        }),
+        Arc::new(Reaching {
+            inner: StateHandler::<UserWidgetsState>::boxed(SAVE_USER_WIDGETS),
+            accounts,
+            owner: Owner::User,
+        }),
+    ]
+}
+
+#[derive(Clone, Copy)]
+enum Owner {
+    Role,
+    User,
+}
+
+/// A state handler behind the reach of the row's role or user.
+struct Reaching {
+    inner: Arc<dyn CommandHandler>,
+    accounts: Arc<dyn Accounts>,
+    owner: Owner,
+}
+
+impl Reaching {
+    /// The (owner, tenant) pairs the entry's states name.
+    fn owners(&self, log: &ActionLog) -> Vec<(Uuid, Uuid)> {
+        let key = match self.owner {
+            Owner::Role => "roleId",
+            Owner::User => "userId",
+        };
+        let id = |v: &Value, k: &str| v.get(k)?.as_str()?.parse::<Uuid>().ok();
+        [&log.snapshot_before, &log.snapshot_after]
+            .into_iter()
+            .flatten()
+            .filter_map(|v| Some((id(v, key)?, id(v, "tenantId")?)))
+            .collect()
+    }
+
+    async fn check(
+        &self,
+        conn: &mut AsyncPgConnection,
+        log: &ActionLog,
+        actor: &Actor,
+    ) -> Result<(), AppError> {
+        let ctx = AuthContext::of(actor)?;
+        let accounts = &*self.accounts;
+        for (owner, tenant) in self.owners(log) {
+            match self.owner {
+                Owner::Role => {
+                    reach::writable_role(conn, accounts, ctx, owner, tenant).await?;
+                }
+                Owner::User => {
+                    reach::reachable_user(conn, accounts, accounts, ctx, owner, tenant).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl CommandHandler for Reaching {
+    fn command_id(&self) -> &'static str {
+        self.inner.command_id()
+    }
+
+    fn undo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
+        Box::pin(async move {
+            self.check(conn, log, actor).await?;
+            self.inner.undo(conn, log, actor).await
+        })
+    }
+
+    fn redo<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        log: &'a ActionLog,
+        actor: &'a Actor,
+    ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
+        Box::pin(async move {
+            self.check(conn, log, actor).await?;
+            self.inner.redo(conn, log, actor).await
+        })
+    }
 }

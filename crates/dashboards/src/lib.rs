@@ -16,6 +16,7 @@ pub mod dto;
 pub mod model;
 pub mod operations;
 pub mod queries;
+pub mod reach;
 pub mod routes;
 pub mod seeder;
 pub mod service;
@@ -27,7 +28,7 @@ use stoa_acl::slots::{WidgetDef, WidgetSize};
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use stoa_core::http::ServiceConfig;
 
-pub use commands::handlers;
+pub use commands::{handlers, handlers_with};
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "dashboards",

@@ -25,6 +25,7 @@ use crate::model::{
     USER_WIDGETS_KIND, UserWidgetsState, row_id,
 };
 use crate::queries::{self, WidgetInputs, parse_items};
+use crate::reach;
 use crate::widgets::{CatalogEntry, effective, known_ids};
 
 /// The caller's user (a layout belongs to a user: an API key acting on its
@@ -312,34 +313,6 @@ fn scope_view(scope: Scope) -> ScopeView {
     }
 }
 
-/// 404 unless `role` is a live role of `tenant`.
-async fn require_role(
-    conn: &mut AsyncPgConnection,
-    roles: &dyn RoleDirectory,
-    role: Uuid,
-    tenant: Uuid,
-) -> Result<(), AppError> {
-    let found = roles.role_grants(conn, &[role]).await?;
-    if found.iter().any(|r| r.id == role && r.tenant_id == tenant) {
-        Ok(())
-    } else {
-        Err(AppError::not_found("Role not found"))
-    }
-}
-
-/// 404 unless `user` is a live user of `tenant`.
-async fn require_user(
-    conn: &mut AsyncPgConnection,
-    users: &dyn UserDirectory,
-    user: Uuid,
-    tenant: Uuid,
-) -> Result<stoa_acl::UserRef, AppError> {
-    match users.user(conn, user).await? {
-        Some(found) if found.tenant_id == Some(tenant) => Ok(found),
-        _ => Err(AppError::not_found("User not found")),
-    }
-}
-
 /// 400 naming the unknown widget ids.
 fn unknown_widgets(unknown: Vec<String>) -> AppError {
     let message = format!("Unknown widget ids: {}", unknown.join(", "));
@@ -358,9 +331,8 @@ pub async fn get_role_widgets(
     scope: Scope,
 ) -> Result<RoleWidgets, AppError> {
     let mut conn = db.conn().await?;
-    require_role(&mut conn, roles, role, scope.tenant_id).await?;
+    reach::visible_role(&mut conn, roles, ctx, role, scope.tenant_id).await?;
     let row = queries::best_role_row(&mut conn, role, scope).await?;
-    let _ = ctx;
     Ok(RoleWidgets {
         has_custom: row.is_some(),
         widget_ids: row.map(|r| r.widget_ids).unwrap_or_default(),
@@ -392,7 +364,7 @@ pub async fn put_role_widgets(
     let mut conn = db.conn().await?;
     let op = conn
         .transaction(async |conn| {
-            require_role(conn, roles, role, scope.tenant_id).await?;
+            reach::writable_role(conn, roles, ctx, role, scope.tenant_id).await?;
             queries::lock_key(conn, id).await?;
             let target = (!ids.is_empty()).then(|| RoleWidgetsState {
                 id,
@@ -411,12 +383,13 @@ pub async fn get_user_widgets(
     db: &Db,
     registry: &Registry,
     accounts: (&dyn UserDirectory, &dyn AclResolver, &dyn RoleDirectory),
+    ctx: &AuthContext,
     user: Uuid,
     scope: Scope,
 ) -> Result<UserWidgets, AppError> {
     let (users, acl, roles) = accounts;
     let mut conn = db.conn().await?;
-    let target = require_user(&mut conn, users, user, scope.tenant_id).await?;
+    let target = reach::reachable_user(&mut conn, users, acl, ctx, user, scope.tenant_id).await?;
     let read = inputs(&mut conn, roles, user, scope).await?;
     // The target's own grants in that scope decide what it can see.
     let selection = Selection {
@@ -466,7 +439,7 @@ pub async fn get_user_widgets(
 pub async fn put_user_widgets(
     db: &Db,
     registry: &Registry,
-    users: &dyn UserDirectory,
+    (users, acl): (&dyn UserDirectory, &dyn AclResolver),
     ctx: &AuthContext,
     user: Uuid,
     mode: Mode,
@@ -488,7 +461,7 @@ pub async fn put_user_widgets(
     let mut conn = db.conn().await?;
     let op = conn
         .transaction(async |conn| {
-            require_user(conn, users, user, scope.tenant_id).await?;
+            reach::reachable_user(conn, users, acl, ctx, user, scope.tenant_id).await?;
             queries::lock_key(conn, id).await?;
             let target = (mode == Mode::Override).then(|| UserWidgetsState {
                 id,

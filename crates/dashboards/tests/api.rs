@@ -9,6 +9,8 @@ mod api {
     pub mod data;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod layout;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod reach;
     #[expect(
         clippy::unwrap_used,
         clippy::expect_used,

@@ -124,7 +124,8 @@ impl JobHandler for PrepareWorkspace {
 }
 
 /// `onboarding.prune_expired`: deletes pending requests that expired more
-/// than [`KEEP_EXPIRED_HOURS`] ago (their password hashes with them).
+/// than [`KEEP_EXPIRED_HOURS`] ago (their password hashes with them) and
+/// ended mail windows.
 /// Idempotent.
 pub struct PruneExpired;
 
@@ -142,11 +143,18 @@ impl JobHandler for PruneExpired {
     }
 }
 
-/// Deletes pending requests that expired more than `keep_hours` ago.
+/// Deletes pending requests that expired more than `keep_hours` ago, and
+/// the mail windows that have ended (`onboarding_mail_sends`).
 pub async fn prune_expired(
     conn: &mut diesel_async::AsyncPgConnection,
     keep_hours: i32,
 ) -> QueryResult<usize> {
+    diesel::sql_query(
+        "DELETE FROM onboarding_mail_sends WHERE sent_at < now() - make_interval(secs => $1)",
+    )
+    .bind::<diesel::sql_types::Integer, _>(crate::service::MAIL_WINDOW_SECS)
+    .execute(conn)
+    .await?;
     diesel::sql_query(
         "DELETE FROM onboarding_requests \
          WHERE status = 'pending' AND expires_at < now() - make_interval(hours => $1)",

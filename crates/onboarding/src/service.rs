@@ -190,12 +190,48 @@ const UPSERT: &str = "INSERT INTO onboarding_requests (email, token_hash, first_
          client_ip = EXCLUDED.client_ip, password_hash = EXCLUDED.password_hash, \
          expires_at = EXCLUDED.expires_at, last_email_sent_at = now(), updated_at = now()";
 
+/// At most one sign-up e-mail per address in this window (the reference's):
+/// a repeat inside it sends nothing and changes nothing.
+pub const MAIL_WINDOW_SECS: i32 = 600;
+
+/// Claims the address's mail window: `true` (and the window restarts now)
+/// when the address was not mailed in the last [`MAIL_WINDOW_SECS`]. One
+/// atomic upsert: a concurrent submission for the same address waits on the
+/// row (or its key) until this transaction ends, then finds the window
+/// taken, so two racing requests, in one process or several, send one mail.
+const CLAIM_WINDOW: &str = "INSERT INTO onboarding_mail_sends (email, sent_at) VALUES ($1, now()) \
+     ON CONFLICT (email) DO UPDATE SET sent_at = EXCLUDED.sent_at \
+     WHERE onboarding_mail_sends.sent_at <= now() - make_interval(secs => $2) \
+     RETURNING true AS claimed";
+
+#[derive(QueryableByName)]
+struct Claimed {
+    #[diesel(sql_type = Bool)]
+    claimed: bool,
+}
+
+/// Whether this submission may mail the address ([`CLAIM_WINDOW`]).
+async fn claim_mail_window(conn: &mut AsyncPgConnection, email: &str) -> Result<bool, AppError> {
+    let rows: Vec<Claimed> = diesel::sql_query(CLAIM_WINDOW)
+        .bind::<Text, _>(email)
+        .bind::<diesel::sql_types::Integer, _>(MAIL_WINDOW_SECS)
+        .load(conn)
+        .await?;
+    Ok(rows.iter().any(|r| r.claimed))
+}
+
 /// Records the submission and queues its e-mail, in one transaction: a new
 /// or refreshed pending request (a fresh token, the earlier link stops
 /// working) with the verification link, or — when the e-mail already has an
 /// account — no request and a message telling the owner so. Both paths
 /// hash the password first (the caller did) and write the same number of
 /// rows, so neither the answer nor its timing tells them apart.
+///
+/// An address mailed (either message) less than [`MAIL_WINDOW_SECS`] ago
+/// gets nothing: the submission changes nothing (the earlier link keeps
+/// working) and the answer is the same. The window is decided in the
+/// database first ([`claim_mail_window`]), so it holds across processes and
+/// races.
 pub async fn submit(
     state: &OnboardingState,
     submission: Submission,
@@ -212,6 +248,9 @@ pub async fn submit(
         .db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
+                if !claim_mail_window(conn, &submission.email).await? {
+                    return Ok(());
+                }
                 if accounts.email_taken(conn, &submission.email).await? {
                     let mail = mail::account_exists(&submission.email, &login);
                     stoa_mail::queue(conn, &mail, None).await?;

@@ -7,6 +7,7 @@ mod api {
     pub mod enumeration;
     pub mod gate;
     pub mod jobs;
+    pub mod mail_window;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod rate_limit;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]

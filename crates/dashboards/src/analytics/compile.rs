@@ -25,6 +25,7 @@ pub enum Bind {
     Time(OffsetDateTime),
     Times(Vec<OffsetDateTime>),
     Int(i64),
+    Bool(bool),
 }
 
 /// The statement and its parameters (`$1` is `binds[0]`).
@@ -42,14 +43,27 @@ pub struct Compiled {
 }
 
 /// The tenant's version of `read_model` (a name of code, never of input),
-/// as a subquery over `read_versions` with the tenant bound as `tenant`.
+/// as a subquery over `read_versions` with the tenant bound as `tenant`,
+/// plus the ACL version (`acl_version`, bumped by every write of roles,
+/// memberships, ACLs and organizations): a source may hide rows by other
+/// users' grants (`auth:users` hides super admins), so an answer is kept
+/// only while no grant moved either. Both only grow, so their sum is
+/// unchanged only when neither moved.
 pub fn version_sql(read_model: &str, tenant: &str) -> String {
     let name = read_model.replace('\'', "''");
     format!(
-        "(SELECT COALESCE(sum(stoa_rv.version), 0)::bigint FROM read_versions stoa_rv \
-         WHERE stoa_rv.name IN ('{name}', '{name}@' || {tenant}::text))"
+        "((SELECT COALESCE(sum(stoa_rv.version), 0)::bigint FROM read_versions stoa_rv \
+         WHERE stoa_rv.name IN ('{name}', '{name}@' || {tenant}::text)) \
+         + (SELECT COALESCE(max(stoa_av.version), 0)::bigint FROM acl_version stoa_av))"
     )
 }
+
+/// The name of the one-row relation every statement defines before the
+/// source's SQL, describing the caller (`is_super_admin boolean`): a
+/// source hides what its own list endpoint hides from the caller by
+/// reading it (`auth:users` hides super admins from everyone else, as
+/// `GET /auth/users` does).
+pub const CALLER_RELATION: &str = "stoa_caller";
 
 /// The caller's scope: the tenant and, for a caller limited to some
 /// organizations, those organizations.
@@ -57,6 +71,8 @@ pub fn version_sql(read_model: &str, tenant: &str) -> String {
 pub struct DataScope {
     pub tenant_id: Uuid,
     pub organizations: Option<Vec<Uuid>>,
+    /// Whether the caller is a super admin ([`CALLER_RELATION`]).
+    pub super_admin: bool,
 }
 
 fn field<'s>(source: &'s AnalyticsSource, name: &str) -> Option<&'s AnalyticsField> {
@@ -267,6 +283,7 @@ pub fn compile(
 
     let mut b = Builder { binds: Vec::new() };
     let tenant = b.bind(Bind::Uuid(scope.tenant_id));
+    let super_admin = b.bind(Bind::Bool(scope.super_admin));
     let mut base = vec![format!("{} = {tenant}", source.tenant_column)];
     if let (Some(orgs), Some(column)) = (&scope.organizations, source.organization_column) {
         let p = b.bind(Bind::Uuids(orgs.clone()));
@@ -332,7 +349,8 @@ pub fn compile(
     };
     Ok(Compiled {
         sql: format!(
-            "SELECT {value} AS value, {previous_sql} AS previous, {groups_sql} AS groups, \
+            "WITH {CALLER_RELATION} AS (SELECT {super_admin}::boolean AS is_super_admin) \
+             SELECT {value} AS value, {previous_sql} AS previous, {groups_sql} AS groups, \
              {version_column} AS version"
         ),
         binds: b.binds,

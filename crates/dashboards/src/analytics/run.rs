@@ -3,7 +3,7 @@
 
 use diesel::pg::Pg;
 use diesel::query_builder::BoxedSqlQuery;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Number, Value};
@@ -85,6 +85,7 @@ pub fn scope_of(ctx: &AuthContext) -> Result<DataScope, AppError> {
     Ok(DataScope {
         tenant_id,
         organizations: ctx.acl.visible_organization_ids.clone(),
+        super_admin: ctx.is_super_admin(),
     })
 }
 
@@ -108,6 +109,7 @@ fn bound<'a>(
             Bind::Time(v) => query.bind::<Timestamptz, _>(v),
             Bind::Times(v) => query.bind::<Array<Timestamptz>, _>(v),
             Bind::Int(v) => query.bind::<BigInt, _>(v),
+            Bind::Bool(v) => query.bind::<Bool, _>(v),
         };
     }
     query

@@ -21,7 +21,7 @@ use crate::service;
         (status = 400, body = ErrorBody, description = "`userId is required`, `Invalid userId`"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`, or no tenant"),
-        (status = 404, body = ErrorBody, description = "`User not found` (also: another tenant's user)"),
+        (status = 404, body = ErrorBody, description = "`User not found` (also: another tenant's user, a user outside the caller's organizations, a super admin for other callers)"),
     )
 )]
 #[get("/dashboards/users/widgets")]
@@ -42,7 +42,7 @@ pub async fn get_user_widgets(
         query.organization_id.as_deref(),
     )?;
     let accounts = (users.get_ref(), acl.get_ref(), roles.get_ref());
-    let body = service::get_user_widgets(&db, &registry, accounts, user, scope).await?;
+    let body = service::get_user_widgets(&db, &registry, accounts, &ctx, user, scope).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -57,7 +57,7 @@ pub async fn get_user_widgets(
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`), `Unknown widget ids: ...`"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`, no tenant, or an organization outside the caller's"),
-        (status = 404, body = ErrorBody, description = "`User not found` (also: another tenant's user)"),
+        (status = 404, body = ErrorBody, description = "`User not found` (also: another tenant's user, a user outside the caller's organizations, a super admin for other callers)"),
     )
 )]
 #[put("/dashboards/users/widgets")]
@@ -66,6 +66,7 @@ pub async fn put_user_widgets(
     db: web::Data<Db>,
     registry: web::Data<Registry>,
     users: web::Data<dyn UserDirectory>,
+    acl: web::Data<dyn AclResolver>,
     body: Json<PutUserWidgets>,
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::ASSIGN)?;
@@ -73,7 +74,7 @@ pub async fn put_user_widgets(
     let (widget_ids, op) = service::put_user_widgets(
         &db,
         &registry,
-        users.get_ref(),
+        (users.get_ref(), acl.get_ref()),
         &ctx,
         body.user_id,
         body.mode,

@@ -371,7 +371,8 @@ async fn a_caller_who_lost_the_feature_cannot_undo() {
         &app.db,
         &acme,
         "assigner@acme.com",
-        &["dashboards.*", "audit_logs.*"],
+        // What the employee role grants (the grant boundary of a role's widgets).
+        &["dashboards.*", "audit_logs.*", "analytics.view"],
         None,
         None,
     )

@@ -12,7 +12,7 @@ use stoa_core::db::Db;
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
-pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
+pub use stoa_auth::testing::{Tenant, set_user_acl, token_for, user_with_features};
 pub use stoa_testkit::requests::{get, patch_json, post_json, put_json};
 
 /// Every module the tests mount, with the wave-1 analytics sources.
@@ -25,7 +25,7 @@ pub fn registry() -> Registry {
 }
 
 pub fn commands() -> CommandRegistry {
-    stoa_dashboards::handlers()
+    stoa_dashboards::handlers_with(Arc::new(stoa_auth::PgAccounts))
         .into_iter()
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }

@@ -6,6 +6,15 @@ use std::time::{Duration, Instant};
 
 use super::support::*;
 
+/// Lets the addresses mailed so far be mailed again.
+async fn end_mail_windows(db: &stoa_core::db::Db) {
+    exec(
+        db,
+        "UPDATE onboarding_mail_sends SET sent_at = now() - interval '601 seconds'",
+    )
+    .await;
+}
+
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
@@ -15,6 +24,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 async fn an_email_with_an_account_gets_the_same_answer() {
     let app = start().await;
     onboard(&app, "taken@example.com").await;
+    end_mail_windows(&app.db).await;
     let requests_before = count(&app.db, "SELECT count(*) AS n FROM onboarding_requests").await;
 
     let taken = submit(&app, &form("taken@example.com")).await;
@@ -55,7 +65,9 @@ async fn an_email_with_an_account_gets_the_same_answer() {
 async fn an_email_with_an_account_answers_in_the_same_time() {
     let app = start().await;
     onboard(&app, "taken@example.com").await;
-    // Warm up both paths once.
+    end_mail_windows(&app.db).await;
+    // Warm up both paths once (the taken address's repeats then fall inside
+    // its mail window: the answer's time must not tell that apart either).
     submit(&app, &form("taken@example.com")).await;
     submit(&app, &form("warm@example.com")).await;
     let (mut taken, mut fresh) = (Vec::new(), Vec::new());

@@ -1,0 +1,1 @@
+DROP TABLE onboarding_mail_sends;
