@@ -151,9 +151,18 @@ fn field_diff(before: &Value, input: &Value) -> Value {
     Value::Array(diff)
 }
 
-/// The idempotency key: sha256 of the sorted JSON of the proposal's identity.
+/// Who a proposal belongs to: its proposer (the user, or for an API key
+/// the key, as the action log records it). Nobody else reads, confirms or
+/// cancels it; `None` (a caller with neither) may propose nothing.
+pub fn owner(ctx: &AuthContext) -> Option<Uuid> {
+    ctx.actor_id()
+}
+
+/// The idempotency key: sha256 of the sorted JSON of the proposal's identity
+/// (its proposer included: two users' equal proposals are two actions).
 fn idempotency_key(
     ctx: &AuthContext,
+    owner: Uuid,
     agent: &str,
     conversation: Option<&str>,
     tool: &str,
@@ -163,6 +172,7 @@ fn idempotency_key(
     let identity = json!({
         "tenant": ctx.tenant_id,
         "org": ctx.organization_id(),
+        "owner": owner,
         "agent": agent,
         "conversation": conversation,
         "tool": tool,
@@ -184,8 +194,11 @@ pub fn proposal_result(row: &ActionRow) -> Value {
 }
 
 /// Proposes `tool` with `input` for `agent` (the gate already passed): the
-/// same proposal while still pending answers the same row; a failed,
-/// cancelled or expired one is replaced.
+/// same proposal of the same proposer while still pending answers the same
+/// row; a failed, cancelled or expired one is replaced. The mutation
+/// policy of the record's own organization applies too
+/// ([`policy::policy_for_record`]): 409 `mutation_blocked_by_policy` when it
+/// is read-only, whatever the caller selected.
 pub async fn propose(
     db: &Db,
     state: &AiState,
@@ -196,6 +209,7 @@ pub async fn propose(
     conversation: Option<&str>,
 ) -> Result<ActionRow, AppError> {
     let tenant = ctx.tenant().map_err(|_| AiError::TenantRequired)?;
+    let owner = owner(ctx).ok_or_else(AppError::forbidden)?;
     let organization = ctx.organization_id();
     let before = tool
         .load_before(ToolCall {
@@ -204,6 +218,11 @@ pub async fn propose(
             input: input.clone(),
         })
         .await?;
+    let mut conn = db.conn().await?;
+    let scope = policy::RecordScope::of(before.as_ref());
+    if policy::policy_for_record(&mut conn, ctx, agent, scope).await? == MutationPolicy::ReadOnly {
+        return Err(AiError::MutationBlockedByPolicy.into());
+    }
     let (entity, record, version, diff) = match &before {
         Some(b) => (
             b["entityType"].as_str().map(String::from),
@@ -217,17 +236,17 @@ pub async fn propose(
         ),
         None => (None, None, None, json!([])),
     };
-    let key = idempotency_key(ctx, agent.id, conversation, tool.name, &input);
+    let key = idempotency_key(ctx, owner, agent.id, conversation, tool.name, &input);
     let now = OffsetDateTime::now_utc();
     let ttl =
         time::Duration::try_from(state.config.pending_ttl).unwrap_or(time::Duration::minutes(15));
     let actor = ctx.actor();
-    let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         let existing: Option<ActionRow> = pa::table
             .filter(pa::tenant_id.eq(tenant))
             .filter(pa::organization_id.is_not_distinct_from(organization))
             .filter(pa::idempotency_key.eq(&key))
+            .filter(pa::created_by_user_id.eq(owner))
             .select(ActionRow::as_select())
             .for_update()
             .first(conn)
@@ -261,7 +280,7 @@ pub async fn propose(
                 pa::field_diff.eq(&diff),
                 pa::record_version.eq(&version),
                 pa::idempotency_key.eq(&key),
-                pa::created_by_user_id.eq(ctx.user_id),
+                pa::created_by_user_id.eq(owner),
                 pa::status.eq("pending"),
                 pa::created_at.eq(now),
                 pa::expires_at.eq(now + ttl),
@@ -297,7 +316,11 @@ fn action_entry(row: &ActionRow, label: &str, event: Option<(&str, Value)>) -> L
     }
 }
 
-/// The action `id` of the caller's tenant and organization, or 404.
+/// The action `id` of the caller's tenant and organization that the caller
+/// proposed, or 404 (another user's proposal is not the caller's to read,
+/// confirm or cancel, whatever it holds). With `lock`, the row is read
+/// `FOR UPDATE` by the same statement that checks its owner, so the check
+/// holds until the caller's transaction ends.
 pub async fn find(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -305,10 +328,12 @@ pub async fn find(
     lock: bool,
 ) -> Result<ActionRow, AppError> {
     let tenant = ctx.tenant_id.ok_or(AiError::PendingActionNotFound)?;
+    let owner = owner(ctx).ok_or(AiError::PendingActionNotFound)?;
     let query = pa::table
         .filter(pa::id.eq(id))
         .filter(pa::tenant_id.eq(tenant))
         .filter(pa::organization_id.is_not_distinct_from(ctx.organization_id()))
+        .filter(pa::created_by_user_id.eq(owner))
         .select(ActionRow::as_select());
     let row = if lock {
         query.for_update().first(conn).await.optional()?
@@ -333,14 +358,17 @@ fn rfc3339(t: OffsetDateTime) -> String {
         .unwrap_or_default()
 }
 
-/// Confirms action `id` as the caller, checking in the reference's order:
-/// status (a confirmed or failed one is replayed, anything else not pending
-/// is 409), expiry (409 `expired`), the agent (404), its features (403),
-/// the tool still whitelisted, registered and a mutation (403), the
+/// Confirms action `id` as the caller, who must be its proposer (404
+/// otherwise, checked under the row lock), checking in the reference's
+/// order: status (a confirmed or failed one is replayed, anything else not
+/// pending is 409), expiry (409 `expired`), the agent (404), its features
+/// (403), the tool still whitelisted, registered and a mutation (403), the
 /// effective policy (403 `read_only_agent`), the tool's features for this
 /// caller now (403), the stored input against the tool's schema (412
-/// `schema_drift`), the record's version (412 `stale_version`). Then the
-/// tool runs as the caller (command bus, audit, undo, write guards).
+/// `schema_drift`), the policy of the record's organization now (403
+/// `read_only_agent`), the record's version (412 `stale_version`). Then
+/// the tool runs as the caller with the grants of this request (command
+/// bus, audit, undo, write guards).
 pub async fn confirm(
     db: &Db,
     state: &AiState,
@@ -392,14 +420,19 @@ pub async fn confirm(
             if !problems.is_empty() {
                 return Err(AppError::from(AiError::SchemaDrift).with_field("issues", problems));
             }
+            let current = tool
+                .load_before(ToolCall {
+                    auth: ctx,
+                    db,
+                    input: row.normalized_input.clone(),
+                })
+                .await?;
+            let scope = policy::RecordScope::of(current.as_ref());
+            if policy::policy_for_record(conn, ctx, agent, scope).await? == MutationPolicy::ReadOnly
+            {
+                return Err(AiError::ReadOnlyAgent.into());
+            }
             if row.record_version.is_some() {
-                let current = tool
-                    .load_before(ToolCall {
-                        auth: ctx,
-                        db,
-                        input: row.normalized_input.clone(),
-                    })
-                    .await?;
                 let version = current
                     .as_ref()
                     .and_then(|b| b["recordVersion"].as_str().map(String::from));

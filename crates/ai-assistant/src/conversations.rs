@@ -570,6 +570,7 @@ pub async fn delete(db: &Db, ctx: &AuthContext, key: &str) -> Result<(), AppErro
 pub struct ImportMessage {
     #[validate(length(max = 128))]
     pub client_message_id: Option<String>,
+    /// `user` or `assistant` (anything else is 400).
     pub role: String,
     #[validate(length(max = 64000))]
     pub content: String,
@@ -602,13 +603,7 @@ pub async fn import(
     if input.conversation.conversation_id.is_none() {
         return Err(AiError::Validation("conversation.conversationId is required".into()).into());
     }
-    if let Some(m) = input
-        .messages
-        .iter()
-        .find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system"))
-    {
-        return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
-    }
+    crate::validate::client_roles(input.messages.iter().map(|m| m.role.as_str()))?;
     let key = input
         .conversation
         .conversation_id

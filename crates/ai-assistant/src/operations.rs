@@ -11,6 +11,9 @@ use crate::{CONVERSATIONS_SHARE, SETTINGS_MANAGE, VIEW};
 
 const BAD_JSON: &str = "Request body must be valid JSON.";
 
+/// What `POST /ai_assistant/mcp-key` needs (stoa-api-keys' feature).
+pub const MCP_KEY_CREATE: &str = "api_keys.create";
+
 pub const OPERATIONS: &[Operation] = &[
     Operation::get("/ai_assistant/ai/agents", Features(&[VIEW])).errors(E),
     Operation::get(
@@ -144,7 +147,9 @@ pub const OPERATIONS: &[Operation] = &[
         Features(&[SETTINGS_MANAGE]),
     )
     .errors(C("")),
-    Operation::post("/ai_assistant/mcp-key", Authenticated).errors(E),
+    // A persistent key outlives the session: only callers who may create
+    // API keys mint one (the reference's `api_keys.create`).
+    Operation::post("/ai_assistant/mcp-key", Features(&[MCP_KEY_CREATE])).errors(E),
     Operation::post("/ai_assistant/session-key", Authenticated).errors(E),
     Operation::post("/ai_assistant/chat", Features(&[VIEW])).errors(E),
     Operation::post("/ai_assistant/route", Features(&[VIEW])).errors(E),

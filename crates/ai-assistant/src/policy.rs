@@ -4,6 +4,7 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
 use stoa_acl::{AiTool, AuthContext, Registry, ToolKind};
 use uuid::Uuid;
 
@@ -72,6 +73,82 @@ pub async fn effective_policy(
             None => declared,
         },
     )
+}
+
+/// Where the record a mutation would change lives, as its tool's loader
+/// reports it (`organizationId` beside or inside `before`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordScope {
+    /// In this organization (`None`: a record of no organization).
+    Organization(Option<Uuid>),
+    /// The tool has no loader, or the loader does not say.
+    Unknown,
+}
+
+impl RecordScope {
+    /// The scope of a loader's answer `{recordId, entityType, recordVersion,
+    /// before}`: `organizationId` at the top, else `before.organizationId`
+    /// (or `organization_id`). A value that is no uuid reads as unknown.
+    pub fn of(loaded: Option<&Value>) -> Self {
+        let Some(loaded) = loaded else {
+            return Self::Unknown;
+        };
+        let found = [
+            loaded.get("organizationId"),
+            loaded.get("before").and_then(|b| b.get("organizationId")),
+            loaded.get("before").and_then(|b| b.get("organization_id")),
+        ]
+        .into_iter()
+        .flatten()
+        .next();
+        match found {
+            Some(Value::Null) => Self::Organization(None),
+            Some(Value::String(s)) => s
+                .parse()
+                .map_or(Self::Unknown, |id| Self::Organization(Some(id))),
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// The policy for a mutation of a record in `record`: the caller's
+/// effective policy (its selection's override) and the override of the
+/// record's own organization, whichever is more restrictive, whatever the
+/// selection (`__all__` selects no organization, so its lookup alone never
+/// sees an organization's override). A record that cannot be placed takes
+/// the most restrictive override of the agent anywhere in the tenant.
+pub async fn policy_for_record(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    agent: &AgentDef,
+    record: RecordScope,
+) -> Result<MutationPolicy, AiError> {
+    let selected = effective_policy(conn, ctx, agent).await?;
+    let tenant = ctx.tenant_id.ok_or(AiError::TenantRequired)?;
+    let stored: Vec<String> = match record {
+        RecordScope::Organization(org) if org == ctx.organization_id() => return Ok(selected),
+        RecordScope::Organization(org) => {
+            mp::table
+                .filter(mp::tenant_id.eq(tenant))
+                .filter(mp::organization_id.is_not_distinct_from(org))
+                .filter(mp::agent_id.eq(agent.id))
+                .select(mp::mutation_policy)
+                .load(conn)
+                .await?
+        }
+        RecordScope::Unknown => {
+            mp::table
+                .filter(mp::tenant_id.eq(tenant))
+                .filter(mp::agent_id.eq(agent.id))
+                .select(mp::mutation_policy)
+                .load(conn)
+                .await?
+        }
+    };
+    Ok(stored
+        .iter()
+        .filter_map(|s| MutationPolicy::parse(s))
+        .fold(selected, MutationPolicy::min))
 }
 
 /// A tool `agent` may offer the caller under `policy`.

@@ -5,6 +5,26 @@
 
 use serde_json::Value;
 
+/// The roles a client may give its messages. `system` is not one of them:
+/// the system prompt is the agent's (and the runtime's blocks), never the
+/// client's, so a client cannot add instructions beside it.
+pub const CLIENT_ROLES: &[&str] = &["user", "assistant"];
+
+/// 400 `validation_error` naming the first role that is not
+/// [`CLIENT_ROLES`] (with the message's position).
+pub fn client_roles<'a>(roles: impl IntoIterator<Item = &'a str>) -> Result<(), crate::AiError> {
+    match roles
+        .into_iter()
+        .enumerate()
+        .find(|(_, role)| !CLIENT_ROLES.contains(role))
+    {
+        None => Ok(()),
+        Some((index, role)) => Err(crate::AiError::Validation(format!(
+            "Invalid role {role:?} in messages[{index}]: messages may only have the role \"user\" or \"assistant\""
+        ))),
+    }
+}
+
 /// Every problem of `value` against `schema` (empty: valid).
 pub fn check(schema: &Value, value: &Value) -> Vec<String> {
     let mut problems = Vec::new();

@@ -15,6 +15,7 @@ mod api {
     pub mod moderation;
     pub mod objects;
     pub mod participants;
+    pub mod round3;
     pub mod settings;
     #[expect(
         clippy::unwrap_used,

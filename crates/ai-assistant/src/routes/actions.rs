@@ -23,7 +23,8 @@ fn action_id(raw: &str) -> Result<Uuid, AppError> {
         .map_err(|_| AiError::PendingActionNotFound.into())
 }
 
-/// One pending action of the caller's tenant and organization.
+/// One pending action of the caller's tenant and organization that the
+/// caller proposed (anyone else's is 404, as an unknown one).
 #[utoipa::path(
     tag = "AI Assistant",
     params(("id" = String, Path, description = "Pending action id")),
@@ -33,7 +34,7 @@ fn action_id(raw: &str) -> Result<Uuid, AppError> {
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody, description = "`pending_action_not_found`"),
+        (status = 404, body = ErrorBody, description = "`pending_action_not_found`: unknown, or proposed by someone else"),
     )
 )]
 #[get("/ai_assistant/ai/actions/{id}")]
@@ -50,8 +51,8 @@ pub async fn get_action(
     ))
 }
 
-/// Confirms a pending action: the tool runs now, as the confirming user
-/// (its grants as they are now), through the owning module's service.
+/// Confirms the caller's own pending action: the tool runs now, as the
+/// caller (the grants of this request), through the owning module's service.
 #[utoipa::path(
     tag = "AI Assistant",
     params(("id" = String, Path, description = "Pending action id")),
@@ -61,7 +62,7 @@ pub async fn get_action(
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`, `tool_not_whitelisted`, `read_only_agent`, `tool_features_denied`"),
-        (status = 404, body = ErrorBody, description = "`pending_action_not_found`, `agent_unknown`"),
+        (status = 404, body = ErrorBody, description = "`pending_action_not_found` (unknown, or proposed by someone else), `agent_unknown`"),
         (status = 409, body = ErrorBody, description = "`invalid_status`, `expired`"),
         (status = 412, body = ErrorBody, description = "`stale_version`, `schema_drift`"),
         (status = 500, body = ErrorBody),
@@ -79,7 +80,8 @@ pub async fn confirm_action(
     Ok(web::Json(actions::confirm(&db, &state, &ctx, id).await?))
 }
 
-/// Cancels a pending action (`ai.action.cancelled`, once).
+/// Cancels the caller's own pending action (`ai.action.cancelled`, once);
+/// anyone else's is 404.
 #[utoipa::path(
     tag = "AI Assistant",
     params(("id" = String, Path, description = "Pending action id")),

@@ -51,7 +51,7 @@ pub struct ChatQuery {
 pub struct ChatMessage {
     #[schema(max_length = 128)]
     pub id: Option<String>,
-    /// `user`, `assistant` or `system`.
+    /// `user` or `assistant` (anything else is 400).
     pub role: String,
     pub content: String,
 }
@@ -67,14 +67,15 @@ impl ChatMessage {
             .unwrap_or_default()
     }
 
-    /// The provider's message for this one (unknown roles are the user's).
+    /// The provider's message for this one: the client's messages are
+    /// the user's or the assistant's, never a system prompt (routes refuse
+    /// other roles first: [`crate::validate::client_roles`]).
     pub(crate) fn into_message(self) -> Message {
         match self.role.as_str() {
             "assistant" => Message::Assistant {
                 text: self.content,
                 tool_calls: Vec::new(),
             },
-            "system" => Message::System(self.content),
             _ => Message::User(self.content),
         }
     }
@@ -133,13 +134,7 @@ pub async fn post_chat(
         .filter(|a| !a.trim().is_empty())
         .map(str::to_string)
         .ok_or_else(|| AiError::Validation("agent is required".into()))?;
-    if let Some(m) = body
-        .messages
-        .iter()
-        .find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system"))
-    {
-        return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
-    }
+    crate::validate::client_roles(body.messages.iter().map(|m| m.role.as_str()))?;
     let quota = chat_quota(&state, &ctx)?;
     let result = turn(req, ctx, db, state, query, body, agent_id).await;
     Quota::attach(quota, result)

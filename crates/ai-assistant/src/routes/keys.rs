@@ -38,8 +38,10 @@ pub struct McpKey {
 }
 
 /// Creates a persistent API key with the caller's roles, tenant and
-/// organization (through the API-keys service: the caller must be allowed
-/// to create keys with those roles).
+/// organization. Needs `api_keys.create`; through the API-keys service the
+/// caller must hold everything those roles grant (403 `grant_not_allowed`
+/// otherwise), and the key's grants stay bounded by its creator's current
+/// ones on every request.
 #[utoipa::path(
     tag = "AI Assistant",
     request_body(content = Option<McpKeyRequest>),
@@ -48,7 +50,7 @@ pub struct McpKey {
         (status = 200, body = McpKey),
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "Without `api_keys.create`, or roles granting more than the caller holds (`grant_not_allowed`), or an organization out of scope"),
     )
 )]
 #[post("/ai_assistant/mcp-key")]
@@ -58,6 +60,7 @@ pub async fn create_mcp_key(
     state: web::Data<AiState>,
     body: web::Bytes,
 ) -> AppResult<web::Json<Value>> {
+    ctx.require(crate::operations::MCP_KEY_CREATE)?;
     let body = if body.iter().all(u8::is_ascii_whitespace) {
         McpKeyRequest::default()
     } else {

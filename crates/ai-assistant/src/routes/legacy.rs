@@ -29,6 +29,7 @@ pub const NO_OPENCODE: &str =
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct LegacyMessage {
+    /// `user` or `assistant` (anything else is 400).
     pub role: String,
     pub content: String,
 }
@@ -55,7 +56,7 @@ pub struct LegacyChat {
 #[utoipa::path(tag = "AI Assistant", request_body = LegacyChat, security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, content_type = "text/event-stream", body = String, description = "`data: {\"type\":\"error\",\"error\":…}` frames, no `[DONE]`"),
-        (status = 400, body = ErrorBody, description = "`messages array is required`, no user message"),
+        (status = 400, body = ErrorBody, description = "`messages array is required`, a role other than `user` or `assistant`, no user message"),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`question_not_found`: no OpenCode question to answer")))]
 #[post("/ai_assistant/chat")]
@@ -73,6 +74,7 @@ pub async fn legacy_chat(
         .messages
         .filter(|m| !m.is_empty())
         .ok_or_else(|| AppError::bad_request("messages array is required"))?;
+    crate::validate::client_roles(messages.iter().map(|m| m.role.as_str()))?;
     if !messages.iter().any(|m| m.role == "user") {
         return Err(AppError::bad_request("A user message is required"));
     }

@@ -79,13 +79,7 @@ pub async fn run_object(
 ) -> AppResult<web::Json<ObjectResult>> {
     ctx.require(VIEW)?;
     let body = body.into_inner();
-    if let Some(m) = body
-        .messages
-        .iter()
-        .find(|m| !matches!(m.role.as_str(), "user" | "assistant" | "system"))
-    {
-        return Err(AiError::Validation(format!("Invalid role: {}", m.role)).into());
-    }
+    crate::validate::client_roles(body.messages.iter().map(|m| m.role.as_str()))?;
     let agent = policy::agent_for(&state, &ctx, &body.agent)?;
     let output = match agent.output {
         Some(output)

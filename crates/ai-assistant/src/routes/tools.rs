@@ -66,6 +66,8 @@ fn failure(err: &AppError) -> HttpResponse {
         (status = 400, body = ErrorBody, description = "`toolName is required`, unknown tool, invalid input, handler failure (`{success:false, error}`), `SESSION_EXPIRED`"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The tool's features, or no agent may propose it"),
+        (status = 404, body = ErrorBody, description = "The record the tool names is not the caller's to see (`{success:false, error}`)"),
+        (status = 409, body = ErrorBody, description = "`mutation_blocked_by_policy`: the named agent's policy, or the policy of the record's organization, is read-only"),
     )
 )]
 #[post("/ai_assistant/tools/execute")]

@@ -119,7 +119,8 @@ async fn confirm_reauthorizes_the_confirming_user_now() {
     let seller_token = token_for(&app.db, seller).await;
     let action = propose(&app, &seller_token, deal, won).await;
 
-    // A viewer of the same organization may not confirm a deal change.
+    // A viewer of the same organization may not confirm it: not its
+    // proposal, so not even found.
     let viewer = user_with_features(
         &app.db,
         &acme,
@@ -137,8 +138,8 @@ async fn confirm_reauthorizes_the_confirming_user_now() {
             json!({}),
         ))
         .await;
-    assert_eq!(res.status, 403, "{}", res.text());
-    assert_eq!(res.json()["code"], "tool_features_denied");
+    assert_eq!(res.status, 404, "{}", res.text());
+    assert_eq!(res.json()["code"], "pending_action_not_found");
 
     // The proposer loses the feature before confirming: 403, nothing runs.
     set_user_acl(
@@ -159,7 +160,9 @@ async fn confirm_reauthorizes_the_confirming_user_now() {
         .await;
     assert_eq!(res.status, 403, "{}", res.text());
     assert_eq!(stage_of(&app, &admin, deal).await, lead.to_string());
-    let res = app.send(get(&format!("{ACTIONS}/{action}"), &admin)).await;
+    let res = app
+        .send(get(&format!("{ACTIONS}/{action}"), &seller_token))
+        .await;
     assert_eq!(res.json()["status"], "pending");
 
     // Without the assistant feature at all: 403 before anything.
