@@ -54,6 +54,7 @@ pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, Regist
 pub use scope::{Scope, foreign_tenant, out_of_scope};
 pub use services::Services;
 pub use slots::{
-    AiTool, AnalyticsField, AnalyticsSource, FieldKind, FieldWrite, FieldWriter, RuleEntity,
-    RuleField, RuleFieldKind, RuleWriter, ToolCall, ToolHandler, ToolKind, WidgetDef, WidgetSize,
+    AiTool, AnalyticsField, AnalyticsSource, FieldKind, FieldWrite, FieldWriter, RecordChecker,
+    RecordTarget, RuleEntity, RuleField, RuleFieldKind, RuleWriter, TargetRecord, ToolCall,
+    ToolHandler, ToolKind, WidgetDef, WidgetSize,
 };

@@ -8,6 +8,7 @@
 //! | [`AiTool`] | modules whose data an agent may read or change | the AI assistant (agents' `allowedTools`, the approval gate) |
 //! | [`RuleEntity`] | modules whose records business rules may watch | business rules (the condition language's entities, fields and events) |
 //! | [`RuleWriter`] | modules whose records business rules may change | business rules (`SET_FIELD`: checked at save, written by the event trigger) |
+//! | [`RecordTarget`] | modules whose records files may be attached to | attachments (upload and transfer: the record exists and the caller may write it) |
 //!
 //! Every slot names the features a caller must hold to use it; the registry
 //! refuses an id declared twice, and [`Registry::check_slots`] (run once all
@@ -15,17 +16,20 @@
 
 use std::sync::Arc;
 
+use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use stoa_core::AppError;
 use stoa_core::db::Db;
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use stoa_core::command::Actor;
 
 use crate::context::AuthContext;
 use crate::registry::{Registry, RegistryError};
+use crate::scope::Reach;
 
 /// A widget's default size on a dashboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -298,6 +302,80 @@ impl RuleWriter {
     }
 }
 
+/// One record of a [`RecordTarget`] as its owner found it for a caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetRecord {
+    /// The record's organization (`None`: tenant-wide).
+    pub organization_id: Option<Uuid>,
+    /// How far the caller reaches it (`AuthContext::reach` of the record's
+    /// tenant and organization).
+    pub reach: Reach,
+}
+
+/// What answers, for the module owning an entity, whether one of its
+/// records exists and how far a caller reaches it. It reads the owner's own
+/// tables on the caller's connection (inside the consumer's transaction).
+pub trait RecordChecker: Send + Sync {
+    /// The record `record_id` of `auth`'s tenant; `None` when that tenant
+    /// has no such record (an id that is not even well-formed included:
+    /// never an error).
+    fn find<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        auth: &'a AuthContext,
+        record_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TargetRecord>, AppError>>;
+}
+
+/// An entity whose records other modules may hang things on (attachments:
+/// files of a deal, media of a product), answered by its owner so no module
+/// reads another's tables.
+#[derive(Clone)]
+pub struct RecordTarget {
+    /// The entity id as attachments name it, e.g. `catalog:catalog_product`.
+    pub entity_id: &'static str,
+    pub module: &'static str,
+    /// Every feature needed to attach to its records (to see them).
+    pub features: &'static [&'static str],
+    pub checker: Arc<dyn RecordChecker>,
+}
+
+impl std::fmt::Debug for RecordTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordTarget")
+            .field("entity_id", &self.entity_id)
+            .field("features", &self.features)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordTarget {
+    /// The record `record_id` for a write of `auth` attached to it: 403
+    /// (naming the features) without the target's features, `not_found` when
+    /// the caller's tenant has no such record or it lies in an organization
+    /// the caller does not see, 403 `organization_out_of_scope` when the
+    /// caller may only read it; else the record's organization.
+    pub async fn require_writable(
+        &self,
+        conn: &mut AsyncPgConnection,
+        auth: &AuthContext,
+        record_id: &str,
+        not_found: impl FnOnce() -> AppError,
+    ) -> Result<Option<Uuid>, AppError> {
+        auth.require_all(self.features)?;
+        let Some(found) = self.checker.find(conn, auth, record_id).await? else {
+            return Err(not_found());
+        };
+        match found.reach {
+            Reach::Hidden => Err(not_found()),
+            Reach::Read => Err(crate::scope::out_of_scope(
+                "Only administrators of every organization can change tenant-wide records.",
+            )),
+            Reach::Write => Ok(found.organization_id),
+        }
+    }
+}
+
 /// The slots of a registry (one field of [`Registry`]).
 #[derive(Clone, Debug, Default)]
 pub struct Slots {
@@ -306,6 +384,7 @@ pub struct Slots {
     tools: Vec<AiTool>,
     rule_entities: Vec<RuleEntity>,
     rule_writers: Vec<RuleWriter>,
+    record_targets: Vec<RecordTarget>,
 }
 
 fn once<T>(
@@ -432,6 +511,27 @@ impl Registry {
             .find(|w| w.entity_type == entity_type)
     }
 
+    /// Declares an entity whose records may be attached to (once per entity id).
+    pub fn add_record_target(&mut self, target: RecordTarget) -> Result<(), RegistryError> {
+        once(&self.slots().record_targets, target.entity_id, |t| {
+            t.entity_id
+        })?;
+        self.slots_mut().record_targets.push(target);
+        Ok(())
+    }
+
+    pub fn record_targets(&self) -> &[RecordTarget] {
+        &self.slots().record_targets
+    }
+
+    /// The owner's answer for `entity_id`; `None` when no module declares it.
+    pub fn record_target(&self, entity_id: &str) -> Option<&RecordTarget> {
+        self.slots()
+            .record_targets
+            .iter()
+            .find(|t| t.entity_id == entity_id)
+    }
+
     /// Refuses a slot naming a feature no module registers (run once every
     /// module has registered: slots may name other modules' features).
     pub fn check_slots(&self) -> Result<(), RegistryError> {
@@ -443,7 +543,8 @@ impl Registry {
             .chain(s.analytics.iter().map(|a| (a.entity_type, a.features)))
             .chain(s.tools.iter().map(|t| (t.name, t.features)))
             .chain(s.rule_entities.iter().map(|e| (e.entity_type, e.features)))
-            .chain(s.rule_writers.iter().map(|w| (w.entity_type, w.features)));
+            .chain(s.rule_writers.iter().map(|w| (w.entity_type, w.features)))
+            .chain(s.record_targets.iter().map(|t| (t.entity_id, t.features)));
         for (slot, features) in named {
             if let Some(feature) = features.iter().find(|f| self.get(f).is_none()) {
                 return Err(RegistryError::UnknownSlotFeature { slot, feature });
@@ -671,6 +772,53 @@ mod tests {
             reg.check_slots(),
             Err(RegistryError::UnknownSlotFeature {
                 slot: "deals.dashboard.x",
+                feature: "sales.orders.view",
+            })
+        );
+    }
+
+    /// Finds nothing.
+    struct Nothing;
+
+    impl RecordChecker for Nothing {
+        fn find<'a>(
+            &'a self,
+            _conn: &'a mut AsyncPgConnection,
+            _auth: &'a AuthContext,
+            _record_id: &'a str,
+        ) -> BoxFuture<'a, Result<Option<TargetRecord>, AppError>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+
+    #[test]
+    fn record_targets_are_declared_once_and_their_features_checked() {
+        let mut reg = registry();
+        let target = |features: &'static [&'static str]| RecordTarget {
+            entity_id: "deals:deal",
+            module: "deals",
+            features,
+            checker: Arc::new(Nothing),
+        };
+        assert_eq!(
+            reg.add_record_target(target(&["deals.view"])).ok(),
+            Some(())
+        );
+        assert!(matches!(
+            reg.add_record_target(target(&["deals.view"])),
+            Err(RegistryError::DuplicateSlot("deals:deal"))
+        ));
+        assert!(reg.record_target("deals:deal").is_some());
+        assert!(reg.record_target("deals:other").is_none());
+        assert_eq!(reg.check_slots(), Ok(()));
+        let mut other = registry();
+        let mut unknown = target(&["sales.orders.view"]);
+        unknown.entity_id = "deals:unknown";
+        assert_eq!(other.add_record_target(unknown).ok(), Some(()));
+        assert_eq!(
+            other.check_slots(),
+            Err(RegistryError::UnknownSlotFeature {
+                slot: "deals:unknown",
                 feature: "sales.orders.view",
             })
         );

@@ -8,6 +8,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
+use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, Event, LogEntry};
 use time::OffsetDateTime;
@@ -32,20 +33,28 @@ fn snapshot<T: serde::Serialize>(value: &T) -> Option<Value> {
     serde_json::to_value(value).ok()
 }
 
-/// Which partitions a caller may change: its tenant's own, and the global
-/// ones only as a super admin.
+/// Who changes a partition: its tenant's callers within their organization
+/// scope (the one rule of `AuthContext::reach`), global ones super admins
+/// only.
 #[derive(Clone, Debug)]
 pub struct PartitionScope {
     pub tenant_id: Uuid,
-    pub super_admin: bool,
+    pub caller: AuthContext,
 }
 
 impl PartitionScope {
-    fn may_change(&self, partition: &Partition) -> bool {
-        match partition.tenant_id {
-            Some(t) => t == self.tenant_id || self.super_admin,
-            None => self.super_admin,
+    /// Checked on the locked row: a global partition is not found for anyone
+    /// but a super admin (as the reference answers), another tenant's or
+    /// another organization's is not found, a tenant-wide one is read-only
+    /// for a caller restricted to some organizations (403).
+    fn check(&self, partition: &Partition) -> Result<(), AppError> {
+        if partition.tenant_id.is_none() && !self.caller.is_super_admin() {
+            return Err(AttachmentsError::PartitionNotFound.into());
         }
+        self.caller
+            .require_writable(partition.tenant_id, partition.organization_id, || {
+                AttachmentsError::PartitionNotFound.into()
+            })
     }
 }
 
@@ -133,10 +142,10 @@ async fn lock_partition(
         .first(conn)
         .await
         .optional()?;
-    match found {
-        Some(partition) if scope.may_change(&partition) => Ok(partition),
-        _ => Err(AttachmentsError::PartitionNotFound.into()),
-    }
+    // Checked after the lock: what is checked is what gets changed.
+    let partition = found.ok_or(AttachmentsError::PartitionNotFound)?;
+    scope.check(&partition)?;
+    Ok(partition)
 }
 
 pub struct UpdatePartition {
@@ -546,6 +555,9 @@ pub struct TransferAttachments {
     pub entity_id: String,
     pub from_record_id: Option<String>,
     pub to_record_id: String,
+    /// The target record's organization when its entity's owner answered
+    /// for it: the moved attachments go there.
+    pub to_organization: Option<Uuid>,
     pub scope: AttachmentScope,
 }
 
@@ -600,6 +612,7 @@ impl Command for TransferAttachments {
                     .map_err(AppError::from_api)?;
                 diesel::update(a::table.filter(a::id.eq(row.id)))
                     .set((
+                        a::organization_id.eq(self.to_organization.unwrap_or(row.organization_id)),
                         a::record_id.eq(&self.to_record_id),
                         a::assignments
                             .eq(serde_json::to_value(&assignments)

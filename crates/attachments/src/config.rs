@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use stoa_core::config::{ConfigError, Env};
+use stoa_core::rate_limit::Rule;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -25,6 +26,21 @@ pub struct AttachmentsConfig {
     /// Largest decoded image, in pixels (`OM_ATTACHMENT_MAX_IMAGE_PIXELS`,
     /// default 40,000,000), checked from the header before decoding.
     pub max_image_pixels: u64,
+    /// Variants stored per image (`OM_ATTACHMENT_IMAGE_MAX_VARIANTS`,
+    /// default 16): past it, new sizes are rendered (throttled) but not
+    /// kept, so an image's variants never take more than this many objects.
+    pub max_variants_per_image: usize,
+    /// The only widths and heights served (`OM_ATTACHMENT_IMAGE_SIZES`, a
+    /// comma-separated list of pixels); `None` (unset) = any side 1..=4000.
+    pub image_sizes: Option<Vec<u32>>,
+    /// Renders of variants not stored yet, per client address
+    /// (`RATE_LIMIT_ATTACHMENT_RENDERS`, `N` or `N/SECONDS`, default 60 per
+    /// 60 s); cached variants are never throttled.
+    pub renders_per_client: Rule,
+    /// `RATE_LIMIT_ENABLED` (default true); `false` turns the render throttle off.
+    pub rate_limit_enabled: bool,
+    /// `RATE_LIMIT_TRUST_PROXY_DEPTH`: reverse proxies setting `X-Forwarded-For`.
+    pub trust_proxy_depth: usize,
 }
 
 impl Default for AttachmentsConfig {
@@ -36,6 +52,11 @@ impl Default for AttachmentsConfig {
             default_requires_ocr: true,
             image_workers: default_workers(),
             max_image_pixels: 40_000_000,
+            max_variants_per_image: 16,
+            image_sizes: None,
+            renders_per_client: Rule::per_minute(60),
+            rate_limit_enabled: true,
+            trust_proxy_depth: 0,
         }
     }
 }
@@ -65,6 +86,17 @@ impl AttachmentsConfig {
         let workers: usize = env.parse_or("OM_ATTACHMENT_IMAGE_WORKERS", defaults.image_workers)?;
         let pixels: u64 =
             env.parse_or("OM_ATTACHMENT_MAX_IMAGE_PIXELS", defaults.max_image_pixels)?;
+        let variants: usize = env.parse_or(
+            "OM_ATTACHMENT_IMAGE_MAX_VARIANTS",
+            defaults.max_variants_per_image,
+        )?;
+        let image_sizes = match env.get("OM_ATTACHMENT_IMAGE_SIZES").map(str::trim) {
+            None | Some("") => None,
+            Some(list) => Some(parse_sizes(list).map_err(|message| ConfigError {
+                var: "OM_ATTACHMENT_IMAGE_SIZES",
+                message,
+            })?),
+        };
         Ok(Self {
             max_upload_bytes: mib("OM_ATTACHMENT_MAX_UPLOAD_MB", defaults.max_upload_bytes)?,
             tenant_quota_bytes: mib("OM_ATTACHMENT_TENANT_QUOTA_MB", defaults.tenant_quota_bytes)?,
@@ -73,8 +105,36 @@ impl AttachmentsConfig {
             default_requires_ocr: env.flag("OM_DEFAULT_ATTACHMENT_OCR_ENABLED", true)?,
             image_workers: workers.max(1),
             max_image_pixels: pixels.max(1),
+            max_variants_per_image: variants,
+            image_sizes,
+            renders_per_client: env
+                .parse_or("RATE_LIMIT_ATTACHMENT_RENDERS", defaults.renders_per_client)?,
+            rate_limit_enabled: env.flag("RATE_LIMIT_ENABLED", true)?,
+            trust_proxy_depth: env.parse_or("RATE_LIMIT_TRUST_PROXY_DEPTH", 0usize)?,
         })
     }
+}
+
+/// `320, 640,1280` → sorted, deduplicated sides, each 1..=4000.
+fn parse_sizes(list: &str) -> Result<Vec<u32>, String> {
+    let mut sizes = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.parse::<u32>() {
+            Ok(n) if (1..=crate::images::MAX_SIDE).contains(&n) => sizes.push(n),
+            _ => {
+                return Err(format!(
+                    "expected a comma-separated list of sizes 1..={}, got `{item}`",
+                    crate::images::MAX_SIDE
+                ));
+            }
+        }
+    }
+    if sizes.is_empty() {
+        return Err("must list at least one size".into());
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    Ok(sizes)
 }
 
 #[cfg(test)]
@@ -111,5 +171,34 @@ mod tests {
             AttachmentsConfig::from_vars(&vars(&[("OM_ATTACHMENT_MAX_UPLOAD_MB", "0")])).is_err()
         );
         assert!(AttachmentsConfig::from_vars(&vars(&[("DEMO_MODE", "maybe")])).is_err());
+    }
+
+    #[test]
+    fn image_limits_parse_and_bad_values_are_refused() {
+        let config = AttachmentsConfig::from_vars(&vars(&[])).unwrap();
+        assert_eq!(config.max_variants_per_image, 16);
+        assert_eq!(config.image_sizes, None);
+        assert_eq!(config.renders_per_client, Rule::per_minute(60));
+        let config = AttachmentsConfig::from_vars(&vars(&[
+            ("OM_ATTACHMENT_IMAGE_MAX_VARIANTS", "4"),
+            ("OM_ATTACHMENT_IMAGE_SIZES", "640, 320,320"),
+            ("RATE_LIMIT_ATTACHMENT_RENDERS", "5/30"),
+        ]))
+        .unwrap();
+        assert_eq!(config.max_variants_per_image, 4);
+        assert_eq!(config.image_sizes, Some(vec![320, 640]));
+        assert_eq!(config.renders_per_client.limit, 5);
+        for bad in [
+            ("OM_ATTACHMENT_IMAGE_SIZES", "320,5000"),
+            ("OM_ATTACHMENT_IMAGE_SIZES", "x"),
+            ("OM_ATTACHMENT_IMAGE_SIZES", ","),
+            ("OM_ATTACHMENT_IMAGE_MAX_VARIANTS", "-1"),
+            ("RATE_LIMIT_ATTACHMENT_RENDERS", "0"),
+        ] {
+            assert!(
+                AttachmentsConfig::from_vars(&vars(&[bad])).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 }

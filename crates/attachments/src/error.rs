@@ -28,6 +28,12 @@ pub enum AttachmentsError {
     UnknownPartition,
     #[error("Public storage partitions cannot be selected explicitly for this upload.")]
     PublicPartitionSelected,
+    #[error("Files of this entity type cannot go to a public storage partition.")]
+    PublicPartitionUndeclared,
+    #[error(
+        "Record not found: recordId must name an existing record of entityId in your organizations."
+    )]
+    RecordNotFound,
     #[error("Attachment exceeds the maximum upload size.")]
     TooLarge,
     #[error("Attachment storage quota exceeded for this tenant.")]
@@ -82,11 +88,15 @@ impl ApiError for AttachmentsError {
     fn status(&self) -> StatusCode {
         match self {
             Self::TooLarge | Self::QuotaExceeded => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::PublicPartitionSelected | Self::PartitionsLocked => StatusCode::FORBIDDEN,
+            Self::PublicPartitionSelected
+            | Self::PublicPartitionUndeclared
+            | Self::PartitionsLocked => StatusCode::FORBIDDEN,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::NotFound | Self::NoneFound | Self::FileUnavailable | Self::PartitionNotFound => {
-                StatusCode::NOT_FOUND
-            }
+            Self::NotFound
+            | Self::NoneFound
+            | Self::FileUnavailable
+            | Self::PartitionNotFound
+            | Self::RecordNotFound => StatusCode::NOT_FOUND,
             Self::CodeExists | Self::PartitionInUse => StatusCode::CONFLICT,
             Self::PartitionMisconfigured | Self::RenderFailed => StatusCode::INTERNAL_SERVER_ERROR,
             Self::NotMultipart

@@ -1,9 +1,11 @@
-//! Resized image variants: parameters validated before anything is read,
-//! the decoded size checked from the image header before any pixel is
-//! allocated (a decompression bomb is a 400), decoding and resizing on
-//! a few threads of their own (a bounded pool), variants kept in
-//! storage, and one render per missing variant however many requests ask for
-//! it at once.
+//! Resized image variants: parameters validated before anything is read
+//! (and, when configured, limited to a list of sizes), the decoded size
+//! checked from the image header before any pixel is allocated (a
+//! decompression bomb is a 400), decoding and resizing on a few threads of
+//! their own (a bounded pool), never past the original's size, variants
+//! kept in storage up to a cap per image, renders of variants not stored
+//! yet throttled per client address, and one render per image at a time
+//! however many requests ask for it at once.
 
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -14,6 +16,7 @@ use bytes::Bytes;
 use image::imageops::FilterType;
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 use stoa_core::AppError;
+use stoa_core::rate_limit::{Decision, MemoryRateLimiter, RateLimiter, Rule};
 use stoa_core::storage::{Storage, StorageError, StorageKey};
 use tokio::sync::Semaphore;
 
@@ -64,6 +67,20 @@ impl Size {
             height: side(height)?,
             crop,
         })
+    }
+
+    /// 400 `Invalid size parameters` when a list of sizes is configured
+    /// (`OM_ATTACHMENT_IMAGE_SIZES`) and a given side is not in it.
+    pub fn check_allowed(&self, sizes: Option<&[u32]>) -> Result<(), AttachmentsError> {
+        let Some(sizes) = sizes else {
+            return Ok(());
+        };
+        let allowed = |side: Option<u32>| side.is_none_or(|n| sizes.contains(&n));
+        if allowed(self.width) && allowed(self.height) {
+            Ok(())
+        } else {
+            Err(AttachmentsError::InvalidSize)
+        }
     }
 
     /// The variant's name in storage (from validated numbers only).
@@ -135,12 +152,27 @@ impl RenderPool {
     }
 }
 
-/// The bounded pool and the renders in flight.
+/// Where a variant goes and who asks for it.
+pub struct VariantRequest<'a> {
+    pub original: &'a StorageKey,
+    /// The prefix holding every variant of the image (counted against the cap).
+    pub variants: &'a StorageKey,
+    pub variant: &'a StorageKey,
+    pub size: Size,
+    /// The client's address (`None`: unknown, all such clients share one
+    /// throttle).
+    pub client: Option<&'a str>,
+}
+
+/// The bounded pool, the renders in flight and the render throttle.
 pub struct Renderer {
     pool: RenderPool,
     permits: Arc<Semaphore>,
     in_flight: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     max_pixels: u64,
+    max_variants: usize,
+    limiter: MemoryRateLimiter,
+    rule: Rule,
     renders: AtomicU64,
 }
 
@@ -151,7 +183,21 @@ impl Renderer {
             permits: Arc::new(Semaphore::new(config.image_workers.max(1))),
             in_flight: Mutex::new(HashMap::new()),
             max_pixels: config.max_image_pixels,
+            max_variants: config.max_variants_per_image,
+            limiter: MemoryRateLimiter::new(config.rate_limit_enabled),
+            rule: config.renders_per_client,
             renders: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts one render for `client`: 429 with `Retry-After` past the limit.
+    fn throttle(&self, client: Option<&str>) -> Result<(), AppError> {
+        let key = format!("attachments:render:ip:{}", client.unwrap_or("unknown"));
+        match self.limiter.record(&key, &self.rule) {
+            Decision::Allowed { .. } => Ok(()),
+            Decision::Limited { retry_after } => {
+                Err(AppError::too_many_requests(retry_after.as_secs().max(1)))
+            }
         }
     }
 
@@ -173,27 +219,37 @@ impl Renderer {
         }
     }
 
-    /// The variant under `variant_key`, rendered from `original` when it is
-    /// not stored yet. Returns the bytes and their content type.
+    /// The variant `req.variant`, rendered from `req.original` when it is
+    /// not stored yet (a miss: counted against the client's throttle) and
+    /// kept while the image has fewer than the cap's variants. Returns the
+    /// bytes and their content type.
     pub async fn variant(
         &self,
         storage: &Storage,
-        original: &StorageKey,
-        variant_key: &StorageKey,
-        size: Size,
+        req: VariantRequest<'_>,
     ) -> Result<(Bytes, &'static str), AppError> {
-        if let Some(found) = cached(storage, variant_key).await? {
+        if let Some(found) = cached(storage, req.variant).await? {
             return Ok(found);
         }
-        let name = variant_key.to_string();
+        // One render per image at a time: concurrent requests for one
+        // missing variant wait for a single render, and the count of stored
+        // variants cannot be outdated by another render of the same image
+        // in this process.
+        let name = req.variants.to_string();
         let slot = self.slot(&name);
         let result = async {
             let _turn = slot.lock().await;
             // Whoever held the slot before may have rendered it.
-            if let Some(found) = cached(storage, variant_key).await? {
+            if let Some(found) = cached(storage, req.variant).await? {
                 return Ok(found);
             }
-            let source = storage.get(original).await.map_err(|e| match e {
+            self.throttle(req.client)?;
+            let stored = storage
+                .list(Some(req.variants))
+                .await
+                .map_err(AppError::from_api)?
+                .len();
+            let source = storage.get(req.original).await.map_err(|e| match e {
                 StorageError::NotFound => AppError::from_api(AttachmentsError::FileUnavailable),
                 other => AppError::from_api(other),
             })?;
@@ -204,6 +260,7 @@ impl Renderer {
                 .await
                 .map_err(AppError::internal)?;
             let max_pixels = self.max_pixels;
+            let size = req.size;
             self.renders.fetch_add(1, Ordering::Relaxed);
             let rendered = self
                 .pool
@@ -215,14 +272,16 @@ impl Renderer {
                 .ok_or_else(|| AppError::from_api(AttachmentsError::RenderFailed))??;
             let (bytes, content_type) = rendered;
             let bytes = Bytes::from(bytes);
-            let mut stored = Vec::with_capacity(bytes.len() + 16);
-            stored.extend_from_slice(content_type.as_bytes());
-            stored.push(b'\n');
-            stored.extend_from_slice(&bytes);
-            storage
-                .put(variant_key, Bytes::from(stored))
-                .await
-                .map_err(AppError::from_api)?;
+            if stored < self.max_variants {
+                let mut kept = Vec::with_capacity(bytes.len() + 16);
+                kept.extend_from_slice(content_type.as_bytes());
+                kept.push(b'\n');
+                kept.extend_from_slice(&bytes);
+                storage
+                    .put(req.variant, Bytes::from(kept))
+                    .await
+                    .map_err(AppError::from_api)?;
+            }
             Ok((bytes, content_type))
         }
         .await;
@@ -313,15 +372,42 @@ pub fn render(
     Ok((buf.into_inner(), content_type))
 }
 
+/// Resizes, never past the original's size: a box larger than the image
+/// gives the image itself (`contain`, one side) or the largest crop of the
+/// asked proportions that fits in it (`cover`).
 fn resize(image: DynamicImage, size: Size) -> DynamicImage {
     let filter = FilterType::Triangle;
+    let (ow, oh) = (image.width().max(1), image.height().max(1));
     match (size.width, size.height, size.crop) {
         (None, None, _) => image,
-        (Some(w), Some(h), Crop::Cover) => image.resize_to_fill(w, h, filter),
-        (Some(w), Some(h), Crop::Contain) => image.resize(w, h, filter),
+        (Some(w), Some(h), Crop::Cover) => {
+            let (w, h) = if w <= ow && h <= oh {
+                (w, h)
+            } else {
+                // Scale the box down until it fits, keeping its proportions.
+                let scale = (f64::from(ow) / f64::from(w)).min(f64::from(oh) / f64::from(h));
+                let side = |n: u32| ((f64::from(n) * scale).round() as u32).clamp(1, MAX_SIDE);
+                (side(w).min(ow), side(h).min(oh))
+            };
+            if (w, h) == (ow, oh) {
+                image
+            } else {
+                image.resize_to_fill(w, h, filter)
+            }
+        }
+        (Some(w), Some(h), Crop::Contain) => fit(image, w.min(ow), h.min(oh), filter),
         // One side given: the other follows the aspect ratio.
-        (Some(w), None, _) => image.resize(w, MAX_SIDE * 4, filter),
-        (None, Some(h), _) => image.resize(MAX_SIDE * 4, h, filter),
+        (Some(w), None, _) => fit(image, w.min(ow), oh, filter),
+        (None, Some(h), _) => fit(image, ow, h.min(oh), filter),
+    }
+}
+
+/// The image fitted inside `w` × `h` (both at most its own size).
+fn fit(image: DynamicImage, w: u32, h: u32, filter: FilterType) -> DynamicImage {
+    if w >= image.width() && h >= image.height() {
+        image
+    } else {
+        image.resize(w, h, filter)
     }
 }
 
@@ -372,6 +458,23 @@ mod tests {
         assert_eq!(dims(s(Some(100), Some(100), Crop::Contain)), (100, 50));
         assert_eq!(dims(s(Some(200), None, Crop::Cover)), (200, 100));
         assert_eq!(dims(s(None, Some(50), Crop::Cover)), (100, 50));
+        // Never past the original: 400 × 200 at most, proportions kept.
+        assert_eq!(dims(s(Some(4000), Some(4000), Crop::Cover)), (200, 200));
+        assert_eq!(dims(s(Some(4000), Some(1000), Crop::Cover)), (400, 100));
+        assert_eq!(dims(s(Some(4000), Some(4000), Crop::Contain)), (400, 200));
+        assert_eq!(dims(s(Some(4000), None, Crop::Cover)), (400, 200));
+        assert_eq!(dims(s(None, Some(4000), Crop::Contain)), (400, 200));
+        assert_eq!(dims(s(Some(800), Some(100), Crop::Contain)), (200, 100));
+    }
+
+    #[test]
+    fn a_configured_list_limits_the_sides() {
+        let size = Size::parse(Some("320"), Some("200"), None).unwrap();
+        assert!(size.check_allowed(None).is_ok());
+        assert!(size.check_allowed(Some(&[200, 320])).is_ok());
+        assert!(size.check_allowed(Some(&[320])).is_err());
+        let original = Size::parse(None, None, None).unwrap();
+        assert!(original.check_allowed(Some(&[320])).is_ok());
     }
 
     #[test]

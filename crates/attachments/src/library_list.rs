@@ -23,6 +23,9 @@ use crate::schema::attachments::{self, dsl as a};
 pub struct LibraryScope {
     pub tenant_id: Uuid,
     pub organizations: Option<Vec<Uuid>>,
+    /// The organizations whose partitions the caller reaches
+    /// (`AuthContext::organization_restriction`; `None`: all of them).
+    pub partition_organizations: Option<Vec<Uuid>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,17 +185,20 @@ macro_rules! tags_in_use {
     };
 }
 
-/// Every partition the caller's tenant sees (global and its own), by title,
-/// as a JSON array of [`PartitionSummary`].
+/// Every partition the caller sees (global ones, and its tenant's that its
+/// organization scope does not hide, as `AuthContext::reach` says), by
+/// title, as a JSON array of [`PartitionSummary`].
 macro_rules! partitions_seen {
-    ($tenant:expr) => {
+    ($scope:expr) => {
         sql::<Json>(
             "(SELECT coalesce(json_agg(json_build_object('code', p.code, 'title', p.title, \
              'description', p.description, 'isPublic', p.is_public) ORDER BY p.title, p.code), \
-             '[]'::json) FROM attachment_partitions AS p WHERE p.tenant_id IS NULL OR p.tenant_id = ",
+             '[]'::json) FROM attachment_partitions AS p WHERE p.tenant_id IS NULL OR (p.tenant_id = ",
         )
-        .bind::<diesel::sql_types::Uuid, _>($tenant)
-        .sql(")")
+        .bind::<diesel::sql_types::Uuid, _>($scope.tenant_id)
+        .sql(" AND (p.organization_id IS NULL OR coalesce(p.organization_id = ANY(")
+        .bind::<Nullable<Array<diesel::sql_types::Uuid>>, _>($scope.partition_organizations.clone())
+        .sql("), true))))")
     };
 }
 
@@ -228,7 +234,7 @@ pub async fn list(
             Attachment::as_select(),
             req.count(counted_query),
             tags_in_use!(scope),
-            partitions_seen!(scope.tenant_id),
+            partitions_seen!(scope),
         ))
         .offset(req.offset())
         .limit(req.limit()),
@@ -241,7 +247,7 @@ pub async fn list(
         let (counted, tags, partitions): Empty = Cached(diesel::select((
             req.count(again),
             tags_in_use!(scope),
-            partitions_seen!(scope.tenant_id),
+            partitions_seen!(scope),
         )))
         .get_result(conn)
         .await?;

@@ -5,7 +5,7 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Reach};
 use stoa_core::AppError;
 use stoa_core::command::Operation;
 use stoa_core::db::Db;
@@ -29,8 +29,10 @@ pub fn check_unlocked(config: &AttachmentsConfig) -> Result<(), AttachmentsError
     }
 }
 
-/// The global partitions and the caller's tenant's (every one for a super
-/// admin), oldest first.
+/// The global partitions and the caller's tenant's that its organization
+/// scope does not hide (`AuthContext::reach`: a restricted caller sees its
+/// organizations' and the tenant-wide ones), every one for a super admin;
+/// oldest first.
 pub async fn visible(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -40,25 +42,32 @@ pub async fn visible(
         let tenant = ctx.tenant()?;
         query = query.filter(p::tenant_id.is_null().or(p::tenant_id.eq(tenant)));
     }
-    Ok(query
+    let rows: Vec<Partition> = query
         .order((p::created_at.asc(), p::code.asc()))
         .load(conn)
-        .await?)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|row| ctx.reach(row.tenant_id, row.organization_id) != Reach::Hidden)
+        .collect())
 }
 
-/// A partition by code, when the caller's tenant may use it (global or its own).
+/// A partition by code, when the caller may use it: global, or its tenant's
+/// and not hidden by its organization scope.
 pub async fn usable(
     conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
     tenant: Uuid,
     code: &str,
 ) -> Result<Option<Partition>, AppError> {
-    Ok(p::table
+    let found: Option<Partition> = p::table
         .filter(p::code.eq(code))
         .filter(p::tenant_id.is_null().or(p::tenant_id.eq(tenant)))
         .select(Partition::as_select())
         .first(conn)
         .await
-        .optional()?)
+        .optional()?;
+    Ok(found.filter(|row| ctx.reach(row.tenant_id, row.organization_id) != Reach::Hidden))
 }
 
 fn input(body: PartitionBody, config: &AttachmentsConfig) -> PartitionInput {
@@ -89,7 +98,7 @@ fn check_config_json(body: &PartitionBody) -> Result<(), AttachmentsError> {
 fn scope(ctx: &AuthContext) -> Result<PartitionScope, AppError> {
     Ok(PartitionScope {
         tenant_id: ctx.tenant()?,
-        super_admin: ctx.is_super_admin(),
+        caller: ctx.clone(),
     })
 }
 
@@ -103,10 +112,14 @@ pub async fn create(
     if body.title.trim().is_empty() {
         return Err(AttachmentsError::InvalidField("title: must not be blank").into());
     }
+    // A caller restricted to some organizations creates partitions in one
+    // of them, never tenant-wide ones it could not change afterwards.
+    let organization_id = ctx.organization_id();
+    ctx.require_organizations([organization_id])?;
     let command = CreatePartition {
         input: input(body, config),
         tenant_id: ctx.tenant()?,
-        organization_id: ctx.organization_id(),
+        organization_id,
     };
     let actor = ctx.actor();
     db.transaction::<_, AppError, _>(|conn| {

@@ -34,6 +34,16 @@ pub fn original(tenant: Uuid, id: Uuid) -> StorageKey {
     ])
 }
 
+/// The prefix holding every resized variant of an attachment.
+pub fn variants(tenant: Uuid, id: Uuid) -> StorageKey {
+    key([
+        "attachments".to_string(),
+        tenant.to_string(),
+        id.to_string(),
+        "variants".to_string(),
+    ])
+}
+
 /// A resized variant (`variant` is built from validated numbers only).
 pub fn variant(tenant: Uuid, id: Uuid, variant: &str) -> StorageKey {
     key([

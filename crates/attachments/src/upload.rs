@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use actix_web::HttpRequest;
 use actix_web::http::header::CONTENT_TYPE;
 use serde_json::Value;
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, RecordTarget, Registry};
 use stoa_core::AppError;
 use stoa_core::command::Operation;
 use stoa_core::db::Db;
@@ -186,10 +186,13 @@ pub async fn upload(
     storage: &Storage,
     config: &AttachmentsConfig,
     ctx: &AuthContext,
+    registry: &Registry,
 ) -> Result<(Attachment, Operation), AppError> {
     check_multipart(req)?;
     let tenant = ctx.tenant()?;
-    // The selected organization, else the caller's own (the reference's token org).
+    // The selected organization, else the caller's own (the reference's token
+    // org): where files of records no module declares go. A declared
+    // record's files go to the record's organization.
     let organization = ctx
         .organization_id()
         .or(ctx.home_organization_id)
@@ -213,6 +216,7 @@ pub async fn upload(
         storage,
         config,
         ctx,
+        registry,
     )
     .await;
     if result.is_err() {
@@ -231,6 +235,7 @@ async fn record(
     storage: &Storage,
     config: &AttachmentsConfig,
     ctx: &AuthContext,
+    registry: &Registry,
 ) -> Result<(Attachment, Operation), AppError> {
     let field = |name: &str| {
         received
@@ -270,8 +275,15 @@ async fn record(
     let file_name = sniff::sanitize_file_name(&raw_name);
 
     let mut conn = db.conn().await?;
-    let partition = resolve_partition(&mut conn, tenant, entity_id, field("partitionCode")).await?;
+    let partition =
+        resolve_partition(&mut conn, ctx, tenant, entity_id, field("partitionCode")).await?;
     drop(conn);
+    let target = registry.record_target(entity_id).cloned();
+    // Records no module declares cannot be checked: their files never go
+    // public (README.md, "Deliberate differences").
+    if target.is_none() && partition.is_public {
+        return Err(AttachmentsError::PublicPartitionUndeclared.into());
+    }
     let content = if partition.requires_ocr {
         extract_text(storage, &file.key, &mime, scanned.size).await
     } else {
@@ -299,16 +311,51 @@ async fn record(
         quota_bytes: config.tenant_quota_bytes,
     };
     let actor = ctx.actor();
+    let caller = ctx.clone();
+    let record_id = record_id.to_string();
     db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+        Box::pin(async move {
+            let mut command = command;
+            if let Some(organization) =
+                writable_record(conn, target.as_ref(), &caller, &record_id).await?
+            {
+                command.row.organization_id = organization;
+            }
+            stoa_core::command::execute(conn, &actor, command).await
+        })
     })
     .await
 }
 
-/// The explicit partition when the tenant may use it (a public one only
+/// The organization of the record a write attaches to, asked of the
+/// entity's owner (`stoa_acl::RecordTarget`): 404 when the caller's tenant
+/// has no such record or it is in an organization the caller does not see,
+/// 403 when the caller may not write it or lacks the features to see the
+/// entity. `None` for entities no module declares (nothing to check) and
+/// for tenant-wide records.
+pub async fn writable_record(
+    conn: &mut diesel_async::AsyncPgConnection,
+    target: Option<&RecordTarget>,
+    ctx: &AuthContext,
+    record_id: &str,
+) -> Result<Option<Uuid>, AppError> {
+    match target {
+        Some(target) => {
+            target
+                .require_writable(conn, ctx, record_id, || {
+                    AttachmentsError::RecordNotFound.into()
+                })
+                .await
+        }
+        None => Ok(None),
+    }
+}
+
+/// The explicit partition when the caller may use it (a public one only
 /// when it is the entity's default), else the entity's default.
 async fn resolve_partition(
     conn: &mut diesel_async::AsyncPgConnection,
+    ctx: &AuthContext,
     tenant: Uuid,
     entity_id: &str,
     requested: Option<&str>,
@@ -322,7 +369,7 @@ async fn resolve_partition(
         if !plain {
             return Err(AttachmentsError::UnknownPartition.into());
         }
-        let partition = partitions::usable(conn, tenant, code)
+        let partition = partitions::usable(conn, ctx, tenant, code)
             .await?
             .ok_or(AttachmentsError::UnknownPartition)?;
         if partition.is_public && partition.code != default_code {
@@ -330,7 +377,7 @@ async fn resolve_partition(
         }
         return Ok(partition);
     }
-    Ok(partitions::usable(conn, tenant, default_code)
+    Ok(partitions::usable(conn, ctx, tenant, default_code)
         .await?
         .ok_or(AttachmentsError::PartitionNotConfigured)?)
 }

@@ -6,6 +6,11 @@
 mod api {
     #[expect(
         clippy::unwrap_used,
+        reason = "the attack helpers fail the calling test by panicking"
+    )]
+    pub mod attacks;
+    #[expect(
+        clippy::unwrap_used,
         reason = "the document builders fail the calling test by panicking"
     )]
     pub mod extraction;

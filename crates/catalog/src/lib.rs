@@ -20,6 +20,7 @@ pub mod error;
 pub mod model;
 pub mod operations;
 pub mod queries;
+pub mod record_target;
 pub mod routes;
 pub mod schema;
 pub mod seed;
@@ -84,6 +85,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.add_role_defaults("employee", &[VIEW, MANAGE]);
     registry.register_nav(NAV);
     slots::register(registry)?;
+    registry.add_record_target(record_target::product_target())?;
     for tool in ai_tools::tools() {
         registry.add_ai_tool(tool)?;
     }

@@ -19,6 +19,7 @@ pub mod model;
 pub mod operations;
 pub mod owners;
 pub mod queries;
+pub mod record_target;
 pub mod routes;
 pub mod rule_writes;
 pub mod schema;
@@ -112,6 +113,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     }
     registry.add_rule_entity(slots::DEAL_RULES)?;
     registry.add_rule_writer(rule_writes::deal_writer())?;
+    registry.add_record_target(record_target::deal_target())?;
     for tool in ai_tools::tools() {
         registry.add_ai_tool(tool)?;
     }

@@ -21,11 +21,11 @@ const CONCURRENT_RESIZES: u32 = 32;
 const RESIZE_RSS_TARGET_MIB: f64 = 300.0;
 const CACHED_RPS_TARGET: f64 = 5_000.0;
 
-/// A multipart upload of `bytes` as `name` to a product's media.
-fn upload_request(token: &str, name: &str, mime: &str, bytes: &[u8]) -> Request {
+/// A multipart upload of `bytes` as `name` to the media of `product`.
+fn upload_request(token: &str, product: &str, name: &str, mime: &str, bytes: &[u8]) -> Request {
     let boundary = "stoa-bench-boundary";
     let mut body = Vec::with_capacity(bytes.len() + 512);
-    for (field, value) in [("entityId", ENTITY), ("recordId", "bench-product")] {
+    for (field, value) in [("entityId", ENTITY), ("recordId", product)] {
         body.extend_from_slice(
             format!(
                 "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"\r\n\r\n{value}\r\n"
@@ -51,6 +51,27 @@ fn upload_request(token: &str, name: &str, mime: &str, bytes: &[u8]) -> Request 
         },
         token,
     )
+}
+
+/// A product to attach the files to (uploads name a real record).
+fn create_product(addr: SocketAddr, token: &str) -> Result<String> {
+    let req = with_bearer(
+        Request::post(
+            "/api/catalog/products",
+            "application/json",
+            r#"{"title":"Bench product"}"#,
+        ),
+        token,
+    );
+    let (status, body) = load::once(addr, &req)?;
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    match json["id"].as_str() {
+        Some(id) if status == 201 => Ok(id.to_string()),
+        _ => Err(format!(
+            "creating the bench product answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        )),
+    }
 }
 
 /// Uploads and returns (attachment id, seconds taken).
@@ -101,6 +122,8 @@ pub(super) fn rows(
             ("STOA_DATA_DIR", &data_dir_text),
             ("OM_ATTACHMENT_MAX_UPLOAD_MB", "128"),
             ("OM_ATTACHMENT_TENANT_QUOTA_MB", "4096"),
+            // The 32 sizes below are all kept, as before the per-image cap.
+            ("OM_ATTACHMENT_IMAGE_MAX_VARIANTS", "64"),
         ],
     )?;
     let result = measure(&server, login_form, &jpeg, seconds, connections);
@@ -121,9 +144,10 @@ fn measure(
     let mut rows = Vec::new();
     let (idle, _) = server.memory_mib();
 
+    let product = create_product(addr, &token)?;
     let (photo, _) = upload(
         addr,
-        &upload_request(&token, "photo.jpg", "image/jpeg", jpeg),
+        &upload_request(&token, &product, "photo.jpg", "image/jpeg", jpeg),
     )?;
     // The first resize: decode 12 MP, resize, encode, store the variant.
     let started = Instant::now();
@@ -216,7 +240,13 @@ fn measure(
     // file's size.
     for (label, mib) in [("1 MiB", 1usize), ("100 MiB", 100)] {
         let file = vec![0x5a_u8; mib * 1024 * 1024];
-        let req = upload_request(&token, "data.bin", "application/octet-stream", &file);
+        let req = upload_request(
+            &token,
+            &product,
+            "data.bin",
+            "application/octet-stream",
+            &file,
+        );
         drop(file);
         let (_, peak_before) = server.memory_mib();
         let (_, seconds_taken) = upload(addr, &req)?;

@@ -317,7 +317,7 @@ fn upload(a: &Node, b: &Node) -> Result<String> {
         .collect();
     let (content_type, body) = multipart(
         &[
-            ("entityId", "catalog:catalog_product"),
+            ("entityId", "attachments:library"),
             ("recordId", "cluster-proof"),
         ],
         "cluster-proof.txt",

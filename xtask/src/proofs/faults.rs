@@ -588,7 +588,7 @@ fn storage_cut(
     let upload = |name: &str, content: &[u8]| -> Result<(u16, Value, Duration)> {
         let (content_type, body) = super::cluster::multipart(
             &[
-                ("entityId", "catalog:catalog_product"),
+                ("entityId", "attachments:library"),
                 ("recordId", "storage-fault"),
             ],
             name,

@@ -134,6 +134,7 @@ pub async fn list_library(
     let scope = LibraryScope {
         tenant_id: ctx.tenant()?,
         organizations: ctx.acl.visible_organization_ids.clone(),
+        partition_organizations: ctx.organization_restriction().map(<[_]>::to_vec),
     };
     let q = parse(q.into_inner())?;
     let req = ListRequest::new(

@@ -2,7 +2,7 @@
 
 use actix_web::{HttpResponse, post, web};
 use serde_json::Value;
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Registry};
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -15,7 +15,9 @@ use crate::{MANAGE, upload};
 
 /// Attachments of `entityId` among `attachmentIds` (and of `fromRecordId`
 /// when given) move to `toRecordId`; ids of other entities, tenants or
-/// organizations are skipped, and none matching is 404.
+/// organizations are skipped, and none matching is 404. `toRecordId` must
+/// be a record of `entityId` the caller may write when a module declares
+/// the entity (its organization becomes the attachments').
 #[utoipa::path(
     tag = "Attachments",
     request_body = TransferBody,
@@ -24,14 +26,15 @@ use crate::{MANAGE, upload};
         (status = 200, body = Transferred),
         (status = 400, body = ErrorBody, description = "Invalid payload"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody, description = "No attachment matched"),
+        (status = 403, body = ErrorBody, description = "Missing feature (also the entity's view feature), or a target record outside the caller's organizations"),
+        (status = 404, body = ErrorBody, description = "No attachment matched, or the target record does not exist in the caller's organizations"),
     )
 )]
 #[post("/attachments/transfer")]
 pub async fn transfer_attachments(
     ctx: AuthContext,
     db: web::Data<Db>,
+    registry: web::Data<Registry>,
     bytes: web::Bytes,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
@@ -46,20 +49,31 @@ pub async fn transfer_attachments(
     if let Some(from) = &from_record_id {
         upload::check_identifier("fromRecordId", from)?;
     }
+    let target = registry.record_target(&entity_id).cloned();
     let command = TransferAttachments {
         ids: body.attachment_ids,
         entity_id,
         from_record_id,
         to_record_id,
+        to_organization: None,
         scope: AttachmentScope {
             tenant_id: ctx.tenant()?,
             organizations: ctx.acl.visible_organization_ids.clone(),
         },
     };
     let actor = ctx.actor();
+    let caller = ctx.clone();
     let (updated, op) = db
         .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
+            Box::pin(async move {
+                let mut command = command;
+                // The target record is asked of its owner in the write's
+                // transaction (404 / 403 before anything moves).
+                command.to_organization =
+                    upload::writable_record(conn, target.as_ref(), &caller, &command.to_record_id)
+                        .await?;
+                stoa_core::command::execute(conn, &actor, command).await
+            })
         })
         .await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(Transferred { ok: true, updated }))

@@ -1,7 +1,7 @@
 //! `POST /attachments`: a multipart upload streamed into storage.
 
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppResult;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
@@ -23,7 +23,8 @@ use crate::{MANAGE, upload};
         (status = 200, body = Uploaded),
         (status = 400, body = ErrorBody, description = "Not multipart, missing fields, executable or active content, a file that is not what it claims, unknown partition"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "Missing feature, organization out of scope, or an explicitly chosen public partition"),
+        (status = 403, body = ErrorBody, description = "Missing feature (also the record's entity's view feature), organization or record out of scope, an explicitly chosen public partition, or a public partition for an entity no module declares"),
+        (status = 404, body = ErrorBody, description = "The record (entityId, recordId) does not exist in the caller's organizations"),
         (status = 413, body = ErrorBody, description = "File over the size limit or the tenant's quota"),
     )
 )]
@@ -35,9 +36,10 @@ pub async fn upload_attachment(
     db: web::Data<Db>,
     storage: web::Data<Storage>,
     config: web::Data<AttachmentsConfig>,
+    registry: web::Data<Registry>,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
-    let (row, op) = upload::upload(&req, payload, &db, &storage, &config, &ctx).await?;
+    let (row, op) = upload::upload(&req, payload, &db, &storage, &config, &ctx, &registry).await?;
     let item = UploadedItem {
         id: row.id,
         url: row.url(),

@@ -21,10 +21,17 @@ async fn private_files_need_a_caller_in_scope_and_public_ones_do_not() {
     )
     .await;
     let image = png(8, 8);
+    let chair = product(h.db(), acme.tenant_id, acme.organization_id).await;
     let public = uploaded(
         &h,
         &admin,
-        form("catalog:catalog_product", "p", "p.png", "image/png", &image),
+        form(
+            "catalog:catalog_product",
+            &chair,
+            "p.png",
+            "image/png",
+            &image,
+        ),
     )
     .await;
 

@@ -21,9 +21,15 @@ pub use stoa_testkit::requests::{bearer, delete, get, post_json, put_json};
 pub const UPLOAD: &str = "/api/attachments";
 pub const PARTITIONS: &str = "/api/attachments/partitions";
 
+/// Auth, the two modules whose records attachments checks (their record
+/// targets: `catalog:catalog_product`, `customers:customer_deal`) and
+/// attachments.
 pub fn registry() -> Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
+    stoa_catalog::register(&mut registry).unwrap();
+    stoa_customers::register(&mut registry).unwrap();
     stoa_attachments::register(&mut registry).unwrap();
+    registry.check_slots().unwrap();
     registry
 }
 
@@ -58,6 +64,7 @@ pub async fn start(
     let renderer = web::Data::new(Renderer::new(&config));
     let data = web::Data::new(storage.clone());
     let app = stoa_testkit::app()
+        .module_with(|db| stoa_auth::testing::services(db, registry()).configurator())
         .module_with(|db| {
             Arc::new(stoa_auth::configure(
                 stoa_auth::testing::state_with_registry(db, registry(), |_| {}),
@@ -142,4 +149,80 @@ pub async fn count_rows(db: &stoa_core::db::Db) -> i64 {
         .get_result(&mut conn)
         .await
         .unwrap()
+}
+
+/// A product of `organization` (written as a fixture: the catalog owns the table).
+pub async fn product(db: &Db, tenant: uuid::Uuid, organization: uuid::Uuid) -> String {
+    fixture_id(
+        db,
+        &format!(
+            "INSERT INTO catalog_products (tenant_id, organization_id, title) \
+             VALUES ('{tenant}', '{organization}', 'Chair') RETURNING id"
+        ),
+    )
+    .await
+}
+
+/// A deal of `organization` (written as a fixture: customers owns the table).
+pub async fn deal(db: &Db, tenant: uuid::Uuid, organization: uuid::Uuid) -> String {
+    fixture_id(
+        db,
+        &format!(
+            "INSERT INTO customer_deals (tenant_id, organization_id, title) \
+             VALUES ('{tenant}', '{organization}', 'Big deal') RETURNING id"
+        ),
+    )
+    .await
+}
+
+async fn fixture_id(db: &Db, sql: &str) -> String {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        id: uuid::Uuid,
+    }
+    let mut conn = db.conn().await.unwrap();
+    let row: Id = diesel::sql_query(sql).get_result(&mut *conn).await.unwrap();
+    row.id.to_string()
+}
+
+/// One attachment row as stored (every column the attacks could change).
+pub async fn row(db: &Db, id: &str) -> stoa_attachments::model::Attachment {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use stoa_attachments::schema::attachments as a;
+    let mut conn = db.conn().await.unwrap();
+    a::table
+        .filter(a::id.eq(uuid::Uuid::parse_str(id).unwrap()))
+        .select(stoa_attachments::model::Attachment::as_select())
+        .first(&mut *conn)
+        .await
+        .unwrap()
+}
+
+/// One partition row as stored.
+pub async fn partition_row(db: &Db, id: &str) -> stoa_attachments::model::Partition {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use stoa_attachments::schema::attachment_partitions as p;
+    let mut conn = db.conn().await.unwrap();
+    p::table
+        .filter(p::id.eq(uuid::Uuid::parse_str(id).unwrap()))
+        .select(stoa_attachments::model::Partition::as_select())
+        .first(&mut *conn)
+        .await
+        .unwrap()
+}
+
+/// An anonymous GET.
+pub fn anonymous(path: &str) -> actix_web::test::TestRequest {
+    actix_web::test::TestRequest::get().uri(path)
+}
+
+/// Runs SQL the tests need to shape data.
+pub async fn exec(db: &Db, sql: &str) {
+    use diesel_async::RunQueryDsl;
+    let mut conn = db.conn().await.unwrap();
+    diesel::sql_query(sql).execute(&mut *conn).await.unwrap();
 }
