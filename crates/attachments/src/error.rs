@@ -31,9 +31,9 @@ pub enum AttachmentsError {
     #[error("Files of this entity type cannot go to a public storage partition.")]
     PublicPartitionUndeclared,
     #[error(
-        "Record not found: recordId must name an existing record of entityId in your organizations."
+        "Record not found: {0} must name an existing record of entityId in your organizations."
     )]
-    RecordNotFound,
+    RecordNotFound(&'static str),
     #[error("Attachment exceeds the maximum upload size.")]
     TooLarge,
     #[error("Attachment storage quota exceeded for this tenant.")]
@@ -96,7 +96,7 @@ impl ApiError for AttachmentsError {
             | Self::NoneFound
             | Self::FileUnavailable
             | Self::PartitionNotFound
-            | Self::RecordNotFound => StatusCode::NOT_FOUND,
+            | Self::RecordNotFound(_) => StatusCode::NOT_FOUND,
             Self::CodeExists | Self::PartitionInUse => StatusCode::CONFLICT,
             Self::PartitionMisconfigured | Self::RenderFailed => StatusCode::INTERNAL_SERVER_ERROR,
             Self::NotMultipart

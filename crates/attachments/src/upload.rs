@@ -317,7 +317,7 @@ async fn record(
         Box::pin(async move {
             let mut command = command;
             if let Some(organization) =
-                writable_record(conn, target.as_ref(), &caller, &record_id).await?
+                writable_record(conn, target.as_ref(), &caller, "recordId", &record_id).await?
             {
                 command.row.organization_id = organization;
             }
@@ -337,13 +337,14 @@ pub async fn writable_record(
     conn: &mut diesel_async::AsyncPgConnection,
     target: Option<&RecordTarget>,
     ctx: &AuthContext,
+    field: &'static str,
     record_id: &str,
 ) -> Result<Option<Uuid>, AppError> {
     match target {
         Some(target) => {
             target
                 .require_writable(conn, ctx, record_id, || {
-                    AttachmentsError::RecordNotFound.into()
+                    AttachmentsError::RecordNotFound(field).into()
                 })
                 .await
         }

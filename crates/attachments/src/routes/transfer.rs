@@ -69,9 +69,14 @@ pub async fn transfer_attachments(
                 let mut command = command;
                 // The target record is asked of its owner in the write's
                 // transaction (404 / 403 before anything moves).
-                command.to_organization =
-                    upload::writable_record(conn, target.as_ref(), &caller, &command.to_record_id)
-                        .await?;
+                command.to_organization = upload::writable_record(
+                    conn,
+                    target.as_ref(),
+                    &caller,
+                    "toRecordId",
+                    &command.to_record_id,
+                )
+                .await?;
                 stoa_core::command::execute(conn, &actor, command).await
             })
         })

@@ -463,6 +463,10 @@ async fn a_sibling_organization_admin_cannot_attach_to_or_transfer_onto_its_deal
         ))
         .await;
     assert_eq!(res.status, 404, "{}", res.text());
+    assert_eq!(
+        error(&res),
+        "Record not found: toRecordId must name an existing record of entityId in your organizations."
+    );
     assert_eq!(row(h.db(), &mine).await, mine_before);
     // Another tenant's admin neither.
     let globex = seed(h.db(), "Globex", "globex.com").await;
