@@ -17,6 +17,8 @@ pub struct Database {
     pub server_url: String,
     cluster: Option<Cluster>,
     started_here: bool,
+    /// The shared private cluster of `discover` (its users are counted).
+    shared: bool,
 }
 
 impl Database {
@@ -30,10 +32,12 @@ impl Database {
                 server_url: url,
                 cluster: None,
                 started_here: false,
+                shared: false,
             });
         }
         let cluster = Cluster::locate()?;
         let started_here = cluster.start(false)?;
+        users::join(started_here);
         let server_url = cluster.url("postgres");
         fs::write(stoa_dir().join("database-url"), &server_url)
             .map_err(|e| format!("cannot write .stoa/database-url: {e}"))?;
@@ -41,6 +45,7 @@ impl Database {
             server_url,
             cluster: Some(cluster),
             started_here,
+            shared: true,
         })
     }
 
@@ -80,6 +85,7 @@ impl Database {
             server_url,
             cluster: Some(cluster),
             started_here,
+            shared: false,
         })
     }
 
@@ -155,11 +161,75 @@ impl Database {
         Ok(format!("{prefix}/{name}{query}"))
     }
 
-    /// Stops the cluster if this process started it.
+    /// Stops the shared private cluster when this process is the last xtask
+    /// using it and an xtask started it (one left running by `pg_ctl` or
+    /// another tool stays up). Two `cargo xtask test` runs side by side (two
+    /// worktrees' developers, a helper) no longer stop each other's server.
     pub fn finish(self) {
-        if let (Some(cluster), true) = (&self.cluster, self.started_here) {
+        let Some(cluster) = &self.cluster else {
+            return;
+        };
+        let last = if self.shared {
+            users::leave()
+        } else {
+            self.started_here
+        };
+        if last {
             cluster.stop();
         }
+    }
+}
+
+/// The xtask processes sharing the private cluster: a file per process under
+/// `.stoa/postgres.users/` (its pid), and `.stoa/postgres.users/started`
+/// while an xtask started the server.
+mod users {
+    use std::fs;
+    use std::path::PathBuf;
+
+    fn dir() -> PathBuf {
+        super::stoa_dir().join("postgres.users")
+    }
+
+    fn alive(pid: &str) -> bool {
+        std::path::Path::new("/proc").join(pid).exists()
+    }
+
+    /// Registers this process (and whether it started the server).
+    pub fn join(started_here: bool) {
+        let dir = dir();
+        if fs::create_dir_all(&dir).is_err() {
+            return;
+        }
+        let _ = fs::write(dir.join(std::process::id().to_string()), "");
+        if started_here {
+            let _ = fs::write(dir.join("started"), "");
+        }
+    }
+
+    /// Unregisters this process; `true` when it was the last live user of a
+    /// server an xtask started (the caller then stops it).
+    pub fn leave() -> bool {
+        let dir = dir();
+        let own = std::process::id().to_string();
+        let _ = fs::remove_file(dir.join(&own));
+        let others = fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name != "started")
+                    .filter(|pid| {
+                        let live = alive(pid);
+                        if !live {
+                            let _ = fs::remove_file(dir.join(pid));
+                        }
+                        live
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        others == 0 && fs::remove_file(dir.join("started")).is_ok()
     }
 }
 

@@ -70,7 +70,9 @@ pub fn commands() -> CommandRegistry {
         .chain(stoa_auth::commands::handlers())
         .chain(stoa_devices::handlers())
         .chain(stoa_catalog::handlers())
-        .chain(stoa_dashboards::handlers())
+        .chain(stoa_dashboards::handlers_with(Arc::new(
+            stoa_auth::PgAccounts,
+        )))
         .chain(stoa_customers::handlers())
         .chain(stoa_business_rules::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
@@ -299,6 +301,7 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         // A deleted attachment's objects leave storage after commit, at least once.
         Arc::new(stoa_attachments::StorageCleanup::new(
             services.storage.clone(),
+            services.db.clone(),
         )),
     ];
     // Business rules run on domain events after commit.
@@ -306,6 +309,7 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
         services.db.clone(),
         services.registry.clone(),
         services.platform.clone(),
+        services.creators.clone(),
     ));
     list
 }

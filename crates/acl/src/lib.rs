@@ -21,6 +21,7 @@
 pub mod accounts;
 mod builder;
 mod context;
+pub mod delegation;
 pub mod grants;
 mod matching;
 mod matrix;
@@ -51,7 +52,7 @@ pub use organizations::OrganizationDirectory;
 pub use platform::{PlatformAnswer, PlatformCall, PlatformCaller, PlatformSlot};
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};
 pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
-pub use scope::{Scope, foreign_tenant, out_of_scope};
+pub use scope::{Reach, Scope, foreign_tenant, out_of_scope};
 pub use services::Services;
 pub use slots::{
     AiTool, AnalyticsField, AnalyticsSource, FieldKind, FieldWrite, FieldWriter, RecordChecker,

@@ -30,6 +30,10 @@ pub struct PlatformCall {
     pub body: Option<Value>,
     /// Extra headers (`x-business-rule-id`, ...).
     pub headers: Vec<(String, String)>,
+    /// Who the call acts for (the rule's author as they stand now): the key
+    /// then acts with what both hold ([`crate::AuthContext::delegated_by`]).
+    /// `None` only for work no person authored.
+    pub author: Option<crate::AuthContext>,
 }
 
 /// The operation's answer: its status and JSON body (`null` when empty,

@@ -63,6 +63,21 @@ pub fn out_of_scope(message: impl Into<String>) -> AppError {
     AppError::new(StatusCode::FORBIDDEN, message.into()).with_code("organization_out_of_scope")
 }
 
+/// How far a caller reaches one record of a tenant resource
+/// ([`AuthContext::reach`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Another tenant's, or an organization outside the caller's: the
+    /// record does not exist for the caller (404, never 403, so ids of other
+    /// organizations are not confirmed).
+    Hidden,
+    /// A tenant-wide record (no organization) seen by a restricted caller:
+    /// readable and usable, never changed.
+    Read,
+    /// Inside the caller's tenant and organizations.
+    Write,
+}
+
 impl AuthContext {
     /// The one tenant-boundary check: `tenant` when the caller may target it
     /// (its scope tenant, or any for a super admin), else 403
@@ -82,6 +97,59 @@ impl AuthContext {
         match requested {
             Some(t) => self.target_tenant(t).map(Some),
             None => Ok(self.tenant_id),
+        }
+    }
+
+    /// The one organization-scope rule for a record of a tenant resource
+    /// (a partition, a widget, a deal, a rule ...) of `tenant`, belonging to
+    /// `organization` (`None` = tenant-wide): hidden outside the caller's
+    /// tenant and organizations, read-only when tenant-wide for a restricted
+    /// caller, writable otherwise. The caller's selection does not widen it
+    /// (it narrows lists only). Every by-id read, update and delete asks it.
+    pub fn reach(&self, tenant: Option<Uuid>, organization: Option<Uuid>) -> Reach {
+        match tenant {
+            Some(t) if self.may_target_tenant(t) => {}
+            // Global records (no tenant) are read by every caller and
+            // written by super admins only.
+            None if self.is_super_admin() => return Reach::Write,
+            None => return Reach::Read,
+            Some(_) => return Reach::Hidden,
+        }
+        match (self.organization_restriction(), organization) {
+            (None, _) => Reach::Write,
+            (Some(_), None) => Reach::Read,
+            (Some(allowed), Some(org)) if allowed.contains(&org) => Reach::Write,
+            (Some(_), Some(_)) => Reach::Hidden,
+        }
+    }
+
+    /// [`AuthContext::reach`] for a read: `not_found` when hidden.
+    pub fn require_readable(
+        &self,
+        tenant: Option<Uuid>,
+        organization: Option<Uuid>,
+        not_found: impl FnOnce() -> AppError,
+    ) -> Result<(), AppError> {
+        match self.reach(tenant, organization) {
+            Reach::Hidden => Err(not_found()),
+            Reach::Read | Reach::Write => Ok(()),
+        }
+    }
+
+    /// [`AuthContext::reach`] for a write: `not_found` when hidden, 403
+    /// `organization_out_of_scope` when only readable.
+    pub fn require_writable(
+        &self,
+        tenant: Option<Uuid>,
+        organization: Option<Uuid>,
+        not_found: impl FnOnce() -> AppError,
+    ) -> Result<(), AppError> {
+        match self.reach(tenant, organization) {
+            Reach::Hidden => Err(not_found()),
+            Reach::Read => Err(out_of_scope(
+                "Only administrators of every organization can change tenant-wide records.",
+            )),
+            Reach::Write => Ok(()),
         }
     }
 
@@ -224,6 +292,43 @@ mod tests {
         assert_eq!(open.grantable_organizations(None).ok(), Some(None));
         let sa = caller(Some(vec![a]), true);
         assert!(sa.require_organizations([None]).is_ok());
+    }
+
+    #[test]
+    fn records_are_reached_through_tenant_and_organization() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let tenant = Some(Uuid::nil());
+        let other = Some(Uuid::from_u128(9));
+        let restricted = caller(Some(vec![a]), false);
+        assert_eq!(restricted.reach(tenant, Some(a)), Reach::Write);
+        assert_eq!(restricted.reach(tenant, Some(b)), Reach::Hidden);
+        assert_eq!(restricted.reach(tenant, None), Reach::Read);
+        assert_eq!(restricted.reach(other, Some(a)), Reach::Hidden);
+        assert_eq!(restricted.reach(None, None), Reach::Read);
+        let gone = || AppError::not_found("Partition not found");
+        assert_eq!(
+            restricted
+                .require_writable(tenant, Some(b), gone)
+                .unwrap_err()
+                .status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            restricted
+                .require_writable(tenant, None, gone)
+                .unwrap_err()
+                .status(),
+            StatusCode::FORBIDDEN
+        );
+        assert!(restricted.require_readable(tenant, None, gone).is_ok());
+        let open = caller(None, false);
+        assert_eq!(open.reach(tenant, Some(b)), Reach::Write);
+        assert_eq!(open.reach(tenant, None), Reach::Write);
+        assert_eq!(open.reach(other, None), Reach::Hidden);
+        assert_eq!(open.reach(None, None), Reach::Read);
+        let sa = caller(Some(vec![a]), true);
+        assert_eq!(sa.reach(other, Some(b)), Reach::Write);
+        assert_eq!(sa.reach(None, None), Reach::Write);
     }
 
     #[test]

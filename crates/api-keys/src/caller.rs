@@ -6,7 +6,8 @@
 //! its roles bounded by its creator, the rule's organization selected), the
 //! registry's write guards attached, and put into the request's extensions,
 //! where the access policy and the handlers' `AuthContext` extractor read
-//! it: the operation's declared features, the handler's own checks, the
+//! it (bounded by the call's author, `PlatformCall::author`: the key acts
+//! with what both hold): the operation's declared features, the handler's own checks, the
 //! command bus (action log as the key, source `business_rule`) all apply.
 //! No client can put a principal into a request's extensions.
 
@@ -46,6 +47,10 @@ impl KeyCaller {
             .keys
             .principal_for(call.api_key_id, call.tenant_id, call.organization_id)
             .await?;
+        // Delegated work acts with no more than its author holds now.
+        if let Some(author) = &call.author {
+            principal = principal.delegated_by(author);
+        }
         principal.guards = self.guards.clone();
         let body = match (&method, call.body) {
             (&Method::GET, _) | (_, None) => None,

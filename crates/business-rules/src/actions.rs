@@ -109,6 +109,9 @@ pub struct Checks<'a> {
     /// A `CALL_OPEN_MERCATO`'s `method` and `endpoint`: one of the
     /// operations `platform-call-options` lists.
     pub platform: &'a dyn Fn(&str, &str) -> Result<(), String>,
+    /// An `EMIT_EVENT`'s `eventName` (well formed already): outside every
+    /// registered module's namespace.
+    pub event: &'a dyn Fn(&str) -> Result<(), String>,
 }
 
 fn any_url(_: &str) -> Result<(), String> {
@@ -123,11 +126,16 @@ fn any_operation(_: &str, _: &str) -> Result<(), String> {
     Ok(())
 }
 
+fn any_event(_: &str) -> Result<(), String> {
+    Ok(())
+}
+
 /// The checks of a stored rule (checked when it was saved).
 pub const STORED: Checks<'static> = Checks {
     url: &any_url,
     field: &any_field,
     platform: &any_operation,
+    event: &any_event,
 };
 
 /// Whether a value holds a `{{...}}` placeholder (resolved at run time, so
@@ -332,6 +340,10 @@ pub fn parse(
                         "eventName",
                         "must be a dotted event name such as module.entity.happened".into(),
                     );
+                    continue;
+                }
+                if let Err(message) = (checks.event)(name) {
+                    config_path(&mut problems, "eventName", message);
                     continue;
                 }
             }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use stoa_core::AppError;
 use stoa_core::command::Event;
-use stoa_core::command::outbox::{self, Envelope, EventActor};
+use stoa_core::command::outbox::{self, Envelope, EventActor, Origin};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use utoipa::ToSchema;
@@ -32,6 +32,8 @@ pub const FAILED_EVENT: &str = "business_rules.rule.execution_failed";
 /// The command id events emitted by rules carry (the trigger skips them, so
 /// a rule's own effect never re-triggers rules).
 pub const EMIT_COMMAND: &str = "business_rules.emit";
+/// The origin of every event a rule run writes (`stoa_core::command::outbox::Origin`).
+pub const RULES_ORIGIN: &str = "business_rules";
 
 /// A rule as the engine runs it: its stored JSON parsed once.
 #[derive(Debug)]
@@ -50,6 +52,9 @@ pub struct CompiledRule {
     pub condition: Result<Option<Condition>, String>,
     pub success: Vec<Action>,
     pub failure: Vec<Action>,
+    /// Who last saved it (a user or an API key; `None` for seeded rules):
+    /// the rule acts for them, as they stand when it runs (`authors`).
+    pub author: Option<Uuid>,
     /// `{ruleId, ruleName}`: what the actions' `{{ruleId}}` and
     /// `{{ruleName}}` read (built once, not per run).
     names: Value,
@@ -99,6 +104,7 @@ impl CompiledRule {
             condition,
             success,
             failure,
+            author: state.updated_by,
             names: json!({"ruleId": state.rule_id, "ruleName": state.rule_name}),
         }
     }
@@ -275,6 +281,19 @@ pub fn run(rules: &[Arc<CompiledRule>], req: &Request, now: OffsetDateTime) -> R
         .all(|o| o.condition_result && o.error.is_none());
     run.total_ms = ms(started);
     run
+}
+
+/// The outcome of a rule that did not run (its author can no longer have
+/// it act: `crate::authors`): no condition, no actions, the reason as error.
+pub fn not_run(rule: Arc<CompiledRule>, reason: String) -> RuleOutcome {
+    RuleOutcome {
+        rule,
+        condition_result: false,
+        actions: None,
+        execution_time_ms: 0.0,
+        error: Some(reason),
+        log_id: None,
+    }
 }
 
 fn ms(started: Instant) -> f64 {
@@ -688,7 +707,11 @@ pub async fn commit(
         return Ok(());
     }
     let logs: Vec<NewLog> = run.outcomes.iter().map(|o| log_of(o, req)).collect();
+    // Rules write as business rules, whatever event name a rule was given:
+    // subscribers that act (mail, storage cleanup) trust only their own
+    // modules' events (`Origin`).
     let envelope = Envelope {
+        origin: Origin::module(RULES_ORIGIN),
         tenant_id: Some(req.tenant_id),
         organization_id: Some(req.organization_id),
         actor: EventActor {

@@ -6,6 +6,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod actions;
+pub mod authors;
 pub mod cache;
 pub mod commands;
 pub mod condition;
@@ -114,13 +115,17 @@ pub fn job_handlers(
 /// The event trigger (the server lists it in `subscribers`); `registry`
 /// gives the rule writers (`SET_FIELD`) and the write guards their writes
 /// pass, `platform` the in-process caller of `CALL_OPEN_MERCATO`
-/// (`Services::platform`).
+/// (`Services::platform`), `creators` each rule's author as they stand when
+/// it runs (`Services::creators`, [`authors`]).
 pub fn subscribers(
     db: Db,
     registry: Arc<Registry>,
     platform: stoa_acl::PlatformSlot,
+    creators: Arc<dyn stoa_acl::CreatorResolver>,
 ) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
-    vec![Arc::new(trigger::RuleTrigger::new(db, registry, platform))]
+    vec![Arc::new(trigger::RuleTrigger::new(
+        db, registry, platform, creators,
+    ))]
 }
 
 /// Mounts the routes (under `/api`). Literal paths come before `{id}` ones.

@@ -3,14 +3,18 @@
 //! its logs are written, so the log shows each call's outcome), through the
 //! server's in-process caller (`stoa_acl::PlatformSlot`): the app's own
 //! service path, authorised as the action's API key — its roles now, bounded
-//! by its creator now, the rule's organization selected. A key that is
+//! by its creator now and by the rule's author now (`crate::authors`: the
+//! key acts with what both hold), the rule's organization selected. A key that is
 //! unknown in the rule's tenant, revoked or expired is refused; an operation
 //! the key may not call answers 403 like any request of the key. The call's
 //! writes are recorded as the key with source `business_rule`, and the
 //! trigger skips their events (no loops).
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
-use stoa_acl::{PlatformCall, PlatformSlot};
+use stoa_acl::{AuthContext, PlatformCall, PlatformSlot};
+use uuid::Uuid;
 
 use crate::engine::{ActionResult, PENDING_WRITE, Request, Run};
 
@@ -41,9 +45,15 @@ fn kept(body: Value) -> Value {
 /// Makes the pending calls of `run`, in rule order, recording each outcome
 /// on its action result (`status` `called` with `httpStatus` and `body`, or
 /// `failed` with the error).
-pub async fn perform(slot: &PlatformSlot, req: &Request, run: &mut Run) {
+pub async fn perform(
+    slot: &PlatformSlot,
+    req: &Request,
+    run: &mut Run,
+    authors: &HashMap<Uuid, AuthContext>,
+) {
     for outcome in &mut run.outcomes {
         let rule = outcome.rule.clone();
+        let author = authors.get(&rule.id).cloned();
         let Some(actions) = outcome.actions.as_mut() else {
             continue;
         };
@@ -71,6 +81,7 @@ pub async fn perform(slot: &PlatformSlot, req: &Request, run: &mut Run) {
                         req.entity_id.clone().unwrap_or_default(),
                     ),
                 ],
+                author: author.clone(),
             });
             let done = match call {
                 Ok(call) => slot.call(call).await.map_err(|e| e.message().to_string()),

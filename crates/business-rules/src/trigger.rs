@@ -11,17 +11,21 @@ use diesel::OptionalExtension;
 use diesel::sql_types::{Jsonb, Nullable};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Value, json};
-use stoa_core::command::outbox::{Delivered, Subscriber};
+use stoa_core::command::outbox::{Delivered, Origins, Subscriber};
 use stoa_core::db::Db;
 use time::OffsetDateTime;
 
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use stoa_acl::{BUSINESS_RULE_SOURCE, PlatformSlot, Registry};
+use std::collections::HashMap;
 
-use crate::engine::{self, EMIT_COMMAND, Request};
-use crate::{cache, platform, writes};
+use stoa_acl::accounts::CreatorResolver;
+use stoa_acl::{AuthContext, BUSINESS_RULE_SOURCE, PlatformSlot, Registry};
+use uuid::Uuid;
+
+use crate::engine::{self, CompiledRule, EMIT_COMMAND, RULES_ORIGIN, Request};
+use crate::{authors, cache, platform, writes};
 
 /// Event name prefixes the trigger never handles.
 const SKIPPED: &[&str] = &[
@@ -43,16 +47,74 @@ pub struct RuleTrigger {
     registry: Arc<Registry>,
     /// The in-process caller of `CALL_OPEN_MERCATO` (filled by the server).
     platform: PlatformSlot,
+    /// Resolves each rule's author as they stand now ([`crate::authors`]).
+    creators: Arc<dyn CreatorResolver>,
 }
 
 impl RuleTrigger {
-    pub fn new(db: Db, registry: Arc<Registry>, platform: PlatformSlot) -> Self {
+    pub fn new(
+        db: Db,
+        registry: Arc<Registry>,
+        platform: PlatformSlot,
+        creators: Arc<dyn CreatorResolver>,
+    ) -> Self {
         Self {
             db,
             registry,
             platform,
+            creators,
         }
     }
+
+    /// Splits `rules` into those whose authors may still have them act
+    /// (with each author, by rule id) and those that stop, with the reason.
+    async fn authorized(
+        &self,
+        conn: &mut AsyncPgConnection,
+        rules: Vec<Arc<CompiledRule>>,
+        req: &Request,
+    ) -> Result<Authorized, String> {
+        let mut out = Authorized::default();
+        let mut seen: HashMap<Uuid, Result<Option<AuthContext>, String>> = HashMap::new();
+        for rule in rules {
+            let verdict = match rule.author.and_then(|a| seen.get(&a)) {
+                Some(known) => known.clone(),
+                None => {
+                    let found = authors::author_now(
+                        conn,
+                        self.creators.as_ref(),
+                        &self.registry,
+                        &rule,
+                        req,
+                    )
+                    .await
+                    .map_err(|e| e.to_string())?;
+                    if let Some(author) = rule.author {
+                        seen.insert(author, found.clone());
+                    }
+                    found
+                }
+            };
+            match verdict {
+                Ok(author) => {
+                    if let Some(author) = author {
+                        out.authors.insert(rule.id, author);
+                    }
+                    out.acting.push(rule);
+                }
+                Err(reason) => out.stopped.push((rule, reason)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// [`RuleTrigger::authorized`]'s answer.
+#[derive(Default)]
+struct Authorized {
+    acting: Vec<Arc<CompiledRule>>,
+    stopped: Vec<(Arc<CompiledRule>, String)>,
+    authors: HashMap<Uuid, AuthContext>,
 }
 
 /// `customers.deal.updated` → (`customers.deal`, `updated`); names with
@@ -147,9 +209,15 @@ impl Subscriber for RuleTrigger {
         !SKIPPED.iter().any(|p| name.starts_with(p)) && split_event(name).is_some()
     }
 
+    /// Domain events of every module; the rules' own events are skipped
+    /// in `handle` (no loops), by their origin, which no rule can set.
+    fn origins(&self) -> Origins {
+        Origins::Any
+    }
+
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
-            if event.command_id.as_deref() == Some(EMIT_COMMAND) {
+            if event.origin == RULES_ORIGIN || event.command_id.as_deref() == Some(EMIT_COMMAND) {
                 return Ok(());
             }
             let (Some(tenant), Some(organization), Some((entity_type, event_type))) = (
@@ -201,22 +269,32 @@ impl Subscriber for RuleTrigger {
                 dry_run: false,
                 writes_fields: true,
             };
-            let mut run = engine::run(&applicable, &req, now);
-            if run.outcomes.is_empty() {
+            // Delegated work: each rule acts for its author as they stand now.
+            let Authorized {
+                acting,
+                stopped,
+                authors,
+            } = self.authorized(&mut conn, applicable, &req).await?;
+            let mut run = engine::run(&acting, &req, now);
+            if run.outcomes.is_empty() && !acting.is_empty() {
                 // Over the rule cap: nothing ran; say so once.
                 tracing::warn!(event = %event.name, errors = ?run.errors, "business rules not run");
                 return Ok(());
             }
+            for (rule, reason) in stopped {
+                tracing::info!(rule = %rule.rule_id, %reason, "business rule not run");
+                run.outcomes.push(engine::not_run(rule, reason));
+            }
             if writes::pending(&run) {
                 // The writes take their own connections (one transaction each).
                 drop(conn);
-                writes::perform(&self.db, &self.registry, &req, &mut run).await;
+                writes::perform(&self.db, &self.registry, &req, &mut run, &authors).await;
                 conn = self.db.conn().await.map_err(|e| e.to_string())?;
             }
             if platform::pending(&run) {
                 // Each call is a request of its own (its own transactions).
                 drop(conn);
-                platform::perform(&self.platform, &req, &mut run).await;
+                platform::perform(&self.platform, &req, &mut run, &authors).await;
                 conn = self.db.conn().await.map_err(|e| e.to_string())?;
             }
             engine::commit(&mut conn, &req, &mut run, false)
@@ -229,6 +307,22 @@ impl Subscriber for RuleTrigger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resolves nobody.
+    struct NoCreators;
+
+    impl CreatorResolver for NoCreators {
+        fn resolve_creator<'a>(
+            &'a self,
+            _: &'a mut AsyncPgConnection,
+            _: stoa_acl::accounts::Creator,
+        ) -> BoxFuture<
+            'a,
+            Result<Result<AuthContext, stoa_acl::accounts::CreatorGone>, stoa_core::AppError>,
+        > {
+            Box::pin(async { Ok(Err(stoa_acl::accounts::CreatorGone("none".into()))) })
+        }
+    }
 
     #[test]
     fn events_split_into_entity_and_verb() {
@@ -246,6 +340,7 @@ mod tests {
             .unwrap(),
             Arc::new(Registry::new()),
             PlatformSlot::default(),
+            Arc::new(NoCreators),
         );
         assert!(t.accepts("customers.deal.updated"));
         assert!(!t.accepts("business_rules.rule.execution_failed"));

@@ -6,16 +6,21 @@
 //!
 //! Who writes: a system principal of the rule — no user, the rule's tenant,
 //! only the record's organization, only the writer's features (which the
-//! rule's author had to hold to save the rule), the registry's write guards.
+//! rule's author had to hold to save the rule), the registry's write guards
+//! — bounded by the rule's author as they stand now (`crate::authors`): a
+//! feature or organization the author lost is one the write lacks.
 //! The action-log entry has no `actor_user_id`, source `system`, and names
 //! the rule in its context (`{"businessRule": {id, ruleId, ruleName}}`);
 //! the trigger skips events of entries carrying that context, so a rule's
 //! write never triggers rules (no loops).
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 use stoa_acl::{AuthContext, FieldWrite, Registry, ResolvedAcl, RuleWriter};
 use stoa_core::AppError;
 use stoa_core::db::Db;
+use uuid::Uuid;
 
 use crate::engine::{ActionResult, CompiledRule, PENDING_WRITE, Request, Run};
 
@@ -62,11 +67,22 @@ pub fn pending(run: &Run) -> bool {
 /// Performs the pending `SET_FIELD` writes of `run`, in rule order, and
 /// records each outcome on its action result (`status` `written` with the
 /// operation, or `failed` with the error: a guard's refusal, a bad value).
-pub async fn perform(db: &Db, registry: &Registry, req: &Request, run: &mut Run) {
+pub async fn perform(
+    db: &Db,
+    registry: &Registry,
+    req: &Request,
+    run: &mut Run,
+    authors: &HashMap<Uuid, AuthContext>,
+) {
     let writer = registry.rule_writer(&req.entity_type);
-    let auth = writer.map(|w| principal(req, w, registry));
+    let system = writer.map(|w| principal(req, w, registry));
     for outcome in &mut run.outcomes {
         let rule = outcome.rule.clone();
+        // The rule's principal acting for its author: what both hold.
+        let auth = match (&system, authors.get(&rule.id)) {
+            (Some(system), Some(author)) => Some(system.delegated_by(author)),
+            (system, _) => system.clone(),
+        };
         let Some(actions) = outcome.actions.as_mut() else {
             continue;
         };

@@ -7,6 +7,11 @@
 mod api {
     pub mod actions;
     pub mod crud;
+    #[expect(
+        clippy::unwrap_used,
+        reason = "the module's helpers fail the calling test by panicking"
+    )]
+    pub mod delegation;
     pub mod execute;
     pub mod guard;
     pub mod parser;

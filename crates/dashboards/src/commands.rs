@@ -252,17 +252,6 @@ impl Saved for UserWidgetsState {
     }
 }
 
-/// The undo/redo handlers of every dashboards command, without the reach
-/// of the role or user (no account interface to ask): prefer
-/// [`handlers_with`].
-pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
-    vec![
-        StateHandler::<LayoutState>::boxed(SAVE_LAYOUT),
-        StateHandler::<RoleWidgetsState>::boxed(SAVE_ROLE_WIDGETS),
-        StateHandler::<UserWidgetsState>::boxed(SAVE_USER_WIDGETS),
-    ]
-}
-
 /// The undo/redo handlers of every dashboards command; an undo or redo of a
 /// role's or user's widgets first passes the forward route's reach checks
 /// ([`crate::reach`]) for its caller, now, for the role or user of both

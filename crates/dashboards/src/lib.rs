@@ -28,7 +28,7 @@ use stoa_acl::slots::{WidgetDef, WidgetSize};
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use stoa_core::http::ServiceConfig;
 
-pub use commands::{handlers, handlers_with};
+pub use commands::handlers_with;
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "dashboards",

@@ -10,13 +10,17 @@ use std::sync::Arc;
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use stoa_core::command::Event;
-use stoa_core::command::outbox::{Delivered, Envelope, Subscriber, enqueue};
+use stoa_core::command::outbox::{Delivered, Envelope, Origin, Origins, Subscriber, enqueue};
 use uuid::Uuid;
 
 use crate::{Mail, Mailer};
 
 /// The outbox event carrying a message.
 pub const MAIL_EVENT: &str = "mail.send";
+/// The origin of queued mail: only [`queue`] writes it, and the subscriber
+/// sends nothing else (an event named `mail.send` from anywhere else, such
+/// as a business rule's `EMIT_EVENT`, is never sent).
+pub const MAIL_ORIGIN: &str = "mail";
 
 /// Queues `mail` on `conn` (the caller's transaction), for `tenant` when the
 /// message belongs to one.
@@ -31,6 +35,7 @@ pub async fn queue(
         payload,
     };
     let envelope = Envelope {
+        origin: Origin::module(MAIL_ORIGIN),
         tenant_id: tenant,
         ..Default::default()
     };
@@ -56,6 +61,10 @@ impl Subscriber for MailSubscriber {
 
     fn accepts(&self, name: &str) -> bool {
         name == MAIL_EVENT
+    }
+
+    fn origins(&self) -> Origins {
+        Origins::Only(&[MAIL_ORIGIN])
     }
 
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {

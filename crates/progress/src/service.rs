@@ -12,7 +12,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::{Value, json};
 use stoa_core::command::Event;
-use stoa_core::command::outbox::{self, Envelope, EventActor};
+use stoa_core::command::outbox::{self, Envelope, EventActor, Origin};
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -92,6 +92,7 @@ async fn emit(
         return Ok(());
     };
     let envelope = Envelope {
+        origin: Origin::module("progress"),
         tenant_id: Some(job.tenant_id),
         organization_id: job.organization_id,
         actor: EventActor {

@@ -87,8 +87,9 @@ async fn images_are_resized_cached_and_rendered_once() {
         .send(delete(&format!("{UPLOAD}?id={id}"), &admin))
         .await;
     assert_eq!(res.status, 200);
-    let cleanup: std::sync::Arc<dyn stoa_core::command::outbox::Subscriber> =
-        std::sync::Arc::new(stoa_attachments::StorageCleanup::new(h.storage.clone()));
+    let cleanup: std::sync::Arc<dyn stoa_core::command::outbox::Subscriber> = std::sync::Arc::new(
+        stoa_attachments::StorageCleanup::new(h.storage.clone(), h.db().clone()),
+    );
     stoa_core::command::outbox::Dispatcher::new(h.db().clone(), vec![cleanup])
         .run_once()
         .await

@@ -127,7 +127,8 @@ async fn an_upload_is_stored_listed_served_and_deleted_with_its_objects() {
     // The object leaves storage when the outbox delivers the deletion, and
     // a second delivery (a crash before it was recorded) is harmless.
     assert_eq!(objects(&h.storage).await.len(), 1);
-    let cleanup: Arc<dyn Subscriber> = Arc::new(StorageCleanup::new(h.storage.clone()));
+    let cleanup: Arc<dyn Subscriber> =
+        Arc::new(StorageCleanup::new(h.storage.clone(), h.db().clone()));
     Dispatcher::new(h.db().clone(), vec![cleanup.clone()])
         .run_once()
         .await

@@ -11,7 +11,9 @@ use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use stoa_core::AppError;
-use stoa_core::command::outbox::{Delivered, Dispatcher, Subscriber};
+use stoa_core::command::outbox::{
+    Delivered, Dispatcher, Envelope, Origin, Origins, Subscriber, enqueue_many,
+};
 use stoa_core::command::{self, Actor, Command, Event, LogEntry};
 const PASSWORD: &str = "N3w-Passw0rd!";
 use serde_json::Value;
@@ -35,6 +37,10 @@ impl Subscriber for Recorder {
     }
     fn accepts(&self, name: &str) -> bool {
         name.starts_with("test.")
+    }
+    /// The test module's own events only (its command is `test.things.create`).
+    fn origins(&self) -> Origins {
+        Origins::Only(&["test"])
     }
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
@@ -220,6 +226,9 @@ impl Subscriber for Probe {
     }
     fn accepts(&self, name: &str) -> bool {
         !name.starts_with("test.")
+    }
+    fn origins(&self) -> Origins {
+        Origins::Any
     }
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
@@ -443,4 +452,57 @@ async fn a_subscriber_that_keeps_failing_ends_dead_without_holding_back_the_othe
         .await
         .unwrap();
     assert_eq!((status.as_str(), attempts), ("dead", 2));
+}
+
+/// An event of a subscriber's name written by another module (a business
+/// rule's `EMIT_EVENT` named `mail.send`, say) never reaches a subscriber
+/// that names its origins, single or in a batch row; the bus's own events of
+/// the same name do.
+#[actix_web::test]
+async fn events_of_untrusted_origins_are_not_delivered() {
+    let app = start().await;
+    let forged = |n: usize, origin: Origin| -> Vec<(Event, Envelope)> {
+        (0..n)
+            .map(|i| {
+                (
+                    Event::new("test.forged", json!({"i": i})),
+                    Envelope {
+                        origin: origin.clone(),
+                        tenant_id: Some(Uuid::from_u128(1)),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect()
+    };
+    let mut conn = app.db.conn().await.unwrap();
+    enqueue_many(&mut conn, &forged(1, Origin::module("business_rules")))
+        .await
+        .unwrap();
+    enqueue_many(&mut conn, &forged(1, Origin::default()))
+        .await
+        .unwrap();
+    enqueue_many(&mut conn, &forged(40, Origin::module("business_rules")))
+        .await
+        .unwrap();
+    drop(conn);
+    let actor = Actor::default();
+    app.db
+        .transaction::<_, AppError, _>(|conn| {
+            Box::pin(async move {
+                command::execute(conn, &actor, Emit("test.genuine"))
+                    .await
+                    .map(|_| ())
+            })
+        })
+        .await
+        .unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let dispatcher = Dispatcher::new(app.db.clone(), vec![recorder.clone()]);
+    while dispatcher.run_once().await.unwrap() > 0 {}
+    assert_eq!(
+        *recorder.seen.lock().unwrap(),
+        vec!["test.genuine".to_string()],
+        "only the test module's own event is delivered"
+    );
 }

@@ -10,7 +10,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_core::command::Event;
 use stoa_core::command::outbox::{
-    BATCH_MAX, BATCH_NAME, Delivered, Dispatcher, Envelope, EventActor, Subscriber, enqueue_many,
+    BATCH_MAX, BATCH_NAME, Delivered, Dispatcher, Envelope, EventActor, Origin, Origins,
+    Subscriber, enqueue_many,
 };
 use uuid::Uuid;
 
@@ -42,6 +43,9 @@ impl Subscriber for Counting {
     }
     fn accepts(&self, name: &str) -> bool {
         name.starts_with("bulk.")
+    }
+    fn origins(&self) -> Origins {
+        Origins::Only(&["bulk"])
     }
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
@@ -85,6 +89,7 @@ async fn rows(db: &stoa_core::db::Db) -> Vec<RowShape> {
 
 fn envelope(tenant: Uuid, organization: Uuid, i: usize) -> Envelope {
     Envelope {
+        origin: Origin::module("bulk"),
         tenant_id: Some(tenant),
         organization_id: Some(organization),
         actor: EventActor {
@@ -209,7 +214,10 @@ async fn a_few_events_keep_a_row_each() {
         .map(|i| {
             (
                 Event::new("bulk.thing.updated", json!({"n": i})),
-                Envelope::default(),
+                Envelope {
+                    origin: Origin::module("bulk"),
+                    ..Default::default()
+                },
             )
         })
         .collect();

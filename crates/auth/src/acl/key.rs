@@ -4,7 +4,6 @@ use std::collections::BTreeSet;
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::feature_granted;
 use stoa_core::AppError;
 use uuid::Uuid;
 
@@ -14,20 +13,7 @@ use super::{
 };
 use crate::schema::{role_acls, roles};
 
-/// The grants covered by both lists: a grant of one side is kept when the
-/// other side covers it, so `["auth.*"]` and `["auth.users.list", "x.y"]` meet
-/// in `["auth.users.list"]`. Exact for the `*` / `m.*` / exact-id grammar.
-pub fn intersect_features(a: &[String], b: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let from_a = a.iter().filter(|g| feature_granted(b, g, false));
-    let from_b = b.iter().filter(|g| feature_granted(a, g, false));
-    for grant in from_a.chain(from_b) {
-        if !out.contains(grant) {
-            out.push(grant.clone());
-        }
-    }
-    out
-}
+pub use stoa_acl::delegation::intersect_features;
 
 /// Resolves an API key's grants, as the reference's "ACL for a key" does: the
 /// union of its live roles' ACLs in the tenant (keys have no user ACL); super
@@ -124,35 +110,4 @@ pub async fn resolve_key(
         allowed,
         (selected, visible),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::intersect_features;
-
-    fn v(items: &[&str]) -> Vec<String> {
-        items.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn intersection_keeps_what_both_sides_cover() {
-        assert_eq!(
-            intersect_features(&v(&["auth.*"]), &v(&["auth.users.list", "x.y"])),
-            v(&["auth.users.list"])
-        );
-        assert_eq!(
-            intersect_features(&v(&["*"]), &v(&["a.b", "c.*"])),
-            v(&["a.b", "c.*"])
-        );
-        assert_eq!(
-            intersect_features(&v(&["a.b"]), &v(&["a.b.*"])),
-            v(&["a.b"])
-        );
-        assert_eq!(
-            intersect_features(&v(&["a.*", "b.c"]), &v(&["a.*"])),
-            v(&["a.*"])
-        );
-        assert!(intersect_features(&v(&["a.b"]), &v(&["c.*"])).is_empty());
-        assert!(intersect_features(&v(&["*"]), &[]).is_empty());
-    }
 }

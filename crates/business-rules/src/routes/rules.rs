@@ -1,13 +1,12 @@
 //! `/business_rules/rules`: list, create, update, delete, detail.
 
 use actix_web::{HttpResponse, delete, get, post, put, web};
-use stoa_acl::{AuthContext, Registry};
+use stoa_acl::{AuthContext, Services};
 use stoa_core::collection::WithId;
 use stoa_core::command::with_operation;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::outbound::Outbound;
 use stoa_core::{AppResult, Json, Path, Query};
 
 use super::uuid_or;
@@ -58,15 +57,11 @@ pub async fn list_rules(
 #[post("/business_rules/rules")]
 pub async fn create_rule(
     ctx: AuthContext,
-    db: web::Data<Db>,
-    registry: web::Data<Registry>,
-    outbound: web::Data<Outbound>,
-    keys: web::Data<KeyRing>,
+    services: web::Data<Services>,
     body: Json<CreateRule>,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
-    let (id, webhook_secret, op) =
-        rules::create(&db, &ctx, &registry, &outbound, &keys, body.into_inner()).await?;
+    let (id, webhook_secret, op) = rules::create(&services, &ctx, body.into_inner()).await?;
     Ok(with_operation(HttpResponse::Created(), &op).json(CreatedRule { id, webhook_secret }))
 }
 
@@ -91,24 +86,12 @@ pub async fn create_rule(
 #[put("/business_rules/rules")]
 pub async fn update_rule(
     ctx: AuthContext,
-    db: web::Data<Db>,
-    registry: web::Data<Registry>,
-    outbound: web::Data<Outbound>,
-    keys: web::Data<KeyRing>,
+    services: web::Data<Services>,
     body: WithId<Json<UpdateRule>>,
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let id = uuid_or(body.id.0.as_deref(), RulesError::RuleIdRequired)?;
-    let (webhook_secret, op) = rules::update(
-        &db,
-        &ctx,
-        &registry,
-        &outbound,
-        &keys,
-        id,
-        body.body.into_inner(),
-    )
-    .await?;
+    let (webhook_secret, op) = rules::update(&services, &ctx, id, body.body.into_inner()).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(RuleUpdated {
         ok: true,
         webhook_secret,

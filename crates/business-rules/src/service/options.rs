@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use serde_json::Value;
+use stoa_acl::accounts::CreatorResolver;
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use stoa_core::db::Db;
@@ -39,10 +40,13 @@ struct KeyRow {
     roles: serde_json::Value,
 }
 
-/// The live API keys of `tenant` the caller can see (keys of an
-/// organization it cannot see are left out), ordered by name; one statement.
+/// The live API keys of `tenant` a rule of the caller may run as: those
+/// whose grants, as the key would act in the caller's organization now,
+/// reach no further than the caller's (`AuthContext::require_within`, the
+/// rule a save applies too), ordered by name.
 pub async fn api_keys(
     db: &Db,
+    creators: &dyn CreatorResolver,
     ctx: &AuthContext,
     tenant: Uuid,
 ) -> Result<Vec<CallApiKey>, AppError> {
@@ -58,12 +62,23 @@ pub async fn api_keys(
     .bind::<SqlUuid, _>(tenant)
     .load(&mut *conn)
     .await?;
-    Ok(rows
+    let mut within = Vec::with_capacity(rows.len());
+    for row in rows {
+        let visible = row
+            .organization_id
+            .is_none_or(|o| ctx.can_see_organization(o));
+        if !visible {
+            continue;
+        }
+        let key =
+            super::rules::key_principal(&mut conn, creators, tenant, ctx.organization_id(), row.id)
+                .await?;
+        if key.is_some_and(|key| key.is_within(ctx)) {
+            within.push(row);
+        }
+    }
+    Ok(within
         .into_iter()
-        .filter(|k| {
-            k.organization_id
-                .is_none_or(|o| ctx.can_see_organization(o))
-        })
         .map(|k| CallApiKey {
             id: k.id,
             name: k.name,

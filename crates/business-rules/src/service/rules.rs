@@ -3,7 +3,8 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
-use stoa_acl::{AuthContext, Registry};
+use stoa_acl::accounts::{Creator, CreatorResolver};
+use stoa_acl::{AuthContext, Reach, Registry, Services};
 use stoa_core::AppError;
 use stoa_core::command::{Operation, execute};
 use stoa_core::crypto::KeyRing;
@@ -44,17 +45,30 @@ pub fn check_rule(
         path: vec![p.to_string()],
         message: m.to_string(),
     };
-    let entity = registry.rule_entity(&state.entity_type);
-    if let Some(entity) = entity {
-        ctx.require_all(entity.features)?;
-    }
-    let mut names: Vec<&str> = Vec::new();
-    if let Some(entity) = entity {
-        names.extend(entity.fields.iter().map(|f| f.name));
-        names.extend(["id", "previous", "tenantId", "organizationId"]);
-    }
+    // Only entity types a module declares: each names the features needed
+    // to read its records, which a rule's logs, mail and calls carry.
+    let Some(entity) = registry.rule_entity(&state.entity_type) else {
+        let known: Vec<&str> = registry
+            .rule_entities()
+            .iter()
+            .map(|e| e.entity_type)
+            .collect();
+        return Err(invalid(
+            "",
+            vec![at(
+                "entityType",
+                &format!(
+                    "is not an entity type rules may watch (one of: {})",
+                    known.join(", ")
+                ),
+            )],
+        ));
+    };
+    ctx.require_all(entity.features)?;
+    let mut names: Vec<&str> = entity.fields.iter().map(|f| f.name).collect();
+    names.extend(["id", "previous", "tenantId", "organizationId"]);
     let schema = Schema {
-        fields: entity.map(|_| names.as_slice()),
+        fields: Some(names.as_slice()),
     };
     let too_big = |v: &Option<Value>| {
         v.as_ref()
@@ -107,10 +121,12 @@ pub fn check_rule(
             ))
         }
     };
+    let check_event = |name: &str| reserved_namespace(registry, name);
     let checks = actions::Checks {
         url: &check_url,
         field: &check_field,
         platform: &check_platform,
+        event: &check_event,
     };
     let mut writes = false;
     let mut keys: Vec<KeyUse> = Vec::new();
@@ -153,6 +169,29 @@ pub fn check_rule(
     }
 }
 
+/// Namespaces no module registers but the platform uses itself (the outbox's
+/// batch rows, queued mail).
+const PLATFORM_NAMESPACES: &[&str] = &["core", "mail", "stoa"];
+
+/// `Err` when an `EMIT_EVENT` name lies in a registered module's namespace
+/// (its first segment is a module id, e.g. `attachments.attachment.deleted`,
+/// `mail.send`): rules emit their own events, never another module's.
+/// Subscribers trust only their modules' events anyway (the outbox's
+/// `Origin`); refusing at save tells the author at once.
+fn reserved_namespace(registry: &Registry, name: &str) -> Result<(), String> {
+    let namespace = name.split('.').next().unwrap_or_default();
+    let taken =
+        PLATFORM_NAMESPACES.contains(&namespace) || registry.modules().any(|m| m.id == namespace);
+    if taken {
+        Err(format!(
+            "must not be in the namespace of module {namespace}: rules may emit only \
+             event names outside every module's namespace (e.g. rules.{name})"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Whether the rule's actions (success or failure) hold one of type `kind`.
 fn has_action(state: &RuleState, kind: &str) -> bool {
     [&state.success_actions, &state.failure_actions]
@@ -175,25 +214,39 @@ pub fn calls_webhook(state: &RuleState) -> bool {
     has_action(state, "CALL_WEBHOOK")
 }
 
-#[derive(diesel::QueryableByName)]
-struct KeyRow {
-    #[diesel(sql_type = diesel::sql_types::Uuid)]
-    id: Uuid,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Uuid>)]
-    organization_id: Option<Uuid>,
-    #[diesel(sql_type = diesel::sql_types::Integer)]
-    roles: i32,
+/// An API key of `tenant` as it would act in `organization` now: its roles
+/// bounded by its creator (the key's own resolution, through the accounts
+/// interface); `None` when it cannot act at all (unknown in the tenant,
+/// revoked, expired, its creator gone, the organization out of its reach).
+pub async fn key_principal(
+    conn: &mut AsyncPgConnection,
+    creators: &dyn CreatorResolver,
+    tenant: Uuid,
+    organization: Option<Uuid>,
+    key: Uuid,
+) -> Result<Option<AuthContext>, AppError> {
+    let creator = Creator {
+        tenant_id: tenant,
+        organization_id: organization,
+        user_id: None,
+        api_key_id: Some(key),
+    };
+    Ok(creators.resolve_creator(conn, creator).await?.ok())
 }
 
 /// A rule naming API keys (or one that did) needs `api_keys.create`, as
-/// `platform-call-options` does; each key must be a live key of the rule's
-/// tenant the author can see, with at least one role (400 naming the
-/// action's `apiKeyId` otherwise). What the key may call is decided when the
-/// action runs, by the operation itself.
+/// `platform-call-options` does; each key must be able to act in the rule's
+/// organization, with at least one role (400 naming the action's `apiKeyId`
+/// otherwise), and reach no further than its author: every feature and
+/// organization the key holds the author holds too (403
+/// `delegation_out_of_reach` otherwise), so a rules author cannot borrow a
+/// wider key. What the key may call is decided when the action runs, as the
+/// key bounded by the author as they stand then.
 async fn check_keys(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
-    tenant: Uuid,
+    creators: &dyn CreatorResolver,
+    (tenant, organization): (Uuid, Uuid),
     keys: &[KeyUse],
     stored_calls: bool,
 ) -> Result<(), AppError> {
@@ -201,44 +254,26 @@ async fn check_keys(
         return Ok(());
     }
     ctx.require(crate::API_KEYS_CREATE)?;
-    if keys.is_empty() {
-        return Ok(());
+    let mut problems: Vec<Problem> = Vec::new();
+    for (list, i, key) in keys {
+        let message = match key_principal(conn, creators, tenant, Some(organization), *key).await? {
+            None => "API key is not available",
+            Some(p) if p.acl.roles.is_empty() && !p.is_super_admin() => "API key has no roles",
+            Some(p) => {
+                p.require_within(ctx)?;
+                continue;
+            }
+        };
+        problems.push(Problem {
+            path: vec![
+                (*list).to_string(),
+                i.to_string(),
+                "config".into(),
+                "apiKeyId".into(),
+            ],
+            message: message.into(),
+        });
     }
-    let ids: Vec<Uuid> = keys.iter().map(|(_, _, k)| *k).collect();
-    let found: Vec<KeyRow> = diesel::sql_query(
-        "SELECT id, organization_id, cardinality(role_ids) AS roles FROM api_keys \
-         WHERE id = ANY($1) AND tenant_id = $2 AND deleted_at IS NULL \
-         AND (expires_at IS NULL OR expires_at > now())",
-    )
-    .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(&ids)
-    .bind::<diesel::sql_types::Uuid, _>(tenant)
-    .load(conn)
-    .await?;
-    let problems: Vec<Problem> = keys
-        .iter()
-        .filter_map(|(list, i, key)| {
-            let message = match found.iter().find(|k| k.id == *key) {
-                Some(k)
-                    if k.organization_id
-                        .is_some_and(|o| !ctx.can_see_organization(o)) =>
-                {
-                    "API key is not available"
-                }
-                Some(k) if k.roles == 0 => "API key has no roles",
-                Some(_) => return None,
-                None => "API key is not available",
-            };
-            Some(Problem {
-                path: vec![
-                    (*list).to_string(),
-                    i.to_string(),
-                    "config".into(),
-                    "apiKeyId".into(),
-                ],
-                message: message.into(),
-            })
-        })
-        .collect();
     if problems.is_empty() {
         Ok(())
     } else {
@@ -264,13 +299,12 @@ fn window(value: Option<&str>, path: &str) -> Result<Option<OffsetDateTime>, App
 /// Creates a rule; answers its id, its webhook secret (made when its
 /// actions call webhooks: shown this once) and the operation.
 pub async fn create(
-    db: &Db,
+    services: &Services,
     ctx: &AuthContext,
-    registry: &Registry,
-    outbound: &Outbound,
-    ring: &KeyRing,
     body: CreateRule,
 ) -> Result<(Uuid, Option<String>, Operation), AppError> {
+    let (db, registry, outbound) = (&services.db, &*services.registry, &services.outbound);
+    let (ring, creators) = (&*services.keys, &*services.creators);
     ctx.require(MANAGE)?;
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
     let organization = target_organization(ctx)?;
@@ -301,7 +335,15 @@ pub async fn create(
     let keys = check_rule(ctx, registry, outbound, &state)?;
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
-    check_keys(&mut conn, ctx, tenant, &keys, false).await?;
+    check_keys(
+        &mut conn,
+        ctx,
+        creators,
+        (tenant, organization),
+        &keys,
+        false,
+    )
+    .await?;
     let id = state.id;
     let secret = calls_webhook(&state)
         .then(|| secrets::generate(ring, tenant, id))
@@ -341,7 +383,8 @@ async fn locked(
         .first(conn)
         .await
         .optional()?
-        .filter(|s| ctx.can_see_organization(s.organization_id))
+        // The one organization-scope rule (stoa_acl::AuthContext::reach).
+        .filter(|s| ctx.reach(Some(s.tenant_id), Some(s.organization_id)) == Reach::Write)
         .ok_or_else(|| RulesError::RuleNotFound.into())
 }
 
@@ -349,14 +392,13 @@ async fn locked(
 /// change gave a rule without one its first `CALL_WEBHOOK` action (shown
 /// this once), and the operation.
 pub async fn update(
-    db: &Db,
+    services: &Services,
     ctx: &AuthContext,
-    registry: &Registry,
-    outbound: &Outbound,
-    ring: &KeyRing,
     id: Uuid,
     body: UpdateRule,
 ) -> Result<(Option<String>, Operation), AppError> {
+    let (db, registry, outbound) = (&services.db, &*services.registry, &services.outbound);
+    let (ring, creators) = (&*services.keys, &*services.creators);
     ctx.require(MANAGE)?;
     let actor = ctx.actor();
     let mut conn = db.conn().await?;
@@ -412,7 +454,15 @@ pub async fn update(
             }
             after.updated_by = ctx.actor_id();
             let keys = check_rule(ctx, registry, outbound, &after)?;
-            check_keys(conn, ctx, after.tenant_id, &keys, calls_platform(&before)).await?;
+            check_keys(
+                conn,
+                ctx,
+                creators,
+                (after.tenant_id, after.organization_id),
+                &keys,
+                calls_platform(&before),
+            )
+            .await?;
             let tenant = after.tenant_id;
             let secret = if calls_webhook(&after) && !secrets::has_secret(conn, tenant, id).await? {
                 Some(secrets::generate(ring, tenant, id)?)

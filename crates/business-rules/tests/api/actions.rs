@@ -20,14 +20,24 @@ async fn a_deal_event_triggers_a_webhook_that_reaches_the_test_server() {
         "successActions": [
             {"type": "CALL_WEBHOOK", "config": {"url": upstream.url("/deals"), "method": "POST",
                 "headers": {"x-rule": "{{ruleId}}"}, "body": {"title": "{{data.title}}", "secret": "{{data.nothing}}"}}},
-            {"type": "EMIT_EVENT", "config": {"eventName": "customers.deal.updated", "payload": {"loop": true}}},
+            {"type": "EMIT_EVENT", "config": {"eventName": "acme.deal.hooked", "payload": {"loop": true}}},
         ],
     }))
     .await;
-    // A rule on deal updates: the event the first rule emits looks like one,
-    // but events emitted by rules never trigger rules (no loops).
-    rule(&app, &admin, json!({"ruleId": "on-update", "entityType": "customers.deal", "eventType": "updated",
-        "successActions": [{"type": "EMIT_EVENT", "config": {"eventName": "customers.deal.updated"}}]})).await;
+    // A rule may not emit another module's events: a name in a registered
+    // module's namespace is refused at save.
+    let res = app
+        .send(post_json(RULES, &admin, json!({"ruleId": "on-update", "ruleName": "On update",
+            "ruleType": "ACTION", "entityType": "customers.deal", "eventType": "updated",
+            "successActions": [{"type": "EMIT_EVENT", "config": {"eventName": "customers.deal.updated"}}]})))
+        .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(
+        res.text().contains("successActions.0.config.eventName")
+            && res.text().contains("namespace of module customers"),
+        "{}",
+        res.text()
+    );
     deal(&app, &admin, json!({"title": "Hook me"})).await;
     deal(&app, &admin, json!({"title": "Quiet"})).await;
     dispatch(&app.db).await;
@@ -45,7 +55,7 @@ async fn a_deal_event_triggers_a_webhook_that_reaches_the_test_server() {
     );
     // The emitted event ran no rule: two logs (the two created deals), one event.
     assert_eq!(
-        stoa_testkit::outbox_events_named(&app.db, "customers.deal.updated")
+        stoa_testkit::outbox_events_named(&app.db, "acme.deal.hooked")
             .await
             .len(),
         1

@@ -441,12 +441,12 @@ async fn execute_costs_the_same_statements_whatever_the_rule_count() {
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
     let body = |dry: bool| {
-        json!({"entityType": "bench.order", "eventType": "placed", "entityId": "o-1", "dryRun": dry,
+        json!({"entityType": "crm.deal", "eventType": "placed", "entityId": "o-1", "dryRun": dry,
                "data": {"id": "o-1", "total": 420, "customer": {"tier": "gold"}}})
     };
     let rule_body = |i: usize| {
         json!({"ruleId": format!("order-{i:02}"), "ruleName": format!("Order {i}"),
-               "ruleType": "VALIDATION", "entityType": "bench.order", "eventType": "placed",
+               "ruleType": "VALIDATION", "entityType": "crm.deal", "eventType": "placed",
                "conditionExpression": {"operator": "AND", "rules": [
                    {"field": "total", "operator": ">=", "value": i * 10},
                    {"field": "customer.tier", "operator": "=", "value": "gold"}]},

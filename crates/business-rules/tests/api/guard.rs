@@ -270,18 +270,43 @@ async fn rules_never_guard_the_rules_themselves() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
+    // No module declares the rules as an entity rules may watch: refused.
+    let lockout = json!({
+        "ruleId": "lockout", "ruleName": "Lockout", "ruleType": "GUARD",
+        "entityType": "business_rules.rule",
+        "conditionExpression": {"field": "nothing", "operator": "IS_NOT_EMPTY"},
+    });
+    let res = app.send(post_json(RULES, &admin, lockout)).await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(res.text().contains("entityType"), "{}", res.text());
+    // One stored before that check (written here by hand) guards nothing either.
     let id = rule(
         &app,
         &admin,
         json!({
-            "ruleId": "lockout", "ruleType": "GUARD", "entityType": "business_rules.rule",
-            "conditionExpression": {"field": "nothing", "operator": "IS_NOT_EMPTY"},
+            "ruleId": "lockout", "ruleType": "GUARD", "entityType": "test.thing",
+            "conditionExpression": {"field": "title", "operator": "IS_NOT_EMPTY"},
         }),
     )
     .await;
+    count(
+        &app.db,
+        &format!(
+            "WITH u AS (UPDATE business_rules SET entity_type = 'business_rules.rule', \
+             condition_expression = '{{\"field\": \"nothing\", \"operator\": \"IS_NOT_EMPTY\"}}' \
+             WHERE id = '{id}' RETURNING 1) SELECT count(*) AS n FROM u"
+        ),
+    )
+    .await;
+    stoa_business_rules::cache::invalidate(acme.tenant_id);
+    // Its writes pass (an edit must name a declared entity type; a delete
+    // is never guarded by rules).
     let res = app
         .send(put_json(RULES, &admin, json!({"id": id, "enabled": false})))
         .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(res.text().contains("entityType"), "{}", res.text());
+    let res = app.send(delete(&format!("{RULES}?id={id}"), &admin)).await;
     assert_eq!(res.status, 200, "{}", res.text());
     // The same rule on another entity would refuse: the guard is live.
     let res = app

@@ -19,7 +19,7 @@ const OPTIONS: &str = "/api/business_rules/platform-call-options";
 
 /// The in-process caller over the test app (its routes and the access
 /// matrix of the mounted operations), as the server registers it.
-fn caller<S: AppService>(app: &TestApp<S>) -> PlatformSlot {
+pub(crate) fn caller<S: AppService>(app: &TestApp<S>) -> PlatformSlot {
     let registry = registry();
     let auth = stoa_auth::testing::state_with_registry(&app.db, registry.clone(), |_| {});
     let matrix = stoa_acl::AccessMatrix::new(registry.operations(), auth);
@@ -35,7 +35,7 @@ fn caller<S: AppService>(app: &TestApp<S>) -> PlatformSlot {
 }
 
 /// A role of `tenant` by name.
-async fn role(db: &Db, tenant: Uuid, name: &str) -> Uuid {
+pub(crate) async fn role(db: &Db, tenant: Uuid, name: &str) -> Uuid {
     #[derive(diesel::QueryableByName)]
     struct Id {
         #[diesel(sql_type = diesel::sql_types::Uuid)]
@@ -56,7 +56,7 @@ async fn role(db: &Db, tenant: Uuid, name: &str) -> Uuid {
 }
 
 /// An API key of `tenant` with `roles`, made by `creator`.
-async fn api_key(db: &Db, t: &Tenant, name: &str, roles: &[Uuid]) -> Uuid {
+pub(crate) async fn api_key(db: &Db, t: &Tenant, name: &str, roles: &[Uuid]) -> Uuid {
     use diesel_async::RunQueryDsl;
     let id = Uuid::new_v4();
     let prefix = format!("omk_{}", &id.simple().to_string()[..8]);
@@ -81,7 +81,7 @@ async fn api_key(db: &Db, t: &Tenant, name: &str, roles: &[Uuid]) -> Uuid {
 
 /// A rule: a deal moved to another stage gets a follow-up deal, created
 /// through `POST /api/customers/deals` as `key`.
-fn follow_up(key: Uuid) -> Value {
+pub(crate) fn follow_up(key: Uuid) -> Value {
     json!({
         "ruleId": "follow-up", "ruleName": "Follow up", "ruleType": "ACTION",
         "entityType": "customers.deal", "eventType": "stage_changed",
@@ -93,7 +93,7 @@ fn follow_up(key: Uuid) -> Value {
 }
 
 /// Creates a deal in stage 1 and moves it to stage 2; answers the deal.
-async fn move_deal<S: AppService>(app: &TestApp<S>, token: &str, title: &str) -> Uuid {
+pub(crate) async fn move_deal<S: AppService>(app: &TestApp<S>, token: &str, title: &str) -> Uuid {
     let (pipeline, [first, second]) = pipeline(app, token).await;
     let id = deal(
         app,
@@ -112,7 +112,7 @@ async fn move_deal<S: AppService>(app: &TestApp<S>, token: &str, title: &str) ->
     id
 }
 
-async fn deals_titled(db: &Db, tenant: Uuid, title: &str) -> i64 {
+pub(crate) async fn deals_titled(db: &Db, tenant: Uuid, title: &str) -> i64 {
     count(
         db,
         &format!(

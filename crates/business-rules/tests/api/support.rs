@@ -39,9 +39,58 @@ pub fn users() -> Arc<stoa_auth::PgAccounts> {
     Arc::new(stoa_auth::PgAccounts)
 }
 
+/// The fields of the entity types only these tests' rules watch.
+const TEST_FIELDS: &[stoa_acl::RuleField] = &{
+    use stoa_acl::RuleFieldKind::{Number, Text};
+    const fn f(name: &'static str, kind: stoa_acl::RuleFieldKind) -> stoa_acl::RuleField {
+        stoa_acl::RuleField {
+            name,
+            label: name,
+            kind,
+        }
+    }
+    [
+        f("title", Text),
+        f("status", Text),
+        f("description", Text),
+        f("amount", Number),
+        f("salary", Number),
+        f("total", Number),
+        f("probability", Number),
+        f("valueAmount", Number),
+        f("n", Number),
+        f("customer", Text),
+        f("items", Text),
+        f("data", Text),
+    ]
+};
+
+/// Rules may watch only entity types a module declares: the tests' own
+/// (`crm.deal`, `test.thing`, `x.y`) are declared here, by no module (their
+/// namespaces stay free for `EMIT_EVENT`), needing no feature to read.
+fn register_test_entities(registry: &mut stoa_acl::Registry) {
+    for (entity_type, label) in [
+        ("crm.deal", "Deal (tests)"),
+        ("test.thing", "Thing (tests)"),
+        ("x.y", "Y (tests)"),
+    ] {
+        registry
+            .add_rule_entity(stoa_acl::RuleEntity {
+                entity_type,
+                module: "tests",
+                label,
+                fields: TEST_FIELDS,
+                events: &[],
+                features: &[],
+            })
+            .unwrap();
+    }
+}
+
 /// The registry of the modules the tests mount (the rules' guard included).
 pub fn registry() -> stoa_acl::Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
+    register_test_entities(&mut registry);
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
     stoa_api_keys::register(&mut registry).unwrap();
@@ -70,9 +119,17 @@ pub fn outbound() -> Outbound {
     .unwrap()
 }
 
+/// Job and rule-author resolution as the server wires it: users by
+/// stoa-auth, API keys by stoa-api-keys.
+pub fn creators() -> Arc<dyn stoa_acl::CreatorResolver> {
+    let keys = stoa_api_keys::KeyCreators::new(users(), Arc::new(stoa_auth::PgCreators::new()));
+    Arc::new(stoa_auth::PgCreators::new().with_api_keys(Arc::new(keys)))
+}
+
 pub fn services(db: &Db) -> stoa_acl::Services {
     let mut services = stoa_auth::testing::services(db, registry());
     services.outbound = outbound();
+    services.creators = creators();
     services
 }
 
@@ -174,7 +231,7 @@ pub async fn dispatch(db: &Db) {
 pub async fn dispatch_with(db: &Db, platform: stoa_acl::PlatformSlot) {
     let dispatcher = Dispatcher::new(
         db.clone(),
-        stoa_business_rules::subscribers(db.clone(), Arc::new(registry()), platform),
+        stoa_business_rules::subscribers(db.clone(), Arc::new(registry()), platform, creators()),
     );
     for _ in 0..10 {
         if dispatcher.run_once().await.unwrap() == 0 {

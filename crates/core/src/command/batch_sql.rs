@@ -66,7 +66,9 @@ pub struct SetSource<'a> {
 ///   entry's `tenant_id`, `organization_id` and `resource_id` (so the
 ///   events need no join back to their entries).
 ///
-/// A resource keeps its tenant: the entries name no other tenants.
+/// A resource keeps its tenant: the entries name no other tenants. The
+/// events' origin is the command's module, as the bus records it
+/// ([`super::outbox::Origin`]).
 ///
 /// Parameters: `$1` action-log ids, `$2` undo tokens (by `n`), `$3` actor
 /// user, `$4` super admin, `$5` source, `$6` command id, `$7` label, `$8`
@@ -102,13 +104,14 @@ stoa_event_constants AS ( \
         ',\"commandId\":', to_json($6::text)) AS actor, to_json($9::text)::text AS kind), \
 stoa_single_events AS ( \
     INSERT INTO event_outbox (name, payload, tenant_id, organization_id, actor_user_id, \
-        actor_source, command_id, action_log_id, resource_kind, resource_id) \
+        actor_source, command_id, action_log_id, resource_kind, resource_id, origin) \
     SELECT name, payload::jsonb, tenant_id, organization_id, $3, $5, $6, action_log_id, $9, \
-        resource_id \
+        resource_id, split_part($6, '.', 1) \
     FROM stoa_events WHERE total <= {BATCH_FROM} ORDER BY i \
     RETURNING 1), \
 stoa_batches AS ( \
-    INSERT INTO event_outbox (name, payload, tenant_id, organization_id, batch, event_count) \
+    INSERT INTO event_outbox (name, payload, tenant_id, organization_id, batch, event_count, \
+        origin) \
     SELECT '{BATCH_NAME}', jsonb_build_object('events', count(*)), tenant_id, \
         CASE WHEN count(DISTINCT organization_id) = 1 AND count(organization_id) = count(*) \
             THEN (array_agg(organization_id))[1] END, \
@@ -118,7 +121,7 @@ stoa_batches AS ( \
             action_log_id, '\",\"resourceKind\":', c.kind, ',\"resourceId\":', \
             coalesce(to_json(resource_id)::text, 'null'), '}}'), \
             ',' ORDER BY i) || ']', \
-        count(*)::int \
+        count(*)::int, split_part($6, '.', 1) \
     FROM stoa_events, stoa_event_constants c WHERE total > {BATCH_FROM} \
     GROUP BY tenant_id, i / {BATCH_MAX}, c.actor, c.kind ORDER BY min(i) \
     RETURNING 1) \

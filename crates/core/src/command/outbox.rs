@@ -37,6 +37,7 @@
 //! fails on one event of a batch gets the whole batch again (the others do
 //! not).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,9 +66,59 @@ pub struct EventActor {
     pub source: Option<String>,
 }
 
+/// The module that wrote an event, set by the server and never by data: the
+/// command bus takes it from the command's id
+/// (`attachments.attachments.delete` → `attachments`), and every other
+/// writer names its own module as a constant ([`Origin::module`] takes a
+/// `&'static str`). A business rule's `EMIT_EVENT` is written with origin
+/// `business_rules` whatever name it was configured with, so a subscriber
+/// that expects `mail` or `attachments` events ([`Subscriber::origins`])
+/// never acts on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Origin(Cow<'static, str>);
+
+impl Origin {
+    /// The origin of events written by module `name` outside the bus.
+    pub const fn module(name: &'static str) -> Self {
+        Self(Cow::Borrowed(name))
+    }
+
+    /// The origin of a command's events: its module, the id's first segment.
+    pub(crate) fn of_command(command_id: &str) -> Self {
+        let module = command_id.split('.').next().unwrap_or_default();
+        Self(Cow::Owned(module.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Which origins' events a subscriber acts on ([`Subscriber::origins`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origins {
+    /// Every origin: for subscribers that only observe (logging, rules
+    /// watching domain events, which check the owner themselves).
+    Any,
+    /// Only events written by these modules.
+    Only(&'static [&'static str]),
+}
+
+impl Origins {
+    pub fn allows(&self, origin: &str) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Only(list) => list.contains(&origin),
+        }
+    }
+}
+
 /// The envelope fields of an event besides its name and payload.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Envelope {
+    /// The module that wrote it ([`Origin`]); the default (empty) origin is
+    /// trusted by no subscriber that names its origins.
+    pub origin: Origin,
     pub tenant_id: Option<Uuid>,
     pub organization_id: Option<Uuid>,
     pub actor: EventActor,
@@ -80,13 +131,14 @@ pub struct Envelope {
 }
 
 const INSERT_EVENTS: &str = "INSERT INTO event_outbox (name, payload, tenant_id, organization_id, \
-         actor_user_id, actor_source, command_id, action_log_id, resource_kind, resource_id) \
+         actor_user_id, actor_source, command_id, action_log_id, resource_kind, resource_id, \
+         origin) \
      SELECT e.name, e.payload, e.tenant_id, e.organization_id, e.actor_user_id, e.actor_source, \
-         e.command_id, e.action_log_id, e.resource_kind, e.resource_id \
+         e.command_id, e.action_log_id, e.resource_kind, e.resource_id, e.origin \
      FROM unnest($1::text[], $2::jsonb[], $3::uuid[], $4::uuid[], $5::uuid[], $6::text[], \
-         $7::text[], $8::uuid[], $9::text[], $10::text[]) WITH ORDINALITY \
+         $7::text[], $8::uuid[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY \
          AS e(name, payload, tenant_id, organization_id, actor_user_id, actor_source, \
-              command_id, action_log_id, resource_kind, resource_id, n) \
+              command_id, action_log_id, resource_kind, resource_id, origin, n) \
      ORDER BY e.n";
 
 /// Writes `event` in its envelope to the outbox on `conn` (the caller's
@@ -108,11 +160,11 @@ pub const BATCH_MAX: usize = 250;
 pub const BATCH_NAME: &str = "core.event_batch";
 
 const INSERT_BATCHES: &str = "INSERT INTO event_outbox (name, payload, tenant_id, organization_id, \
-         batch, event_count) \
+         batch, event_count, origin) \
      SELECT $1, jsonb_build_object('events', b.event_count), b.tenant_id, b.organization_id, \
-         b.batch, b.event_count \
-     FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::int4[]) WITH ORDINALITY \
-         AS b(tenant_id, organization_id, batch, event_count, n) \
+         b.batch, b.event_count, b.origin \
+     FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::int4[], $6::text[]) WITH ORDINALITY \
+         AS b(tenant_id, organization_id, batch, event_count, origin, n) \
      ORDER BY b.n";
 
 /// Writes `events` (each in its envelope) to the outbox on `conn` with one
@@ -152,23 +204,30 @@ pub async fn enqueue_many(
             .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.command_id.clone()))
             .bind::<Array<Nullable<SqlUuid>>, _>(column(|(_, v)| v.action_log_id))
             .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.resource_kind.clone()))
-            .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.resource_id.clone())),
+            .bind::<Array<Nullable<Text>>, _>(text(|(_, v)| v.resource_id.clone()))
+            .bind::<Array<Text>, _>(
+                events
+                    .iter()
+                    .map(|(_, v)| v.origin.as_str())
+                    .collect::<Vec<_>>(),
+            ),
     )
     .execute(conn)
     .await
     .map(|_| ())
 }
 
-/// Events of one tenant in chunks of at most [`BATCH_MAX`], in order.
+/// Events of one tenant and one origin (a batch row's origin is its
+/// events') in chunks of at most [`BATCH_MAX`], in order.
 fn batches(events: &[(Event, Envelope)]) -> Vec<&[(Event, Envelope)]> {
     let mut out = Vec::new();
     let mut rest = events;
     while let Some((first, _)) = rest.split_first() {
-        let tenant = first.1.tenant_id;
+        let (tenant, origin) = (first.1.tenant_id, &first.1.origin);
         let len = rest
             .iter()
             .take(BATCH_MAX)
-            .take_while(|(_, v)| v.tenant_id == tenant)
+            .take_while(|(_, v)| v.tenant_id == tenant && v.origin == *origin)
             .count();
         let (chunk, tail) = rest.split_at(len);
         out.push(chunk);
@@ -206,7 +265,9 @@ async fn enqueue_batches(
     let mut organizations = Vec::with_capacity(chunks.len());
     let mut arrays = Vec::with_capacity(chunks.len());
     let mut counts = Vec::with_capacity(chunks.len());
+    let mut origins = Vec::with_capacity(chunks.len());
     for chunk in chunks {
+        origins.push(chunk[0].1.origin.as_str());
         let organization = chunk[0].1.organization_id;
         tenants.push(chunk[0].1.tenant_id);
         organizations.push(
@@ -244,7 +305,8 @@ async fn enqueue_batches(
             .bind::<Array<Nullable<SqlUuid>>, _>(tenants)
             .bind::<Array<Nullable<SqlUuid>>, _>(organizations)
             .bind::<Array<Text>, _>(arrays)
-            .bind::<Array<Int4>, _>(counts),
+            .bind::<Array<Int4>, _>(counts)
+            .bind::<Array<Text>, _>(origins),
     )
     .execute(conn)
     .await
@@ -286,6 +348,7 @@ impl Claimed {
                 action_log_id: e.action_log_id,
                 resource_kind: e.resource_kind,
                 resource_id: e.resource_id,
+                origin: row.origin.clone(),
                 created_at: row.created_at,
                 attempts: row.attempts,
             })
@@ -322,6 +385,9 @@ pub struct Delivered {
     pub resource_kind: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     pub resource_id: Option<String>,
+    /// The module that wrote it ([`Origin`]; a batch row's events share it).
+    #[diesel(sql_type = Text)]
+    pub origin: String,
     #[diesel(sql_type = Timestamptz)]
     pub created_at: OffsetDateTime,
     /// Rounds this event was offered in before this one.
@@ -368,6 +434,12 @@ pub trait Subscriber: Send + Sync {
     fn id(&self) -> &str;
     /// Whether this subscriber wants events named `name`.
     fn accepts(&self, name: &str) -> bool;
+    /// The origins whose events it acts on ([`Origin`]): a subscriber with
+    /// effects (sending mail, deleting files) names the modules that write
+    /// its events, so an event of the same name written by anyone else (a
+    /// business rule's `EMIT_EVENT`) never reaches it. Required, so that no
+    /// subscriber trusts every writer by default.
+    fn origins(&self) -> Origins;
     /// Handles one event; an `Err` schedules a retry (for this subscriber only).
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>>;
 }
@@ -381,6 +453,9 @@ impl Subscriber for LogSubscriber {
     }
     fn accepts(&self, _: &str) -> bool {
         true
+    }
+    fn origins(&self) -> Origins {
+        Origins::Any
     }
     fn handle<'a>(&'a self, event: &'a Delivered) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
@@ -413,8 +488,8 @@ const CLAIM: &str = "UPDATE event_outbox SET next_attempt_at = now() + make_inte
          AND status = 'pending' AND next_attempt_at <= now() \
          FOR UPDATE SKIP LOCKED)) \
      RETURNING id, event_id, name, payload, tenant_id, organization_id, actor_user_id, \
-         actor_source, command_id, action_log_id, resource_kind, resource_id, created_at, \
-         attempts, batch";
+         actor_source, command_id, action_log_id, resource_kind, resource_id, origin, \
+         created_at, attempts, batch";
 
 const DELIVERY_STATES: &str = "SELECT outbox_id, subscriber, status, attempts FROM event_deliveries WHERE outbox_id = ANY($1)";
 
@@ -502,6 +577,27 @@ struct DeliveryState {
     status: String,
     #[diesel(sql_type = Int4)]
     attempts: i32,
+}
+
+/// Whether `subscriber` gets `event`: it wants the name and trusts the
+/// origin. An event of a wanted name from an untrusted origin is dropped for
+/// it, with a warning (a forged event: a rule emitting another module's
+/// event name).
+fn takes(subscriber: &dyn Subscriber, event: &Delivered) -> bool {
+    if !subscriber.accepts(&event.name) {
+        return false;
+    }
+    if subscriber.origins().allows(&event.origin) {
+        return true;
+    }
+    tracing::warn!(
+        event = %event.name,
+        event.id = %event.event_id,
+        origin = %event.origin,
+        subscriber = subscriber.id(),
+        "event refused: its origin is not one the subscriber trusts"
+    );
+    false
 }
 
 /// Delivers pending outbox events to subscribers.
@@ -649,7 +745,7 @@ impl Dispatcher {
             }
             let attempts = attempts + 1;
             let mut failure = None;
-            for event in events.iter().filter(|e| subscriber.accepts(&e.name)) {
+            for event in events.iter().filter(|e| takes(subscriber.as_ref(), e)) {
                 if let Err(err) = subscriber.handle(event).await {
                     tracing::warn!(
                         event = %event.name,

@@ -149,6 +149,7 @@ impl Row {
     /// The envelope of this row's events (entry `action_log_id`).
     pub(crate) fn envelope(&self, actor: &Actor, action_log_id: Uuid) -> outbox::Envelope {
         outbox::Envelope {
+            origin: outbox::Origin::of_command(&self.command_id),
             tenant_id: self.tenant_id,
             organization_id: self.organization_id,
             actor: outbox::EventActor {

@@ -93,6 +93,7 @@ diesel::table! {
         resource_id -> Nullable<Text>,
         batch -> Nullable<Text>,
         event_count -> Int4,
+        origin -> Text,
     }
 }
 
