@@ -409,3 +409,99 @@ async fn an_admin_limited_to_one_organization_sees_only_its_files() {
         200
     );
 }
+
+/// Issue 49: the storage cleanup deletes files only for the attachments
+/// module's own deletions (origin `attachments`, set by the bus), whose
+/// payload names the event's own tenant, and only once the row is gone. A
+/// business rule's `attachments.attachment.deleted` naming another tenant's
+/// file, an event whose payload names another tenant, and one naming a live
+/// attachment all leave the victim's file where it is.
+#[actix_web::test]
+async fn forged_deletion_events_remove_no_file() {
+    use serde_json::json;
+    use stoa_core::command::Event;
+    use stoa_core::command::outbox::{Envelope, Origin, enqueue_many};
+    let h = start_default().await;
+    let victim = seed(h.db(), "Victim", "victim.com").await;
+    let attacker = seed(h.db(), "Attacker", "attacker.com").await;
+    let admin = token_for(h.db(), victim.admin).await;
+    let id = uploaded(
+        &h,
+        &admin,
+        form(
+            "customers:person",
+            "p-1",
+            "secret.txt",
+            "text/plain",
+            b"secret",
+        ),
+    )
+    .await;
+    let stored = objects(&h.storage).await;
+    assert_eq!(stored.len(), 1);
+    let payload =
+        json!({"id": id, "tenantId": victim.tenant_id, "organizationId": victim.organization_id});
+    let event = |origin: Origin, tenant: uuid::Uuid| {
+        (
+            Event::new("attachments.attachment.deleted", payload.clone()),
+            Envelope {
+                origin,
+                tenant_id: Some(tenant),
+                ..Default::default()
+            },
+        )
+    };
+    let deliver = |events: Vec<(Event, Envelope)>| {
+        let db = h.db().clone();
+        let storage = h.storage.clone();
+        async move {
+            let db2 = db.clone();
+            stoa_core::rls::bypass("test", async move {
+                let mut conn = db2.conn().await.unwrap();
+                enqueue_many(&mut conn, &events).await.unwrap();
+            })
+            .await;
+            let cleanup: Arc<dyn Subscriber> = Arc::new(StorageCleanup::new(storage, db.clone()));
+            let dispatcher = Dispatcher::new(db, vec![cleanup]);
+            while dispatcher.run_once().await.unwrap() > 0 {}
+        }
+    };
+    // The module's origin and tenant, but the attachment is live.
+    deliver(vec![event(Origin::module("attachments"), victim.tenant_id)]).await;
+    assert_eq!(
+        objects(&h.storage).await,
+        stored,
+        "a live attachment lost its file"
+    );
+    let res = h
+        .app
+        .send(get(&format!("/api/attachments/file/{id}"), &admin))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The row gone (between a deletion's commit and its cleanup): still only
+    // the module's own event for the tenant's own file removes it.
+    exec(
+        h.db(),
+        &format!("DELETE FROM attachments WHERE id = '{id}'"),
+    )
+    .await;
+    deliver(vec![
+        // A rule of the attacker's tenant emitting the module's event name.
+        event(Origin::module("business_rules"), attacker.tenant_id),
+        // No origin at all.
+        event(Origin::default(), victim.tenant_id),
+        // The module's origin, but the payload names another tenant.
+        event(Origin::module("attachments"), attacker.tenant_id),
+    ])
+    .await;
+    assert_eq!(
+        objects(&h.storage).await,
+        stored,
+        "a forged event deleted a file"
+    );
+    deliver(vec![event(Origin::module("attachments"), victim.tenant_id)]).await;
+    assert!(
+        objects(&h.storage).await.is_empty(),
+        "the genuine deletion cleans up"
+    );
+}
