@@ -79,6 +79,32 @@ pub async fn role_scope(
     }
 }
 
+/// A role as a record a caller renames, deletes or writes the ACL of (not
+/// as something it assigns, which is [`role_scope`]'s business): its
+/// organizations are those its ACL reaches. For a restricted caller a role
+/// reaching every organization (`null`), or without an ACL, is a
+/// tenant-wide record: readable, never changed, whether or not it grants
+/// anything yet (`AuthContext::require_writable`, the one rule of tenant
+/// resources; 403 `organization_out_of_scope`). A role listing
+/// organizations is judged by [`role_scope`] as if it granted something.
+/// *Why:* "grants nothing reaches nothing" let an admin of one branch
+/// rename or delete a role the tenant's administrator had just made for the
+/// whole tenant, or give it an ACL of its own.
+pub async fn role_record(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    role: Uuid,
+    tenant: Uuid,
+    organizations: Option<Option<&[Uuid]>>,
+) -> Result<(), AppError> {
+    match organizations {
+        Some(Some(list)) => role_scope(conn, ctx, role, Some(list), true).await,
+        Some(None) | None => ctx.require_writable(Some(tenant), None, || {
+            crate::error::AuthError::RoleNotFound.into()
+        }),
+    }
+}
+
 /// 403 unless the ACL override of `user` scoped to `organizations` stays
 /// inside the caller's organizations.
 pub fn user_scope(

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Reach};
 use stoa_core::command::record_batch;
 use stoa_progress::{JobContext, JobError, JobHandler, Outcome, UnitError, UnitReport};
 use uuid::Uuid;
@@ -83,16 +83,16 @@ async fn delete_unit(
     let by_id: HashMap<Uuid, _> = rows.into_iter().map(|row| (row.id, row)).collect();
     let mut entries = Vec::with_capacity(ids.len());
     for id in &ids {
+        // Another tenant's product, or one of an organization outside the
+        // creator's (`AuthContext::reach`), does not exist for the creator:
+        // the job's message names no organization it could not see.
         let row = by_id
             .get(id)
             .filter(|row| Some(row.tenant_id) == creator.tenant_id)
+            .filter(|row| {
+                creator.reach(Some(row.tenant_id), Some(row.organization_id)) == Reach::Write
+            })
             .ok_or_else(|| fatal(format!("Product {id} not found")))?;
-        if !creator.may_write_organization(Some(row.organization_id)) {
-            return Err(fatal(format!(
-                "Product {id} is in organization {}, outside the creator's organizations",
-                row.organization_id
-            )));
-        }
         entries.push((DELETE, deleted_entry(row)));
     }
     queries::delete_many(conn, &ids).await?;

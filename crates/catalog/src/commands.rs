@@ -109,13 +109,17 @@ pub fn deleted_entry(row: &ProductRow) -> LogEntry {
 
 /// The rules every product write checks for `ctx`: the product is of the
 /// caller's tenant (else 404), the caller holds `catalog.products.manage`
-/// and may write to the product's organization (403).
+/// and reaches the product's organization (`AuthContext::require_writable`:
+/// another organization's product is 404, as an unknown one, so its id and
+/// organization are not confirmed).
 pub fn may_write(ctx: &AuthContext, tenant: Uuid, organization: Uuid) -> Result<(), AppError> {
     if ctx.tenant_id != Some(tenant) {
         return Err(CatalogError::NotFound.into());
     }
     ctx.require(MANAGE)?;
-    ctx.require_organizations([Some(organization)])
+    ctx.require_writable(Some(tenant), Some(organization), || {
+        CatalogError::NotFound.into()
+    })
 }
 
 impl Tracked for ProductState {

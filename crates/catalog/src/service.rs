@@ -39,17 +39,6 @@ pub fn write_organization(ctx: &AuthContext) -> Option<Uuid> {
     })
 }
 
-/// 403 unless a product of `organization` is inside what the caller sees.
-fn may_see(scope: &Scope, organization: Uuid) -> Result<(), AppError> {
-    if scope.can_see(Some(organization)) {
-        Ok(())
-    } else {
-        Err(stoa_acl::out_of_scope(format!(
-            "Organization {organization} is outside your organizations."
-        )))
-    }
-}
-
 // ---------------------------------------------------------------- reads
 
 /// The list's filter and request from the query: paging 1–100 (default 50),
@@ -116,7 +105,8 @@ pub async fn list_products(
     Ok((list, deps, versions))
 }
 
-/// One product of the caller's tenant (404 otherwise) and organizations (403).
+/// One product of the caller's tenant and organizations (404 otherwise, as
+/// an unknown one: `AuthContext::require_readable`).
 pub async fn product_detail(db: &Db, ctx: &AuthContext, raw_id: &str) -> AppResult<ProductDetail> {
     ctx.require(VIEW)?;
     let id = parse_id(raw_id)?;
@@ -125,7 +115,9 @@ pub async fn product_detail(db: &Db, ctx: &AuthContext, raw_id: &str) -> AppResu
     let row = queries::find(&mut conn, scope.tenant_id, id)
         .await?
         .ok_or(CatalogError::NotFound)?;
-    may_see(&scope, row.organization_id)?;
+    ctx.require_readable(Some(row.tenant_id), Some(row.organization_id), || {
+        CatalogError::NotFound.into()
+    })?;
     Ok(ProductDetail { item: row.into() })
 }
 
@@ -238,7 +230,7 @@ fn changes_of(row: &ProductRow, body: UpdateProduct) -> Result<ProductChanges, A
 }
 
 /// Locks product `id` for a write by `ctx` and checks it: the caller's
-/// tenant (404), the organization scope (403) and the optimistic lock (409).
+/// tenant and organizations (404) and the optimistic lock (409).
 async fn lock_for_write(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,

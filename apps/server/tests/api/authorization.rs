@@ -7,6 +7,7 @@
 //! | anonymous, tampered token, expired token, deleted API key | 401 (public operations excluded) |
 //! | tenant-A user whose role grants nothing | 403 `requiredFeatures` = the declaration, where features are declared |
 //! | tenant-B administrator (every feature, not a super admin) | 403/404, or a 2xx naming none of tenant A's records; tenant A's rows unchanged |
+//! | tenant-A administrator restricted to a sibling organization (every feature, not a super admin), on every operation that names a record id | 400/403/404/409/422 naming no record outside its organization beyond those sent, or a 2xx naming none; tenant A's rows outside its organization unchanged |
 //! | tenant-A user holding exactly the declared features | never 401, never a 403 naming a feature outside the declaration |
 //!
 //! An operation without a declaration, or a declaration without an
@@ -30,7 +31,7 @@ use stoa_testkit::{AppService, TestApp, TestResponse};
 
 use declarations::{Row, rows};
 use requests::{Call, Fill, call};
-use seed::{Seeded, seed, snapshot};
+use seed::{Seeded, outside_records, seed, seed_sibling, snapshot, snapshot_statement, take};
 
 /// The callers and how each one signs its requests.
 enum Caller<'a> {
@@ -124,12 +125,13 @@ async fn every_operation_answers_only_the_callers_it_declares() {
         .map(|r| call(&doc, &r.path, &r.method, &records, Fill::Ids))
         .collect();
     assert_overlaps_route_to_the_literal_template(&doc, &rows, &probes, &protected);
+    let sibling = seed_sibling(&app, &a, &a_token).await;
 
     let no_features = token_for(&app.db, no_features).await;
     let b_admin = token_for(&app.db, b_admin).await;
     let tampered = tampered(&a_token);
     let expired = expired(a.superadmin, a.tenant_id);
-    let before = snapshot(&app.db, a.tenant_id).await;
+    let before = snapshot(&app.db, a.tenant_id, None).await;
     let mut failures = Vec::new();
 
     // Without valid credentials: 401, whatever the operation does.
@@ -180,7 +182,7 @@ async fn every_operation_answers_only_the_callers_it_declares() {
             ));
         }
     }
-    let after = snapshot(&app.db, a.tenant_id).await;
+    let after = snapshot(&app.db, a.tenant_id, None).await;
     for ((table, was), (_, now)) in before.iter().zip(&after) {
         if was != now {
             failures.push(format!(
@@ -188,6 +190,22 @@ async fn every_operation_answers_only_the_callers_it_declares() {
             ));
         }
     }
+
+    // An administrator of tenant A restricted to a sibling organization,
+    // on every operation that names one of tenant A's records (a path
+    // parameter, or an id the probe puts in the query or the body):
+    // refused, or answered without the records of other organizations; and
+    // afterwards every row of tenant A outside its organization unchanged.
+    let sibling_answered = restricted_admin(
+        &app,
+        &a,
+        &records,
+        &sibling,
+        &protected,
+        &probes,
+        &mut failures,
+    )
+    .await;
 
     // A tenant-A user without features: 403 naming exactly the declaration.
     for (row, probe) in protected.iter().zip(&probes) {
@@ -239,10 +257,114 @@ async fn every_operation_answers_only_the_callers_it_declares() {
 
     assert!(
         failures.is_empty(),
-        "{} authorization failures:\n{}\n(tenant B's admin got: {answered:?})",
+        "{} authorization failures:\n{}\n(tenant B's admin got: {answered:?})\n\
+         (the sibling organization's admin got: {sibling_answered:?})",
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Whether a probe names one of tenant A's records: a path parameter, or a
+/// record's id (or undo token, or device key) in its query or body.
+fn names_a_record(row: &Row, probe: &Call, records: &seed::Records) -> bool {
+    if row.path.contains('{') {
+        return true;
+    }
+    let sent = format!("{} {:?}", probe.uri, probe.body).to_ascii_lowercase();
+    records
+        .all
+        .iter()
+        .map(|id| id.to_string())
+        .chain([records.undo_token.clone(), records.device_key.clone()])
+        .any(|id| sent.contains(&id.to_ascii_lowercase()))
+}
+
+/// The sixth caller (docs/security.md, "Authorization matrix"): tenant A's
+/// administrator restricted to a sibling organization. Returns what each
+/// probed operation answered, for the failure message.
+async fn restricted_admin<S: AppService>(
+    app: &TestApp<S>,
+    a: &stoa_auth::testing::Tenant,
+    records: &seed::Records,
+    sibling: &seed::Sibling,
+    protected: &[&Row],
+    probes: &[Call],
+    failures: &mut Vec<String>,
+) -> BTreeMap<String, String> {
+    let token = token_for(&app.db, sibling.user).await;
+    let outside = outside_records(&app.db, a.tenant_id, sibling).await;
+    let statement = snapshot_statement(&app.db, Some(sibling)).await;
+    let mut before = take(&app.db, &statement, a.tenant_id).await;
+    let mut answered = BTreeMap::new();
+    for (row, probe) in protected.iter().zip(probes) {
+        if !names_a_record(row, probe, records) {
+            continue;
+        }
+        let res = send(app, &Caller::Bearer(&token), probe).await;
+        let text = res.text();
+        let body = text.to_ascii_lowercase();
+        let leaked: Vec<String> = outside
+            .iter()
+            .filter(|(id, _)| body.contains(&id.to_string()))
+            .map(|(id, table)| format!("{table} {id}"))
+            .collect();
+        // A refusal may repeat what the probe sent, nothing more: naming
+        // another record (the organization a record lives in) confirms what
+        // a 404 would hide.
+        let sent = format!("{} {:?}", probe.uri, probe.body).to_ascii_lowercase();
+        let told: Vec<&String> = leaked
+            .iter()
+            .filter(|named| {
+                named
+                    .rsplit(' ')
+                    .next()
+                    .is_some_and(|id| !sent.contains(id))
+            })
+            .collect();
+        let status = res.status.as_u16();
+        answered.insert(
+            row.name(),
+            format!("{status} {}", text.chars().take(160).collect::<String>()),
+        );
+        missing_data(failures, row, &res, "the sibling organization's admin");
+        let refused = matches!(status, 400 | 403 | 404 | 409 | 422);
+        let answered_ok = res.status.is_success() || res.status.is_redirection();
+        if !(refused || answered_ok) {
+            failures.push(format!(
+                "{} as the sibling organization's admin ({}): {status} {text}",
+                row.name(),
+                probe.uri,
+            ));
+        } else if answered_ok && !leaked.is_empty() {
+            failures.push(format!(
+                "{} as the sibling organization's admin ({}): {status} names {}",
+                row.name(),
+                probe.uri,
+                leaked.join(", ")
+            ));
+        } else if refused && !told.is_empty() {
+            failures.push(format!(
+                "{} as the sibling organization's admin ({}): {status} refusal names {:?}: {text}",
+                row.name(),
+                probe.uri,
+                told
+            ));
+        }
+        // Compared after each operation, so a change names its operation.
+        let after = take(&app.db, &statement, a.tenant_id).await;
+        for ((table, was), (_, now)) in before.iter().zip(&after) {
+            if was != now {
+                failures.push(format!(
+                    "{} as the sibling organization's admin ({}): {status}, changed tenant A's \
+                     `{table}` rows outside its organization",
+                    row.name(),
+                    probe.uri,
+                ));
+            }
+        }
+        before = after;
+    }
+    answered
 }
 
 /// A handler that reached an extractor of app data nobody registered (a

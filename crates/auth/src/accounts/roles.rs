@@ -252,27 +252,23 @@ pub async fn manageable_role(
     Ok(role)
 }
 
-/// 403 when a restricted caller would change a role that reaches
-/// organizations outside its own, judged by its holders (`crate::reach`: a
-/// role granting nothing reaches nothing, `[]` reaches each holder's home).
+/// 403 when a restricted caller would change a role that is not its own:
+/// one that reaches organizations outside its own, judged by its holders
+/// (`crate::reach`: `[]` reaches each holder's home), or a tenant-wide one
+/// (reaching every organization: [`crate::reach::role_record`]).
 pub async fn writable_role(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     role: &RoleState,
 ) -> Result<(), AppError> {
-    match &role.acl {
-        Some(acl) => {
-            crate::reach::role_scope(
-                conn,
-                ctx,
-                role.id,
-                acl.organizations.as_deref(),
-                !acl.features.is_empty(),
-            )
-            .await
-        }
-        None => Ok(()),
-    }
+    crate::reach::role_record(
+        conn,
+        ctx,
+        role.id,
+        role.tenant_id,
+        role.acl.as_ref().map(|acl| acl.organizations.as_deref()),
+    )
+    .await
 }
 
 /// `POST /auth/roles`.

@@ -52,8 +52,8 @@ async fn user_in_reach(
 
 /// A role the caller may change: same tenant, not a super-admin role (unless
 /// the caller is one), and for a restricted caller a reach inside its own
-/// organizations for every holder (`crate::reach`; a role that grants
-/// nothing reaches nothing).
+/// organizations for every holder; a tenant-wide role (reaching every
+/// organization) is read-only to it (`crate::reach::role_record`).
 async fn role_in_reach(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -66,17 +66,14 @@ async fn role_in_reach(
     if super_role && !ctx.is_super_admin() {
         return Err(AuthError::SuperAdminRole.into());
     }
-    if let Some(acl) = acl {
-        reach::role_scope(
-            conn,
-            ctx,
-            role.id,
-            acl.organizations.as_deref(),
-            !acl.features.is_empty(),
-        )
-        .await?;
-    }
-    Ok(())
+    reach::role_record(
+        conn,
+        ctx,
+        role.id,
+        role.tenant_id,
+        acl.map(|a| a.organizations.as_deref()),
+    )
+    .await
 }
 
 /// The grant boundary for an ACL going from `current` to `target`: added

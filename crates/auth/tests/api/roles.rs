@@ -431,3 +431,112 @@ async fn unknown_keys_are_ignored_and_custom_fields_refused_by_name() {
         .await;
     assert_eq!(res.json()["total"], 0, "nothing stored");
 }
+
+/// Issue 49: a role the tenant's administrator made for the whole tenant
+/// (its ACL reaches every organization, and grants nothing yet) is a
+/// tenant-wide record: an administrator restricted to one branch reads it,
+/// but neither renames, deletes nor gives it an ACL (403
+/// `organization_out_of_scope`), and the role is unchanged after. Its own
+/// roles (reaching its branch) stay its own to change.
+#[actix_web::test]
+async fn restricted_admins_do_not_change_tenant_wide_roles() {
+    let app = start_admin().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let root = token_for(&app.db, acme.superadmin).await;
+    let branch = branch(&app, &root, acme.organization_id).await;
+    let manager = stoa_auth::testing::user_with_features(
+        &app.db,
+        &acme,
+        "branch-admin@acme.com",
+        &["*"],
+        Some(vec![branch]),
+        Some(branch),
+    )
+    .await;
+    let manager = token_for(&app.db, manager).await;
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &root,
+            json!({"name": "Tenant clerks"}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let tenant_role = res.json()["id"].as_str().unwrap().to_string();
+    let acl = |token: &str| {
+        let app = &app;
+        let tenant_role = tenant_role.clone();
+        let token = token.to_string();
+        async move {
+            app.send(get(
+                &format!("/api/auth/roles/acl?roleId={tenant_role}"),
+                &token,
+            ))
+            .await
+        }
+    };
+    // Readable to it.
+    let before = acl(&manager).await;
+    assert_eq!(before.status, 200, "{}", before.text());
+    for (what, res) in [
+        (
+            "rename",
+            app.send(put_json(
+                "/api/auth/roles",
+                &manager,
+                json!({"id": tenant_role, "name": "Branch clerks"}),
+            ))
+            .await,
+        ),
+        (
+            "acl",
+            app.send(put_json(
+                "/api/auth/roles/acl",
+                &manager,
+                json!({"roleId": tenant_role, "features": ["auth.users.list"], "organizations": [branch]}),
+            ))
+            .await,
+        ),
+        (
+            "delete",
+            app.send(delete(
+                &format!("/api/auth/roles?id={tenant_role}"),
+                &manager,
+            ))
+            .await,
+        ),
+    ] {
+        assert_eq!(res.status, 403, "{what}: {}", res.text());
+        assert_eq!(res.json()["code"], "organization_out_of_scope", "{what}");
+    }
+    let after = acl(&root).await;
+    assert_eq!(after.status, 200, "{}", after.text());
+    assert_eq!(after.json(), before.json());
+    let res = app
+        .send(get(&format!("/api/auth/roles?id={tenant_role}"), &root))
+        .await;
+    assert_eq!(names(&res.json()), vec!["Tenant clerks".to_string()]);
+
+    // Its own role reaches its branch: renamed and deleted as before.
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &manager,
+            json!({"name": "Branch staff"}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let own = res.json()["id"].as_str().unwrap().to_string();
+    let res = app
+        .send(put_json(
+            "/api/auth/roles",
+            &manager,
+            json!({"id": own, "name": "Branch team"}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let res = app
+        .send(delete(&format!("/api/auth/roles?id={own}"), &manager))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}

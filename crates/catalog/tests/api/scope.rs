@@ -115,25 +115,50 @@ async fn an_admin_limited_to_some_organizations_stays_inside_them() {
         .map(|i| i["title"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(titles, ["East lamp"]);
-    let res = app
-        .send(get(&format!("{PRODUCTS}/{west_product}"), &limited))
+    // Products of other organizations do not exist for it (issue 49): 404
+    // as an unknown id, on every by-id read and write, naming neither the
+    // product's organization nor anything else of it, and unchanged after.
+    let unknown = app
+        .send(get(
+            &format!("{PRODUCTS}/{}", uuid::Uuid::new_v4()),
+            &limited,
+        ))
         .await;
-    assert_eq!(res.status, 403, "{}", res.text());
-    // Writes to products of other organizations, or moving its own out: 403.
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
     for target in [west_product, root_product] {
-        let res = app
-            .send(put_json(
+        for res in [
+            app.send(get(&format!("{PRODUCTS}/{target}"), &limited))
+                .await,
+            app.send(put_json(
                 &format!("{PRODUCTS}/{target}"),
                 &limited,
                 json!({"title": "pwned"}),
             ))
-            .await;
-        assert_eq!(res.status, 403, "{}", res.text());
-        let res = app
-            .send(delete(&format!("{PRODUCTS}/{target}"), &limited))
-            .await;
-        assert_eq!(res.status, 403, "{}", res.text());
+            .await,
+            app.send(put_json(
+                PRODUCTS,
+                &limited,
+                json!({"id": target, "title": "pwned"}),
+            ))
+            .await,
+            app.send(delete(&format!("{PRODUCTS}/{target}"), &limited))
+                .await,
+            app.send(delete(&format!("{PRODUCTS}?id={target}"), &limited))
+                .await,
+        ] {
+            assert_eq!(res.status, 404, "{}", res.text());
+            assert_eq!(res.json(), unknown.json());
+        }
     }
+    assert_eq!(
+        product(&app, &admin, west_product).await.unwrap()["title"],
+        "West lamp"
+    );
+    assert_eq!(
+        product(&app, &admin, root_product).await.unwrap()["title"],
+        "Root lamp"
+    );
+    // Moving its own product out of its organizations: 403.
     let res = app
         .send(put_json(
             &format!("{PRODUCTS}/{own}"),
@@ -155,17 +180,16 @@ async fn an_admin_limited_to_some_organizations_stays_inside_them() {
         product(&app, &admin, own).await.unwrap()["organization_id"],
         west.to_string()
     );
-    // A bulk delete reaching outside stops at the first such product, naming it.
+    // A bulk delete reaching outside stops at the first such product,
+    // naming it as not found (not its organization).
     let (east_two, _) = create(&app, &limited, json!({"title": "East two"})).await;
     let job_id = bulk_delete(&app, &limited, &[east_two, west_product]).await;
     run_jobs(&app.db).await;
     let job = job(&app, &limited, job_id).await;
     assert_eq!(job["status"], "failed", "{job}");
     let error = job["errorMessage"].as_str().unwrap();
-    assert!(
-        error.contains(&west_product.to_string()) && error.contains("outside"),
-        "{error}"
-    );
+    assert_eq!(error, format!("Product {west_product} not found"), "{job}");
+    assert!(!job.to_string().contains(&west.to_string()), "{job}");
     // Same unit: nothing of it was deleted.
     assert!(product(&app, &admin, east_two).await.is_some());
     assert!(product(&app, &admin, west_product).await.is_some());

@@ -168,7 +168,8 @@ async fn undo_checks_the_organization_scope_of_the_caller_now() {
     .await;
     let res = app.send(delete(&format!("{PRODUCTS}/{id}"), &token)).await;
     let deleted = res.operation().unwrap();
-    // Now limited to East: putting a West product back is out of scope.
+    // Now limited to East: a West product does not exist for it any more
+    // (404, `AuthContext::require_writable`), so it cannot be put back.
     sql(
         &app.db,
         &format!(
@@ -179,6 +180,6 @@ async fn undo_checks_the_organization_scope_of_the_caller_now() {
     .await;
     let token = token_for(&app.db, user).await;
     let res = undo(&app, &token, deleted.undo_token.as_deref().unwrap()).await;
-    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(res.status, 404, "{}", res.text());
     assert_eq!(product_count(&app.db).await, 0);
 }

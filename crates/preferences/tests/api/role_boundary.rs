@@ -133,3 +133,109 @@ async fn only_callers_who_could_grant_a_role_write_its_navigation() {
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 }
+
+/// Issue 49: a role the tenant's administrator made for the whole tenant
+/// (reaching every organization, granting nothing yet) is a tenant-wide
+/// record. An administrator restricted to a sibling organization does not
+/// write its navigation by any route (403 `organization_out_of_scope`), and
+/// its stored navigation is unchanged; a role of the sibling organization
+/// stays writable to it.
+#[actix_web::test]
+async fn restricted_admins_leave_tenant_wide_roles_navigation_alone() {
+    let app = start().await;
+    let acme = acme(&app.db).await;
+    let root = token_for(&app.db, acme.superadmin).await;
+    let res = app
+        .send(post_json(
+            "/api/directory/organizations",
+            &root,
+            json!({"name": "Sibling", "parentId": acme.organization_id}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let sibling: uuid::Uuid = res.json()["id"].as_str().unwrap().parse().unwrap();
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &root,
+            json!({"name": "Tenant clerks"}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let clerks: uuid::Uuid = res.json()["id"].as_str().unwrap().parse().unwrap();
+    let labels = json!({"itemLabels": {"/backend/users": "Users"}});
+    let res = app
+        .send(put_json(
+            PREFS,
+            &root,
+            json!({"scope": {"type": "role", "roleId": clerks}, "settings": labels}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let before = role_settings(&app, &root, clerks).await;
+    let restricted = user_with_features(
+        &app.db,
+        &acme,
+        "sibling@acme.com",
+        &["*"],
+        Some(vec![sibling]),
+        Some(sibling),
+    )
+    .await;
+    let restricted = token_for(&app.db, restricted).await;
+    let forged = json!({"itemLabels": {"/backend/users": "Verify your account here"}});
+    for (how, req) in [
+        (
+            "scope",
+            put_json(
+                PREFS,
+                &restricted,
+                json!({"scope": {"type": "role", "roleId": clerks}, "settings": forged}),
+            ),
+        ),
+        (
+            "applyToRoles",
+            put_json(
+                PREFS,
+                &restricted,
+                json!({"settings": forged, "applyToRoles": [clerks]}),
+            ),
+        ),
+        (
+            "clearRoleIds",
+            put_json(
+                PREFS,
+                &restricted,
+                json!({"settings": {}, "clearRoleIds": [clerks]}),
+            ),
+        ),
+        (
+            "delete",
+            delete(&format!("{PREFS}?roleId={clerks}"), &restricted),
+        ),
+    ] {
+        let res = app.send(req).await;
+        assert_eq!(res.status, 403, "{how}: {}", res.text());
+        assert_eq!(res.json()["code"], "organization_out_of_scope", "{how}");
+    }
+    assert_eq!(role_settings(&app, &root, clerks).await, before);
+
+    // A role it made reaches the sibling organization: writable.
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &restricted,
+            json!({"name": "Sibling clerks"}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let own = res.json()["id"].as_str().unwrap().to_string();
+    let res = app
+        .send(put_json(
+            PREFS,
+            &restricted,
+            json!({"scope": {"type": "role", "roleId": own}, "settings": forged}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}

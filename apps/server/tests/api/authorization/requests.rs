@@ -73,7 +73,7 @@ pub fn call(doc: &Value, path: &str, method: &str, records: &Records, fill: Fill
         let param = resolve(doc, param);
         let name = param["name"].as_str().unwrap_or_default();
         let required = param["required"].as_bool().unwrap_or(false);
-        let id = id_for(name, path, records);
+        let id = id_for(name, path, records, fill);
         let value = match (id, required, fill) {
             (Some(id), _, Fill::Ids) | (Some(id), true, Fill::Required) => id,
             (None, true, _) => sample(doc, &param["schema"], name, path, records),
@@ -176,7 +176,7 @@ fn object(doc: &Value, schema: &Value, path: &str, records: &Records, fill: Fill
     let mut out = Map::new();
     for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
         let needed = required.contains(&name.as_str());
-        match (id_for(name, path, records), needed, fill) {
+        match (id_for(name, path, records, fill), needed, fill) {
             (Some(id), _, Fill::Ids) | (Some(id), true, Fill::Required) => {
                 out.insert(name.clone(), id);
             }
@@ -214,9 +214,17 @@ fn sample(doc: &Value, schema: &Value, name: &str, path: &str, records: &Records
 }
 
 /// Tenant A's record a field names, when its name says it is an id.
-pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
+pub fn id_for(name: &str, path: &str, records: &Records, fill: Fill) -> Option<Value> {
     let key = name.to_ascii_lowercase().replace('_', "");
     let value = match key.as_str() {
+        // Sending only what an operation requires leaves out the checks that
+        // depend on the input: a file attached to a record no module
+        // declares asks for no entity's features (a deal would add
+        // `customers.deals.view`).
+        "entityid" if fill == Fill::Required => json!("customers:person"),
+        "recordid" | "torecordid" | "fromrecordid" if fill == Fill::Required => {
+            json!("alpha-person")
+        }
         "id" => json!(records.id_of(path)),
         "ids" => json!([records.id_of(path)]),
         "actoruserid" => json!(records.user),
@@ -241,9 +249,10 @@ pub fn id_for(name: &str, path: &str, records: &Records) -> Option<Value> {
         "ruleid" => json!(records.rule),
         "setid" => json!(records.rule_set),
         "memberid" => json!(records.rule_member),
-        // The record tenant A's seeded attachment belongs to (not uuids).
-        "entityid" => json!("customers:person"),
-        "recordid" | "torecordid" | "fromrecordid" => json!("alpha-person"),
+        // The record tenant A's seeded attachment belongs to: its deal (the
+        // entity id attachments give deals).
+        "entityid" => json!("customers:customer_deal"),
+        "recordid" | "torecordid" | "fromrecordid" => json!(records.deal),
         "attachmentids" => json!([records.attachment]),
         // The client's own identifier of a device, not a uuid.
         "deviceid" => json!(records.device_key),

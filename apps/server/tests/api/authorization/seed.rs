@@ -215,8 +215,8 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
     )
     .await;
     let upload = stoa_testkit::Multipart::new()
-        .text("entityId", "customers:person")
-        .text("recordId", "alpha-person")
+        .text("entityId", "customers:customer_deal")
+        .text("recordId", deal["id"].as_str().unwrap_or_default())
         .file("file", "alpha.txt", "text/plain", b"alpha secret")
         .post("/api/attachments");
     let res = app.send(stoa_testkit::requests::bearer(upload, t)).await;
@@ -232,7 +232,7 @@ pub async fn seed<S: AppService>(app: &TestApp<S>) -> Seeded {
         app,
         t,
         "/api/business_rules/rules",
-        json!({"ruleId": "alpha-rule", "ruleName": "Alpha rule", "ruleType": "ACTION", "entityType": "alpha.thing"}),
+        json!({"ruleId": "alpha-rule", "ruleName": "Alpha rule", "ruleType": "ACTION", "entityType": "customers.deal"}),
     )
     .await;
     let rule_set = created(
@@ -367,34 +367,243 @@ async fn tenant_ids(db: &Db, tenant: Uuid) -> Vec<Uuid> {
     ids
 }
 
+/// The sixth attacker: a tenant-A administrator holding every feature the
+/// tenant admin holds (`*`, not a super admin) whose ACL is restricted to a
+/// sibling organization (docs/security.md, "The organization scope is a
+/// boundary for every write"): a new organization under A's root, neither
+/// the root that holds the seeded records nor "Alpha Branch", which is a
+/// record itself. It lives there too (its home organization).
+pub struct Sibling {
+    pub organization: Uuid,
+    pub user: Uuid,
+}
+
+/// Seeds the restricted administrator, after [`seed`] (so `Records::all`
+/// stays the records the other callers are probed with).
+pub async fn seed_sibling<S: AppService>(app: &TestApp<S>, a: &Tenant, token: &str) -> Sibling {
+    let organization = created(
+        app,
+        token,
+        "/api/directory/organizations",
+        json!({"name": "Alpha Sibling", "parentId": a.organization_id}),
+    )
+    .await;
+    let organization = id(&organization["id"]);
+    let user = user_with_features(
+        &app.db,
+        a,
+        "sibling-admin@alpha.test",
+        &["*"],
+        Some(vec![organization]),
+        Some(organization),
+    )
+    .await;
+    Sibling { organization, user }
+}
+
+/// The organizations the sibling attacker reaches: its organization and
+/// its descendants (an ACL's list reaches subtrees), by the live tree.
+fn reached(sibling: &Sibling) -> String {
+    format!(
+        "(SELECT o.id FROM organizations o WHERE o.id = '{0}' OR '{0}' = ANY(o.ancestor_ids))",
+        sibling.organization
+    )
+}
+
+/// The roles whose ACL lists organizations, every one inside the sibling
+/// attacker's.
+fn own_roles(sibling: &Sibling) -> String {
+    format!(
+        "(SELECT a.role_id FROM role_acls a WHERE cardinality(a.organizations) > 0 \
+         AND a.organizations <@ ARRAY{})",
+        reached(sibling)
+    )
+}
+
+/// Tables without `tenant_id` whose rows belong to a user (`user_id`):
+/// sessions, role memberships, reset links. Tenant A's rows of them are its
+/// users' rows.
+async fn user_tables(db: &Db) -> Vec<String> {
+    let mut conn = db.conn().await.unwrap();
+    let rows: Vec<Name> = diesel::sql_query(
+        "SELECT c.table_name::text AS name FROM information_schema.columns c \
+         JOIN information_schema.tables t \
+           ON t.table_schema = c.table_schema AND t.table_name = c.table_name \
+         WHERE c.table_schema = 'public' AND c.column_name = 'user_id' \
+           AND t.table_type = 'BASE TABLE' \
+           AND NOT EXISTS (SELECT 1 FROM information_schema.columns o \
+                           WHERE o.table_schema = 'public' AND o.table_name = c.table_name \
+                             AND o.column_name = 'tenant_id') \
+         ORDER BY 1",
+    )
+    .load(&mut *conn)
+    .await
+    .unwrap();
+    rows.into_iter().map(|r| r.name).collect()
+}
+
+/// Tables with an `organization_id` column.
+async fn organization_tables(db: &Db) -> Vec<String> {
+    let mut conn = db.conn().await.unwrap();
+    let rows: Vec<Name> = diesel::sql_query(
+        "SELECT table_name::text AS name FROM information_schema.columns \
+         WHERE table_schema = 'public' AND column_name = 'organization_id' ORDER BY 1",
+    )
+    .load(&mut *conn)
+    .await
+    .unwrap();
+    rows.into_iter().map(|r| r.name).collect()
+}
+
+/// The condition that leaves the sibling attacker's own rows out of a
+/// snapshot of `table`, and nothing else: what it may legitimately change
+/// is its own organization's records and its own traces.
+fn outside_sibling(table: &str, scoped: bool, user_owned: bool, sibling: &Sibling) -> String {
+    let user = sibling.user;
+    let reached = reached(sibling);
+    let mut keep = vec!["TRUE".to_string()];
+    // Records of its organization (and of organizations below it) are its
+    // own to write. Rows without an organization are tenant-wide: readable
+    // by it, never changed by it, so they stay in.
+    if scoped {
+        keep.push(format!(
+            "(t.organization_id IS NULL OR t.organization_id NOT IN {reached})"
+        ));
+    }
+    match table {
+        // Its organization's own row (and those below it).
+        "organizations" => keep.push(format!("t.id NOT IN {reached}")),
+        // Its own user row (its home is the sibling organization anyway).
+        "users" => keep.push(format!("t.id <> '{user}'")),
+        // Its own role (user_with_features made it for it alone), and the
+        // roles of its organization: roles are tenant rows without an
+        // organization column, and a role's organizations are those its ACL
+        // lists (a role it creates lists its set, docs/security.md). A role
+        // listing none, or `[]`, stays in: tenant-wide, not its to change.
+        "roles" => keep.push(format!(
+            "t.id NOT IN (SELECT role_id FROM user_roles WHERE user_id = '{user}') \
+             AND t.id NOT IN {}",
+            own_roles(sibling)
+        )),
+        "role_acls" => keep.push(format!(
+            "t.role_id NOT IN (SELECT role_id FROM user_roles WHERE user_id = '{user}') \
+             AND t.role_id NOT IN {}",
+            own_roles(sibling)
+        )),
+        // What it read is logged as its own entries, whatever organization
+        // (or none, for a read across its set) they name.
+        "access_logs" => keep.push(format!("t.actor_user_id IS DISTINCT FROM '{user}'")),
+        _ => {}
+    }
+    // Rows owned by a user (sessions, role memberships, reset links) of
+    // itself and of the users at home in its organization.
+    if user_owned {
+        keep.push(format!(
+            "t.user_id <> '{user}' AND t.user_id NOT IN \
+             (SELECT u.id FROM users u WHERE u.organization_id IN {reached})"
+        ));
+    }
+    keep.join(" AND ")
+}
+
+/// The statement [`take`] runs: a digest of every row tenant A owns, per
+/// table. Tenant A's rows are those of every table with `tenant_id`, the
+/// tenant itself, and its users' rows in tables owned by a user (sessions,
+/// role memberships, reset links). With `except`, the sibling attacker's
+/// own rows are left out ([`outside_sibling`]): every other row of tenant
+/// A must stay unchanged.
+pub async fn snapshot_statement(db: &Db, except: Option<&Sibling>) -> String {
+    let scoped = organization_tables(db).await;
+    let mut tables: Vec<(String, &str, bool)> = tenant_tables(db)
+        .await
+        .into_iter()
+        .map(|t| (t, "t.tenant_id = $1", false))
+        .collect();
+    tables.push(("tenants".into(), "t.id = $1", false));
+    for table in user_tables(db).await {
+        tables.push((
+            table,
+            "t.user_id IN (SELECT u.id FROM users u WHERE u.tenant_id = $1)",
+            true,
+        ));
+    }
+    let parts: Vec<String> = tables
+        .into_iter()
+        .map(|(table, owned, user_owned)| {
+            let keep = match except {
+                Some(sibling) => {
+                    outside_sibling(&table, scoped.contains(&table), user_owned, sibling)
+                }
+                None => "TRUE".into(),
+            };
+            format!(
+                "SELECT '{table}'::text AS name, \
+                 md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest \
+                 FROM \"{table}\" t WHERE {owned} AND {keep}"
+            )
+        })
+        .collect();
+    parts.join(" UNION ALL ")
+}
+
 #[derive(QueryableByName)]
-struct Digest {
+struct TableDigest {
+    #[diesel(sql_type = Text)]
+    name: String,
     #[diesel(sql_type = Text)]
     digest: String,
 }
 
-/// A digest of every row tenant A owns, per table: equal digests mean
-/// nothing of tenant A changed.
-pub async fn snapshot(db: &Db, tenant: Uuid) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut tables = tenant_tables(db).await;
-    tables.push("tenants".into());
-    for table in tables {
-        let column = if table == "tenants" {
-            "id"
-        } else {
-            "tenant_id"
-        };
-        let mut conn = db.conn().await.unwrap();
-        let row: Digest = diesel::sql_query(format!(
-            "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS digest \
-             FROM \"{table}\" t WHERE {column} = $1"
-        ))
+/// Runs a [`snapshot_statement`] for `tenant`: (table, digest) pairs by
+/// table name; equal digests mean those rows did not change.
+pub async fn take(db: &Db, statement: &str, tenant: Uuid) -> Vec<(String, String)> {
+    let mut conn = db.conn().await.unwrap();
+    let rows: Vec<TableDigest> = diesel::sql_query(statement)
         .bind::<SqlUuid, _>(tenant)
-        .get_result(&mut *conn)
+        .load(&mut *conn)
         .await
         .unwrap();
-        out.push((table, row.digest));
+    let mut out: Vec<(String, String)> = rows.into_iter().map(|r| (r.name, r.digest)).collect();
+    out.sort();
+    out
+}
+
+/// A digest of every row tenant A owns, per table
+/// ([`snapshot_statement`]).
+pub async fn snapshot(db: &Db, tenant: Uuid, except: Option<&Sibling>) -> Vec<(String, String)> {
+    take(db, &snapshot_statement(db, except).await, tenant).await
+}
+
+/// Tenant A's records that live outside the sibling attacker's
+/// organizations, by id, with the table that holds each: rows of another
+/// organization (the root's records, "Alpha Branch"'s) and the other
+/// organizations themselves. Tenant-wide rows (no organization column, or
+/// none set) are readable to it and not listed.
+pub async fn outside_records(db: &Db, tenant: Uuid, sibling: &Sibling) -> Vec<(Uuid, String)> {
+    let reached = reached(sibling);
+    let scoped = organization_tables(db).await;
+    let mut out = Vec::new();
+    for table in tenant_tables(db).await {
+        let condition = if table == "organizations" {
+            format!("t.id NOT IN {reached}")
+        } else if scoped.contains(&table) {
+            format!("t.organization_id IS NOT NULL AND t.organization_id NOT IN {reached}")
+        } else {
+            continue;
+        };
+        let mut conn = db.conn().await.unwrap();
+        let rows: Result<Vec<Id>, _> = diesel::sql_query(format!(
+            "SELECT t.id FROM \"{table}\" t WHERE t.tenant_id = $1 AND {condition}"
+        ))
+        .bind::<SqlUuid, _>(tenant)
+        .load(&mut *conn)
+        .await;
+        // Tables whose key is not a uuid `id` hold no record a caller names.
+        out.extend(
+            rows.unwrap_or_default()
+                .into_iter()
+                .map(|r| (r.id, table.clone())),
+        );
     }
     out
 }
