@@ -251,6 +251,14 @@ pub fn psql() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("psql"))
 }
 
+/// pgbench of the same Postgres installation (the bench's yardstick).
+pub fn pgbench() -> PathBuf {
+    find_bin_dir()
+        .map(|dir| dir.join("pgbench"))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("pgbench"))
+}
+
 /// The directory holding initdb and pg_ctl.
 fn find_bin_dir() -> Option<PathBuf> {
     let has_tools = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();

@@ -9,10 +9,19 @@
 //! `STOA_BENCH_ONBOARDING` (self-service sign-ups verified, default 100),
 //! `STOA_BENCH_ONLY` (comma-separated substrings: only the scenarios whose
 //! name contains one run, and docs/benchmarks.md is left alone; for
-//! investigating one endpoint).
+//! investigating one endpoint), `STOA_BENCH_RECORD=1` (with
+//! `STOA_BENCH_ONLY`: the opening table's rows of the scenarios that ran and
+//! the charts are updated all the same).
+//!
+//! Every run writes the opening table of docs/benchmarks.md (`summary.rs`:
+//! each target's latest figure with its run's yardstick) and its charts
+//! (`svg.rs`: docs/benchmarks/throughput.svg, p99.svg); a full run also the
+//! table of every row. The yardstick is `/auth/profile`'s rate and pgbench's
+//! select-only rate on the same cluster (`pgbench_tps`).
 //!
 //! `cargo xtask bench jobs` runs only the job-queue measurement and prints it
-//! (docs/benchmarks.md is left alone).
+//! (docs/benchmarks.md is left alone). `cargo xtask bench charts` redraws the
+//! charts from the table in docs/benchmarks.md (nothing runs).
 
 mod ai;
 mod attachments;
@@ -26,6 +35,8 @@ mod report;
 mod rules;
 mod scenarios;
 mod server;
+mod summary;
+mod svg;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -48,6 +59,9 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 pub fn run(args: &[String]) -> Result<u8> {
+    if args.first().map(String::as_str) == Some("charts") {
+        return summary::charts_only();
+    }
     let seconds = env_number("STOA_BENCH_SECONDS", 10);
     let connections = env_number("STOA_BENCH_CONNECTIONS", 32) as usize;
     println!("xtask: building the release server");
@@ -62,13 +76,44 @@ pub fn run(args: &[String]) -> Result<u8> {
     let only: Vec<String> = std::env::var("STOA_BENCH_ONLY")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
-    let result = bench(&stoa, &db, seconds, connections, &only);
+    let record = only.is_empty() || std::env::var("STOA_BENCH_RECORD").is_ok_and(|v| v == "1");
+    let result = bench(&stoa, &db, seconds, connections, &only).and_then(|rows| {
+        let tps = if record { pgbench_tps(&db)? } else { None };
+        Ok((rows, tps))
+    });
     db.finish();
-    let rows = result?;
-    if only.is_empty() {
-        report::write(&rows, seconds, connections)?;
+    let (rows, tps) = result?;
+    if record {
+        report::write(&rows, seconds, connections, tps, only.is_empty())?;
     }
     Ok(0)
+}
+
+/// The machine's yardstick beside `/auth/profile`: pgbench's select-only
+/// transactions/s (scale 10, 4 clients, 10 s) on a scratch database of the
+/// same cluster, after the scenarios. `None` (and a message) without pgbench.
+fn pgbench_tps(db: &Database) -> Result<Option<f64>> {
+    let pgbench = crate::pg::pgbench();
+    let url = db.scratch_database("stoa_pgbench")?;
+    let init = Command::new(&pgbench)
+        .args(["-i", "-q", "-s", "10", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !init.is_ok_and(|s| s.success()) {
+        println!("xtask: pgbench not found or failed to initialise: no pgbench yardstick");
+        return Ok(None);
+    }
+    let (_, out) = cmd::output(
+        Command::new(&pgbench).args(["-n", "-S", "-c", "4", "-j", "2", "-T", "10", &url]),
+    )?;
+    let tps = out
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l["tps = ".len()..].split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok());
+    println!("xtask: pgbench select-only: {tps:?} tps");
+    Ok(tps)
 }
 
 /// `cargo xtask bench jobs`: the job-queue measurement alone.

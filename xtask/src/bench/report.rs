@@ -73,6 +73,26 @@ impl Row {
         }
     }
 
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn note(&self) -> &str {
+        &self.note
+    }
+
+    pub fn rps(&self) -> Option<f64> {
+        self.rps
+    }
+
+    pub fn p99_ms(&self) -> Option<f64> {
+        self.p99_ms
+    }
+
+    pub fn peak_mib(&self) -> f64 {
+        self.peak_mib
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "{:<45} {:>10} req/s  p50 {:>7} ms  p99 {:>7} ms  errors {}  RSS {:.1} MiB  ({})",
@@ -114,7 +134,7 @@ fn machine() -> String {
     format!("{cores} cores ({model}), {mem_gib:.0} GiB RAM")
 }
 
-fn today_and_rev() -> (String, String) {
+pub fn today_and_rev() -> (String, String) {
     let date = output(
         std::process::Command::new("date")
             .arg("-u")
@@ -132,15 +152,46 @@ fn today_and_rev() -> (String, String) {
     (date, rev)
 }
 
-pub fn write(rows: &[Row], seconds: u64, connections: usize) -> Result<()> {
+/// Writes this run's rows into the opening table (those with a target)
+/// and its charts (super::summary); with `full`, also the whole run's table
+/// between the generated markers.
+pub fn write(
+    rows: &[Row],
+    seconds: u64,
+    connections: usize,
+    pgbench_tps: Option<f64>,
+    full: bool,
+) -> Result<()> {
     let (date, rev) = today_and_rev();
+    let path = root().join("docs").join("benchmarks.md");
+    let current = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| format!("# Benchmarks\n\n{BEGIN}\n{END}\n"));
+    let yard = super::summary::Yardstick {
+        profile_rps: rows
+            .iter()
+            .find(|r| r.name == super::summary::PROFILE)
+            .and_then(|r| r.rps),
+        pgbench_tps,
+        commit: rev.clone(),
+        date: date.clone(),
+    };
+    let (summary, lines) = super::summary::block(&current, rows, &yard);
+    let current = super::summary::replace(&current, &summary);
+    super::summary::write_charts(&lines)?;
+    if !full {
+        std::fs::write(&path, current)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("xtask: wrote the opening table of {}", path.display());
+        return Ok(());
+    }
     let mut block = format!(
-        "{BEGIN}\n\nLast run: {date}, commit `{rev}`, on {}.\n\
+        "{BEGIN}\n\nLast run: {date}, commit `{rev}`, on {}; pgbench select-only {} tps.\n\
          Command: `cargo xtask bench` ({connections} keep-alive connections, 1 s warm-up, {seconds} s per \
          scenario; load generator and server share the machine).\n\n\
          | scenario | requests/s | p50 ms | p99 ms | errors | server RSS MiB (peak) | note |\n\
          |---|---:|---:|---:|---:|---:|---|\n",
-        machine()
+        machine(),
+        super::summary::thousands(pgbench_tps)
     );
     for r in rows {
         block.push_str(&format!(
@@ -158,9 +209,6 @@ pub fn write(rows: &[Row], seconds: u64, connections: usize) -> Result<()> {
     block.push('\n');
     block.push_str(END);
 
-    let path = root().join("docs").join("benchmarks.md");
-    let current = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| format!("# Benchmarks\n\n{BEGIN}\n{END}\n"));
     let updated = match (current.find("<!-- bench:begin"), current.find(END)) {
         (Some(start), Some(end)) if end > start => {
             format!(
