@@ -160,10 +160,7 @@ pub fn parse(
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
         Some(_) => {
-            return Err(vec![Problem {
-                path: vec![at.into()],
-                message: "must be an array".into(),
-            }]);
+            return Err(vec![Problem::new(vec![at.into()], "must be an array")]);
         }
     };
     let mut problems = Vec::new();
@@ -227,7 +224,7 @@ pub fn parse(
         let config_path = |problems: &mut Vec<Problem>, key: &str, message: String| {
             let mut path = here("config");
             path.push(key.into());
-            problems.push(Problem { path, message });
+            problems.push(Problem::new(path, message));
         };
         match kind {
             ActionType::CallPlatform => {
@@ -359,5 +356,5 @@ pub fn parse(
 }
 
 fn push(problems: &mut Vec<Problem>, path: Vec<String>, message: String) {
-    problems.push(Problem { path, message });
+    problems.push(Problem::new(path, message));
 }

@@ -40,13 +40,31 @@ const REGEX_SIZE_LIMIT: usize = 256 * 1024;
 pub struct Problem {
     pub path: Vec<String>,
     pub message: String,
+    /// A safety limit was passed (depth, group size, node count, path or
+    /// pattern length, size) rather than the input being malformed; the
+    /// save-time message says so in the reference's words.
+    pub limit: bool,
 }
 
 impl Problem {
-    fn at(path: &[String], message: impl Into<String>) -> Self {
+    /// A malformed input at `path`.
+    pub fn new(path: Vec<String>, message: impl Into<String>) -> Self {
         Self {
-            path: path.to_vec(),
+            path,
             message: message.into(),
+            limit: false,
+        }
+    }
+
+    fn at(path: &[String], message: impl Into<String>) -> Self {
+        Self::new(path.to_vec(), message)
+    }
+
+    /// A safety limit passed at `path`.
+    fn limit(path: &[String], message: impl Into<String>) -> Self {
+        Self {
+            limit: true,
+            ..Self::at(path, message)
         }
     }
 }
@@ -337,7 +355,7 @@ pub fn parse(value: &Value, schema: &Schema<'_>) -> Result<Condition, Vec<Proble
     let mut nodes = 0usize;
     let parsed = parse_node(value, schema, &mut Vec::new(), 1, &mut nodes, &mut problems);
     if nodes > MAX_NODES {
-        problems.push(Problem::at(
+        problems.push(Problem::limit(
             &[],
             format!("condition has more than {MAX_NODES} nodes"),
         ));
@@ -385,7 +403,7 @@ fn parse_group(
     problems: &mut Vec<Problem>,
 ) -> Option<Condition> {
     if depth > MAX_DEPTH {
-        problems.push(Problem::at(
+        problems.push(Problem::limit(
             path,
             format!("groups may be nested at most {MAX_DEPTH} deep"),
         ));
@@ -409,7 +427,7 @@ fn parse_group(
             None
         }
         Some(Value::Array(list)) if list.len() > MAX_GROUP_RULES => {
-            problems.push(Problem::at(
+            problems.push(Problem::limit(
                 path,
                 format!("a group holds at most {MAX_GROUP_RULES} rules"),
             ));
@@ -458,6 +476,13 @@ fn parse_compare(
                     }
                     _ => Some(p),
                 },
+                None if s.len() > MAX_PATH_LEN => {
+                    problems.push(Problem::limit(
+                        path,
+                        format!("field path is longer than {MAX_PATH_LEN} characters"),
+                    ));
+                    None
+                }
                 None => {
                     problems.push(Problem::at(path, "invalid field path"));
                     None
@@ -522,7 +547,7 @@ fn parse_compare(
         path.push("value".into());
         match lit.as_str().map(|s| (s, compile_pattern(s))) {
             Some((_, Some(re))) => pattern = Some(re),
-            Some((s, None)) if s.len() > MAX_PATTERN_LEN => problems.push(Problem::at(
+            Some((s, None)) if s.len() > MAX_PATTERN_LEN => problems.push(Problem::limit(
                 path,
                 format!("pattern is longer than {MAX_PATTERN_LEN} characters"),
             )),

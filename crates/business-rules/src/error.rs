@@ -117,10 +117,10 @@ mod tests {
     fn problems_render_their_paths() {
         let err = invalid(
             "conditionExpression",
-            vec![Problem {
-                path: vec!["rules".into(), "0".into(), "operator".into()],
-                message: "unknown operator 'LIKE'".into(),
-            }],
+            vec![Problem::new(
+                vec!["rules".into(), "0".into(), "operator".into()],
+                "unknown operator 'LIKE'",
+            )],
         );
         assert_eq!(err.status().as_u16(), 400);
         assert_eq!(

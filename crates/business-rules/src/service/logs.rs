@@ -72,10 +72,7 @@ fn filtered<'a>(
     let bad = |p: &str| {
         invalid(
             "",
-            vec![Problem {
-                path: vec![p.into()],
-                message: "must be a date or date-time".into(),
-            }],
+            vec![Problem::new(vec![p.into()], "must be a date or date-time")],
         )
     };
     if let Some(from) = q.executed_at_from.as_deref() {

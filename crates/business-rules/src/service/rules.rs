@@ -41,10 +41,7 @@ pub fn check_rule(
     state: &RuleState,
 ) -> Result<Vec<KeyUse>, AppError> {
     let mut problems: Vec<Problem> = Vec::new();
-    let at = |p: &str, m: &str| Problem {
-        path: vec![p.to_string()],
-        message: m.to_string(),
-    };
+    let at = |p: &str, m: &str| Problem::new(vec![p.to_string()], m);
     // Only entity types a module declares: each names the features needed
     // to read its records, which a rule's logs, mail and calls carry.
     let Some(entity) = registry.rule_entity(&state.entity_type) else {
@@ -75,14 +72,14 @@ pub fn check_rule(
             .is_some_and(|v| v.to_string().len() > MAX_JSON_BYTES)
     };
     if too_big(&state.condition_expression) {
-        problems.push(at("conditionExpression", "is larger than 64 KiB"));
+        problems.push(at(
+            "conditionExpression",
+            &format!("{CONDITION_LIMITS}: larger than 64 KiB"),
+        ));
     } else if let Some(c) = state.condition_expression.as_ref().filter(|v| !v.is_null())
         && let Err(found) = condition::parse(c, &schema)
     {
-        problems.extend(found.into_iter().map(|mut p| {
-            p.path.insert(0, "conditionExpression".into());
-            p
-        }));
+        problems.extend(found.into_iter().map(condition_problem));
     }
     let check_url = |url: &str| webhook::check_url(outbound, url);
     let writer = registry.rule_writer(&state.entity_type);
@@ -167,6 +164,24 @@ pub fn check_rule(
     } else {
         Err(invalid("", problems))
     }
+}
+
+/// How the reference words a condition past its safety limits (its
+/// message names the limits; stoa's detail follows).
+const CONDITION_LIMITS: &str = "Condition expression exceeds safety limits";
+
+/// A condition's problem as the save answers it: under
+/// `conditionExpression`, in the reference's words (`Invalid condition
+/// expression` / `Condition expression exceeds safety limits`) followed by
+/// what exactly is wrong.
+fn condition_problem(mut p: Problem) -> Problem {
+    p.path.insert(0, "conditionExpression".into());
+    p.message = if p.limit {
+        format!("{CONDITION_LIMITS}: {}", p.message)
+    } else {
+        format!("Invalid condition expression: {}", p.message)
+    };
+    p
 }
 
 /// Namespaces no module registers but the platform uses itself (the outbox's
@@ -264,15 +279,15 @@ async fn check_keys(
                 continue;
             }
         };
-        problems.push(Problem {
-            path: vec![
+        problems.push(Problem::new(
+            vec![
                 (*list).to_string(),
                 i.to_string(),
                 "config".into(),
                 "apiKeyId".into(),
             ],
-            message: message.into(),
-        });
+            message,
+        ));
     }
     if problems.is_empty() {
         Ok(())
@@ -287,10 +302,10 @@ fn window(value: Option<&str>, path: &str) -> Result<Option<OffsetDateTime>, App
         Some(s) => parse_time(s).map(Some).ok_or_else(|| {
             invalid(
                 "",
-                vec![Problem {
-                    path: vec![path.into()],
-                    message: "must be a date (YYYY-MM-DD) or an RFC 3339 date-time".into(),
-                }],
+                vec![Problem::new(
+                    vec![path.into()],
+                    "must be a date (YYYY-MM-DD) or an RFC 3339 date-time",
+                )],
             )
         }),
     }

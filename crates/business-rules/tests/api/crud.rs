@@ -137,19 +137,19 @@ async fn bad_rules_are_refused_naming_the_path_and_nothing_is_saved() {
     let cases = [
         (
             json!({"conditionExpression": {"field": "valueAmount", "operator": "LIKE", "value": 1}}),
-            "conditionExpression.operator: unknown operator 'LIKE'",
+            "conditionExpression.operator: Invalid condition expression: unknown operator 'LIKE'",
         ),
         (
             json!({"conditionExpression": {"field": "salary", "operator": "=", "value": 1}}),
-            "conditionExpression.field: unknown field 'salary'",
+            "conditionExpression.field: Invalid condition expression: unknown field 'salary'",
         ),
         (
             json!({"conditionExpression": {"operator": "AND", "rules": []}}),
-            "conditionExpression.rules: a group needs at least one rule",
+            "conditionExpression.rules: Invalid condition expression: a group needs at least one rule",
         ),
         (
             json!({"conditionExpression": {"operator": "OR", "rules": [{"field": "title", "operator": "MATCHES", "value": "(("}]}}),
-            "conditionExpression.rules.0.value: invalid regular expression",
+            "conditionExpression.rules.0.value: Invalid condition expression: invalid regular expression",
         ),
         (
             json!({"successActions": [{"type": "EXPLODE"}]}),
@@ -205,7 +205,23 @@ async fn bad_rules_are_refused_naming_the_path_and_nothing_is_saved() {
         ),
         (
             json!({"conditionExpression": {"field": "title", "operator": "=", "value": "x".repeat(70_000)}}),
-            "conditionExpression: is larger than 64 KiB",
+            "conditionExpression: Condition expression exceeds safety limits: larger than 64 KiB",
+        ),
+        (
+            json!({"conditionExpression": deep_condition(6)}),
+            "conditionExpression.rules.0.rules.0.rules.0.rules.0.rules.0: Condition expression exceeds safety limits: groups may be nested at most 5 deep",
+        ),
+        (
+            json!({"conditionExpression": {"operator": "OR", "rules": vec![json!({"field": "title", "operator": "=", "value": 1}); 51]}}),
+            "conditionExpression.rules: Condition expression exceeds safety limits: a group holds at most 50 rules",
+        ),
+        (
+            json!({"conditionExpression": {"field": format!("title.{}", "a".repeat(200)), "operator": "=", "value": 1}}),
+            "conditionExpression.field: Condition expression exceeds safety limits: field path is longer than 200 characters",
+        ),
+        (
+            json!({"conditionExpression": {"field": "title", "operator": "MATCHES", "value": "a".repeat(201)}}),
+            "conditionExpression.value: Condition expression exceeds safety limits: pattern is longer than 200 characters",
         ),
         (json!({"priority": 10000}), "priority"),
         (json!({"ruleType": "MAGIC"}), "ruleType"),
@@ -766,4 +782,13 @@ async fn platform_call_options_carry_summaries_and_operation_ids_of_the_openapi_
             == endpoints.len(),
         "every listed operation is documented"
     );
+}
+
+/// A comparison inside `depth` nested AND groups.
+fn deep_condition(depth: usize) -> serde_json::Value {
+    let mut condition = json!({"field": "title", "operator": "=", "value": 1});
+    for _ in 0..depth {
+        condition = json!({"operator": "AND", "rules": [condition]});
+    }
+    condition
 }
