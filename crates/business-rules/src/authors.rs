@@ -10,13 +10,64 @@
 //! what both the author and their own credential hold
 //! (`AuthContext::delegated_by`).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use diesel_async::AsyncPgConnection;
 use stoa_acl::accounts::{Creator, CreatorResolver};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
+use uuid::Uuid;
 
 use crate::MANAGE;
 use crate::engine::{CompiledRule, Request};
+
+/// Rules split by whether their authors may still have them act
+/// ([`authorize`]).
+#[derive(Default)]
+pub struct Authorized {
+    /// The rules that run.
+    pub acting: Vec<Arc<CompiledRule>>,
+    /// The rules that do not, with the reason (their logs say it).
+    pub stopped: Vec<(Arc<CompiledRule>, String)>,
+    /// Each acting rule's author as they stand now, by rule id (none for a
+    /// rule no person saved).
+    pub authors: HashMap<Uuid, AuthContext>,
+}
+
+/// Splits `rules` for a run on `req`'s record (each author resolved once).
+pub async fn authorize(
+    conn: &mut AsyncPgConnection,
+    creators: &dyn CreatorResolver,
+    registry: &Registry,
+    rules: Vec<Arc<CompiledRule>>,
+    req: &Request,
+) -> Result<Authorized, AppError> {
+    let mut out = Authorized::default();
+    let mut seen: HashMap<Uuid, Result<Option<AuthContext>, String>> = HashMap::new();
+    for rule in rules {
+        let verdict = match rule.author.and_then(|a| seen.get(&a)) {
+            Some(known) => known.clone(),
+            None => {
+                let found = author_now(conn, creators, registry, &rule, req).await?;
+                if let Some(author) = rule.author {
+                    seen.insert(author, found.clone());
+                }
+                found
+            }
+        };
+        match verdict {
+            Ok(author) => {
+                if let Some(author) = author {
+                    out.authors.insert(rule.id, author);
+                }
+                out.acting.push(rule);
+            }
+            Err(reason) => out.stopped.push((rule, reason)),
+        }
+    }
+    Ok(out)
+}
 
 /// The author of `rule` for a run on `req`'s record: `Ok(None)` for a rule
 /// no person saved (a seeded one), `Ok(Some(author))` when the author may

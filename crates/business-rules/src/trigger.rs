@@ -18,13 +18,11 @@ use time::OffsetDateTime;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use std::collections::HashMap;
-
 use stoa_acl::accounts::CreatorResolver;
-use stoa_acl::{AuthContext, BUSINESS_RULE_SOURCE, PlatformSlot, Registry};
-use uuid::Uuid;
+use stoa_acl::{BUSINESS_RULE_SOURCE, PlatformSlot, Registry};
 
-use crate::engine::{self, CompiledRule, EMIT_COMMAND, RULES_ORIGIN, Request};
+use crate::authors::Authorized;
+use crate::engine::{self, EMIT_COMMAND, RULES_ORIGIN, Request};
 use crate::{authors, cache, platform, writes};
 
 /// Event name prefixes the trigger never handles.
@@ -65,56 +63,6 @@ impl RuleTrigger {
             creators,
         }
     }
-
-    /// Splits `rules` into those whose authors may still have them act
-    /// (with each author, by rule id) and those that stop, with the reason.
-    async fn authorized(
-        &self,
-        conn: &mut AsyncPgConnection,
-        rules: Vec<Arc<CompiledRule>>,
-        req: &Request,
-    ) -> Result<Authorized, String> {
-        let mut out = Authorized::default();
-        let mut seen: HashMap<Uuid, Result<Option<AuthContext>, String>> = HashMap::new();
-        for rule in rules {
-            let verdict = match rule.author.and_then(|a| seen.get(&a)) {
-                Some(known) => known.clone(),
-                None => {
-                    let found = authors::author_now(
-                        conn,
-                        self.creators.as_ref(),
-                        &self.registry,
-                        &rule,
-                        req,
-                    )
-                    .await
-                    .map_err(|e| e.to_string())?;
-                    if let Some(author) = rule.author {
-                        seen.insert(author, found.clone());
-                    }
-                    found
-                }
-            };
-            match verdict {
-                Ok(author) => {
-                    if let Some(author) = author {
-                        out.authors.insert(rule.id, author);
-                    }
-                    out.acting.push(rule);
-                }
-                Err(reason) => out.stopped.push((rule, reason)),
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// [`RuleTrigger::authorized`]'s answer.
-#[derive(Default)]
-struct Authorized {
-    acting: Vec<Arc<CompiledRule>>,
-    stopped: Vec<(Arc<CompiledRule>, String)>,
-    authors: HashMap<Uuid, AuthContext>,
 }
 
 /// `customers.deal.updated` → (`customers.deal`, `updated`); names with
@@ -274,7 +222,15 @@ impl Subscriber for RuleTrigger {
                 acting,
                 stopped,
                 authors,
-            } = self.authorized(&mut conn, applicable, &req).await?;
+            } = authors::authorize(
+                &mut conn,
+                self.creators.as_ref(),
+                &self.registry,
+                applicable,
+                &req,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             let mut run = engine::run(&acting, &req, now);
             if run.outcomes.is_empty() && !acting.is_empty() {
                 // Over the rule cap: nothing ran; say so once.
@@ -318,7 +274,10 @@ mod tests {
             _: stoa_acl::accounts::Creator,
         ) -> BoxFuture<
             'a,
-            Result<Result<AuthContext, stoa_acl::accounts::CreatorGone>, stoa_core::AppError>,
+            Result<
+                Result<stoa_acl::AuthContext, stoa_acl::accounts::CreatorGone>,
+                stoa_core::AppError,
+            >,
         > {
             Box::pin(async { Ok(Err(stoa_acl::accounts::CreatorGone("none".into()))) })
         }

@@ -1,8 +1,7 @@
 //! `POST /business_rules/execute` and `/business_rules/execute/{ruleId}`.
 
 use actix_web::{HttpResponse, post, web};
-use stoa_acl::AuthContext;
-use stoa_core::db::Db;
+use stoa_acl::{AuthContext, Services};
 use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Json, Path};
 
@@ -28,11 +27,13 @@ use crate::service::execute as svc;
 #[post("/business_rules/execute")]
 pub async fn execute(
     ctx: AuthContext,
-    db: web::Data<Db>,
+    services: web::Data<Services>,
     body: Json<ExecuteBody>,
 ) -> AppResult<web::Json<ExecuteResult>> {
     ctx.require(EXECUTE)?;
-    Ok(web::Json(svc::execute(&db, &ctx, body.into_inner()).await?))
+    Ok(web::Json(
+        svc::execute(&services, &ctx, body.into_inner()).await?,
+    ))
 }
 
 /// Runs one rule by its uuid, whatever its entity and event type.
@@ -52,13 +53,13 @@ pub async fn execute(
 #[post("/business_rules/execute/{ruleId}")]
 pub async fn execute_rule(
     ctx: AuthContext,
-    db: web::Data<Db>,
+    services: web::Data<Services>,
     id: Path<String>,
     body: Json<ExecuteOneBody>,
 ) -> AppResult<HttpResponse> {
     ctx.require(EXECUTE)?;
     let id = uuid_or(Some(id.as_str()), RulesError::InvalidExecuteRuleId)?;
-    let (found, result) = svc::execute_one(&db, &ctx, id, body.into_inner()).await?;
+    let (found, result) = svc::execute_one(&services, &ctx, id, body.into_inner()).await?;
     Ok(if found {
         HttpResponse::Ok().json(result)
     } else {

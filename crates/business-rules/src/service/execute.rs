@@ -5,16 +5,16 @@
 use std::sync::Arc;
 
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Value, json};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Services};
 use stoa_core::AppError;
-use stoa_core::db::Db;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::target_organization;
 use crate::EXECUTE;
+use crate::authors::{self, Authorized};
 use crate::dto::*;
 use crate::engine::{self, CompiledRule, Request, RuleOutcome, Run};
 use crate::model::RuleState;
@@ -56,10 +56,11 @@ fn executed(o: RuleOutcome) -> ExecutedRule {
 }
 
 pub async fn execute(
-    db: &Db,
+    services: &Services,
     ctx: &AuthContext,
     body: ExecuteBody,
 ) -> Result<ExecuteResult, AppError> {
+    let db = &services.db;
     ctx.require(EXECUTE)?;
     let (tenant, organization) = scope(ctx)?;
     let req = Request {
@@ -93,16 +94,46 @@ pub async fn execute(
         false,
         now,
     );
-    let mut run = engine::run(&applicable, &req, now);
-    if !req.dry_run {
-        let conn = match conn {
-            Some(conn) => conn,
-            None => db.conn().await?,
-        };
-        let mut conn = conn;
-        engine::commit(&mut conn, &req, &mut run, true).await?;
+    if req.dry_run {
+        // Nothing acts: no author needs asking.
+        return Ok(result(engine::run(&applicable, &req, now), true));
     }
-    Ok(result(run, req.dry_run))
+    let mut conn = match conn {
+        Some(conn) => conn,
+        None => db.conn().await?,
+    };
+    let run = acting_run(services, &mut conn, applicable, &req, now).await?;
+    let mut run = run;
+    engine::commit(&mut conn, &req, &mut run, true).await?;
+    Ok(result(run, false))
+}
+
+/// A run with effects: only rules whose authors may still have them act run
+/// (`crate::authors`), the others answer why not.
+async fn acting_run(
+    services: &Services,
+    conn: &mut AsyncPgConnection,
+    rules: Vec<Arc<CompiledRule>>,
+    req: &Request,
+    now: OffsetDateTime,
+) -> Result<Run, AppError> {
+    let Authorized {
+        acting, stopped, ..
+    } = authors::authorize(
+        conn,
+        services.creators.as_ref(),
+        &services.registry,
+        rules,
+        req,
+    )
+    .await?;
+    let mut run = engine::run(&acting, req, now);
+    run.outcomes.extend(
+        stopped
+            .into_iter()
+            .map(|(rule, reason)| engine::not_run(rule, reason)),
+    );
+    Ok(run)
 }
 
 fn result(run: Run, dry_run: bool) -> ExecuteResult {
@@ -123,11 +154,12 @@ fn result(run: Run, dry_run: bool) -> ExecuteResult {
 
 /// One rule by its uuid: `(found, result)` (`found == false`: 404).
 pub async fn execute_one(
-    db: &Db,
+    services: &Services,
     ctx: &AuthContext,
     id: Uuid,
     body: ExecuteOneBody,
 ) -> Result<(bool, ExecuteOneResult), AppError> {
+    let db = &services.db;
     ctx.require(EXECUTE)?;
     let (tenant, organization) = scope(ctx)?;
     let mut conn = db.conn().await?;
@@ -184,7 +216,11 @@ pub async fn execute_one(
         dry_run: body.dry_run.unwrap_or(false),
         writes_fields: false,
     };
-    let mut run = engine::run(std::slice::from_ref(&rule), &req, now);
+    let mut run = if req.dry_run {
+        engine::run(std::slice::from_ref(&rule), &req, now)
+    } else {
+        acting_run(services, &mut conn, vec![rule.clone()], &req, now).await?
+    };
     engine::commit(&mut conn, &req, &mut run, false).await?;
     let Some(o) = <[RuleOutcome]>::first(&run.outcomes) else {
         return Ok((true, fail(run.errors.join("; "))));

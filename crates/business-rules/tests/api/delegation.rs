@@ -350,3 +350,43 @@ async fn rules_watch_only_declared_entity_types_with_their_read_features() {
         0
     );
 }
+
+#[actix_web::test]
+async fn execute_runs_no_rule_of_a_demoted_author() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let email = "notifier@acme.com";
+    let author = user_with_features(&app.db, &acme, email, &["*"], None, None).await;
+    let token = token_for(&app.db, author).await;
+    rule(
+        &app,
+        &token,
+        json!({"ruleId": "mail-boss", "entityType": "crm.deal",
+            "successActions": [{"type": "NOTIFY", "config": {"recipients": ["boss@acme.com"],
+                "message": "Deal {{data.title}}"}}]}),
+    )
+    .await;
+    let mails = || {
+        count(
+            &app.db,
+            "SELECT count(*) AS n FROM event_outbox WHERE name = 'mail.send'",
+        )
+    };
+    let run = json!({"entityType": "crm.deal", "data": {"title": "Big"}});
+    let res = app.send(post_json(EXECUTE, &admin, run.clone())).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(mails().await, 1, "the author's rule acts: {}", res.text());
+
+    set_role_features(&app.db, email, &["customers.deals.view"]).await;
+    let res = app.send(post_json(EXECUTE, &admin, run)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let executed = &res.json()["executedRules"][0];
+    assert!(
+        executed["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no longer holds business_rules.manage")),
+        "{executed}"
+    );
+    assert_eq!(mails().await, 1, "a demoted author's rule sent mail");
+}
