@@ -166,6 +166,17 @@ fn concrete<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
 }
 
 fn object(doc: &Value, schema: &Value, path: &str, records: &Records, fill: Fill) -> Value {
+    // `allOf` (a flattened struct beside its own fields): every member's
+    // fields, so ids beside the flattened part are filled too.
+    if let Some(members) = resolve(doc, schema)["allOf"].as_array() {
+        let mut out = Map::new();
+        for member in members {
+            if let Value::Object(fields) = object(doc, member, path, records, fill) {
+                out.extend(fields);
+            }
+        }
+        return Value::Object(out);
+    }
     let schema = concrete(doc, schema);
     let required: Vec<&str> = schema["required"]
         .as_array()
