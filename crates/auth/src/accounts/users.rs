@@ -5,6 +5,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
+use stoa_core::db::Db;
 use stoa_directory::PgDirectory;
 use uuid::Uuid;
 
@@ -54,8 +55,16 @@ async fn checked_password(state: &AuthState, password: String) -> Result<String,
 }
 
 /// The tenant of `organization` if the caller may place users there.
+///
+/// The lookup runs in the caller's row-level-security scope, where another
+/// tenant's organization does not exist. When it finds nothing, a second
+/// lookup on a bypass connection (`db`) tells an organization of another
+/// tenant (404 `Organization not found`, the reference's answer and the
+/// README's rule) from one that does not exist at all (400, the
+/// reference's too); it reads the organization's tenant only.
 async fn organization_for(
     conn: &mut AsyncPgConnection,
+    db: &Db,
     ctx: &AuthContext,
     organization: Uuid,
 ) -> Result<Uuid, AppError> {
@@ -66,10 +75,25 @@ async fn organization_for(
             "Unknown organization",
         )
     };
-    let tenant = PgDirectory
-        .organization_tenant(conn, organization)
-        .await?
-        .ok_or_else(not_found)?;
+    let tenant = match PgDirectory.organization_tenant(conn, organization).await? {
+        Some(tenant) => tenant,
+        // A super admin's scope already spans every tenant.
+        None if ctx.is_super_admin() => return Err(not_found()),
+        None => {
+            let elsewhere = stoa_core::rls::bypass("foreign organization check", async {
+                let mut conn = db.conn().await?;
+                PgDirectory
+                    .organization_tenant(&mut conn, organization)
+                    .await
+                    .map_err(AppError::from)
+            })
+            .await?;
+            return Err(match elsewhere {
+                Some(_) => AuthError::ForeignOrganization.into(),
+                None => not_found(),
+            });
+        }
+    };
     // Another tenant's organization is out of scope: 404 with the unknown
     // organization's message (the reference's answer), so nothing about it leaks.
     if !ctx.is_super_admin() && ctx.tenant_id != Some(tenant) {
@@ -174,7 +198,7 @@ pub async fn create(
     // The checks run inside the transaction that writes, like the update's.
     let (id, op, token) = conn
         .transaction(async |conn| {
-            let tenant = organization_for(conn, ctx, input.organization_id).await?;
+            let tenant = organization_for(conn, &state.db, ctx, input.organization_id).await?;
             if queries::email_taken(conn, Some(tenant), &email, Uuid::nil()).await? {
                 return Err(email_in_use());
             }
@@ -249,7 +273,7 @@ pub async fn update(
         let user = manageable_user(conn, ctx, input.id).await?;
         let organization = match input.organization_id {
             Some(org) if Some(org) != user.organization_id => {
-                Some((org, organization_for(conn, ctx, org).await?))
+                Some((org, organization_for(conn, &state.db, ctx, org).await?))
             }
             _ => None,
         };

@@ -110,21 +110,29 @@ async fn tenant_admins_cannot_create_users_in_another_tenants_organization() {
             json!({"email": "spy@globex.com", "password": "Secret123!", "organizationId": globex.organization_id}),
         ))
         .await;
-    // Row-level security hides the other tenant's organization: it reads as
-    // unknown, exactly like one that does not exist (the reference answered
-    // 404 here and 400 for an unknown one, telling the two apart).
-    assert_eq!(res.status, 400, "{}", res.text());
-    assert_eq!(
-        res.json()["details"]["fieldErrors"]["organizationId"],
-        json!(["Unknown organization"])
-    );
+    // Another tenant's organization: 404 `Organization not found` (the
+    // reference's answer), although row-level security hides it from the
+    // admin's own lookup.
+    assert_eq!(res.status, 404, "{}", res.text());
+    assert_eq!(res.json(), json!({"error": "Organization not found"}));
+    // Moving an existing user there is refused the same way.
+    let res = app
+        .send(put_json(
+            "/api/auth/users",
+            &admin,
+            json!({"id": acme.employee, "organizationId": globex.organization_id}),
+        ))
+        .await;
+    assert_eq!(res.status, 404, "{}", res.text());
+    assert_eq!(res.json()["error"], "Organization not found");
     // Nothing was created in either tenant.
     let root = token_for(&app.db, globex.superadmin).await;
     let res = app
         .send(get("/api/auth/users?search=spy%40globex.com", &root))
         .await;
     assert_eq!(res.json()["total"], 0, "{}", res.text());
-    // An unknown organization stays a 400.
+    // An unknown organization stays a 400 naming the field, and so does a
+    // malformed id.
     let res = app
         .send(post_json(
             "/api/auth/users",
@@ -133,6 +141,25 @@ async fn tenant_admins_cannot_create_users_in_another_tenants_organization() {
         ))
         .await;
     assert_eq!(res.status, 400, "{}", res.text());
+    assert_eq!(res.json()["error"], "Organization not found");
+    assert_eq!(
+        res.json()["details"]["fieldErrors"]["organizationId"],
+        json!(["Unknown organization"])
+    );
+    let res = app
+        .send(post_json(
+            "/api/auth/users",
+            &admin,
+            json!({"email": "x@acme.com", "password": "Secret123!", "organizationId": "not-a-uuid"}),
+        ))
+        .await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(res.text().contains("organizationId"), "{}", res.text());
+    // Nothing was written by any of the refusals.
+    let res = app
+        .send(get("/api/auth/users?search=x%40acme.com", &admin))
+        .await;
+    assert_eq!(res.json()["total"], 0, "{}", res.text());
 }
 
 #[actix_web::test]

@@ -272,9 +272,8 @@ async fn create_with_password_or_invitation() {
         ))
         .await;
     assert_eq!(res.status, 201, "{}", res.text());
-    // An acme admin cannot place a user in Globex: row-level security hides
-    // Globex's organization, so it reads as unknown (400; the reference
-    // answers 404 here, telling it apart from an unknown one).
+    // An acme admin cannot place a user in Globex: 404, as the reference
+    // answers an organization of another tenant (an unknown one is 400).
     let res = app
         .send(post_json(
             "/api/auth/users",
@@ -282,7 +281,7 @@ async fn create_with_password_or_invitation() {
             json!({"email": "spy@acme.com", "password": "Str0ng!pass", "organizationId": globex.organization_id}),
         ))
         .await;
-    assert_eq!(res.status, 400);
+    assert_eq!(res.status, 404);
     assert_eq!(res.json()["error"], "Organization not found");
 
     // A role granting what the admin lacks cannot be handed out.
