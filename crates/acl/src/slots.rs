@@ -29,7 +29,6 @@ use stoa_core::command::Actor;
 
 use crate::context::AuthContext;
 use crate::registry::{Registry, RegistryError};
-use crate::scope::Reach;
 
 /// A widget's default size on a dashboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -302,29 +301,20 @@ impl RuleWriter {
     }
 }
 
-/// One record of a [`RecordTarget`] as its owner found it for a caller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TargetRecord {
-    /// The record's organization (`None`: tenant-wide).
-    pub organization_id: Option<Uuid>,
-    /// How far the caller reaches it (`AuthContext::reach` of the record's
-    /// tenant and organization).
-    pub reach: Reach,
-}
-
-/// What answers, for the module owning an entity, whether one of its
-/// records exists and how far a caller reaches it. It reads the owner's own
-/// tables on the caller's connection (inside the consumer's transaction).
+/// What answers, for the module owning an entity, where one of its records
+/// lives. It reads the owner's own tables on the caller's connection (inside
+/// the consumer's transaction); the reach of the caller is decided once, by
+/// [`RecordTarget::require_writable`] with [`AuthContext::reach`].
 pub trait RecordChecker: Send + Sync {
-    /// The record `record_id` of `auth`'s tenant; `None` when that tenant
-    /// has no such record (an id that is not even well-formed included:
-    /// never an error).
-    fn find<'a>(
+    /// The organization of record `record_id` of `tenant` (`Some(None)`: a
+    /// tenant-wide record); `None` when that tenant has no such record (an
+    /// id that is not even well-formed included: never an error).
+    fn organization_of<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,
-        auth: &'a AuthContext,
+        tenant: Uuid,
         record_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<TargetRecord>, AppError>>;
+    ) -> BoxFuture<'a, Result<Option<Option<Uuid>>, AppError>>;
 }
 
 /// An entity whose records other modules may hang things on (attachments:
@@ -363,16 +353,16 @@ impl RecordTarget {
         not_found: impl FnOnce() -> AppError,
     ) -> Result<Option<Uuid>, AppError> {
         auth.require_all(self.features)?;
-        let Some(found) = self.checker.find(conn, auth, record_id).await? else {
+        let tenant = auth.tenant()?;
+        let Some(organization) = self
+            .checker
+            .organization_of(conn, tenant, record_id)
+            .await?
+        else {
             return Err(not_found());
         };
-        match found.reach {
-            Reach::Hidden => Err(not_found()),
-            Reach::Read => Err(crate::scope::out_of_scope(
-                "Only administrators of every organization can change tenant-wide records.",
-            )),
-            Reach::Write => Ok(found.organization_id),
-        }
+        auth.require_writable(Some(tenant), organization, not_found)?;
+        Ok(organization)
     }
 }
 
@@ -781,12 +771,12 @@ mod tests {
     struct Nothing;
 
     impl RecordChecker for Nothing {
-        fn find<'a>(
+        fn organization_of<'a>(
             &'a self,
             _conn: &'a mut AsyncPgConnection,
-            _auth: &'a AuthContext,
+            _tenant: Uuid,
             _record_id: &'a str,
-        ) -> BoxFuture<'a, Result<Option<TargetRecord>, AppError>> {
+        ) -> BoxFuture<'a, Result<Option<Option<Uuid>>, AppError>> {
             Box::pin(async { Ok(None) })
         }
     }

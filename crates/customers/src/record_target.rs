@@ -1,13 +1,15 @@
 //! Deals as records files are attached to (`stoa_acl::RecordTarget`):
 //! attachments asks here whether a deal exists in the caller's tenant and
-//! how far the caller reaches it, without reading `customer_deals` itself.
+//! in which organization (attachments then decides how far the caller
+//! reaches it, with `AuthContext::reach`), without reading `customer_deals`
+//! itself.
 
 use std::sync::Arc;
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
-use stoa_acl::{AuthContext, RecordChecker, RecordTarget, TargetRecord};
+use stoa_acl::{RecordChecker, RecordTarget};
 use stoa_core::AppError;
 use uuid::Uuid;
 
@@ -20,14 +22,14 @@ pub const DEAL_ENTITY: &str = "customers:customer_deal";
 struct Deals;
 
 impl RecordChecker for Deals {
-    fn find<'a>(
+    fn organization_of<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,
-        auth: &'a AuthContext,
+        tenant: Uuid,
         record_id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<TargetRecord>, AppError>> {
+    ) -> BoxFuture<'a, Result<Option<Option<Uuid>>, AppError>> {
         Box::pin(async move {
-            let (Ok(id), Some(tenant)) = (Uuid::parse_str(record_id.trim()), auth.tenant_id) else {
+            let Ok(id) = Uuid::parse_str(record_id.trim()) else {
                 return Ok(None);
             };
             let organization: Option<Uuid> = d::table
@@ -37,10 +39,7 @@ impl RecordChecker for Deals {
                 .first(conn)
                 .await
                 .optional()?;
-            Ok(organization.map(|org| TargetRecord {
-                organization_id: Some(org),
-                reach: auth.reach(Some(tenant), Some(org)),
-            }))
+            Ok(organization.map(Some))
         })
     }
 }
