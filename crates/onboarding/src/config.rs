@@ -16,7 +16,8 @@ pub struct OnboardingConfig {
     pub enabled: bool,
     /// `STOA_PUBLIC_URL`: the API's public base URL (`https://api.example.com`);
     /// verification links are `<it>/api/onboarding/onboarding/verify?token=..`.
-    /// Required when onboarding is enabled.
+    /// Without it they are built from `APP_URL` (as the reference builds
+    /// them); onboarding enabled needs one of the two.
     pub public_url: Option<String>,
     /// `APP_URL`: the web app, where the verification page sends the new
     /// admin to sign in (`<it>/login?tenant=<id>`); the API's own URL without it.
@@ -84,10 +85,13 @@ impl OnboardingConfig {
         let defaults = Self::default();
         let enabled = env.flag("SELF_SERVICE_ONBOARDING_ENABLED", false)?;
         let public_url = url_var(&env, "STOA_PUBLIC_URL")?;
-        if enabled && public_url.is_none() {
+        let app_url = url_var(&env, "APP_URL")?;
+        if enabled && public_url.is_none() && app_url.is_none() {
             return Err(ConfigError {
                 var: "STOA_PUBLIC_URL",
-                message: "required when SELF_SERVICE_ONBOARDING_ENABLED=true (verification links point to it)".into(),
+                message: "required (or APP_URL) when SELF_SERVICE_ONBOARDING_ENABLED=true \
+                          (verification links point to it)"
+                    .into(),
             });
         }
         let count = |var: &'static str, default: i64| -> Result<i64, ConfigError> {
@@ -103,7 +107,7 @@ impl OnboardingConfig {
         Ok(Self {
             enabled,
             public_url,
-            app_url: url_var(&env, "APP_URL")?,
+            app_url,
             submit_per_client: env.parse_or("RATE_LIMIT_ONBOARDING", defaults.submit_per_client)?,
             submit_per_email: env
                 .parse_or("RATE_LIMIT_ONBOARDING_EMAIL", defaults.submit_per_email)?,
@@ -124,11 +128,15 @@ impl OnboardingConfig {
         }
     }
 
-    /// The verification link of `token`.
+    /// The verification link of `token`: under `STOA_PUBLIC_URL`, else
+    /// under `APP_URL` (the reference's base).
     pub fn verify_link(&self, token: &str) -> String {
         format!(
             "{}/api/onboarding/onboarding/verify?token={token}",
-            self.public_url.as_deref().unwrap_or("")
+            self.public_url
+                .as_deref()
+                .or(self.app_url.as_deref())
+                .unwrap_or("")
         )
     }
 
@@ -165,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn disabled_by_default_and_needs_a_public_url_when_enabled() {
+    fn disabled_by_default_and_needs_a_public_url_or_app_url_when_enabled() {
         let config = OnboardingConfig::from_vars(&vars(&[])).unwrap();
         assert!(!config.enabled);
         let err =
@@ -188,6 +196,26 @@ mod tests {
         assert_eq!(config.demo_deals, 3);
         assert!(
             OnboardingConfig::from_vars(&vars(&[("STOA_PUBLIC_URL", "api.example.com")])).is_err()
+        );
+        // Without STOA_PUBLIC_URL the links are built from APP_URL.
+        let config = OnboardingConfig::from_vars(&vars(&[
+            ("SELF_SERVICE_ONBOARDING_ENABLED", "true"),
+            ("APP_URL", "https://app.example.com/"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            config.verify_link("cd"),
+            "https://app.example.com/api/onboarding/onboarding/verify?token=cd"
+        );
+        let both = OnboardingConfig::from_vars(&vars(&[
+            ("SELF_SERVICE_ONBOARDING_ENABLED", "true"),
+            ("APP_URL", "https://app.example.com"),
+            ("STOA_PUBLIC_URL", "https://api.example.com"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            both.verify_link("ef"),
+            "https://api.example.com/api/onboarding/onboarding/verify?token=ef"
         );
         assert!(OnboardingConfig::from_vars(&vars(&[("ONBOARDING_DEMO_DEALS", "-1")])).is_err());
     }

@@ -68,6 +68,32 @@ pub struct VerifyResponse {
     pub login_url: String,
 }
 
+/// A link that did not verify (200, like every outcome of the link: the
+/// body says what happened).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct VerifyRefused {
+    /// Always `false`.
+    pub ok: bool,
+    /// What happened, for people.
+    #[schema(example = "This verification link has expired. Please sign up again.")]
+    pub error: String,
+    /// What happened, for programs: `invalid_token` (missing, malformed,
+    /// unknown or replaced by a newer link), `token_used` (already
+    /// verified), `token_expired` (older than 24 hours) or `account_exists`
+    /// (the e-mail got an account meanwhile).
+    #[schema(example = "token_expired")]
+    pub code: String,
+}
+
+/// What `GET /onboarding/onboarding/verify` answers as JSON: the verified
+/// workspace, or why the link did not verify.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum VerifyAnswer {
+    Verified(VerifyResponse),
+    Refused(VerifyRefused),
+}
+
 /// `GET /onboarding/onboarding/status`.
 #[derive(Clone, Debug, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]

@@ -234,5 +234,6 @@ pub async fn onboard<S: AppService>(app: &TestApp<S>, email: &str) -> Value {
     let token = token_for_email(&app.db, email).await;
     let res = verify(app, &token).await;
     assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["ok"], true, "{}", res.text());
     res.json()
 }

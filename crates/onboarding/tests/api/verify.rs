@@ -1,6 +1,7 @@
 //! `GET /onboarding/onboarding/verify`: provisioning in one transaction,
-//! JSON or a page, used / expired / unknown links changing nothing, and two
-//! concurrent openings of one link provisioning once.
+//! JSON or a page, 200 for every outcome (used / expired / unknown links say
+//! so with `ok:false` and a `code`, changing nothing), no session opened,
+//! and two concurrent openings of one link provisioning once.
 
 use actix_web::test::TestRequest;
 use serde_json::json;
@@ -20,6 +21,7 @@ async fn verifying_provisions_the_workspace_and_the_admin() {
     assert_eq!(res.status, 200, "{}", res.text());
     assert!(res.cookie("om_login_tenant").is_some());
     assert_eq!(res.header("cache-control"), Some("no-store"));
+    no_session_opened(&res);
     let body = res.json();
     assert_eq!(body["ok"], true);
     assert_eq!(body["email"], "ada@example.com");
@@ -145,9 +147,10 @@ async fn browsers_get_a_page_with_a_link_onward() {
         page.contains(&format!("href=\"{PUBLIC_URL}/login?tenant={tenant}\"")),
         "{page}"
     );
-    // Errors are pages too, with their status.
+    // Every outcome is a 200 page saying what happened.
     let res = app.send(browser(&token)).await;
-    assert_eq!(res.status, 409);
+    assert_eq!(res.status, 200);
+    no_session_opened(&res);
     assert!(
         res.header("content-type").unwrap().starts_with("text/html"),
         "{:?} {}",
@@ -156,7 +159,8 @@ async fn browsers_get_a_page_with_a_link_onward() {
     );
     assert!(res.text().contains("already been used"));
     let res = app.send(browser(&"0".repeat(64))).await;
-    assert_eq!(res.status, 400);
+    assert_eq!(res.status, 200);
+    assert!(res.header("content-type").unwrap().starts_with("text/html"));
     assert!(res.text().contains("invalid"));
 }
 
@@ -172,14 +176,30 @@ async fn used_expired_and_unknown_links_change_nothing() {
         (&"f".repeat(64)[..], "invalid_token"),
     ] {
         let res = verify(&app, token).await;
-        assert_eq!(res.status, 400, "{token}: {}", res.text());
+        assert_eq!(res.status, 200, "{token}: {}", res.text());
         assert_eq!(res.json()["ok"], false);
         assert_eq!(res.json()["code"], code);
+        assert!(
+            res.json()["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("invalid"))
+        );
+        no_session_opened(&res);
     }
-    let res = app.send(TestRequest::get().uri(VERIFY)).await;
-    assert_eq!(res.status, 400, "{}", res.text());
+    // No token at all, or a query that does not parse: the same answer.
+    for uri in [VERIFY.to_string(), format!("{VERIFY}?token=%FF%FE")] {
+        let res = app
+            .send(
+                TestRequest::get()
+                    .uri(&uri)
+                    .insert_header(("accept", "application/json")),
+            )
+            .await;
+        assert_eq!(res.status, 200, "{uri}: {}", res.text());
+        assert_eq!(res.json()["code"], "invalid_token", "{uri}");
+    }
 
-    // Expired: 410, nothing provisioned, the request still pending.
+    // Expired: said so, nothing provisioned, the request still pending.
     exec(
         &app.db,
         "UPDATE onboarding_requests SET expires_at = now() - interval '1 minute'",
@@ -187,8 +207,10 @@ async fn used_expired_and_unknown_links_change_nothing() {
     .await;
     let before = tenants(&app.db).await;
     let res = verify(&app, &token).await;
-    assert_eq!(res.status, 410, "{}", res.text());
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["ok"], false);
     assert_eq!(res.json()["code"], "token_expired");
+    assert!(res.json()["error"].as_str().unwrap().contains("expired"));
     assert_eq!(tenants(&app.db).await, before);
     assert_eq!(
         count(
@@ -199,7 +221,7 @@ async fn used_expired_and_unknown_links_change_nothing() {
         1
     );
 
-    // Valid again: it works once; the second use is 409 and changes nothing.
+    // Valid again: it works once; the second use says so and changes nothing.
     exec(
         &app.db,
         "UPDATE onboarding_requests SET expires_at = now() + interval '1 hour'",
@@ -209,8 +231,16 @@ async fn used_expired_and_unknown_links_change_nothing() {
     let after = tenants(&app.db).await;
     assert_eq!(after, before + 1);
     let res = verify(&app, &token).await;
-    assert_eq!(res.status, 409, "{}", res.text());
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["ok"], false);
     assert_eq!(res.json()["code"], "token_used");
+    assert!(
+        res.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("already been used")
+    );
+    assert!(res.cookie("om_login_tenant").is_none());
     assert_eq!(tenants(&app.db).await, after);
 }
 
@@ -228,7 +258,8 @@ async fn an_email_registered_meanwhile_is_refused_at_verification() {
     .await;
     let before = tenants(&app.db).await;
     let res = verify(&app, &token).await;
-    assert_eq!(res.status, 409, "{}", res.text());
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["ok"], false);
     assert_eq!(res.json()["code"], "account_exists");
     assert_eq!(tenants(&app.db).await, before);
 }
@@ -247,10 +278,11 @@ async fn two_concurrent_verifications_provision_once() {
     let token = token_for_email(&app.db, "ada@example.com").await;
     let before = tenants(&app.db).await;
     let (a, b) = futures_util::future::join(verify(&app, &token), verify(&app, &token)).await;
-    let mut statuses = [a.status.as_u16(), b.status.as_u16()];
-    statuses.sort();
-    assert_eq!(statuses, [200, 409], "{} / {}", a.text(), b.text());
-    let loser = if a.status == 409 { &a } else { &b };
+    assert_eq!((a.status.as_u16(), b.status.as_u16()), (200, 200));
+    let mut oks = [a.json()["ok"] == true, b.json()["ok"] == true];
+    oks.sort();
+    assert_eq!(oks, [false, true], "{} / {}", a.text(), b.text());
+    let loser = if a.json()["ok"] == false { &a } else { &b };
     assert_eq!(loser.json()["code"], "token_used");
     assert_eq!(tenants(&app.db).await, before + 1);
     assert_eq!(
@@ -268,5 +300,46 @@ async fn two_concurrent_verifications_provision_once() {
         )
         .await,
         1
+    );
+}
+
+/// The answer signs nobody in: no credential cookie is set (the session
+/// cookies a browser holds are expired), and no session row exists for
+/// the new admin.
+fn no_session_opened(res: &stoa_testkit::TestResponse) {
+    for name in ["auth_token", "session_token"] {
+        assert_eq!(
+            res.cookie(name).as_deref(),
+            Some(""),
+            "{name}: {:?}",
+            res.cookies()
+        );
+        assert!(
+            res.cookies()
+                .iter()
+                .any(|c| c.starts_with(&format!("{name}=;")) && c.contains("Max-Age=0")),
+            "{name} not expired: {:?}",
+            res.cookies()
+        );
+    }
+}
+
+#[actix_web::test]
+async fn verifying_opens_no_session() {
+    let app = start().await;
+    assert_eq!(submit(&app, &form("ada@example.com")).await.status, 201);
+    let token = token_for_email(&app.db, "ada@example.com").await;
+    let res = verify(&app, &token).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    no_session_opened(&res);
+    let user = res.json()["userId"].as_str().unwrap().to_string();
+    assert!(res.json().get("token").is_none());
+    assert_eq!(
+        count(
+            &app.db,
+            &format!("SELECT count(*) AS n FROM sessions WHERE user_id = '{user}'")
+        )
+        .await,
+        0
     );
 }
