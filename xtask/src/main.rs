@@ -5,12 +5,14 @@
 //! - `bench`: the release server under load; figures go to docs/benchmarks.md.
 //! - `schemathesis`, `faults`, `cluster`, `soak`: the reliability drills
 //!   (`proofs/`); their figures are in docs/reliability.md.
+//! - `explorer-check`: the API explorer in headless Chromium (`explorer.rs`).
 //!
 //! Plain Rust with std only (plus ctrlc), so it builds in seconds.
 
 mod bench;
 mod cmd;
 mod dev;
+mod explorer;
 mod pg;
 mod proofs;
 mod s3;
@@ -26,6 +28,7 @@ fn usage() -> ExitCode {
          test [args]    run every test against a real Postgres (args go to nextest / cargo test)\n  \
          bench          benchmark the release server and update docs/benchmarks.md\n  \
          bench jobs     only the job queue's cost per unit (printed)\n  \
+         bench charts   redraw docs/benchmarks/*.svg from the table in docs/benchmarks.md\n  \
          schemathesis [--ci] [--examples N] [--seed N] [--release]\n                 \
          schemathesis over the OpenAPI document, as a super admin and a tenant admin\n  \
          faults [--release]\n                 \
@@ -34,6 +37,8 @@ fn usage() -> ExitCode {
          two `stoa serve` + two `stoa worker` on one Postgres (and moto S3 when available)\n  \
          soak [--minutes N] [--release]\n                 \
          mixed load at 70% of the measured peak: RSS and p99 over time\n  \
+         explorer-check /api/docs in headless Chromium (the distribution's): every tag, try it out,\n                 \
+         no request outside the server; screenshot to docs/explorer.png\n  \
          pg-stop        stop the private Postgres cluster"
     );
     ExitCode::from(2)
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&rest),
         Some("bench") => bench::run(&rest),
         Some("pg-stop") => pg::stop_private(),
+        Some("explorer-check") => explorer::run(&rest),
         Some("schemathesis") => proofs::schemathesis::run(&rest),
         Some("faults") => proofs::faults::run(&rest),
         Some("cluster") => proofs::cluster::run(&rest),

@@ -18,9 +18,15 @@
 //!   nodes) then match both and a valid answer fails validation. serde picks
 //!   the first branch that fits, which is what `anyOf` says. A `oneOf` with a
 //!   discriminator is left as it is.
+//! - **An API key goes wherever a bearer token goes.** Every protected
+//!   endpoint accepts `x-api-key` as well as `Authorization: Bearer`
+//!   (stoa-api-keys' authenticator), so an operation requiring `bearerAuth`
+//!   also lists `apiKey` as an alternative: the explorer's "Authorize"
+//!   dialog then sends either to every such operation.
 
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{AnyOf, Schema};
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, ResponseBuilder};
 
 /// Applies the rules above to `doc`.
@@ -36,6 +42,7 @@ pub fn apply(mut doc: OpenApi) -> OpenApi {
         for op in ops.into_iter().flatten() {
             document_bad_request(op);
             document_unavailable(op);
+            api_key_beside_bearer(op);
         }
     }
     if let Some(components) = doc.components.as_mut() {
@@ -99,6 +106,17 @@ fn document_unavailable(op: &mut Operation) {
                     .build(),
             )
         });
+}
+
+fn api_key_beside_bearer(op: &mut Operation) {
+    let Some(security) = op.security.as_mut() else {
+        return;
+    };
+    let bearer = SecurityRequirement::new("bearerAuth", Vec::<String>::new());
+    let key = SecurityRequirement::new("apiKey", Vec::<String>::new());
+    if security.contains(&bearer) && !security.contains(&key) {
+        security.push(key);
+    }
 }
 
 fn untagged_as_any_of(schema: &mut RefOr<Schema>) {
@@ -189,5 +207,28 @@ mod tests {
             doc["components"]["schemas"]["U"]["anyOf"].is_array(),
             "{doc}"
         );
+    }
+
+    #[test]
+    fn an_operation_taking_a_bearer_token_takes_an_api_key_too() {
+        let bearer = || SecurityRequirement::new("bearerAuth", Vec::<String>::new());
+        let op = OperationBuilder::new().security(bearer()).build();
+        let public = OperationBuilder::new().build();
+        let doc = OpenApiBuilder::new()
+            .paths(
+                PathsBuilder::new()
+                    .path("/p", PathItem::new(utoipa::openapi::HttpMethod::Get, op))
+                    .path(
+                        "/q",
+                        PathItem::new(utoipa::openapi::HttpMethod::Get, public),
+                    ),
+            )
+            .build();
+        let doc = serde_json::to_value(apply(doc)).unwrap_or_default();
+        assert_eq!(
+            doc["paths"]["/p"]["get"]["security"],
+            serde_json::json!([{"bearerAuth": []}, {"apiKey": []}])
+        );
+        assert!(doc["paths"]["/q"]["get"].get("security").is_none(), "{doc}");
     }
 }

@@ -3,6 +3,8 @@ use std::sync::OnceLock;
 use actix_web::http::header;
 use actix_web::{HttpResponse, get, web};
 
+use crate::error::AppError;
+
 /// The generated OpenAPI document, serialised once, at its first use.
 ///
 /// Not at start-up: building it (every module's paths and schemas as a
@@ -47,20 +49,93 @@ pub async fn openapi_json(doc: web::Data<OpenApiJson>) -> HttpResponse {
         .body(doc.bytes().clone())
 }
 
-/// A self-contained page that renders the OpenAPI document (no external assets).
+/// The explorer page's policy: scripts, styles and images from this server
+/// only (Swagger UI styles some elements inline and draws its icons as
+/// `data:` images); requests ("try it out") to this server only.
+const EXPLORER_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'none'";
+
+/// The API explorer: Swagger UI (its files compiled into the binary by
+/// utoipa-swagger-ui) over `/api/docs/openapi.json`, with "Authorize" for a
+/// bearer token or an API key and "try it out" against this server. Every
+/// file it loads comes from `/api/docs/{asset}`.
 #[utoipa::path(
     tag = "System",
-    responses((status = 200, description = "HTML documentation page", content_type = "text/html", body = String))
+    responses((status = 200, description = "The API explorer (HTML)", content_type = "text/html", body = String))
 )]
 #[get("/docs")]
 pub async fn docs_page() -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
-        ))
-        .body(include_str!("docs.html"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, EXPLORER_CSP))
+        .body(include_str!("explorer.html"))
+}
+
+/// Our own files of the explorer, beside Swagger UI's.
+const OWN_ASSETS: [(&str, &str, &str); 2] = [
+    (
+        "explorer.js",
+        "text/javascript; charset=utf-8",
+        include_str!("explorer.js"),
+    ),
+    (
+        "explorer.css",
+        "text/css; charset=utf-8",
+        include_str!("explorer.css"),
+    ),
+];
+
+/// The Swagger UI files the page loads (the rest of its distribution is not
+/// served).
+const SWAGGER_ASSETS: [(&str, &str); 4] = [
+    ("swagger-ui.css", "text/css; charset=utf-8"),
+    ("swagger-ui-bundle.js", "text/javascript; charset=utf-8"),
+    ("favicon-32x32.png", "image/png"),
+    ("favicon-16x16.png", "image/png"),
+];
+
+/// One file of the API explorer: Swagger UI's script, style sheet and icons
+/// (version 5.32.6) and the explorer's settings, all from the binary.
+#[utoipa::path(
+    tag = "System",
+    params(("asset" = String, Path, description = "`swagger-ui-bundle.js`, `swagger-ui.css`, \
+        `explorer.js`, `explorer.css`, `favicon-32x32.png` or `favicon-16x16.png`", example = "explorer.js")),
+    responses(
+        (status = 200, description = "The file", content(
+            (String = "text/javascript"),
+            (String = "text/css"),
+            (Vec<u8> = "image/png"),
+        )),
+        (status = 404, description = "No such file of the explorer", body = crate::error::ErrorBody),
+    )
+)]
+#[get("/docs/{asset}")]
+pub async fn docs_asset(asset: crate::Path<String>) -> Result<HttpResponse, AppError> {
+    let (content_type, body) =
+        explorer_asset(&asset.0).ok_or_else(|| AppError::not_found("Not found"))?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, content_type))
+        // The files change only with the binary.
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(body))
+}
+
+/// The content type and bytes of one explorer file.
+fn explorer_asset(name: &str) -> Option<(&'static str, web::Bytes)> {
+    if let Some((_, content_type, text)) = OWN_ASSETS.iter().find(|(n, _, _)| *n == name) {
+        return Some((content_type, web::Bytes::from_static(text.as_bytes())));
+    }
+    let (_, content_type) = SWAGGER_ASSETS.iter().find(|(n, _)| *n == name)?;
+    // Only swagger-initializer.js depends on the configuration, and it is
+    // not served: the default one is never used.
+    let config = std::sync::Arc::new(utoipa_swagger_ui::Config::default());
+    let file = utoipa_swagger_ui::serve(name, config).ok().flatten()?;
+    let bytes = match file.bytes {
+        std::borrow::Cow::Borrowed(bytes) => web::Bytes::from_static(bytes),
+        std::borrow::Cow::Owned(bytes) => web::Bytes::from(bytes),
+    };
+    Some((content_type, bytes))
 }
 
 #[cfg(test)]
@@ -82,5 +157,19 @@ mod tests {
         assert_eq!(doc.json(), r#"{"openapi":"3.1.0"}"#);
         assert_eq!(doc.json(), r#"{"openapi":"3.1.0"}"#);
         assert_eq!(builds.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn every_explorer_file_is_in_the_binary() {
+        for name in super::OWN_ASSETS
+            .iter()
+            .map(|(n, _, _)| *n)
+            .chain(super::SWAGGER_ASSETS.iter().map(|(n, _)| *n))
+        {
+            let found = super::explorer_asset(name);
+            assert!(found.is_some_and(|(_, bytes)| !bytes.is_empty()), "{name}");
+        }
+        assert!(super::explorer_asset("swagger-initializer.js").is_none());
+        assert!(super::explorer_asset("../Cargo.toml").is_none());
     }
 }

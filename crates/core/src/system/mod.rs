@@ -1,4 +1,5 @@
-//! System endpoints: `GET /version`, `GET /health`, `GET /docs` and
+//! System endpoints: `GET /version`, `GET /health`, `GET /docs` (the API
+//! explorer, with its files under `GET /docs/{asset}`) and
 //! `GET /docs/openapi.json` (paths relative to `/api`).
 
 mod docs;
@@ -28,7 +29,9 @@ pub struct SystemInfo {
         title = "stoa API",
         description = "Multi-tenant business platform API. Paths are relative to the server root; \
                        every module lives under `/api`. Protected endpoints take \
-                       `Authorization: Bearer <token>` (or an API key)."
+                       `Authorization: Bearer <token>` or `x-api-key: <key>`: sign in with \
+                       `POST /api/auth/login`, or create a key with `POST /api/api_keys/keys`, \
+                       then enter it under \"Authorize\"."
     ),
     components(schemas(crate::error::ErrorBody, crate::error::Issue)),
     modifiers(&SecuritySchemes),
@@ -62,5 +65,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(version::version)
         .service(health::health)
         .service(docs::docs_page)
-        .service(docs::openapi_json);
+        .service(docs::openapi_json)
+        // After the document: `/docs/openapi.json` is not an asset.
+        .service(docs::docs_asset);
 }

@@ -8,4 +8,5 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::get("/health", Access::Public).errors(ErrorShape::E),
     Operation::get("/docs", Access::Public).errors(ErrorShape::E),
     Operation::get("/docs/openapi.json", Access::Public).errors(ErrorShape::E),
+    Operation::get("/docs/{asset}", Access::Public).errors(ErrorShape::E),
 ];
