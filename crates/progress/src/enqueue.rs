@@ -56,11 +56,20 @@ pub struct JobScope {
 
 impl JobScope {
     /// The caller's tenant (403 without one) and the organization its writes
-    /// go to (the selected one, else the home one).
+    /// go to: the selected one; under `__all__` (no selection) a restricted
+    /// caller's job belongs to its home organization when that is inside
+    /// its organizations, as `POST /progress/jobs` does, never to the
+    /// tenant level by accident of the selection (issue 49: a bulk deal job
+    /// started under `__all__` by an admin of one branch was a tenant-wide
+    /// record, hidden from its own creator).
     pub fn of(ctx: &AuthContext) -> Result<Self, AppError> {
+        let organization = ctx.organization_id().or_else(|| {
+            let allowed = ctx.organization_restriction()?;
+            ctx.home_organization_id.filter(|h| allowed.contains(h))
+        });
         Ok(Self {
             tenant_id: ctx.tenant()?,
-            organization_id: ctx.organization_id(),
+            organization_id: organization,
             user_id: ctx.user_id,
             api_key_id: ctx.api_key_id,
         })

@@ -100,3 +100,76 @@ async fn a_restricted_admin_under_all_reaches_only_its_organizations_jobs() {
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
 }
+
+/// Issue 49: a job a module enqueues for a restricted caller working under
+/// `__all__` (no selected organization: a bulk deal update, a catalog bulk
+/// delete) belongs to the caller's home organization, as one it creates
+/// through `POST /progress/jobs` does — not to the tenant level, where it
+/// was a tenant-wide record its own creator could not read.
+#[actix_web::test]
+async fn jobs_enqueued_under_all_belong_to_the_restricted_creators_home() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let branch =
+        stoa_auth::testing::organization(&app.db, acme.tenant_id, acme.organization_id, "Branch")
+            .await;
+    let user = stoa_auth::testing::user_with_features(
+        &app.db,
+        &acme,
+        "branch@acme.com",
+        &["progress.*"],
+        Some(vec![branch]),
+        Some(branch),
+    )
+    .await;
+    let caller = stoa_acl::AuthContext::for_user(acme.tenant_id, branch, user).with_acl(
+        stoa_acl::ResolvedAcl {
+            features: vec!["progress.*".into()],
+            allowed_organization_ids: Some(vec![branch]),
+            visible_organization_ids: Some(vec![branch]),
+            selected_organization_id: None,
+            ..Default::default()
+        },
+    );
+    let queued = {
+        let mut conn = app.db.conn().await.unwrap();
+        stoa_progress::enqueue_job_with(
+            &mut conn,
+            &caller,
+            stoa_progress::JobSpec::new("test.bulk", json!({}), 1),
+        )
+        .await
+        .unwrap()
+    };
+    let mut conn = app.db.conn().await.unwrap();
+    let job = stoa_progress::service::get(&mut conn, queued.progress_job_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.organization_id, Some(branch));
+    drop(conn);
+    // Its creator reads it, under `__all__` too.
+    let token = token_for(&app.db, user).await;
+    let path = format!("/api/progress/jobs/{}", queued.progress_job_id);
+    let res = app.send(all(get(&path, &token))).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // An unrestricted caller's job under `__all__` stays at the tenant level.
+    let open = stoa_acl::AuthContext::for_user(acme.tenant_id, acme.organization_id, acme.admin)
+        .with_acl(stoa_acl::ResolvedAcl {
+            features: vec!["progress.*".into()],
+            ..Default::default()
+        });
+    let mut conn = app.db.conn().await.unwrap();
+    let queued = stoa_progress::enqueue_job_with(
+        &mut conn,
+        &open,
+        stoa_progress::JobSpec::new("test.bulk", json!({}), 1),
+    )
+    .await
+    .unwrap();
+    let job = stoa_progress::service::get(&mut conn, queued.progress_job_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.organization_id, None);
+}
