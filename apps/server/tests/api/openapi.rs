@@ -312,3 +312,23 @@ fn answers_the_api_gives_are_documented() {
         "{list}"
     );
 }
+
+#[test]
+fn every_protected_operation_takes_a_token_or_an_api_key() {
+    // The explorer's Authorize dialog sends what an operation lists: an API
+    // key must be listed wherever a bearer token is.
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    let mut missing = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if op["x-public"] == serde_json::json!(true) {
+                continue;
+            }
+            let security = op["security"].to_string();
+            if !(security.contains("bearerAuth") && security.contains("apiKey")) {
+                missing.push(format!("{method} {path}: {security}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}
