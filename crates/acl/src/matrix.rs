@@ -17,7 +17,9 @@ use actix_web::dev::ResourceDef;
 use actix_web::{HttpMessage, HttpRequest};
 use futures_util::future::{LocalBoxFuture, ready};
 use stoa_core::AppError;
-use stoa_core::http::{Access, AccessPolicy, BadJson, ErrorShape, Method, Operation};
+use stoa_core::http::{
+    Access, AccessPolicy, BadJson, ErrorEnvelope, ErrorShape, Method, Operation,
+};
 
 use crate::context::{AuthContext, Authenticator, Credentials};
 
@@ -123,15 +125,18 @@ impl AccessMatrix {
         }
     }
 
-    /// The error shape (and bad-JSON message) declared by the operation a
-    /// request runs.
-    fn error_shape(&self, req: &HttpRequest) -> Option<(ErrorShape, Option<&'static str>)> {
+    /// The error shape, bad-JSON message and envelope declared by the
+    /// operation a request runs.
+    fn error_shape(
+        &self,
+        req: &HttpRequest,
+    ) -> Option<(ErrorShape, Option<&'static str>, Option<ErrorEnvelope>)> {
         let method = Method::of(req.method())?;
         let path = req.match_info().as_str();
         let routed = req.match_pattern();
         self.matching(method, path, routed.as_deref())
             .next()
-            .map(|op| (op.errors, op.bad_json))
+            .map(|op| (op.errors, op.bad_json, op.envelope))
     }
 
     /// The declared operation of `method path` (`path` relative to `/api`).
@@ -153,13 +158,17 @@ impl AccessMatrix {
 
 impl AccessPolicy for AccessMatrix {
     fn check(&self, req: &HttpRequest) -> LocalBoxFuture<'static, Result<(), AppError>> {
-        if let Some((shape, bad_json)) = self.error_shape(req) {
-            // The access middleware renders the handler's input errors in it;
-            // the JSON extractor reads both.
+        if let Some((shape, bad_json, envelope)) = self.error_shape(req) {
+            // The access middleware renders the handler's input errors in it,
+            // and every error (this check's 401 and 403 included) in the
+            // envelope; the JSON extractor reads the first two.
             let mut extensions = req.extensions_mut();
             extensions.insert(shape);
             if let Some(message) = bad_json {
                 extensions.insert(BadJson(message));
+            }
+            if let Some(envelope) = envelope {
+                extensions.insert(envelope);
             }
         }
         let Required::Features(features) = self.required(req) else {
@@ -207,6 +216,10 @@ impl AccessPolicy for AccessMatrix {
                     "x-error-shape".into(),
                     serde_json::Value::from(declared.errors.letter()),
                 );
+                if let Some(envelope) = declared.envelope {
+                    // Keys every error answer carries beside `error`.
+                    extensions.insert("x-error-envelope".into(), envelope.name().into());
+                }
                 if let Some(message) = declared.bad_json {
                     // The `error` of a body that is not JSON.
                     extensions.insert("x-bad-json-error".into(), message.into());

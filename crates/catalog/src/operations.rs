@@ -17,5 +17,8 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::get("/catalog/products/{id}", Features(&[VIEW])).errors(E),
     Operation::put("/catalog/products/{id}", Features(&[MANAGE])).errors(A),
     Operation::delete("/catalog/products/{id}", Features(&[MANAGE])).errors(E),
-    Operation::post("/catalog/bulk-delete", Features(&[MANAGE])).errors(H),
+    // Every error in the bulk envelope, the matrix's 401 and 403 included.
+    Operation::post("/catalog/bulk-delete", Features(&[MANAGE]))
+        .errors(H)
+        .envelope(stoa_core::http::ErrorEnvelope::Bulk),
 ];

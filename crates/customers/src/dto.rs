@@ -467,6 +467,61 @@ impl Validate for UpdateStage {
     }
 }
 
+/// Most stages one reorder may name.
+pub const MAX_REORDER_STAGES: usize = 1000;
+
+/// One stage's new place in `POST /customers/pipeline-stages/reorder`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StageOrder {
+    /// A stage of the caller's tenant, in an organization it may write.
+    pub id: Uuid,
+    /// Its new `order` (0 or more).
+    pub order: i32,
+}
+
+/// `POST /customers/pipeline-stages/reorder`: the reference's body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReorderStages {
+    /// 1–1,000 stages, each named once, with their new order.
+    pub stages: Vec<StageOrder>,
+}
+
+impl Validate for ReorderStages {
+    fn validate(&self) -> Result<(), ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        if self.stages.is_empty() || self.stages.len() > MAX_REORDER_STAGES {
+            problem(
+                &mut errors,
+                "stages",
+                "length",
+                format!("must list between 1 and {MAX_REORDER_STAGES} stages"),
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, stage) in self.stages.iter().enumerate() {
+            if stage.order < 0 {
+                problem(
+                    &mut errors,
+                    "stages",
+                    "range",
+                    format!("stages.{i}.order must be at least 0"),
+                );
+            }
+            if !seen.insert(stage.id) {
+                problem(
+                    &mut errors,
+                    "stages",
+                    "duplicate",
+                    format!("stages.{i}.id names stage {} twice", stage.id),
+                );
+            }
+        }
+        finish(errors)
+    }
+}
+
 /// `GET /customers/pipeline-stages` filter.
 #[derive(Debug, Default, Deserialize, Validate, IntoParams)]
 #[serde(rename_all = "camelCase")]

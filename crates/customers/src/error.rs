@@ -2,7 +2,6 @@
 //! the API's JSON errors in one place.
 
 use actix_web::http::StatusCode;
-use serde_json::Value;
 use stoa_core::{ApiError, AppError};
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +30,12 @@ pub enum CustomersError {
     PipelineInUse,
     #[error("Pipeline stage is used by deals; move them first")]
     StageInUse,
+    /// Another pipeline is the default of the organization (undo or redo of
+    /// an older default while a newer one stands).
+    #[error(
+        "Another pipeline is the default of this organization; make this one the default instead"
+    )]
+    DefaultTaken,
     #[error(transparent)]
     Db(#[from] stoa_core::db::DbError),
 }
@@ -51,7 +56,7 @@ impl ApiError for CustomersError {
             | Self::OwnerNotFound
             | Self::OrganizationRequired
             | Self::CurrencyRequired => StatusCode::BAD_REQUEST,
-            Self::PipelineInUse | Self::StageInUse => StatusCode::CONFLICT,
+            Self::PipelineInUse | Self::StageInUse | Self::DefaultTaken => StatusCode::CONFLICT,
             Self::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -77,18 +82,14 @@ pub fn in_use(err: diesel::result::Error, answer: CustomersError) -> CustomersEr
     }
 }
 
-/// The bulk routes' error envelope: `{ok:false, progressJobId:null, message}`
-/// beside `error` (the reference's bulk answers carry no `error` key; stoa
-/// keeps it so every error body has one). Input errors get it from the
-/// declared shape H; this adds it to the others (403, 404, 400 owner/stage).
-pub fn bulk_envelope(err: AppError) -> AppError {
-    if err.issues().is_some() {
-        return err;
+/// A pipeline write refused by the one-default index
+/// (`customer_pipelines_one_default`) as 409, anything else unchanged.
+pub fn default_taken(err: diesel::result::Error) -> CustomersError {
+    use diesel::result::{DatabaseErrorKind, Error};
+    match err {
+        Error::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => CustomersError::DefaultTaken,
+        other => other.into(),
     }
-    let message = err.message().to_string();
-    err.with_field("ok", false)
-        .with_field("progressJobId", Value::Null)
-        .with_field("message", message)
 }
 
 #[cfg(test)]
@@ -141,6 +142,11 @@ mod tests {
                 "Pipeline stage is used by deals; move them first",
             ),
             (
+                CustomersError::DefaultTaken,
+                409,
+                "Another pipeline is the default of this organization; make this one the default instead",
+            ),
+            (
                 CustomersError::Db(diesel::result::Error::BrokenTransactionManager.into()),
                 500,
                 "Internal server error",
@@ -151,14 +157,5 @@ mod tests {
             assert_eq!(app.status().as_u16(), status, "{message}");
             assert_eq!(app.body()["error"], serde_json::json!(message));
         }
-    }
-
-    #[test]
-    fn bulk_errors_carry_the_envelope() {
-        let err = bulk_envelope(AppError::forbidden());
-        let body = err.body();
-        assert_eq!(body["ok"], false);
-        assert_eq!(body["progressJobId"], Value::Null);
-        assert_eq!(body["message"], body["error"]);
     }
 }

@@ -154,6 +154,7 @@ pub fn configure(
             .service(routes::pipelines::delete_by_query::delete_pipeline_by_query)
             .service(routes::stages::list::list_stages)
             .service(routes::stages::create::create_stage)
+            .service(routes::stages::reorder::reorder_stages)
             .service(routes::stages::update::update_stage)
             .service(routes::stages::update_by_body::update_stage_by_body)
             .service(routes::stages::delete::delete_stage)

@@ -1,8 +1,10 @@
 //! Who may call each customers endpoint (the authorization matrix,
 //! docs/security.md), with each route's error shape (the reference notes'
-//! validation-errors.md: A for the CRUD bodies, H for the bulk routes).
+//! validation-errors.md: A for the CRUD bodies, H for the bulk routes, whose
+//! every error, the matrix's 401 and 403 included, carries the bulk envelope).
 
 use stoa_core::http::Access::Features;
+use stoa_core::http::ErrorEnvelope::Bulk;
 use stoa_core::http::ErrorShape::*;
 use stoa_core::http::Operation;
 
@@ -13,12 +15,14 @@ pub const OPERATIONS: &[Operation] = &[
         "/customers/deals/bulk-update-owner",
         Features(&[DEALS_MANAGE]),
     )
-    .errors(H),
+    .errors(H)
+    .envelope(Bulk),
     Operation::post(
         "/customers/deals/bulk-update-stage",
         Features(&[DEALS_MANAGE]),
     )
-    .errors(H),
+    .errors(H)
+    .envelope(Bulk),
     Operation::get("/customers/deals", Features(&[DEALS_VIEW])).errors(A),
     Operation::post("/customers/deals", Features(&[DEALS_MANAGE])).errors(A),
     Operation::put("/customers/deals", Features(&[DEALS_MANAGE])).errors(A),
@@ -36,6 +40,11 @@ pub const OPERATIONS: &[Operation] = &[
     Operation::post("/customers/pipeline-stages", Features(&[PIPELINES_MANAGE])).errors(A),
     Operation::put("/customers/pipeline-stages", Features(&[PIPELINES_MANAGE])).errors(A),
     Operation::delete("/customers/pipeline-stages", Features(&[PIPELINES_MANAGE])).errors(E),
+    Operation::post(
+        "/customers/pipeline-stages/reorder",
+        Features(&[PIPELINES_MANAGE]),
+    )
+    .errors(A),
     Operation::put(
         "/customers/pipeline-stages/{id}",
         Features(&[PIPELINES_MANAGE]),

@@ -43,12 +43,21 @@ pub async fn demo_pipeline(
     let pipeline = match existing {
         Some(id) => id,
         None => {
+            // The default unless the organization has one (one default each).
+            let has_default: bool = diesel::select(diesel::dsl::exists(
+                customer_pipelines::table
+                    .filter(customer_pipelines::tenant_id.eq(tenant))
+                    .filter(customer_pipelines::organization_id.eq(organization))
+                    .filter(customer_pipelines::is_default.eq(true)),
+            ))
+            .get_result(conn)
+            .await?;
             diesel::insert_into(customer_pipelines::table)
                 .values((
                     customer_pipelines::tenant_id.eq(tenant),
                     customer_pipelines::organization_id.eq(organization),
                     customer_pipelines::name.eq(DEMO_PIPELINE),
-                    customer_pipelines::is_default.eq(true),
+                    customer_pipelines::is_default.eq(!has_default),
                 ))
                 .returning(customer_pipelines::id)
                 .get_result(conn)

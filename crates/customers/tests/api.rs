@@ -12,9 +12,11 @@ mod api {
     pub mod events;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod lists;
+    pub mod pipeline_defaults;
     pub mod pipelines;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod read_versions;
+    pub mod reorder;
     pub mod scope;
     #[expect(
         clippy::unwrap_used,

@@ -46,6 +46,10 @@ const OPERATIONS: &[Operation] = &[
     // first, so the router runs it for `/library/shelf`.
     Operation::get("/library/shelf", Access::Authenticated),
     Operation::get("/library/{id}", Access::Features(&["library.admin"])),
+    // Every error in the bulk envelope, the matrix's own 401 and 403 too.
+    Operation::post("/bulk", Access::Features(&["items.view"]))
+        .errors(ErrorShape::H)
+        .envelope(ErrorEnvelope::Bulk),
 ];
 
 /// Handlers that check nothing themselves: whatever refuses a caller is
@@ -68,6 +72,14 @@ async fn serve(
                     .route("/secret", web::get().to(HttpResponse::Ok))
                     .route("/library/shelf", web::get().to(HttpResponse::Ok))
                     .route("/library/{id}", web::get().to(HttpResponse::Ok))
+                    .route(
+                        "/bulk",
+                        web::post().to(|| async {
+                            Err::<HttpResponse, AppError>(AppError::bad_request(
+                                "Owner not found in this tenant",
+                            ))
+                        }),
+                    )
                     .route(
                         "/whoami",
                         web::get().to(|ctx: AuthContext| async move {
@@ -179,6 +191,42 @@ async fn the_handler_reads_the_context_the_matrix_resolved() {
     );
 }
 
+#[actix_web::test]
+async fn a_declared_envelope_wraps_every_error_of_the_operation() {
+    let stub = Arc::new(Stub::default());
+    let post = |token: Option<&str>| {
+        let req = TestRequest::post().uri("/api/bulk");
+        match token {
+            Some(t) => req.insert_header(("authorization", format!("Bearer {t}"))),
+            None => req,
+        }
+    };
+    let (code, body) = serve(stub.clone(), post(None)).await;
+    assert_eq!(code.as_u16(), 401);
+    assert_eq!(
+        body,
+        serde_json::json!({"ok": false, "progressJobId": null, "message": "Unauthorized", "error": "Unauthorized"})
+    );
+    let (code, body) = serve(stub.clone(), post(Some("nobody"))).await;
+    assert_eq!(code.as_u16(), 403);
+    assert_eq!(
+        body,
+        serde_json::json!({"ok": false, "progressJobId": null, "message": "Forbidden",
+            "error": "Forbidden", "requiredFeatures": ["items.view"]})
+    );
+    // The handler's own errors too.
+    let (code, body) = serve(stub.clone(), post(Some("viewer"))).await;
+    assert_eq!(code.as_u16(), 400);
+    assert_eq!(
+        body,
+        serde_json::json!({"ok": false, "progressJobId": null,
+            "message": "Owner not found in this tenant", "error": "Owner not found in this tenant"})
+    );
+    // Operations without one keep the plain body.
+    let (_, body) = serve(stub.clone(), get("/api/items/1", None)).await;
+    assert_eq!(body, serde_json::json!({"error": "Unauthorized"}));
+}
+
 #[test]
 fn documents_every_declared_operation() {
     use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
@@ -202,6 +250,7 @@ fn documents_every_declared_operation() {
         serde_json::json!(["items.view"])
     );
     assert!(items.get("x-public").is_none());
+    assert!(items.get("x-error-envelope").is_none());
 }
 
 /// A literal template registered before a parametric one under the same

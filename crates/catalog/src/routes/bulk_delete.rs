@@ -3,7 +3,7 @@
 use actix_web::{HttpResponse, post, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
+use stoa_core::error::BulkErrorBody;
 use stoa_core::{AppResult, Json};
 
 use crate::dto::{BulkDelete, BulkDeleteStarted};
@@ -14,16 +14,17 @@ use crate::service;
 /// (`GET /progress/jobs/{progressJobId}`). The job acts as the caller: it
 /// stops at the first product the caller may not delete (missing, another
 /// tenant's, outside its organizations), naming it, and keeps the units
-/// deleted before it.
+/// deleted before it. Every error, 401 and 403 included, is in the bulk
+/// envelope `{ok:false, progressJobId:null, message, error}`.
 #[utoipa::path(
     tag = "Catalog",
     request_body = BulkDelete,
     security(("bearerAuth" = [])),
     responses(
         (status = 201, body = BulkDeleteStarted, description = "Queued: `{ok: true, progressJobId, message}`"),
-        (status = 400, body = ErrorBody, description = "`{ok:false, progressJobId:null, message:\"Invalid payload\"}` naming each field: `confirm` not true, `ids` empty, over 10,000 or not uuids, `scope` not `selected`/`filtered`"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "Missing `catalog.products.manage`, or no tenant"),
+        (status = 400, body = BulkErrorBody, description = "`{ok:false, progressJobId:null, message:\"Invalid payload\", error}` naming each field: `confirm` not true, `ids` empty, over 10,000 or not uuids, `scope` not `selected`/`filtered`"),
+        (status = 401, body = BulkErrorBody, description = "`{ok:false, progressJobId:null, message, error}`, like every error of the route"),
+        (status = 403, body = BulkErrorBody, description = "Missing `catalog.products.manage` (`requiredFeatures`), or no tenant; in the bulk envelope"),
     )
 )]
 #[post("/catalog/bulk-delete")]

@@ -352,3 +352,56 @@ async fn a_worker_killed_mid_job_is_replaced_and_every_product_is_deleted_once()
         2
     );
 }
+
+#[actix_web::test]
+async fn unauthenticated_and_forbidden_callers_get_the_bulk_envelope() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let body = json!({"confirm": true, "ids": [Uuid::new_v4()], "scope": "selected"});
+    let envelope = |json: &serde_json::Value| {
+        (
+            json["ok"].clone(),
+            json["progressJobId"].clone(),
+            json["message"].clone(),
+        )
+    };
+    // No credentials: the access matrix's 401, in the route's envelope.
+    let res = app
+        .send(
+            actix_web::test::TestRequest::post()
+                .uri(BULK)
+                .set_json(body.clone()),
+        )
+        .await;
+    assert_eq!(res.status, 401, "{}", res.text());
+    let json = res.json();
+    assert_eq!(
+        envelope(&json),
+        (json!(false), json!(null), json!("Unauthorized"))
+    );
+    assert_eq!(json["error"], "Unauthorized");
+    // A caller without catalog.products.manage: 403 naming it, enveloped.
+    let viewer = user_with_features(
+        &app.db,
+        &acme,
+        "viewer@acme.com",
+        &["catalog.products.view"],
+        None,
+        None,
+    )
+    .await;
+    let viewer = token_for(&app.db, viewer).await;
+    let res = app.send(post_json(BULK, &viewer, body)).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let json = res.json();
+    assert_eq!(
+        envelope(&json),
+        (json!(false), json!(null), json!("Forbidden"))
+    );
+    assert_eq!(json["error"], "Forbidden");
+    assert_eq!(json["requiredFeatures"], json!(["catalog.products.manage"]));
+    assert_eq!(
+        count(&app.db, "SELECT count(*) AS n FROM job_queue").await,
+        0
+    );
+}

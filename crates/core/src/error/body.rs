@@ -35,6 +35,31 @@ pub struct ErrorBody {
     pub details: Option<Value>,
 }
 
+/// The error body of an operation declaring the bulk envelope
+/// ([`super::ErrorEnvelope::Bulk`]): the envelope of its success answer with
+/// `ok:false` and no job, beside `error` (401 and 403 of the access check
+/// included).
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkErrorBody {
+    /// Always `false`.
+    pub ok: bool,
+    /// Always `null`: no job was queued.
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub progress_job_id: Option<String>,
+    /// The error's text (`Invalid payload` for input errors).
+    #[schema(example = "Invalid payload")]
+    pub message: String,
+    #[schema(example = "Invalid payload")]
+    pub error: String,
+    /// The declared features, on a 403 of the access check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required_features: Option<Vec<String>>,
+    /// Input problems, on a 400.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issues: Option<Vec<Issue>>,
+}
+
 /// `details`: an object, a list of issues, or absent.
 fn details_schema() -> utoipa::openapi::schema::Schema {
     use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};

@@ -25,8 +25,8 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use body::{ErrorBody, Issue, flatten};
-pub use shape::ErrorShape;
+pub use body::{BulkErrorBody, ErrorBody, Issue, flatten};
+pub use shape::{ErrorEnvelope, ErrorShape};
 
 /// A domain error that knows its HTTP status and, optionally, its typed code.
 pub trait ApiError: std::error::Error {
@@ -172,6 +172,18 @@ impl AppError {
         self
     }
 
+    /// Adds `envelope`'s keys (see [`ErrorEnvelope`]), keeping fields already set.
+    pub fn in_envelope(mut self, envelope: ErrorEnvelope) -> Self {
+        let mut keys = Map::new();
+        keys.insert("error".into(), Value::String(self.message.to_string()));
+        envelope.apply(&mut keys);
+        keys.remove("error");
+        for (key, value) in keys {
+            self.details.extra.entry(key).or_insert(value);
+        }
+        self
+    }
+
     /// The input problems, when this is an input error.
     pub fn issues(&self) -> Option<&[Issue]> {
         self.details.issues.as_deref()
@@ -225,11 +237,24 @@ impl AppError {
 
     /// The response in `shape` (a D input error answers 422).
     pub fn response_in(&self, shape: ErrorShape) -> HttpResponse {
+        self.response_with(shape, None)
+    }
+
+    /// The response in `shape`, inside `envelope` when one is declared.
+    pub fn response_with(
+        &self,
+        shape: ErrorShape,
+        envelope: Option<ErrorEnvelope>,
+    ) -> HttpResponse {
         let status = match self.details.issues {
             Some(_) => shape.status(self.status),
             None => self.status,
         };
-        self.build(status).json(self.body_in(shape))
+        let mut body = self.body_in(shape);
+        if let (Some(envelope), Value::Object(map)) = (envelope, &mut body) {
+            envelope.apply(map);
+        }
+        self.build(status).json(body)
     }
 
     fn build(&self, status: StatusCode) -> actix_web::HttpResponseBuilder {
@@ -357,6 +382,35 @@ mod tests {
             (s, b),
             (500, serde_json::json!({"error": "Internal server error"}))
         );
+    }
+
+    #[test]
+    fn the_bulk_envelope_wraps_any_error() {
+        let err = AppError::forbidden()
+            .with_field("requiredFeatures", ["a.b"])
+            .in_envelope(ErrorEnvelope::Bulk);
+        let (s, b, _) = render(&err);
+        assert_eq!(
+            (s, b),
+            (
+                403,
+                serde_json::json!({"ok": false, "progressJobId": null, "message": "Forbidden",
+                    "error": "Forbidden", "requiredFeatures": ["a.b"]})
+            )
+        );
+        // An input error keeps the shape's message.
+        let err = AppError::bad_request("Invalid input").with_issues(vec![Issue {
+            path: vec!["ids".into()],
+            message: "Required".into(),
+            code: "invalid_type".into(),
+        }]);
+        let res = err.response_with(ErrorShape::H, Some(ErrorEnvelope::Bulk));
+        assert_eq!(res.status().as_u16(), 400);
+        let bytes = res.into_body().try_into_bytes().unwrap_or_default();
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        assert_eq!(body["message"], "Invalid payload");
+        assert_eq!(body["progressJobId"], Value::Null);
+        assert_eq!(body["ok"], false);
     }
 
     #[test]

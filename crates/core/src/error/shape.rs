@@ -141,6 +141,39 @@ impl ErrorShape {
     }
 }
 
+/// Keys every error answer of an operation carries beside `error`, whatever
+/// raised it: the access check's 401 and 403 (before the handler), the
+/// extractors, the handler. Declared per operation
+/// ([`crate::http::Operation::envelope`]); the access middleware applies it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorEnvelope {
+    /// The bulk routes' `{ok:false, progressJobId:null, message}` (the
+    /// reference's envelope of their answers; `message` repeats the error's
+    /// own text unless the shape already set one, as H's `Invalid payload`).
+    Bulk,
+}
+
+impl ErrorEnvelope {
+    /// The name of the envelope (the `x-error-envelope` of the OpenAPI document).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bulk => "bulk",
+        }
+    }
+
+    /// Adds the envelope's keys to an error `body`, keeping any already set.
+    pub fn apply(self, body: &mut Map<String, Value>) {
+        match self {
+            Self::Bulk => {
+                let message = body.get("error").cloned().unwrap_or(Value::Null);
+                body.insert("ok".into(), Value::Bool(false));
+                body.entry("progressJobId").or_insert(Value::Null);
+                body.entry("message").or_insert(message);
+            }
+        }
+    }
+}
+
 /// `<prefix>: <path>: <message>, <path>: <message>` (a whole-input problem
 /// without its path); the prefix alone when it already names a problem.
 fn joined(prefix: &str, issues: &[Issue]) -> String {

@@ -17,7 +17,7 @@ use actix_web::{HttpMessage, HttpRequest, web};
 use futures_util::future::LocalBoxFuture;
 
 use super::read_cache::ReadCacheData;
-use crate::error::{AppError, ErrorShape};
+use crate::error::{AppError, ErrorEnvelope, ErrorShape};
 
 /// An HTTP method an operation is declared for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -98,6 +98,10 @@ pub struct Operation {
     /// words it apart from its schema errors (`{error:"Invalid JSON"}`);
     /// `None` renders it in [`Self::errors`] like any other input problem.
     pub bad_json: Option<&'static str>,
+    /// Keys every error answer carries beside `error` (the bulk routes'
+    /// `ok:false, progressJobId:null, message`), the access check's 401 and
+    /// 403 included; `None` for most operations.
+    pub envelope: Option<ErrorEnvelope>,
 }
 
 impl Operation {
@@ -108,7 +112,13 @@ impl Operation {
             access,
             errors: ErrorShape::B(""),
             bad_json: None,
+            envelope: None,
         }
+    }
+    /// Declares the envelope of every error answer (see [`ErrorEnvelope`]).
+    pub const fn envelope(mut self, envelope: ErrorEnvelope) -> Self {
+        self.envelope = Some(envelope);
+        self
     }
     /// Declares the shape of the operation's input errors.
     pub const fn errors(mut self, shape: ErrorShape) -> Self {
@@ -177,23 +187,42 @@ pub async fn enforce_access(
     if let Some(policy) = policy
         && let Err(err) = policy.check(req.request()).await
     {
+        // The policy put the operation's envelope (if any) in the request.
+        let envelope = req.extensions().get::<ErrorEnvelope>().copied();
+        let err = match envelope {
+            Some(envelope) => err.in_envelope(envelope),
+            None => err,
+        };
         return Ok(req.error_response(err).map_into_right_body());
     }
     let res = next.call(req).await?;
     Ok(in_declared_shape(res).map_into_left_body())
 }
 
-/// Renders an input error in the shape its route declared (put in the
-/// request by the [`AccessPolicy`]), keeping the headers already set.
+/// Renders an input error in the shape its route declared, and any error in
+/// its declared envelope (both put in the request by the [`AccessPolicy`]),
+/// keeping the headers already set.
 fn in_declared_shape<B: MessageBody + 'static>(
     res: ServiceResponse<B>,
 ) -> ServiceResponse<actix_web::body::BoxBody> {
-    let shape = res.request().extensions().get::<ErrorShape>().copied();
-    let rendered = shape.and_then(|shape| {
-        let err = res.response().error()?.as_error::<AppError>()?;
-        err.issues()?;
-        Some(err.response_in(shape))
-    });
+    let (shape, envelope) = {
+        let extensions = res.request().extensions();
+        (
+            extensions.get::<ErrorShape>().copied(),
+            extensions.get::<ErrorEnvelope>().copied(),
+        )
+    };
+    let rendered = res
+        .response()
+        .error()
+        .and_then(|e| e.as_error::<AppError>())
+        .filter(|err| match err.issues() {
+            Some(_) => shape.is_some() || envelope.is_some(),
+            // Rendered again only for the envelope; a server error keeps
+            // its body (and is logged once, when first rendered).
+            None => envelope.is_some() && !err.status().is_server_error(),
+        })
+        .map(|err| err.response_with(shape.unwrap_or_default(), envelope));
     let Some(mut rendered) = rendered else {
         return res.map_into_boxed_body();
     };

@@ -24,7 +24,7 @@ mod request_context;
 mod routes;
 pub mod sse;
 
-pub use crate::error::ErrorShape;
+pub use crate::error::{ErrorEnvelope, ErrorShape};
 pub use access::{
     Access, AccessPolicy, AccessPolicyData, BadJson, Method, Operation, access_policy_data,
     enforce_access,

@@ -27,5 +27,6 @@ pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
         StateHandler::<StageState>::boxed(stages::CREATE),
         StateHandler::<StageState>::boxed(stages::UPDATE),
         StateHandler::<StageState>::boxed(stages::DELETE),
+        StateHandler::<StageState>::boxed(stages::REORDER),
     ]
 }

@@ -10,7 +10,7 @@ use stoa_core::command::{Actor, Command, LogEntry};
 use uuid::Uuid;
 
 use crate::PIPELINES_MANAGE;
-use crate::error::{CustomersError, in_use};
+use crate::error::{CustomersError, default_taken, in_use};
 use crate::model::PipelineState;
 use crate::queries::pipelines as q;
 
@@ -75,13 +75,23 @@ async fn write(
     after: Option<&PipelineState>,
 ) -> Result<Option<PipelineState>, AppError> {
     match (after, before) {
-        (Some(after), _) => Ok(Some(PipelineState::from(&q::upsert(conn, after).await?))),
+        (Some(after), _) => Ok(Some(PipelineState::from(&upsert(conn, after).await?))),
         (None, Some(before)) => {
             delete(conn, before.id).await?;
             Ok(None)
         }
         (None, None) => Ok(None),
     }
+}
+
+/// Writes a state; a second default of its organization is refused (409).
+async fn upsert(
+    conn: &mut AsyncPgConnection,
+    state: &PipelineState,
+) -> Result<crate::model::PipelineRow, AppError> {
+    q::upsert(conn, state)
+        .await
+        .map_err(|e| AppError::from(default_taken(e)))
 }
 
 /// Deletes in a savepoint, so a foreign-key refusal (409) leaves the
@@ -116,7 +126,7 @@ impl Tracked for PipelineState {
     }
 
     async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
-        q::upsert(conn, self).await?;
+        upsert(conn, self).await?;
         Ok(())
     }
 

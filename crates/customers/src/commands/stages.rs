@@ -1,4 +1,4 @@
-//! Pipeline stage writes: create, update, delete.
+//! Pipeline stage writes: create, update, delete, reorder.
 
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
@@ -18,6 +18,8 @@ pub const STAGE_KIND: &str = "customers.pipeline_stage";
 pub const CREATE: &str = "customers.pipeline_stages.create";
 pub const UPDATE: &str = "customers.pipeline_stages.update";
 pub const DELETE: &str = "customers.pipeline_stages.delete";
+/// One stage's new order, written by `POST /customers/pipeline-stages/reorder`.
+pub const REORDER: &str = "customers.pipeline_stages.reorder";
 
 fn stage_entry(label: &str, before: Option<&StageState>, after: Option<&StageState>) -> LogEntry {
     let Some(any) = after.or(before) else {

@@ -65,6 +65,44 @@ pub async fn upsert(
         .await
 }
 
+/// Waits for any other transaction choosing a default pipeline of
+/// (`tenant`, `organization`) and makes later ones wait for this one, until
+/// it ends: two concurrent writes making a pipeline the default take turns,
+/// so the second finds (and unsets) the first's default.
+pub async fn lock_default_scope(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    organization: Uuid,
+) -> QueryResult<()> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+        .bind::<diesel::sql_types::Text, _>(format!(
+            "customers.default_pipeline:{tenant}:{organization}"
+        ))
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// The default pipelines of (`tenant`, `organization`) other than `except`,
+/// locked (at most one while the one-default index stands).
+pub async fn lock_defaults(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    organization: Uuid,
+    except: Uuid,
+) -> QueryResult<Vec<PipelineRow>> {
+    customer_pipelines::table
+        .filter(customer_pipelines::tenant_id.eq(tenant))
+        .filter(customer_pipelines::organization_id.eq(organization))
+        .filter(customer_pipelines::is_default.eq(true))
+        .filter(customer_pipelines::id.ne(except))
+        .order(customer_pipelines::id)
+        .select(PipelineRow::as_select())
+        .for_update()
+        .load(conn)
+        .await
+}
+
 pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
     diesel::delete(customer_pipelines::table.find(id))
         .execute(conn)

@@ -15,6 +15,40 @@ use crate::error::CustomersError;
 use crate::model::{PipelineRow, PipelineState};
 use crate::queries::pipelines as q;
 
+/// Makes `state` the only default of its organization: waits for any other
+/// transaction choosing one ([`q::lock_default_scope`]), then unsets the
+/// current default, each as its own undoable entry ("Unset default
+/// pipeline"), before the caller writes `state`. A no-op unless `state` is a
+/// default. The one-default index (`customer_pipelines_one_default`) is the
+/// backstop.
+async fn unset_other_defaults(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    state: &PipelineState,
+) -> Result<(), AppError> {
+    if !state.is_default {
+        return Ok(());
+    }
+    q::lock_default_scope(conn, state.tenant_id, state.organization_id).await?;
+    let actor = ctx.actor();
+    for row in q::lock_defaults(conn, state.tenant_id, state.organization_id, state.id).await? {
+        let before = PipelineState::from(&row);
+        may_write(ctx, &before)?;
+        let after = PipelineState {
+            is_default: false,
+            ..before.clone()
+        };
+        let command = WritePipeline {
+            command_id: cmd::UPDATE,
+            label: "Unset default pipeline",
+            before: Some(before),
+            after: Some(after),
+        };
+        execute(conn, &actor, command).await?;
+    }
+    Ok(())
+}
+
 pub async fn create(
     db: &Db,
     ctx: &AuthContext,
@@ -33,6 +67,7 @@ pub async fn create(
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         let id = state.id;
+        unset_other_defaults(conn, ctx, &state).await?;
         let command = WritePipeline {
             command_id: cmd::CREATE,
             label: "Create pipeline",
@@ -74,6 +109,9 @@ pub async fn update(
         }
         if let Some(flag) = body.is_default {
             after.is_default = flag;
+        }
+        if after.is_default && !before.is_default {
+            unset_other_defaults(conn, ctx, &after).await?;
         }
         let command = WritePipeline {
             command_id: cmd::UPDATE,

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::visible;
 use crate::commands::stages::{self as cmd, WriteStage, check_pipeline, may_write};
-use crate::dto::{CreateStage, StageList, UpdateStage};
+use crate::dto::{CreateStage, ReorderStages, StageList, UpdateStage};
 use crate::error::CustomersError;
 use crate::model::{StageRow, StageState};
 use crate::queries::{pipelines, stages as q};
@@ -118,6 +118,49 @@ pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, A
         };
         let (_, op) = execute(conn, &actor, command).await?;
         Ok(op)
+    })
+    .await
+}
+
+/// `POST /customers/pipeline-stages/reorder`: gives each named stage its
+/// new order in one transaction, one undoable entry per stage whose order
+/// changes (`customers.pipeline_stages.reorder`). Every stage must be of the
+/// caller's tenant in an organization it sees (404 otherwise) and may write
+/// (403); the stages are locked in id order, so concurrent reorders queue
+/// rather than deadlock. Answers the last entry's operation (`None` when no
+/// order changed).
+pub async fn reorder(
+    db: &Db,
+    ctx: &AuthContext,
+    body: ReorderStages,
+) -> Result<Option<Operation>, AppError> {
+    let actor = ctx.actor();
+    let mut wanted: Vec<(Uuid, i32)> = body.stages.iter().map(|s| (s.id, s.order)).collect();
+    wanted.sort_by_key(|(id, _)| *id);
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let mut changes = Vec::with_capacity(wanted.len());
+        for (id, order) in &wanted {
+            let before = StageState::from(&locked(conn, ctx, *id).await?);
+            may_write(ctx, &before)?;
+            if before.order != *order {
+                let mut after = before.clone();
+                after.order = *order;
+                changes.push((before, after));
+            }
+        }
+        let mut last = None;
+        for (before, after) in changes {
+            let command = WriteStage {
+                command_id: cmd::REORDER,
+                label: "Reorder pipeline stages",
+                before: Some(before),
+                after: Some(after),
+            };
+            let (_, op) = execute(conn, &actor, command).await?;
+            last = Some(op);
+        }
+        Ok(last)
     })
     .await
 }

@@ -607,8 +607,26 @@ async fn bad_bulk_requests_are_refused_up_front_and_queue_nothing() {
             json!({"ids": [id], "ownerUserId": null}),
         ))
         .await;
+    // The access matrix's 403 and 401 come in the bulk envelope too, with
+    // the declared features.
     assert_eq!(res.status, 403);
-    assert_eq!(res.json()["ok"], false);
+    let got = res.json();
+    assert_eq!(
+        (
+            &got["ok"],
+            &got["progressJobId"],
+            &got["message"],
+            &got["error"]
+        ),
+        (
+            &json!(false),
+            &json!(null),
+            &json!("Forbidden"),
+            &json!("Forbidden")
+        ),
+        "{got}"
+    );
+    assert_eq!(got["requiredFeatures"], json!(["customers.deals.manage"]));
     let res = app
         .send(post_json(
             STAGE,
@@ -617,6 +635,37 @@ async fn bad_bulk_requests_are_refused_up_front_and_queue_nothing() {
         ))
         .await;
     assert_eq!(res.status, 403);
+    assert_eq!(res.json()["progressJobId"], json!(null));
+    assert_eq!(
+        res.json()["requiredFeatures"],
+        json!(["customers.deals.manage"])
+    );
+    for path in [OWNER, STAGE] {
+        let res = app
+            .send(
+                actix_web::test::TestRequest::post()
+                    .uri(path)
+                    .set_json(json!({"ids": [id], "ownerUserId": null, "pipelineStageId": lead})),
+            )
+            .await;
+        assert_eq!(res.status, 401, "{path}");
+        let got = res.json();
+        assert_eq!(
+            (
+                &got["ok"],
+                &got["progressJobId"],
+                &got["message"],
+                &got["error"]
+            ),
+            (
+                &json!(false),
+                &json!(null),
+                &json!("Unauthorized"),
+                &json!("Unauthorized")
+            ),
+            "{path}: {got}"
+        );
+    }
     assert_eq!(
         count(&app.db, "SELECT count(*) AS n FROM progress_jobs").await,
         0

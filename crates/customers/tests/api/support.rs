@@ -9,8 +9,10 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
+use stoa_acl::AccessMatrix;
 use stoa_core::command::{CommandRegistry, WriteGuard};
 use stoa_core::db::Db;
+use stoa_core::http::{AccessPolicy, ApiConfigurator};
 use stoa_progress::{WorkerConfig, Workers};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
@@ -34,14 +36,34 @@ pub fn users() -> Arc<stoa_auth::PgAccounts> {
     Arc::new(stoa_auth::PgAccounts)
 }
 
+/// The app as the server mounts it: auth, audit logs (undo), progress
+/// (polling) and customers, behind the access matrix of their declared
+/// operations (so errors come in each route's declared shape and envelope).
 pub async fn start() -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
     stoa_testkit::app()
-        .module_with(stoa_auth::testing::module)
-        .module(stoa_audit_logs::configure(Arc::new(commands()), users()))
-        .module(stoa_progress::configure)
-        .module(stoa_customers::configure(users()))
+        .server_with(|db| {
+            let auth = stoa_auth::testing::state_with_registry(db, registry(), |_| {});
+            let mut declared = registry();
+            for operations in [
+                stoa_auth::operations::OPERATIONS,
+                stoa_audit_logs::operations::OPERATIONS,
+                stoa_progress::operations::OPERATIONS,
+                stoa_customers::operations::OPERATIONS,
+            ] {
+                declared.register_operations(operations).unwrap();
+            }
+            let access: Arc<dyn AccessPolicy> =
+                Arc::new(AccessMatrix::new(declared.operations(), auth.clone()));
+            let modules: Vec<ApiConfigurator> = vec![
+                Arc::new(stoa_auth::configure(auth)),
+                Arc::new(stoa_audit_logs::configure(Arc::new(commands()), users())),
+                Arc::new(stoa_progress::configure),
+                Arc::new(stoa_customers::configure(users())),
+            ];
+            (modules, Some(access))
+        })
         .start()
         .await
 }

@@ -3,27 +3,26 @@
 use actix_web::{HttpResponse, post, web};
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
+use stoa_core::error::BulkErrorBody;
 use stoa_core::{AppResult, Json};
 
 use crate::dto::{BulkQueued, BulkUpdateOwner};
-use crate::error::bulk_envelope;
 use crate::service::deal_bulk;
 
 /// Checks the ids (1–10,000 uuids), the owner (a user of the tenant, or
 /// `null` to clear) and the caller's feature and organization, then queues
 /// the job and answers at once with the progress record to poll
-/// (`GET /progress/jobs/{progressJobId}`). Errors keep the bulk envelope
-/// `{ok:false, progressJobId:null, message}`.
+/// (`GET /progress/jobs/{progressJobId}`). Every error, 401 and 403 included, keeps the
+/// bulk envelope `{ok:false, progressJobId:null, message, error}`.
 #[utoipa::path(
     tag = "Customers",
     request_body = BulkUpdateOwner,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = BulkQueued, description = "Queued"),
-        (status = 400, body = ErrorBody, description = "`Invalid payload` (bad or too many ids), `Owner not found in this tenant`; with `ok:false, progressJobId:null, message` beside `error` unless the body did not parse"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "Missing feature (`requiredFeatures`), or an organization outside the caller's (`ok:false, progressJobId:null, message` beside `error`)"),
+        (status = 400, body = BulkErrorBody, description = "`Invalid payload` (bad or too many ids), `Owner not found in this tenant`"),
+        (status = 401, body = BulkErrorBody),
+        (status = 403, body = BulkErrorBody, description = "Missing feature (`requiredFeatures`), or an organization outside the caller's"),
     )
 )]
 #[post("/customers/deals/bulk-update-owner")]
@@ -35,8 +34,6 @@ pub async fn bulk_update_owner(
 ) -> AppResult<HttpResponse> {
     let body = body.into_inner();
     let owner = body.owner_user_id.flatten();
-    let queued = deal_bulk::queue_owner(&db, &ctx, users.as_ref(), body.ids, owner)
-        .await
-        .map_err(bulk_envelope)?;
+    let queued = deal_bulk::queue_owner(&db, &ctx, users.as_ref(), body.ids, owner).await?;
     Ok(HttpResponse::Created().json(queued))
 }
