@@ -14,4 +14,6 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod hardening;
     pub mod openapi;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
+    pub mod timestamps;
 }

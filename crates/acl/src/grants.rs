@@ -97,6 +97,35 @@ pub fn check_roles(caller: &AuthContext, roles: &[RoleGrant]) -> Result<(), AppE
     Ok(())
 }
 
+/// 403 unless `caller` may write what belongs to `roles` (their navigation,
+/// their dashboard widgets): [`check_roles`], and for a caller restricted to
+/// some organizations every role must be of its organizations — an ACL that
+/// lists organizations, all inside the caller's. A role reaching every
+/// organization (or `[]`, each holder's home, which this check cannot see)
+/// is a tenant-wide record, read-only to a restricted caller
+/// ([`AuthContext::require_writable`], 403 `organization_out_of_scope`),
+/// whether or not it grants anything yet. *Why:* "a role granting nothing
+/// reaches nothing" let an admin of one branch relabel the navigation and
+/// the widgets of a role the tenant's administrator had made for everyone.
+pub fn check_role_records(caller: &AuthContext, roles: &[RoleGrant]) -> Result<(), AppError> {
+    check_roles(caller, roles)?;
+    if caller.organization_restriction().is_none() {
+        return Ok(());
+    }
+    for role in roles {
+        let listed = role
+            .organizations
+            .as_deref()
+            .filter(|list| !list.is_empty());
+        if !listed.is_some_and(|list| caller.covers_organizations(Some(list))) {
+            caller.require_writable(Some(role.tenant_id), None, || {
+                AppError::not_found("Role not found")
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Why a role reference (id or name) did not resolve.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RoleLookupError {
@@ -152,6 +181,27 @@ mod tests {
         assert!(check_roles(&restricted, &[role(None, &[])]).is_ok());
         let open = caller(&["auth.*"], None);
         assert!(check_roles(&open, &[role(None, list)]).is_ok());
+    }
+
+    #[test]
+    fn restricted_callers_write_only_their_organizations_roles_records() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let restricted = caller(&["auth.*"], Some(vec![a]));
+        let role = |organizations: Option<Vec<Uuid>>| RoleGrant {
+            id: Uuid::nil(),
+            name: "r".into(),
+            tenant_id: Uuid::nil(),
+            features: Vec::new(),
+            is_super_admin: false,
+            organizations,
+        };
+        assert!(check_role_records(&restricted, &[role(Some(vec![a]))]).is_ok());
+        for tenant_wide in [None, Some(vec![]), Some(vec![a, b])] {
+            let err = check_role_records(&restricted, &[role(tenant_wide.clone())]).unwrap_err();
+            assert_eq!(err.status(), StatusCode::FORBIDDEN, "{tenant_wide:?}");
+        }
+        let open = caller(&["auth.*"], None);
+        assert!(check_role_records(&open, &[role(None)]).is_ok());
     }
 
     #[test]

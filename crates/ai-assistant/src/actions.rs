@@ -232,7 +232,12 @@ pub async fn propose(
                 other => Some(other.to_string()),
             },
             b["recordVersion"].as_str().map(String::from),
-            field_diff(&b["before"], &input),
+            // The loader's `after` (what the record would become), else
+            // the input's fields.
+            field_diff(
+                &b["before"],
+                b.get("after").filter(|a| a.is_object()).unwrap_or(&input),
+            ),
         ),
         None => (None, None, None, json!([])),
     };

@@ -17,6 +17,7 @@ use stoa_core::command::{LogEntry, record_batch};
 use stoa_core::db::Db;
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::prepared::Cached;
+use stoa_core::serde_util::timestamp::truncate;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -60,16 +61,16 @@ pub struct Summary {
     pub visibility: String,
     #[schema(value_type = Option<Object>)]
     pub page_context: Option<Value>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_message_at: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub imported_from_local_at: Option<OffsetDateTime>,
     pub participant_count: i64,
@@ -317,6 +318,38 @@ fn listed(
     query
 }
 
+/// How a page of `limit + 1` rows (newest first) was cut.
+enum Cut {
+    /// `rows` is the page.
+    Done,
+    /// Every row of the page is in the millisecond of this time: the page
+    /// must be that whole millisecond.
+    WholeMillisecond(OffsetDateTime),
+}
+
+/// Cuts `rows` (up to `limit + 1`, newest first by `at`) to a page that
+/// ends between two milliseconds. Cursors are times as the list writes them
+/// (milliseconds) and continue with `at < cursor`, so a page that ended
+/// inside a millisecond would make the next one skip the rest of it: the
+/// page drops its last millisecond when the row after the page shares it.
+fn cut_at_millisecond<T>(rows: &mut Vec<T>, limit: i64, at: impl Fn(&T) -> OffsetDateTime) -> Cut {
+    let limit = usize::try_from(limit).unwrap_or(0);
+    let Some(first_after) = rows.get(limit) else {
+        return Cut::Done;
+    };
+    let boundary = truncate(at(first_after));
+    rows.truncate(limit);
+    let keep = rows
+        .iter()
+        .take_while(|r| truncate(at(r)) != boundary)
+        .count();
+    if keep == 0 {
+        return Cut::WholeMillisecond(boundary);
+    }
+    rows.truncate(keep);
+    Cut::Done
+}
+
 /// `{items, nextCursor, total, totalCapped}`: newest activity first (last
 /// message, else creation); `cursor` is the previous page's last
 /// `lastMessageAt` (or `createdAt`), a keyset position. One statement: the
@@ -352,18 +385,38 @@ pub async fn list(
         .limit(limit + 1);
     let mut rows: Vec<(ConversationRow, i64)> = Cached(page).load(conn).await?;
     let count = <[_]>::first(&rows).map_or(0, |(_, c)| *c);
-    let more = rows.len() as i64 > limit;
-    rows.truncate(usize::try_from(limit).unwrap_or(0));
+    let activity = |(r, _): &(ConversationRow, i64)| r.last_message_at.unwrap_or(r.created_at);
+    let mut more = rows.len() as i64 > limit;
+    match cut_at_millisecond(&mut rows, limit, activity) {
+        Cut::Done => {}
+        Cut::WholeMillisecond(at) => {
+            // Every row of the page shares one millisecond: the page is that
+            // millisecond whole, so the next cursor skips none of it.
+            let start = truncate(at);
+            let end = start + time::Duration::MILLISECOND;
+            let group = listed(ctx, scope, agent, status, cursor)
+                .filter(cc::activity_at.ge(start))
+                .filter(cc::activity_at.lt(end))
+                .select(ConversationRow::as_select())
+                .order((cc::activity_at.desc(), cc::id.desc()))
+                .load::<ConversationRow>(conn)
+                .await?;
+            rows = group.into_iter().map(|r| (r, count)).collect();
+            let after: Vec<Uuid> = listed(ctx, scope, agent, status, Some(start))
+                .select(cc::id)
+                .limit(1)
+                .load(conn)
+                .await?;
+            more = !after.is_empty();
+        }
+    }
+    // The cursor is the last row's time as the list writes it (milliseconds):
+    // pages end between milliseconds, so `activity_at < cursor` continues
+    // exactly after this page.
     let next = more
-        .then(|| {
-            rows.last()
-                .map(|(r, _)| r.last_message_at.unwrap_or(r.created_at))
-        })
+        .then(|| rows.last().map(activity))
         .flatten()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        });
+        .map(stoa_core::serde_util::timestamp::format);
     let (total, capped) = match total {
         TotalMode::Capped => (Some(count.min(COUNT_AHEAD)), count > COUNT_AHEAD),
         TotalMode::Exact => (Some(count), false),
@@ -410,7 +463,7 @@ pub struct MessageView {
     pub model: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
     #[serde(rename = "senderUserId")]
@@ -437,16 +490,36 @@ pub async fn get(
         query = query.filter(cm::created_at.lt(b));
     }
     let mut messages: Vec<MessageView> = query.load(conn).await?;
-    let more = messages.len() as i64 > limit;
-    messages.truncate(usize::try_from(limit).unwrap_or(0));
+    let mut more = messages.len() as i64 > limit;
+    if let Cut::WholeMillisecond(at) = cut_at_millisecond(&mut messages, limit, |m| m.created_at) {
+        let start = truncate(at);
+        let mut group = cm::table
+            .filter(cm::conversation_id.eq(row.id))
+            .filter(cm::deleted_at.is_null())
+            .filter(cm::created_at.ge(start))
+            .filter(cm::created_at.lt(start + time::Duration::MILLISECOND))
+            .select(MessageView::as_select())
+            .order((cm::created_at.desc(), cm::id.desc()))
+            .into_boxed();
+        if let Some(b) = before {
+            group = group.filter(cm::created_at.lt(b));
+        }
+        messages = group.load(conn).await?;
+        let older: Vec<Uuid> = cm::table
+            .filter(cm::conversation_id.eq(row.id))
+            .filter(cm::deleted_at.is_null())
+            .filter(cm::created_at.lt(start))
+            .select(cm::id)
+            .limit(1)
+            .load(conn)
+            .await?;
+        more = !older.is_empty();
+    }
     messages.reverse();
     let next = more
         .then(|| <[_]>::first(&messages).map(|m| m.created_at))
         .flatten()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        });
+        .map(stoa_core::serde_util::timestamp::format);
     let participants: i64 = cp::table
         .filter(cp::conversation_id.eq(row.id))
         .filter(cp::deleted_at.is_null())
@@ -691,4 +764,39 @@ pub async fn import(
         }))
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(micros: i64) -> OffsetDateTime {
+        OffsetDateTime::UNIX_EPOCH + time::Duration::microseconds(micros)
+    }
+
+    #[test]
+    fn a_page_ends_between_milliseconds() {
+        // Newest first: 3.2 ms, 2.9, 2.5, 2.1, 0.9.
+        let rows = [3_200, 2_900, 2_500, 2_100, 900].map(at).to_vec();
+        let mut page = rows.clone();
+        page.truncate(3);
+        assert!(matches!(
+            cut_at_millisecond(&mut page, 2, |t| *t),
+            Cut::Done
+        ));
+        assert_eq!(
+            page,
+            [at(3_200)],
+            "the 2 ms row after the page: 2.9 goes too"
+        );
+        let mut page = rows[1..4].to_vec();
+        let cut = cut_at_millisecond(&mut page, 2, |t| *t);
+        assert!(matches!(cut, Cut::WholeMillisecond(t) if t == at(2_000)));
+        let mut page = rows[3..].to_vec();
+        assert!(matches!(
+            cut_at_millisecond(&mut page, 2, |t| *t),
+            Cut::Done
+        ));
+        assert_eq!(page.len(), 2, "no row after the page: nothing to cut");
+    }
 }

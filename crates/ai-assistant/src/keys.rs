@@ -136,6 +136,7 @@ pub async fn create_mcp_key(
         "secret": created.secret,
         "tenantId": created.tenant_id,
         "organizationId": created.organization_id,
-        "roles": ctx.acl.roles,
+        // The reference answers the role ids the key carries.
+        "roles": created.roles.iter().map(|r| r.id.to_string()).collect::<Vec<_>>(),
     }))
 }

@@ -3,7 +3,7 @@
 //! validation-errors.md: C with `code:"validation_error"` for the `/ai/*`
 //! routes, E for tools/execute, none for the plain reads).
 
-use stoa_core::http::Access::{Authenticated, Features};
+use stoa_core::http::Access::Features;
 use stoa_core::http::ErrorShape::*;
 use stoa_core::http::Operation;
 
@@ -150,7 +150,7 @@ pub const OPERATIONS: &[Operation] = &[
     // A persistent key outlives the session: only callers who may create
     // API keys mint one (the reference's `api_keys.create`).
     Operation::post("/ai_assistant/mcp-key", Features(&[MCP_KEY_CREATE])).errors(E),
-    Operation::post("/ai_assistant/session-key", Authenticated).errors(E),
+    Operation::post("/ai_assistant/session-key", Features(&[VIEW])).errors(E),
     Operation::post("/ai_assistant/chat", Features(&[VIEW])).errors(E),
     Operation::post("/ai_assistant/route", Features(&[VIEW])).errors(E),
 ];

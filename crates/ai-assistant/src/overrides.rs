@@ -77,7 +77,7 @@ pub struct LoopOverride {
     pub loop_stop_when_json: Option<Value>,
     #[schema(value_type = Option<Vec<String>>)]
     pub loop_active_tools_json: Option<Value>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -268,10 +268,10 @@ pub struct PolicyOverride {
     pub mutation_policy: String,
     pub notes: Option<String>,
     pub created_by_user_id: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -429,10 +429,10 @@ pub struct PromptVersion {
     pub sections: Value,
     pub notes: Option<String>,
     pub created_by_user_id: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }

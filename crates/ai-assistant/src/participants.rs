@@ -43,10 +43,10 @@ pub struct Participant {
     pub user_id: Uuid,
     /// `owner` or `viewer`.
     pub role: String,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_read_at: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub added_at: OffsetDateTime,
 }

@@ -44,7 +44,7 @@ pub async fn daily(
            'inputTokens', input_tokens::text, 'outputTokens', output_tokens::text, \
            'cachedInputTokens', cached_input_tokens::text, 'reasoningTokens', reasoning_tokens::text, \
            'stepCount', step_count::text, 'turnCount', turn_count::text, 'sessionCount', session_count::text, \
-           'createdAt', created_at, 'updatedAt', updated_at) ORDER BY day, agent_id, model_id), '[]'::jsonb), \
+           'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), 'updatedAt', to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')) ORDER BY day, agent_id, model_id), '[]'::jsonb), \
            'total', count(*)) AS body \
          FROM ai_token_usage_daily \
          WHERE tenant_id = $1 AND day BETWEEN $2 AND $3 \
@@ -93,7 +93,7 @@ pub async fn sessions(
          SELECT jsonb_build_object( \
            'sessions', COALESCE((SELECT jsonb_agg(jsonb_build_object( \
                'sessionId', session_id, 'agentId', agent_id, 'moduleId', module_id, 'userId', user_id, \
-               'startedAt', started_at, 'lastEventAt', last_event_at, 'stepCount', step_count, \
+               'startedAt', to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), 'lastEventAt', to_char(last_event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), 'stepCount', step_count, \
                'turnCount', turn_count, 'inputTokens', input_tokens, 'outputTokens', output_tokens, \
                'cachedInputTokens', cached_input_tokens, 'reasoningTokens', reasoning_tokens) \
                ORDER BY last_event_at DESC) \
@@ -130,7 +130,7 @@ pub async fn session(
                'turnId', turn_id, 'stepIndex', step_index, 'providerId', provider_id, 'modelId', model_id, \
                'inputTokens', input_tokens, 'outputTokens', output_tokens, \
                'cachedInputTokens', cached_input_tokens, 'reasoningTokens', reasoning_tokens, \
-               'finishReason', finish_reason, 'loopAbortReason', loop_abort_reason, 'createdAt', created_at) \
+               'finishReason', finish_reason, 'loopAbortReason', loop_abort_reason, 'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')) \
                ORDER BY created_at, step_index) \
              FROM (SELECT * FROM e ORDER BY created_at, step_index LIMIT 200) page), '[]'::jsonb), \
            'total', (SELECT count(*) FROM e), 'sessionId', $2) AS body",
@@ -174,7 +174,7 @@ pub async fn flags(
            'items', COALESCE((SELECT jsonb_agg(jsonb_build_object( \
                'id', id, 'tenantId', tenant_id, 'organizationId', organization_id, 'agentId', agent_id, \
                'userId', user_id, 'providerId', provider_id, 'modelId', model_id, \
-               'categories', categories, 'createdAt', created_at) ORDER BY created_at DESC) \
+               'categories', categories, 'createdAt', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')) ORDER BY created_at DESC) \
              FROM (SELECT * FROM f ORDER BY created_at DESC, id LIMIT $8 OFFSET $9) page), '[]'::jsonb), \
            'total', (SELECT count(*) FROM f), 'page', $10, 'pageSize', $8) AS body",
     )

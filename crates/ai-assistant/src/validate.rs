@@ -1,5 +1,5 @@
 //! A small JSON-schema check for tool inputs: the subset the registered
-//! tools use (`type`, `properties`, `required`, `additionalProperties:
+//! tools use (`type`, one or a list, `properties`, `required`, `additionalProperties:
 //! false`, `minLength`/`maxLength`, `minimum`/`maximum`, `format: uuid`).
 //! Problems read `path: message`, joined with `; ` as the reference words them.
 
@@ -47,10 +47,14 @@ fn type_matches(kind: &str, value: &Value) -> bool {
 
 fn walk(schema: &Value, value: &Value, path: &str, out: &mut Vec<String>) {
     let at = if path.is_empty() { "(root)" } else { path };
-    if let Some(kind) = schema["type"].as_str()
-        && !type_matches(kind, value)
-    {
-        out.push(format!("{at}: expected {kind}"));
+    // `type` is one name or a list of them (`["string", "null"]`).
+    let kinds: Vec<&str> = match &schema["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !kinds.is_empty() && !kinds.iter().any(|kind| type_matches(kind, value)) {
+        out.push(format!("{at}: expected {}", kinds.join(" or ")));
         return;
     }
     if let Some(s) = value.as_str() {
@@ -140,5 +144,12 @@ mod tests {
             ]
         );
         assert_eq!(check(&schema, &json!([])), vec!["(root): expected object"]);
+        let nullable = json!({"type": ["string", "null"], "maxLength": 2});
+        assert!(check(&nullable, &json!(null)).is_empty());
+        assert!(check(&nullable, &json!("ab")).is_empty());
+        assert_eq!(
+            check(&nullable, &json!(1)),
+            vec!["(root): expected string or null"]
+        );
     }
 }

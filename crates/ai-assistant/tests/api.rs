@@ -8,6 +8,7 @@ mod api {
     pub mod actions;
     pub mod agents;
     pub mod chat;
+    pub mod compat;
     pub mod conversations;
     pub mod legacy;
     pub mod limits;

@@ -35,7 +35,7 @@ pub struct KeySnapshot {
     pub organization_id: Option<Uuid>,
     pub role_ids: Vec<Uuid>,
     pub created_by: Uuid,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub expires_at: Option<OffsetDateTime>,
     pub deleted: bool,
 }

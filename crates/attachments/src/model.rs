@@ -4,7 +4,6 @@ use diesel::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
 use crate::dto::{Assignment, PartitionItem};
@@ -46,7 +45,7 @@ pub struct Partition {
 }
 
 pub fn iso(at: OffsetDateTime) -> String {
-    at.format(&Rfc3339).unwrap_or_default()
+    stoa_core::serde_util::timestamp::format(at)
 }
 
 /// `ATTACHMENTS_PARTITION_<CODE>_ROOT` with the code's camelCase split by `_`.

@@ -9,10 +9,7 @@ use crate::queries::ExportRow;
 pub const CSV_HEADER: &str = "When,User,Action,Field,Old Value,New Value,Source\n";
 
 pub fn csv_rows(r: &ExportRow, user: Option<&String>) -> String {
-    let when = r
-        .created_at
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default();
+    let when = stoa_core::serde_util::timestamp::format(r.created_at);
     let who = user
         .cloned()
         .or_else(|| r.actor_user_id.map(|u| u.to_string()))

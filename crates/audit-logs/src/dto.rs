@@ -130,10 +130,10 @@ pub struct ActionItem {
     pub parent_resource_kind: Option<String>,
     pub parent_resource_id: Option<String>,
     pub undo_token: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
     pub snapshot_before: Option<Value>,
@@ -192,7 +192,7 @@ pub struct AccessItem {
     pub organization_name: Option<String>,
     pub fields: Vec<String>,
     pub context: Option<Value>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
 }

@@ -616,7 +616,7 @@ fn template_value(name: &str, scope: &Scope<'_>) -> Option<Value> {
                 d.day()
             )))
         }
-        "now" => scope.now.format(&Rfc3339).ok().map(Value::String),
+        "now" => Some(stoa_core::serde_util::timestamp::value(scope.now)),
         path => resolve_text(path, scope.context).cloned(),
     }
 }

@@ -242,15 +242,15 @@ pub struct RuleItem {
     pub enabled: bool,
     pub priority: i32,
     pub version: i32,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub effective_from: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub effective_to: Option<OffsetDateTime>,
     pub tenant_id: Uuid,
     pub organization_id: Uuid,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub updated_at: OffsetDateTime,
 }
 
@@ -352,9 +352,9 @@ pub struct SetItem {
     pub organization_id: Uuid,
     pub created_by: Option<Uuid>,
     pub updated_by: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub updated_at: OffsetDateTime,
 }
 
@@ -544,7 +544,7 @@ pub struct LogFields {
     pub output_context: Option<Value>,
     pub error_message: Option<String>,
     pub execution_time_ms: i32,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub executed_at: OffsetDateTime,
     pub tenant_id: Uuid,
     pub organization_id: Option<Uuid>,

@@ -14,7 +14,6 @@ use stoa_core::AppError;
 use stoa_core::command::Event;
 use stoa_core::command::outbox::{self, Envelope, EventActor, Origin};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -118,10 +117,7 @@ impl CompiledRule {
         if !self.enabled {
             return Some("Rule is disabled".into());
         }
-        let iso = |t: OffsetDateTime| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default()
-        };
+        let iso = stoa_core::serde_util::timestamp::format;
         if let Some(from) = self.effective_from
             && from > now
         {
@@ -265,7 +261,7 @@ pub fn run(rules: &[Arc<CompiledRule>], req: &Request, now: OffsetDateTime) -> R
     }
     let context = req.context();
     let base = action_base(req, &context);
-    let stamp = now.format(&Rfc3339).unwrap_or_default();
+    let stamp = stoa_core::serde_util::timestamp::format(now);
     let mut run = Run {
         outcomes: Vec::with_capacity(rules.len()),
         ..Run::default()

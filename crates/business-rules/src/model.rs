@@ -35,15 +35,15 @@ pub struct RuleState {
     pub enabled: bool,
     pub priority: i32,
     pub version: i32,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub effective_from: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub effective_to: Option<OffsetDateTime>,
     pub created_by: Option<Uuid>,
     pub updated_by: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub deleted_at: Option<OffsetDateTime>,
 }
 
@@ -72,9 +72,9 @@ pub struct SetState {
     pub enabled: bool,
     pub created_by: Option<Uuid>,
     pub updated_by: Option<Uuid>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub deleted_at: Option<OffsetDateTime>,
 }
 
@@ -100,7 +100,7 @@ pub struct MemberState {
     pub rule_id: Uuid,
     pub sequence: i32,
     pub enabled: bool,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
 }
 

@@ -46,7 +46,9 @@ impl ToolHandler for GetProduct {
     }
 }
 
-/// The product a change would touch: `{recordId, entityType, recordVersion, before}`.
+/// The product a change would touch: `{recordId, entityType,
+/// recordVersion, before, after}` (`after`: the fields as the route takes
+/// them, the price as `priceAmount` / `priceCurrency`).
 struct ProductBefore;
 
 impl ToolHandler for ProductBefore {
@@ -54,12 +56,16 @@ impl ToolHandler for ProductBefore {
         Box::pin(async move {
             let id = product_id(&call.input)?;
             let detail = service::product_detail(call.db, call.auth, &id).await?;
+            let mut changes = call.input.as_object().cloned().unwrap_or_default();
+            changes.retain(|k, _| k != "productId" && !k.starts_with('_'));
+            let after = product_body(changes, detail.item.price_currency.as_deref())?;
             let before = serde_json::to_value(&detail.item).map_err(AppError::internal)?;
             Ok(json!({
                 "recordId": detail.item.id,
                 "entityType": "catalog.product",
                 "recordVersion": before["updated_at"],
                 "before": before,
+                "after": after,
             }))
         })
     }
@@ -72,6 +78,47 @@ struct ProductPatch {
     record_version: Option<String>,
     #[serde(flatten)]
     rest: serde_json::Map<String, Value>,
+}
+
+/// The route's body for the tool's input: `price {currencyCode?, amount}`
+/// becomes `priceAmount` (and `priceCurrency`). The currency must be the
+/// product's own (the reference changes an existing price only); a product
+/// without a price takes the one given.
+fn product_body(
+    mut rest: serde_json::Map<String, Value>,
+    current_currency: Option<&str>,
+) -> Result<serde_json::Map<String, Value>, AppError> {
+    let Some(price) = rest.remove("price") else {
+        return Ok(rest);
+    };
+    // The schema allows `priceKindId` (stoa has no price kinds: it is
+    // ignored), `currencyCode` and `amount` (required).
+    let amount = price
+        .get("amount")
+        .cloned()
+        .ok_or_else(|| AppError::bad_request("Invalid input: price.amount: Required"))?;
+    if let Some(code) = price
+        .get("currencyCode")
+        .and_then(Value::as_str)
+        .map(str::trim)
+    {
+        match current_currency {
+            Some(current) if !current.eq_ignore_ascii_case(code) => {
+                return Err(AppError::bad_request(format!(
+                    "Invalid input: price.currencyCode: the product has no price in {code} (its price is in {current})"
+                )));
+            }
+            Some(_) => {}
+            None => {
+                rest.insert(
+                    "priceCurrency".into(),
+                    Value::String(code.to_ascii_uppercase()),
+                );
+            }
+        }
+    }
+    rest.insert("priceAmount".into(), amount);
+    Ok(rest)
 }
 
 /// `catalog.update_product`: `PUT /catalog/products/{id}` through the
@@ -94,7 +141,13 @@ impl ToolHandler for UpdateProductTool {
                 .map_err(|_| {
                     AppError::bad_request("_recordVersion must be an ISO-8601 timestamp")
                 })?;
-            let body: UpdateProduct = serde_json::from_value(Value::Object(patch.rest))
+            let rest = if patch.rest.contains_key("price") {
+                let detail = service::product_detail(call.db, call.auth, &id).await?;
+                product_body(patch.rest, detail.item.price_currency.as_deref())?
+            } else {
+                patch.rest
+            };
+            let body: UpdateProduct = serde_json::from_value(Value::Object(rest))
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             body.validate()
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
@@ -118,23 +171,39 @@ impl ToolHandler for UpdateProductTool {
 fn get_schema() -> Value {
     json!({
         "type": "object",
-        "properties": {"productId": {"type": "string", "format": "uuid"}},
+        "properties": {
+            "productId": {"type": "string", "format": "uuid"},
+            "includeRelated": {
+                "type": "boolean",
+                "description": "Accepted as the reference's; stoa has no categories, variants or media to add."
+            }
+        },
         "required": ["productId"],
         "additionalProperties": false
     })
 }
 
+/// The reference's input (`price` strict: `priceKindId?`, `currencyCode?`,
+/// `amount`).
 fn update_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
             "productId": {"type": "string", "format": "uuid"},
             "title": {"type": "string", "minLength": 1, "maxLength": 255},
-            "subtitle": {"type": "string"},
-            "description": {"type": "string"},
+            "subtitle": {"type": ["string", "null"], "maxLength": 255},
+            "description": {"type": ["string", "null"], "maxLength": 4000},
             "isActive": {"type": "boolean"},
-            "priceAmount": {"type": "string"},
-            "priceCurrency": {"type": "string", "minLength": 3, "maxLength": 3}
+            "price": {
+                "type": "object",
+                "properties": {
+                    "priceKindId": {"type": "string", "format": "uuid"},
+                    "currencyCode": {"type": "string", "minLength": 3, "maxLength": 8},
+                    "amount": {"type": "number", "minimum": 0}
+                },
+                "required": ["amount"],
+                "additionalProperties": false
+            }
         },
         "required": ["productId"],
         "additionalProperties": false

@@ -23,7 +23,6 @@ use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, entry, lock_row};
 use stoa_core::command::{Actor, Command, CommandHandler, LogEntry};
-use time::format_description::well_known::Rfc3339;
 use uuid::Uuid;
 
 use crate::MANAGE;
@@ -42,9 +41,7 @@ pub const UPDATED_EVENT: &str = "catalog.product.updated";
 pub const DELETED_EVENT: &str = "catalog.product.deleted";
 
 fn rfc3339(ts: time::OffsetDateTime) -> Value {
-    ts.format(&Rfc3339)
-        .map(Value::String)
-        .unwrap_or(Value::Null)
+    stoa_core::serde_util::timestamp::value(ts)
 }
 
 /// The snapshot shown in the action log.

@@ -84,12 +84,12 @@ pub struct ProductItem {
     pub price_amount: Option<Money>,
     /// ISO 4217 code (three capital letters).
     pub price_currency: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
     /// Send it back in `x-om-ext-optimistic-lock-expected-updated-at` to
     /// refuse an update over someone else's change.
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -135,9 +135,9 @@ pub struct ProductState {
     pub is_active: bool,
     pub price_amount: Option<Money>,
     pub price_currency: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub updated_at: OffsetDateTime,
 }
 

@@ -1,4 +1,7 @@
-//! Serde helpers for request bodies.
+//! Serde helpers: request bodies ([`double_option`]) and the one timestamp
+//! format of every JSON body ([`timestamp`]).
+
+pub mod timestamp;
 
 use serde::{Deserialize, Deserializer};
 

@@ -16,6 +16,8 @@ use uuid::Uuid;
 use validator::Validate;
 
 use crate::dto::UpdateDeal;
+use crate::error::CustomersError;
+use crate::queries::stages;
 use crate::service::deals;
 use crate::{DEALS_MANAGE, DEALS_VIEW, owners};
 
@@ -78,10 +80,39 @@ struct DealPatch {
     rest: serde_json::Map<String, Value>,
 }
 
-/// `customers.update_deal` / `customers.update_deal_stage`: `PUT
-/// /customers/deals/{id}` through the deals service, as the caller. The
-/// assistant passes the version it showed for approval as `_recordVersion`
-/// (the optimistic lock: a change since then fails the write).
+/// The `_recordVersion` the assistant passes (the version it showed for
+/// approval), as the write's optimistic lock.
+fn expected_version(raw: Option<&str>) -> Result<Option<OffsetDateTime>, AppError> {
+    raw.map(|v| OffsetDateTime::parse(v, &Rfc3339))
+        .transpose()
+        .map_err(|_| AppError::bad_request("_recordVersion must be an ISO-8601 timestamp"))
+}
+
+/// `PUT /customers/deals/{id}` with `body`, through the deals service, as
+/// the caller.
+async fn update_deal(
+    call: &ToolCall<'_>,
+    id: Uuid,
+    body: serde_json::Map<String, Value>,
+    expected: Option<OffsetDateTime>,
+) -> Result<Value, AppError> {
+    let body: UpdateDeal = serde_json::from_value(Value::Object(body))
+        .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+    body.validate()
+        .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+    let users = users()?;
+    let op = deals::update(call.db, call.auth, users.as_ref(), id, body, expected).await?;
+    Ok(json!({
+        "recordId": id,
+        "commandName": op.command_id,
+        "operation": op,
+    }))
+}
+
+/// `customers.update_deal`: `PUT /customers/deals/{id}` through the deals
+/// service, as the caller. The assistant passes the version it showed for
+/// approval as `_recordVersion` (the optimistic lock: a change since then
+/// fails the write).
 struct UpdateDealTool;
 
 impl ToolHandler for UpdateDealTool {
@@ -92,24 +123,105 @@ impl ToolHandler for UpdateDealTool {
             let mut patch: DealPatch = serde_json::from_value(call.input.clone())
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             patch.rest.remove("dealId");
-            let expected = patch
-                .record_version
-                .as_deref()
-                .map(|v| OffsetDateTime::parse(v, &Rfc3339))
-                .transpose()
-                .map_err(|_| {
-                    AppError::bad_request("_recordVersion must be an ISO-8601 timestamp")
-                })?;
-            let body: UpdateDeal = serde_json::from_value(Value::Object(patch.rest))
-                .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
-            body.validate()
-                .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
+            let expected = expected_version(patch.record_version.as_deref())?;
+            update_deal(&call, id, patch.rest, expected).await
+        })
+    }
+}
+
+/// Where `customers.update_deal_stage` moves a deal: to a pipeline stage,
+/// or to a status (`won`, `lost`, ...), exactly one of the two (the
+/// reference's input).
+enum StageTarget {
+    Stage(Uuid),
+    Status(String),
+}
+
+const EXACTLY_ONE: &str =
+    "Invalid input: toPipelineStageId: Provide exactly one of toPipelineStageId or toStage.";
+
+fn stage_target(input: &Value) -> Result<StageTarget, AppError> {
+    let present = |key: &str| input.get(key).is_some_and(|v| !v.is_null());
+    match (present("toPipelineStageId"), present("toStage")) {
+        (true, false) => input["toPipelineStageId"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .map(StageTarget::Stage)
+            .ok_or_else(|| AppError::bad_request("Invalid input: toPipelineStageId: Invalid uuid")),
+        (false, true) => match input["toStage"].as_str().map(str::trim) {
+            Some(s) if (1..=50).contains(&s.chars().count()) => {
+                Ok(StageTarget::Status(s.to_string()))
+            }
+            _ => Err(AppError::bad_request(
+                "Invalid input: toStage: must be a status of 1 to 50 characters",
+            )),
+        },
+        _ => Err(AppError::bad_request(EXACTLY_ONE)),
+    }
+}
+
+/// The deal's body for `target`: the stage (the service checks it is a
+/// stage of the deal's organization and takes its pipeline) or the status.
+fn stage_body(target: &StageTarget) -> serde_json::Map<String, Value> {
+    let mut body = serde_json::Map::new();
+    match target {
+        StageTarget::Stage(stage) => {
+            body.insert("pipelineStageId".into(), json!(stage));
+        }
+        StageTarget::Status(status) => {
+            body.insert("status".into(), json!(status));
+        }
+    }
+    body
+}
+
+/// `customers.update_deal_stage {dealId, toPipelineStageId | toStage}`:
+/// the deal's update command as the caller, like `customers.update_deal`.
+struct UpdateDealStageTool;
+
+impl ToolHandler for UpdateDealStageTool {
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+        Box::pin(async move {
+            call.auth.require(DEALS_MANAGE)?;
+            let id = deal_id(&call.input)?;
+            let target = stage_target(&call.input)?;
+            let expected = expected_version(call.input["_recordVersion"].as_str())?;
+            update_deal(&call, id, stage_body(&target), expected).await
+        })
+    }
+}
+
+/// The deal a stage move would change, and what it would become: the stage
+/// (id and label; a stage of the deal's organization, else 400) or the
+/// status, so the approval card shows the move.
+struct DealStageBefore;
+
+impl ToolHandler for DealStageBefore {
+    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
+        Box::pin(async move {
+            call.auth.require(DEALS_VIEW)?;
+            let id = deal_id(&call.input)?;
+            let target = stage_target(&call.input)?;
             let users = users()?;
-            let op = deals::update(call.db, call.auth, users.as_ref(), id, body, expected).await?;
+            let mut conn = call.db.conn().await?;
+            let detail = deals::detail(&mut conn, call.auth, users.as_ref(), id).await?;
+            let after = match &target {
+                StageTarget::Stage(stage) => {
+                    let found = stages::find(&mut conn, detail.deal.tenant_id, *stage)
+                        .await?
+                        .filter(|s| s.organization_id == detail.deal.organization_id)
+                        .ok_or(CustomersError::StageNotFound)?;
+                    json!({"pipelineStageId": found.id, "pipelineStage": found.label})
+                }
+                StageTarget::Status(status) => json!({"status": status}),
+            };
+            let before = serde_json::to_value(&detail.deal).map_err(AppError::internal)?;
             Ok(json!({
                 "recordId": id,
-                "commandName": op.command_id,
-                "operation": op,
+                "entityType": "customers.deal",
+                "recordVersion": before["updatedAt"],
+                "before": before,
+                "after": after,
             }))
         })
     }
@@ -118,20 +230,39 @@ impl ToolHandler for UpdateDealTool {
 fn get_schema() -> Value {
     json!({
         "type": "object",
-        "properties": {"dealId": {"type": "string", "format": "uuid"}},
+        "properties": {
+            "dealId": {"type": "string", "format": "uuid"},
+            "includeRelated": {
+                "type": "boolean",
+                "description": "Accepted as the reference's; stoa has no notes, activities, people or companies to add (the deal comes with its pipeline stages and owner)."
+            }
+        },
         "required": ["dealId"],
         "additionalProperties": false
     })
 }
 
+/// The reference's input: `dealId` and exactly one of `toPipelineStageId`
+/// and `toStage` (checked by the handler and the loader: a plain object
+/// schema, which every provider accepts for a function's parameters).
 fn stage_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
             "dealId": {"type": "string", "format": "uuid"},
-            "pipelineStageId": {"type": "string", "format": "uuid"}
+            "toPipelineStageId": {
+                "type": "string",
+                "format": "uuid",
+                "description": "A pipeline stage of the deal's organization. Provide exactly one of toPipelineStageId or toStage."
+            },
+            "toStage": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 50,
+                "description": "A status slug such as won or lost. Provide exactly one of toPipelineStageId or toStage."
+            }
         },
-        "required": ["dealId", "pipelineStageId"],
+        "required": ["dealId"],
         "additionalProperties": false
     })
 }
@@ -171,12 +302,12 @@ pub fn tools() -> Vec<AiTool> {
             name: "customers.update_deal_stage",
             module: "customers",
             display_name: "Update deal stage",
-            description: "Moves a deal to another stage of its pipeline.",
+            description: "Moves a deal to a pipeline stage (toPipelineStageId) or to a status such as won or lost (toStage): exactly one of the two.",
             input_schema: stage_schema,
             kind: ToolKind::Mutation,
             features: &[DEALS_VIEW, DEALS_MANAGE],
-            handler: Arc::new(UpdateDealTool),
-            before: Some(Arc::new(DealBefore)),
+            handler: Arc::new(UpdateDealStageTool),
+            before: Some(Arc::new(DealStageBefore)),
         },
         AiTool {
             name: "customers.update_deal",

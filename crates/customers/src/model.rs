@@ -58,13 +58,13 @@ pub struct DealState {
     pub value_amount: Option<Money>,
     pub value_currency: Option<String>,
     pub probability: Option<i32>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub expected_close_at: Option<OffsetDateTime>,
     pub owner_user_id: Option<Uuid>,
     pub source: Option<String>,
     pub closure_outcome: Option<String>,
     pub loss_notes: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
 }
 
@@ -109,7 +109,7 @@ pub struct DealItem {
     pub value_amount: Option<Money>,
     pub value_currency: Option<String>,
     pub probability: Option<i32>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub expected_close_at: Option<OffsetDateTime>,
     pub owner_user_id: Option<Uuid>,
@@ -118,10 +118,10 @@ pub struct DealItem {
     pub loss_notes: Option<String>,
     pub organization_id: Uuid,
     pub tenant_id: Uuid,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -168,7 +168,7 @@ pub struct DealView {
     pub value_amount: Option<Money>,
     pub value_currency: Option<String>,
     pub probability: Option<i32>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub expected_close_at: Option<OffsetDateTime>,
     pub owner_user_id: Option<Uuid>,
@@ -177,10 +177,10 @@ pub struct DealView {
     pub loss_notes: Option<String>,
     pub organization_id: Uuid,
     pub tenant_id: Uuid,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -234,7 +234,7 @@ pub struct PipelineState {
     pub organization_id: Uuid,
     pub name: String,
     pub is_default: bool,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
 }
 
@@ -260,10 +260,10 @@ pub struct PipelineItem {
     pub is_default: bool,
     pub organization_id: Uuid,
     pub tenant_id: Uuid,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -311,7 +311,7 @@ pub struct StageState {
     pub order: i32,
     pub color: Option<String>,
     pub icon: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub created_at: OffsetDateTime,
 }
 
@@ -343,10 +343,10 @@ pub struct StageItem {
     pub icon: Option<String>,
     pub organization_id: Uuid,
     pub tenant_id: Uuid,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }

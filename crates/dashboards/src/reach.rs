@@ -5,9 +5,11 @@
 //! - **Roles**: a live role of the caller's tenant (404 otherwise). A
 //!   super-admin role (the flag, or the reserved name `superadmin`) does not
 //!   exist for anyone but super admins (404, as `GET /auth/roles` hides it).
-//!   Writing a role's widgets passes the grant boundary the sidebar's role
-//!   preferences pass (`stoa_acl::grants::check_roles`: the caller holds
-//!   every feature the role grants and its organizations cover the role's;
+//!   Writing a role's widgets passes the check the sidebar's role
+//!   preferences pass (`stoa_acl::grants::check_role_records`: the caller
+//!   holds every feature the role grants, its organizations cover the
+//!   role's, and a restricted caller writes only roles of its organizations
+//!   — a role reaching every organization is tenant-wide, read-only to it;
 //!   403).
 //! - **Users**: a live user of the caller's tenant whose home organization
 //!   the caller may act in (`AuthContext::may_write_organization`: a caller
@@ -70,7 +72,7 @@ pub async fn writable_role(
     tenant: Uuid,
 ) -> Result<RoleGrant, AppError> {
     let grant = visible_role(conn, roles, ctx, role, tenant).await?;
-    stoa_acl::grants::check_roles(ctx, std::slice::from_ref(&grant))?;
+    stoa_acl::grants::check_role_records(ctx, std::slice::from_ref(&grant))?;
     Ok(grant)
 }
 

@@ -21,7 +21,6 @@ use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, entry};
 use stoa_core::command::{Actor, Command, CommandHandler, Event, LogEntry};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::dto::UpdateDevice;
 use crate::error::DevicesError;
@@ -41,9 +40,7 @@ pub const UPDATED_EVENT: &str = "devices.user_device.updated";
 pub const DEACTIVATED_EVENT: &str = "devices.user_device.deactivated";
 
 fn rfc3339(ts: OffsetDateTime) -> Value {
-    ts.format(&Rfc3339)
-        .map(Value::String)
-        .unwrap_or(Value::Null)
+    stoa_core::serde_util::timestamp::value(ts)
 }
 
 /// The snapshot shown in the action log: everything but the push token, of

@@ -72,16 +72,16 @@ pub struct DeviceItem {
     pub os_version: Option<String>,
     pub locale: Option<String>,
     pub push_provider: Option<String>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub push_token_updated_at: Option<OffsetDateTime>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub last_seen_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -129,13 +129,13 @@ pub struct DeviceState {
     pub client_app_version: Option<String>,
     pub os_version: Option<String>,
     pub locale: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     pub last_seen_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub deleted_at: Option<OffsetDateTime>,
     pub push_provider: Option<String>,
     pub push_token_fingerprint: Option<String>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub push_token_updated_at: Option<OffsetDateTime>,
 }
 

@@ -12,6 +12,8 @@
 //!   still produces it, as chunks or server-sent-event frames, with timeouts.
 //! - [`OmOperation`] ([`TestResponse::operation`]): the `x-om-operation` header.
 //! - [`outbox_events`]: the event outbox, each event in its envelope.
+//! - [`assert_timestamps`]: every timestamp of a JSON body written
+//!   `YYYY-MM-DDTHH:MM:SS.mmmZ` (`stoa_core::serde_util::timestamp`).
 //! - [`FakeUpstream`]: a scripted HTTP server for outbound calls (webhooks,
 //!   model providers): whole or streamed answers, servers that hang or stall.
 //!
@@ -29,6 +31,7 @@ mod database;
 mod events;
 mod operation;
 mod streaming;
+mod timestamps;
 mod upstream;
 
 pub mod requests;
@@ -39,4 +42,5 @@ pub use events::{outbox_events, outbox_events_named};
 pub use operation::OmOperation;
 pub use requests::Multipart;
 pub use streaming::{SseFrame, SseMessage, StreamEnd, StreamingResponse};
+pub use timestamps::{assert_timestamps, is_canonical_timestamp, misformatted_timestamps};
 pub use upstream::{Answer, FakeUpstream, Recorded};

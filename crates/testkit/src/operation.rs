@@ -73,7 +73,7 @@ mod tests {
         assert_eq!(parsed.action_label.as_deref(), Some("Update device «x»"));
         assert_eq!(parsed.resource_kind.as_deref(), Some("devices.device"));
         assert_eq!(parsed.resource_id, None);
-        assert_eq!(parsed.executed_at, "2026-11-25T10:00:00Z");
+        assert_eq!(parsed.executed_at, "2026-11-25T10:00:00.000Z");
         assert_eq!(percent_decode("%E2%82"), None);
         assert_eq!(percent_decode("%4"), None);
     }

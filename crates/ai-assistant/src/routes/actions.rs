@@ -4,14 +4,14 @@ use actix_web::{HttpResponse, get, post, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::extract::parse_json;
-use stoa_core::{AppError, AppResult, Path};
+use stoa_core::{AppError, AppResult};
 use uuid::Uuid;
 
 use crate::VIEW;
 use crate::actions::{self, Cancelled, Confirmed, PendingAction};
 use crate::dto::{CancelAction, CancelledAction};
 use crate::error::AiError;
+use crate::extract::{Path, parse_json};
 use crate::state::AiState;
 
 fn action_id(raw: &str) -> Result<Uuid, AppError> {

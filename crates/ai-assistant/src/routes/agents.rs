@@ -2,9 +2,9 @@
 
 use actix_web::{get, web};
 use stoa_acl::{AuthContext, ToolKind};
+use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppResult, Path};
 
 use crate::VIEW;
 use crate::agents::{AgentDef, MutationPolicy};
@@ -12,6 +12,7 @@ use crate::config;
 use crate::dto::{
     AgentInfo, AgentList, AgentModels, AgentTool, ModelInfo, ProviderModels, TaskPlan,
 };
+use crate::extract::Path;
 use crate::policy;
 use crate::providers::{self, Allowlist, Requested};
 use crate::state::AiState;

@@ -13,7 +13,7 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::http::Sse;
 use stoa_core::rate_limit::{Decision, Quota};
-use stoa_core::{AppError, AppResult, Json, Query};
+use stoa_core::{AppError, AppResult};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
@@ -21,6 +21,7 @@ use validator::Validate;
 use crate::VIEW;
 use crate::chat::{self, Keep, Turn};
 use crate::error::AiError;
+use crate::extract::{Json, Query};
 use crate::llm::Message;
 use crate::looping::{self, Preset};
 use crate::moderation;
@@ -202,6 +203,7 @@ async fn turn(
     }
     let effective = policy::effective_policy(&mut conn, &ctx, agent).await?;
     let stored = looping::stored(&mut conn, &ctx, agent).await;
+    let mut prompt = crate::prompt::system_prompt(&mut conn, &ctx, agent).await;
     drop(conn);
     let looping = looping::effective(agent, stored.as_ref(), preset);
     let latest = ChatMessage::latest_user_text(&body.messages);
@@ -239,7 +241,6 @@ async fn turn(
                 content: m.content.clone(),
             }),
     });
-    let mut prompt = agent.system_prompt.to_string();
     if agent.task_plan {
         prompt.push_str("\n\n");
         prompt.push_str(task_plan::PROMPT);

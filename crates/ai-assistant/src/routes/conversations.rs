@@ -8,7 +8,7 @@ use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::list::TotalMode;
-use stoa_core::{AppError, AppResult, Json, Path, Query};
+use stoa_core::{AppError, AppResult};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use utoipa::IntoParams;
@@ -19,6 +19,7 @@ use crate::conversations::{
     self, CreateConversation, ImportConversation, PatchConversation, Summary,
 };
 use crate::error::AiError;
+use crate::extract::{Json, Path, Query};
 use crate::state::AiState;
 
 fn instant(raw: Option<&str>, name: &str) -> Result<Option<OffsetDateTime>, AppError> {
@@ -77,11 +78,26 @@ pub async fn list_conversations(
     ))
 }
 
+/// 400 `validation_error` unless `id` names an agent of the registry (a
+/// conversation is always some agent's).
+fn known_agent(state: &AiState, id: &str, field: &str) -> Result<(), AppError> {
+    if state.agent(id.trim()).is_some() {
+        return Ok(());
+    }
+    Err(AppError::bad_request(format!("Unknown agent \"{id}\""))
+        .with_code(crate::extract::VALIDATION_ERROR)
+        .with_issues(vec![stoa_core::error::Issue {
+            path: field.split('.').map(|p| Value::String(p.into())).collect(),
+            message: format!("Unknown agent \"{id}\""),
+            code: "custom".into(),
+        }]))
+}
+
 /// Creates a conversation (201), or returns the caller's existing one of
 /// that `conversationId` (200).
 #[utoipa::path(tag = "AI Assistant", request_body = CreateConversation, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 201, body = Summary), (status = 200, body = Summary, description = "Already there"),
-        (status = 400, body = ErrorBody, description = "Validation, `tenant_required`, `organization_not_found` (the selected organization is deleted or inactive)"),
+        (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `agentId`), `tenant_required`, `organization_not_found` (the selected organization is deleted or inactive)"),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Another user's conversation of that id")))]
 #[post("/ai_assistant/ai/conversations")]
@@ -92,8 +108,10 @@ pub async fn create_conversation(
     body: Json<CreateConversation>,
 ) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
+    let body = body.into_inner();
+    known_agent(&state, &body.agent_id, "agentId")?;
     conversations::require_active_organization(&mut *db.conn().await?, &state, &ctx).await?;
-    let (summary, created) = conversations::create(&db, &ctx, body.into_inner(), false).await?;
+    let (summary, created) = conversations::create(&db, &ctx, body, false).await?;
     Ok(if created {
         HttpResponse::Created().json(summary)
     } else {
@@ -104,7 +122,7 @@ pub async fn create_conversation(
 /// Imports a browser-local conversation (at most 100 messages).
 #[utoipa::path(tag = "AI Assistant", request_body = ImportConversation, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{conversation, importedMessageCount, skippedMessageCount}`"),
-        (status = 400, body = ErrorBody, description = "Validation, `tenant_required`, `organization_not_found`"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+        (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `conversation.agentId`), `tenant_required`, `organization_not_found`"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[post("/ai_assistant/ai/conversations/import")]
 pub async fn import_conversation(
     ctx: AuthContext,
@@ -113,10 +131,10 @@ pub async fn import_conversation(
     body: Json<ImportConversation>,
 ) -> AppResult<web::Json<Value>> {
     ctx.require(VIEW)?;
+    let body = body.into_inner();
+    known_agent(&state, &body.conversation.agent_id, "conversation.agentId")?;
     conversations::require_active_organization(&mut *db.conn().await?, &state, &ctx).await?;
-    Ok(web::Json(
-        conversations::import(&db, &ctx, body.into_inner()).await?,
-    ))
+    Ok(web::Json(conversations::import(&db, &ctx, body).await?))
 }
 
 #[derive(Debug, Deserialize, Validate, IntoParams)]

@@ -34,6 +34,7 @@ pub struct McpKey {
     pub secret: String,
     pub tenant_id: uuid::Uuid,
     pub organization_id: Option<uuid::Uuid>,
+    /// The ids of the key's roles (the caller's roles).
     pub roles: Vec<String>,
 }
 
@@ -81,14 +82,15 @@ pub struct SessionKey {
     pub expires_at: time::OffsetDateTime,
 }
 
-/// A `_sessionToken` for tool calls (120 minutes, this user only).
+/// A `_sessionToken` for tool calls (120 minutes, this user only; needs
+/// `ai_assistant.view`, as the reference).
 #[utoipa::path(
     tag = "AI Assistant",
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SessionKey),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "An API key without a user"),
+        (status = 403, body = ErrorBody, description = "Without `ai_assistant.view`, or an API key without a user"),
     )
 )]
 #[post("/ai_assistant/session-key")]
@@ -96,6 +98,7 @@ pub async fn create_session_key(
     ctx: AuthContext,
     db: web::Data<Db>,
 ) -> AppResult<web::Json<SessionKey>> {
+    ctx.require(crate::VIEW)?;
     let (session_token, expires_at) = keys::issue_session_token(&db, &ctx).await?;
     Ok(web::Json(SessionKey {
         session_token,

@@ -4,12 +4,13 @@ use actix_web::{delete, get, post, put, web};
 use serde::Serialize;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppResult, Json, Path};
 use utoipa::ToSchema;
 
 use crate::error::AiError;
+use crate::extract::{Json, Path};
 use crate::overrides::{
     self, LoopOverride, LoopOverrideInput, MutationPolicyInput, PolicyOverride,
     PromptOverrideInput, PromptVersion,

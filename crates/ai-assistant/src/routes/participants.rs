@@ -3,11 +3,12 @@
 
 use actix_web::{HttpResponse, delete, get, post, web};
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppResult, Json, Path};
 use uuid::Uuid;
 
+use crate::extract::{Json, Path};
 use crate::participants::{self, AddParticipant, Added, Participants};
 use crate::state::AiState;
 use crate::{CONVERSATIONS_SHARE, VIEW};

@@ -4,20 +4,22 @@ use actix_web::{HttpRequest, delete, get, put, web};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
+use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::extract::parse_json;
-use stoa_core::{AppResult, Json};
 use utoipa::ToSchema;
 use validator::Validate;
 
 use crate::error::AiError;
+use crate::extract::{Json, parse_json};
 use crate::settings::{self, AllowlistInput, SavedAllowlist, SavedSettings, SettingsInput};
 use crate::state::AiState;
 use crate::{SETTINGS_MANAGE, VIEW};
 
-/// Providers, allowlists, the tenant's override and each agent's resolved
-/// provider (stored keys are reported as configured, never shown).
+/// Providers, allowlists (the environment's, the tenant's and the
+/// `effectiveAllowlist` of both), the tenant's override, the tenant-wide
+/// `resolvedDefault` and each agent's resolved provider (stored keys are
+/// reported as configured, never shown).
 #[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/settings")]

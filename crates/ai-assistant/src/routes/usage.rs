@@ -7,7 +7,7 @@ use serde_json::Value;
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Path, Query};
+use stoa_core::{AppError, AppResult};
 use time::Date;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -15,6 +15,7 @@ use validator::Validate;
 
 use crate::SETTINGS_MANAGE;
 use crate::error::AiError;
+use crate::extract::{Path, Query};
 use crate::usage;
 
 fn day(raw: Option<&str>, name: &str) -> Result<Option<Date>, AppError> {
@@ -72,7 +73,9 @@ pub async fn usage_daily(
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct SessionsQuery {
+    /// `YYYY-MM-DD` (required).
     pub from: Option<String>,
+    /// `YYYY-MM-DD` (required, inclusive).
     pub to: Option<String>,
     pub agent_id: Option<String>,
     /// 1-100 (default 100).
@@ -94,8 +97,11 @@ pub async fn usage_sessions(
 ) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;
     let q = q.into_inner();
-    let from = day(q.from.as_deref(), "from")?;
-    let to = day(q.to.as_deref(), "to")?;
+    let (Some(from), Some(to)) = (day(q.from.as_deref(), "from")?, day(q.to.as_deref(), "to")?)
+    else {
+        return Err(AiError::Validation("from and to are required".into()).into());
+    };
+    let (from, to) = (Some(from), Some(to));
     let mut conn = db.conn().await?;
     Ok(web::Json(
         usage::sessions(

@@ -31,7 +31,10 @@ async fn propose_confirm_changes_the_deal_logs_it_and_undo_restores_it() {
     );
     assert_eq!(
         body["pendingAction"]["fieldDiff"],
-        json!([{"field": "pipelineStageId", "before": lead.to_string(), "after": won.to_string()}])
+        json!([
+            {"field": "pipelineStage", "before": "Lead", "after": "Won"},
+            {"field": "pipelineStageId", "before": lead.to_string(), "after": won.to_string()}
+        ])
     );
     assert_eq!(stage_of(&app, &admin, deal).await, lead.to_string());
 
@@ -494,7 +497,8 @@ async fn mcp_keys_carry_the_callers_roles() {
     assert_eq!(res.status, 200, "{}", res.text());
     let body = res.json();
     assert_eq!(body["name"], "My MCP");
-    assert_eq!(body["roles"], json!(["admin"]));
+    let admin_role = role_id(&app.db, acme.tenant_id, "admin").await;
+    assert_eq!(body["roles"], json!([admin_role]));
     assert_eq!(body["tenantId"], acme.tenant_id.to_string());
     assert!(
         body["secret"]

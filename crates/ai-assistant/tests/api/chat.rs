@@ -140,7 +140,10 @@ async fn text_streams_in_the_ui_message_format_with_usage_rows() {
     let res = app.send(get("/api/ai_assistant/usage/daily", &admin)).await;
     assert_eq!(res.status, 400);
     let res = app
-        .send(get("/api/ai_assistant/usage/sessions", &admin))
+        .send(get(
+            &format!("/api/ai_assistant/usage/sessions?from={today}&to={today}"),
+            &admin,
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["total"], 1);
@@ -168,7 +171,10 @@ async fn text_streams_in_the_ui_message_format_with_usage_rows() {
     assert_eq!(res.status, 404);
     assert_eq!(res.json()["code"], "session_not_found");
     let res = app
-        .send(get("/api/ai_assistant/usage/sessions", &other))
+        .send(get(
+            &format!("/api/ai_assistant/usage/sessions?from={today}&to={today}"),
+            &other,
+        ))
         .await;
     assert_eq!(res.json()["total"], 0);
     let employee = token_for(&app.db, acme.employee).await;
@@ -213,7 +219,7 @@ async fn a_mutation_tool_call_becomes_a_pending_action_and_reads_run() {
         tool_answer("customers__get_deal", &json!({"dealId": deal})),
         tool_answer(
             "customers__update_deal_stage",
-            &json!({"dealId": deal, "pipelineStageId": won}),
+            &json!({"dealId": deal, "toPipelineStageId": won}),
         ),
         text_answer("Approval is pending."),
     ];

@@ -183,3 +183,76 @@ async fn import_skips_known_client_message_ids() {
     let res = app.send(post_json(&url, &admin, body(&many))).await;
     assert_eq!(res.status, 400);
 }
+
+/// Issue 50: the cursor is a time as the list writes it (milliseconds), so
+/// pages end between milliseconds: conversations sharing the millisecond of
+/// a page's end are neither skipped nor repeated; a cursor with the
+/// microseconds older answers carried still pages exactly.
+#[actix_web::test]
+async fn cursors_page_exactly_through_conversations_in_one_millisecond() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let employee = token_for(&app.db, acme.employee).await;
+    let at = [
+        ("c-1", "2026-01-01T00:00:00.100100Z"),
+        ("c-2", "2026-01-01T00:00:00.100500Z"),
+        ("c-3", "2026-01-01T00:00:00.100900Z"),
+        ("c-4", "2026-01-01T00:00:00.101200Z"),
+        ("c-5", "2026-01-01T00:00:00.099000Z"),
+    ];
+    for (id, time) in at {
+        let res = app
+            .send(post_json(
+                CONVERSATIONS,
+                &employee,
+                json!({"agentId": "customers.deal_analyzer", "conversationId": id}),
+            ))
+            .await;
+        assert_eq!(res.status, 201, "{}", res.text());
+        app.owner_sql(&format!(
+            "UPDATE ai_chat_conversations SET created_at = '{time}' WHERE conversation_id = '{id}'"
+        ))
+        .await;
+    }
+    let pages = |cursor: Option<String>| {
+        let app = &app;
+        let employee = &employee;
+        async move {
+            let mut cursor = cursor;
+            let mut pages: Vec<Vec<String>> = Vec::new();
+            loop {
+                let path = match &cursor {
+                    Some(c) => format!("{CONVERSATIONS}?limit=2&cursor={c}"),
+                    None => format!("{CONVERSATIONS}?limit=2"),
+                };
+                let res = app.send(get(&path, employee)).await;
+                assert_eq!(res.status, 200, "{}", res.text());
+                let body = res.json();
+                stoa_testkit::assert_timestamps(&path, &body);
+                pages.push(
+                    body["items"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| c["conversationId"].as_str().unwrap().to_string())
+                        .collect(),
+                );
+                match body["nextCursor"].as_str() {
+                    Some(next) => cursor = Some(next.to_string()),
+                    None => return pages,
+                }
+                assert!(pages.len() < 10, "{pages:?}");
+            }
+        }
+    };
+    assert_eq!(
+        pages(None).await,
+        [vec!["c-4"], vec!["c-3", "c-2", "c-1"], vec!["c-5"]],
+        "a page ends between milliseconds, or is one millisecond whole"
+    );
+    // An older client's cursor (c-3's microseconds) continues right after c-3.
+    assert_eq!(
+        pages(Some("2026-01-01T00:00:00.100900Z".into())).await,
+        [vec!["c-2", "c-1"], vec!["c-5"]]
+    );
+}

@@ -32,7 +32,7 @@ fn propose_req(token: &str, deal: Uuid, stage: Uuid) -> TestRequest {
     post_json(
         EXECUTE,
         token,
-        json!({"toolName": "customers.update_deal_stage", "args": {"dealId": deal, "pipelineStageId": stage}}),
+        json!({"toolName": "customers.update_deal_stage", "args": {"dealId": deal, "toPipelineStageId": stage}}),
     )
 }
 
@@ -131,7 +131,8 @@ async fn mcp_keys_need_api_keys_create_and_never_carry_more_than_their_creator()
     let admin = token_for(&app.db, acme.admin).await;
     let res = app.send(post_json(MCP_KEY, &admin, json!({}))).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(res.json()["roles"], json!(["admin"]));
+    let admin_role = role_id(&app.db, acme.tenant_id, "admin").await;
+    assert_eq!(res.json()["roles"], json!([admin_role]));
     assert_eq!(api_key_count(&app.db, acme.tenant_id).await, 1);
 }
 
@@ -348,7 +349,7 @@ async fn a_read_only_organization_is_read_only_under_all_at_propose_and_at_confi
                 post_json(
                     EXECUTE,
                     &admin,
-                    json!({"toolName": "customers.update_deal_stage", "agentId": agent, "args": {"dealId": deal, "pipelineStageId": lead}}),
+                    json!({"toolName": "customers.update_deal_stage", "agentId": agent, "args": {"dealId": deal, "toPipelineStageId": lead}}),
                 ),
                 "__all__",
             ))
@@ -411,7 +412,7 @@ async fn chat_under_all_cannot_propose_a_read_only_organizations_deal() {
     *script.lock().unwrap() = vec![
         tool_answer(
             "customers__update_deal_stage",
-            &json!({"dealId": deal, "pipelineStageId": won}),
+            &json!({"dealId": deal, "toPipelineStageId": won}),
         ),
         text_answer("Done."),
     ];

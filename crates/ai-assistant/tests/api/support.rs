@@ -71,13 +71,41 @@ pub async fn start_with_agents(
 ) -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
+    start_full(config, agents, None).await
+}
+
+/// The test app whose outbound guard lets requests from API input reach
+/// 127.0.0.1 (the test upstreams), as `STOA_OUTBOUND_ALLOW=127.0.0.1` does.
+pub async fn start_with_loopback(
+    config: AiConfig,
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    let outbound = stoa_core::outbound::Outbound::new(&stoa_core::outbound::OutboundConfig {
+        allow: vec!["127.0.0.1".parse().unwrap()],
+        ..stoa_core::outbound::OutboundConfig::default()
+    })
+    .unwrap();
+    start_full(config, &[], Some(outbound)).await
+}
+
+async fn start_full(
+    config: AiConfig,
+    agents: &'static [&'static stoa_ai_assistant::agents::AgentDef],
+    outbound: Option<stoa_core::outbound::Outbound>,
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
     let users = Arc::new(stoa_auth::PgAccounts);
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
         .module_with(move |db: &Db| {
             let services = stoa_auth::testing::services(db, registry());
-            let state = Arc::new(AiState::new(&services, config).with_agents(agents));
-            Arc::new(stoa_ai_assistant::configure(state))
+            let mut state = AiState::new(&services, config).with_agents(agents);
+            if let Some(outbound) = outbound {
+                state.outbound = outbound;
+            }
+            Arc::new(stoa_ai_assistant::configure(Arc::new(state)))
         })
         .module(stoa_audit_logs::configure(
             Arc::new(commands()),
@@ -174,7 +202,7 @@ pub async fn propose_res<S: AppService>(
     app.send(post_json(
         EXECUTE,
         token,
-        json!({"toolName": "customers.update_deal_stage", "args": {"dealId": deal, "pipelineStageId": stage}}),
+        json!({"toolName": "customers.update_deal_stage", "args": {"dealId": deal, "toPipelineStageId": stage}}),
     ))
     .await
 }
@@ -203,4 +231,19 @@ pub fn types(frames: &[String]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// The id of the tenant's role `name`.
+pub async fn role_id(db: &Db, tenant: Uuid, name: &str) -> Uuid {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use stoa_auth::schema::roles;
+    let mut conn = db.conn().await.unwrap();
+    roles::table
+        .filter(roles::tenant_id.eq(tenant))
+        .filter(roles::name.eq(name))
+        .select(roles::id)
+        .first(&mut *conn)
+        .await
+        .unwrap()
 }

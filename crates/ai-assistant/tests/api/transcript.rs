@@ -122,7 +122,7 @@ async fn a_proposed_mutation_is_kept_as_a_mutation_card() {
     *script.lock().unwrap() = vec![
         tool_answer(
             "customers__update_deal_stage",
-            &json!({"dealId": deal, "pipelineStageId": won}),
+            &json!({"dealId": deal, "toPipelineStageId": won}),
         ),
         text_answer("Approval is pending."),
     ];

@@ -221,8 +221,16 @@ async fn expiry_is_stored_and_accepts_iso_dates() {
     let at = time::OffsetDateTime::now_utc() + time::Duration::days(30);
     let at = at.replace_nanosecond(0).unwrap();
     for (name, value, expected) in [
-        ("rfc3339", json!(rfc3339(at)), json!(rfc3339(at))),
-        ("date", json!("2999-01-02"), json!("2999-01-02T00:00:00Z")),
+        (
+            "rfc3339",
+            json!(rfc3339(at)),
+            json!(stoa_core::serde_util::timestamp::format(at)),
+        ),
+        (
+            "date",
+            json!("2999-01-02"),
+            json!("2999-01-02T00:00:00.000Z"),
+        ),
         ("null", Value::Null, Value::Null),
         ("empty", json!(""), Value::Null),
     ] {

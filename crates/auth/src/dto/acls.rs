@@ -29,7 +29,7 @@ pub struct RoleAclView {
     pub features: Vec<String>,
     /// `null` = every organization.
     pub organizations: Option<Vec<Uuid>>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub updated_at: Option<OffsetDateTime>,
 }
@@ -42,7 +42,7 @@ pub struct UserAclView {
     pub is_super_admin: bool,
     pub features: Vec<String>,
     pub organizations: Option<Vec<Uuid>>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub updated_at: Option<OffsetDateTime>,
 }

@@ -30,7 +30,7 @@ pub struct RoleItem {
     pub users_count: i64,
     pub tenant_id: Option<Uuid>,
     pub tenant_name: Option<String>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub updated_at: Option<OffsetDateTime>,
 }

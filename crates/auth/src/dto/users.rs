@@ -67,7 +67,7 @@ pub struct UserListItem {
     /// Only when the list was asked for one `id`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub has_password: Option<bool>,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub updated_at: Option<OffsetDateTime>,
 }

@@ -261,7 +261,7 @@ async fn optimistic_lock_and_bad_requests() {
     let res = app.send(locked("2001-01-01T00:00:00Z")).await;
     assert_eq!(res.status, 409);
     assert_eq!(res.json()["code"], "optimistic_lock_conflict");
-    assert_eq!(res.json()["expectedUpdatedAt"], "2001-01-01T00:00:00Z");
+    assert_eq!(res.json()["expectedUpdatedAt"], "2001-01-01T00:00:00.000Z");
     assert_eq!(app.send(locked(&current)).await.status, 200);
     assert_eq!(app.send(locked("yesterday")).await.status, 400);
 

@@ -37,7 +37,7 @@ async fn rules_are_created_read_updated_partially_listed_and_deleted() {
     assert_eq!(body["ruleId"], "big-deals");
     assert_eq!(body["priority"], 500);
     assert_eq!(body["conditionExpression"], condition);
-    assert_eq!(body["effectiveFrom"], "2026-01-01T00:00:00Z");
+    assert_eq!(body["effectiveFrom"], "2026-01-01T00:00:00.000Z");
     assert_eq!(body["tenantId"], acme.tenant_id.to_string());
 
     // Partial update: only the name changes; priority, version, enabled stay.

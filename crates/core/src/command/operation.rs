@@ -14,7 +14,7 @@ pub struct Operation {
     pub action_label: Option<String>,
     pub resource_kind: Option<String>,
     pub resource_id: Option<String>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "crate::serde_util::timestamp")]
     pub executed_at: OffsetDateTime,
 }
 

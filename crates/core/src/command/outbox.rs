@@ -418,10 +418,7 @@ impl Delivered {
             "resourceKind": self.resource_kind,
             "resourceId": self.resource_id,
             "payload": self.payload,
-            "occurredAt": self
-                .created_at
-                .format(&time::format_description::well_known::Rfc3339)
-                .ok(),
+            "occurredAt": crate::serde_util::timestamp::format(self.created_at),
         })
     }
 }

@@ -218,7 +218,10 @@ pub fn changed_since() -> AppError {
 }
 
 /// Whether `current` is still `expected`, ignoring the protected fields (they
-/// are never written back, so they may legitimately differ).
+/// are never written back, so they may legitimately differ). States are
+/// compared as recorded (their serde form): timestamps at the millisecond
+/// the entry keeps (`serde_util::timestamp`), the stored row having
+/// microseconds.
 fn still<S: Tracked>(expected: Option<&S>, current: Option<&S>) -> bool {
     match (expected, current) {
         (None, None) => true,
@@ -226,6 +229,10 @@ fn still<S: Tracked>(expected: Option<&S>, current: Option<&S>) -> bool {
             let mut expected = expected.clone();
             expected.keep_protected(Some(current));
             expected == *current
+                || matches!(
+                    (serde_json::to_value(&expected), serde_json::to_value(current)),
+                    (Ok(a), Ok(b)) if a == b
+                )
         }
         _ => false,
     }

@@ -30,13 +30,14 @@ pub fn expected_updated_at(req: &HttpRequest) -> AppResult<Option<OffsetDateTime
 }
 
 fn iso(t: OffsetDateTime) -> String {
-    t.format(&Rfc3339).unwrap_or_default()
+    crate::serde_util::timestamp::format(t)
 }
 
 /// 409 `record_modified` when the client expected another version than the
 /// stored one. Nothing to compare (no header, or no stored row) passes.
-/// Versions are compared to the precision the client sent: microseconds as
-/// stoa answers them, or milliseconds as JavaScript clients may keep them.
+/// Versions are compared to the precision the client sent: milliseconds as
+/// stoa answers them (`serde_util::timestamp`), or the microseconds older
+/// answers carried.
 pub fn check_lock(
     expected: Option<OffsetDateTime>,
     current: Option<OffsetDateTime>,
@@ -44,12 +45,7 @@ pub fn check_lock(
     let (Some(expected), Some(current)) = (expected, current) else {
         return Ok(());
     };
-    let unit: i128 = if expected.nanosecond() % 1_000_000 == 0 {
-        1_000_000
-    } else {
-        1_000
-    };
-    if expected.unix_timestamp_nanos() / unit == current.unix_timestamp_nanos() / unit {
+    if crate::serde_util::timestamp::same_instant(expected, current) {
         return Ok(());
     }
     Err(AppError::conflict("record_modified")

@@ -17,12 +17,10 @@ use crate::commands::deals::{
     BULK_OWNER, BULK_STAGE, DEAL_KIND, LOST_EVENT, STAGE_CHANGED_EVENT, UPDATED_EVENT, WON_EVENT,
 };
 
-/// A timestamp as `time`'s RFC 3339 (`DealState`'s serde form): UTC with
-/// `Z`, fractional seconds only when not zero, without trailing zeros.
+/// A timestamp as `DealState`'s serde form (`stoa_core::serde_util::timestamp`:
+/// UTC, three fraction digits, `Z`).
 fn rfc3339(column: &str) -> String {
-    format!(
-        "(rtrim(rtrim(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), '0'), '.') || 'Z')"
-    )
+    stoa_core::serde_util::timestamp::sql(column)
 }
 
 /// An amount as `Money`'s serde form (a decimal string without trailing zeros).

@@ -33,7 +33,7 @@ async fn a_deal_is_created_read_updated_and_deleted_in_both_styles() {
     assert_eq!(d["pipelineStage"], "Lead", "the stage's label is copied");
     assert_eq!(d["valueAmount"], "1250.5");
     assert_eq!(d["valueCurrency"], "EUR");
-    assert_eq!(d["expectedCloseAt"], "2026-12-31T00:00:00Z");
+    assert_eq!(d["expectedCloseAt"], "2026-12-31T00:00:00.000Z");
     assert_eq!(d["organizationId"], acme.organization_id.to_string());
     assert_eq!(body["pipelineName"], "Sales");
     assert_eq!(body["pipelineStages"].as_array().unwrap().len(), 2);
@@ -273,4 +273,78 @@ async fn callers_without_the_feature_or_a_token_are_refused() {
     );
     assert_eq!(app.get(DEALS).await.status, 401);
     assert_eq!(read(&app, &admin, id).await.unwrap()["title"], "Guarded");
+}
+
+/// Issue 50: a form saved with what it read comes back unchanged, and the
+/// `updatedAt` it was given (milliseconds) passes the optimistic lock; the
+/// microseconds an older client kept pass too, an older time does not.
+#[actix_web::test]
+async fn an_edit_with_the_updated_at_it_was_given_passes_the_lock() {
+    use time::format_description::well_known::Rfc3339;
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let id = deal(
+        &app,
+        &admin,
+        json!({"title": "Form", "expectedCloseAt": "2026-12-31T10:20:30.456Z", "probability": 10}),
+    )
+    .await;
+    let header = "x-om-ext-optimistic-lock-expected-updated-at";
+    let put = |at: &str, body: serde_json::Value| {
+        bearer(TestRequest::put(), &admin)
+            .uri(&format!("{DEALS}/{id}"))
+            .insert_header((header, at.to_string()))
+            .set_json(body)
+    };
+    let form = read(&app, &admin, id).await.unwrap();
+    let given = form["updatedAt"].as_str().unwrap().to_string();
+    assert!(stoa_testkit::is_canonical_timestamp(&given), "{given}");
+    assert_eq!(form["expectedCloseAt"], "2026-12-31T10:20:30.456Z");
+    let res = app
+        .send(put(
+            &given,
+            json!({"title": form["title"], "expectedCloseAt": form["expectedCloseAt"],
+                   "probability": 20}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let saved = read(&app, &admin, id).await.unwrap();
+    assert_eq!(
+        saved["expectedCloseAt"], form["expectedCloseAt"],
+        "no change"
+    );
+    assert_eq!(saved["createdAt"], form["createdAt"]);
+    assert_eq!(saved["probability"], 20);
+
+    // The stored version carries microseconds; an older client sends them.
+    let micros = count(
+        &app.db,
+        &format!(
+            "SELECT (extract(epoch FROM updated_at) * 1000000)::bigint AS n \
+             FROM customer_deals WHERE id = '{id}'"
+        ),
+    )
+    .await;
+    let stored =
+        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1000).unwrap();
+    let given = saved["updatedAt"].as_str().unwrap().to_string();
+    assert_eq!(given, stoa_core::serde_util::timestamp::format(stored));
+    let older = stoa_core::serde_util::timestamp::format(stored - time::Duration::MILLISECOND);
+    let res = app.send(put(&older, json!({"probability": 30}))).await;
+    assert_eq!(res.status, 409, "{}", res.text());
+    assert_eq!(res.json()["code"], "optimistic_lock_conflict");
+    assert_eq!(res.json()["currentUpdatedAt"], given.as_str());
+    assert_eq!(res.json()["expectedUpdatedAt"], older.as_str());
+    let old_style = stored.format(&Rfc3339).unwrap();
+    // The next version falls in a later millisecond.
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let res = app.send(put(&old_style, json!({"probability": 30}))).await;
+    assert_eq!(res.status, 200, "{old_style}: {}", res.text());
+    assert_eq!(read(&app, &admin, id).await.unwrap()["probability"], 30);
+    // Now stale, in either precision.
+    let res = app.send(put(&old_style, json!({"probability": 40}))).await;
+    assert_eq!(res.status, 409, "{}", res.text());
+    let res = app.send(put(&given, json!({"probability": 40}))).await;
+    assert_eq!(res.status, 409, "{}", res.text());
 }

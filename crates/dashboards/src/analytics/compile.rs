@@ -328,7 +328,7 @@ pub fn compile(
                 let period = format!("date_trunc('{unit}', ({}) AT TIME ZONE 'UTC')", g.sql);
                 format!(
                     "(SELECT coalesce(json_agg(json_build_array(\
-                     to_char(g.t, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), g.v) ORDER BY g.t ASC NULLS LAST), '[]'::json)::text \
+                     to_char(g.t, 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), g.v) ORDER BY g.t ASC NULLS LAST), '[]'::json)::text \
                      FROM (SELECT {period} AS t, ({agg})::text AS v FROM {relation} WHERE {current} \
                      GROUP BY 1 ORDER BY 1 DESC NULLS LAST LIMIT {limit}) g)"
                 )

@@ -11,7 +11,6 @@ use stoa_acl::slots::FieldKind;
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::cache;
 use super::compile::{Bind, Compiled, DataScope, compile, version_sql};
@@ -219,7 +218,7 @@ pub async fn widget_data(
         data,
         comparison,
         metadata: Metadata {
-            fetched_at: now.format(&Rfc3339).unwrap_or_default(),
+            fetched_at: stoa_core::serde_util::timestamp::format(now),
             record_count,
             currency: None,
         },

@@ -35,7 +35,7 @@ fn iso(t: OffsetDateTime) -> String {
 /// Period keys as the engine writes them.
 fn key(t: OffsetDateTime) -> String {
     format!(
-        "{:04}-{:02}-{:02}T00:00:00Z",
+        "{:04}-{:02}-{:02}T00:00:00.000Z",
         t.year(),
         t.month() as u8,
         t.day()
@@ -217,7 +217,7 @@ async fn date_groups_come_back_in_date_order_and_the_limit_keeps_the_latest() {
         count_users(json!({"groupBy": {"field": "createdAt", "granularity": "month"}})),
     )
     .await;
-    let expected_old = json!({"groupKey": "2020-01-01T00:00:00Z", "value": s.old as f64, "exactValue": s.old.to_string()});
+    let expected_old = json!({"groupKey": "2020-01-01T00:00:00.000Z", "value": s.old as f64, "exactValue": s.old.to_string()});
     assert_eq!(
         body["data"],
         json!([
@@ -269,7 +269,7 @@ async fn date_groups_come_back_in_date_order_and_the_limit_keeps_the_latest() {
         count_users(json!({"groupBy": {"field": "createdAt", "granularity": "year"}})),
     )
     .await;
-    assert_eq!(body["data"][0]["groupKey"], "2020-01-01T00:00:00Z");
+    assert_eq!(body["data"][0]["groupKey"], "2020-01-01T00:00:00.000Z");
     assert_eq!(body["data"][0]["value"], json!(s.old as f64));
     let this_year: f64 = body["data"].as_array().unwrap()[1..]
         .iter()
@@ -773,8 +773,8 @@ async fn money_sums_are_exact_and_months_are_cut_in_utc() {
     assert_eq!(
         body["data"],
         json!([
-            {"groupKey": "2026-01-01T00:00:00Z", "value": 12345678901234.568, "exactValue": "12345678901234.5679"},
-            {"groupKey": "2026-02-01T00:00:00Z", "value": 0.0001, "exactValue": "0.0001"},
+            {"groupKey": "2026-01-01T00:00:00.000Z", "value": 12345678901234.568, "exactValue": "12345678901234.5679"},
+            {"groupKey": "2026-02-01T00:00:00.000Z", "value": 0.0001, "exactValue": "0.0001"},
         ])
     );
     let body = data(

@@ -255,3 +255,52 @@ async fn rows(db: &stoa_core::db::Db, table: &str, column: &str, owner: Uuid) ->
     let value: Value = serde_json::from_str(&found[0].v).unwrap();
     value.to_string()
 }
+
+/// The sixth attacker of the authorization matrix (issue 49): a role the
+/// tenant's administrator made for every organization, granting nothing
+/// yet, is a tenant-wide record: an administrator restricted to one branch
+/// may not assign its widgets (as it may not relabel its navigation).
+#[actix_web::test]
+async fn a_restricted_admin_cannot_assign_widgets_to_a_tenant_wide_role_granting_nothing() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let a = child_org(&app.db, &acme, acme.organization_id, "Branch A").await;
+    let attacker = user_with_features(
+        &app.db,
+        &acme,
+        "ra@acme.com",
+        &["dashboards.*", "auth.*"],
+        Some(vec![a]),
+        Some(a),
+    )
+    .await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let res = app
+        .send(post_json(
+            "/api/auth/roles",
+            &admin,
+            json!({"name": "everyone"}),
+        ))
+        .await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let everyone: Uuid = res.json()["id"].as_str().unwrap().parse().unwrap();
+    let before = rows(&app.db, "dashboard_role_widgets", "role_id", everyone).await;
+    let token = token_for(&app.db, attacker).await;
+    let body = json!({"roleId": everyone, "widgetIds": [WELCOME]});
+    let res = app.send(put_json(ROLE_WIDGETS, &token, body)).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(
+        res.json()["code"],
+        "organization_out_of_scope",
+        "{}",
+        res.text()
+    );
+    assert_eq!(
+        rows(&app.db, "dashboard_role_widgets", "role_id", everyone).await,
+        before
+    );
+    // The tenant's administrator still may.
+    let body = json!({"roleId": everyone, "widgetIds": [WELCOME]});
+    let res = app.send(put_json(ROLE_WIDGETS, &admin, body)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+}

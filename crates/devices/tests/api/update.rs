@@ -94,7 +94,7 @@ async fn updates_are_tri_state_and_push_tokens_can_be_cleared() {
         .await;
     assert_eq!(res.status, 200);
     let item = own_device(&app, &employee, id).await.unwrap();
-    assert_eq!(item["last_seen_at"], "2020-01-02T03:04:05Z");
+    assert_eq!(item["last_seen_at"], "2020-01-02T03:04:05.000Z");
     // An empty update is a "seen now".
     let res = app
         .send(put_json(

@@ -84,7 +84,7 @@ pub struct OrganizationManageItem {
     pub slug: Option<String>,
     pub logo_url: Option<String>,
     pub logo_preserve_aspect_ratio: bool,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
     pub tenant_id: Uuid,

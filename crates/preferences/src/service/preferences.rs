@@ -32,14 +32,9 @@ async fn tenant_role(conn: &mut AsyncPgConnection, ctx: &AuthContext, id: Uuid) 
 /// the product, so only a caller who could grant the role may set it — one
 /// holding every feature it grants, inside the caller's organizations, and a
 /// super admin for a super-admin role (`stoa_acl::grants::check_roles`, 403).
-/// For a restricted caller the role must also be of its organizations: one
-/// whose ACL lists organizations, all inside the caller's. A role reaching
-/// every organization is a tenant-wide record, read-only to it
-/// (`AuthContext::require_writable`, 403 `organization_out_of_scope`)
-/// whether or not it grants anything yet; so is `[]` (each holder's home,
-/// which this check cannot see). *Why:* "a role granting nothing reaches
-/// nothing" let an admin of one branch relabel the navigation of a role the
-/// tenant's administrator had made for everyone, before it was granted.
+/// For a restricted caller the role must also be of its organizations
+/// (`stoa_acl::grants::check_role_records`: a role reaching every
+/// organization is a tenant-wide record, read-only to it, 403).
 async fn may_write_for_roles(
     conn: &mut AsyncPgConnection,
     roles: &dyn RoleDirectory,
@@ -50,21 +45,7 @@ async fn may_write_for_roles(
         return Ok(());
     }
     let grants = roles.role_grants(conn, ids).await?;
-    stoa_acl::grants::check_roles(ctx, &grants)?;
-    if ctx.organization_restriction().is_some() {
-        for role in &grants {
-            let listed = role
-                .organizations
-                .as_deref()
-                .filter(|list| !list.is_empty());
-            if !listed.is_some_and(|list| ctx.covers_organizations(Some(list))) {
-                ctx.require_writable(Some(role.tenant_id), None, || {
-                    PreferencesError::RoleNotFound.into()
-                })?;
-            }
-        }
-    }
-    Ok(())
+    stoa_acl::grants::check_role_records(ctx, &grants)
 }
 
 /// The roles list of a response: the tenant's roles for managers, else empty.

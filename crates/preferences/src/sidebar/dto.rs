@@ -51,7 +51,7 @@ pub struct PreferenceResponse {
     pub roles: Vec<RoleEntry>,
     pub scope: PreferenceScope,
     /// When the preference was last written (`null` when never).
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub updated_at: Option<OffsetDateTime>,
 }
@@ -106,10 +106,10 @@ pub struct VariantItem {
     pub name: String,
     pub is_active: bool,
     pub settings: SidebarSettings,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub updated_at: Option<OffsetDateTime>,
 }
