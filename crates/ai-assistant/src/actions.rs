@@ -71,13 +71,13 @@ pub struct PendingAction {
     pub status: String,
     #[schema(value_type = Option<Object>)]
     pub execution_result: Option<Value>,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub expires_at: OffsetDateTime,
-    #[serde(with = "time::serde::rfc3339::option")]
+    #[serde(with = "stoa_core::serde_util::timestamp::option")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub resolved_at: Option<OffsetDateTime>,
     pub resolved_by_user_id: Option<Uuid>,
@@ -188,7 +188,7 @@ pub fn proposal_result(row: &ActionRow) -> Value {
         "agentId": row.agent_id,
         "toolName": row.tool_name,
         "pendingActionId": row.id,
-        "expiresAt": row.expires_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        "expiresAt": stoa_core::serde_util::timestamp::format(row.expires_at),
         "message": "This change waits for a person's confirmation.",
     })
 }
@@ -359,8 +359,23 @@ pub struct Confirmed {
 }
 
 fn rfc3339(t: OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    stoa_core::serde_util::timestamp::format(t)
+}
+
+/// Whether the record's version now (`current`, as its loader writes it) is
+/// the one the proposal saw (`proposed`). Versions are timestamps, compared
+/// at the precision the proposal kept (a proposal made before timestamps
+/// were written to the millisecond kept microseconds); anything else is
+/// compared as text.
+fn same_version(current: Option<&str>, proposed: Option<&str>) -> bool {
+    use stoa_core::serde_util::timestamp::{parse, same_instant};
+    match (current, proposed) {
+        (Some(c), Some(p)) => match (parse(c), parse(p)) {
+            (Some(c), Some(p)) => same_instant(p, c) || same_instant(c, p),
+            _ => c == p,
+        },
+        (c, p) => c == p,
+    }
 }
 
 /// Confirms action `id` as the caller, who must be its proposer (404
@@ -441,7 +456,7 @@ pub async fn confirm(
                 let version = current
                     .as_ref()
                     .and_then(|b| b["recordVersion"].as_str().map(String::from));
-                if version != row.record_version {
+                if !same_version(version.as_deref(), row.record_version.as_deref()) {
                     return Err(AppError::from(AiError::StaleVersion)
                         .with_field("recordId", row.target_record_id.clone()));
                 }

@@ -82,7 +82,7 @@ pub struct SavedSettings {
     pub input_moderation: Option<bool>,
     /// Whether a provider key is stored (the key itself is never returned).
     pub api_key_configured: bool,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }
@@ -352,7 +352,7 @@ pub struct SavedAllowlist {
     pub allowed_providers: Option<Value>,
     #[schema(value_type = Object)]
     pub allowed_models_by_provider: Value,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub updated_at: OffsetDateTime,
 }

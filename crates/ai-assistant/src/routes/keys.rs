@@ -77,7 +77,7 @@ pub async fn create_mcp_key(
 #[serde(rename_all = "camelCase")]
 pub struct SessionKey {
     pub session_token: String,
-    #[serde(with = "time::serde::rfc3339")]
+    #[serde(with = "stoa_core::serde_util::timestamp")]
     #[schema(value_type = String, format = DateTime)]
     pub expires_at: time::OffsetDateTime,
 }

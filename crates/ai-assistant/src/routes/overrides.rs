@@ -234,6 +234,6 @@ pub async fn add_prompt_override(
         "ok": true,
         "agentId": agent.id,
         "version": row.version,
-        "updatedAt": row.updated_at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        "updatedAt": stoa_core::serde_util::timestamp::format(row.updated_at),
     })))
 }
