@@ -145,8 +145,9 @@ pub(crate) async fn live(
         .ok_or_else(|| AiError::ConversationNotFound.into())
 }
 
-/// The live conversation `key` the caller may read (owner, manager, or an
-/// active participant when `read` is set); 404 otherwise.
+/// The live conversation `key` the caller may read (owner, manager of its
+/// organization, or an active participant when `read` is set); 404
+/// otherwise.
 async fn visible(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -156,7 +157,12 @@ async fn visible(
 ) -> Result<ConversationRow, AppError> {
     let (_, _, user) = scope(ctx)?;
     let row = live(conn, ctx, key, lock).await?;
-    if row.owner_user_id == user || ctx.has(CONVERSATIONS_MANAGE) {
+    // A manager reaches others' conversations only inside its organizations
+    // (the one organization-scope rule: a tenant-level conversation is not a
+    // restricted manager's, whatever it selects).
+    let managed = ctx.has(CONVERSATIONS_MANAGE)
+        && ctx.reach(Some(row.tenant_id), row.organization_id) == stoa_acl::Reach::Write;
+    if row.owner_user_id == user || managed {
         return Ok(row);
     }
     if read {

@@ -23,11 +23,18 @@ use crate::schema::{
     ai_agent_runtime_overrides as ro,
 };
 
+/// Where an override write goes: the caller's tenant and selected
+/// organization — `None` (under `__all__`) is the tenant level, which only
+/// an administrator of every organization may write (the one
+/// organization-scope rule, `AuthContext::require_organizations`: 403
+/// `organization_out_of_scope`). *Why:* an administrator restricted to one
+/// branch selecting `__all__` wrote tenant-wide loop and mutation-policy
+/// overrides that bind every organization (issue 49's matrix).
 fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>), AppError> {
-    Ok((
-        ctx.tenant_id.ok_or(AiError::TenantRequired)?,
-        ctx.organization_id(),
-    ))
+    let tenant = ctx.tenant_id.ok_or(AiError::TenantRequired)?;
+    let organization = ctx.organization_id();
+    ctx.require_organizations([organization])?;
+    Ok((tenant, organization))
 }
 
 fn entry(ctx: &AuthContext, kind: &str, id: Uuid, label: &str, after: Option<Value>) -> LogEntry {

@@ -20,6 +20,11 @@ mod api {
     pub mod settings;
     #[expect(
         clippy::unwrap_used,
+        reason = "the module's helpers fail the calling test by panicking"
+    )]
+    pub mod sibling;
+    #[expect(
+        clippy::unwrap_used,
         clippy::expect_used,
         reason = "shared helpers fail the calling test by panicking"
     )]
