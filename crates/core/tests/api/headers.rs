@@ -38,6 +38,9 @@ const NOT_REQUEST_HEADERS: &[&str] = &[
     "x-required-features",
     "x-public",
     "x-error-shape",
+    // An OpenAPI extension naming an operation's error envelope (the bulk
+    // routes' `ok:false` body), not a header.
+    "x-error-envelope",
     "x-bad-json-error",
     // Sent with a business rule's in-process CALL_OPEN_MERCATO request (as
     // the reference sends them); no route reads them and no browser sends them.
