@@ -56,6 +56,6 @@ pub use scope::{Reach, Scope, foreign_tenant, out_of_scope};
 pub use services::Services;
 pub use slots::{
     AiTool, AnalyticsField, AnalyticsSource, FieldKind, FieldWrite, FieldWriter, RecordChecker,
-    RecordTarget, RuleEntity, RuleField, RuleFieldKind, RuleWriter, ToolCall,
-    ToolHandler, ToolKind, WidgetDef, WidgetSize,
+    RecordTarget, RuleEntity, RuleField, RuleFieldKind, RuleWriter, ToolCall, ToolHandler,
+    ToolKind, WidgetDef, WidgetSize,
 };

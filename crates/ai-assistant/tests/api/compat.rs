@@ -224,7 +224,10 @@ async fn the_other_tools_take_the_reference_inputs() {
 
 // ---------------------------------------------------------------- agents
 
-#[expect(clippy::unwrap_used, reason = "a malformed list fails the calling test")]
+#[expect(
+    clippy::unwrap_used,
+    reason = "a malformed list fails the calling test"
+)]
 async fn agent_ids<S: stoa_testkit::AppService>(
     app: &stoa_testkit::TestApp<S>,
     token: &str,
