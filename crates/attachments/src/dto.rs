@@ -37,7 +37,6 @@ pub struct Assignment {
 /// The multipart form of `POST /attachments` (documentation only: the
 /// route reads it as a stream).
 #[derive(Debug, ToSchema)]
-#[allow(dead_code)]
 pub struct UploadForm {
     /// The entity the record belongs to, e.g. `catalog:catalog_product`.
     #[schema(rename = "entityId", example = "catalog:catalog_product")]

@@ -98,7 +98,10 @@ pub async fn upload(
     result
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the services an upload writes through, each handed in by the route"
+)]
 async fn record(
     received: &Upload,
     id: Uuid,

@@ -35,3 +35,36 @@ impl From<AuditLogError> for AppError {
         AppError::from_api(err)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn every_variant_renders_its_status_and_body() {
+        let cases: Vec<(AuditLogError, u16, Value)> = vec![
+            (
+                AuditLogError::InvalidQuery("limit: at most 200".into()),
+                400,
+                json!({"error": "Invalid query parameters: limit: at most 200"}),
+            ),
+            (AuditLogError::NoTenant, 403, json!({"error": "Forbidden"})),
+            (
+                AuditLogError::InvalidUndoToken,
+                400,
+                json!({"error": "Invalid undo token"}),
+            ),
+            (
+                AuditLogError::InvalidLogId,
+                400,
+                json!({"error": "Invalid log id"}),
+            ),
+        ];
+        for (err, status, body) in cases {
+            let app: AppError = err.into();
+            assert_eq!(app.status().as_u16(), status, "{body}");
+            assert_eq!(app.body(), body);
+        }
+    }
+}

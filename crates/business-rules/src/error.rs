@@ -127,19 +127,48 @@ mod tests {
             err.body()["error"],
             "Validation failed: conditionExpression.rules.0.operator: unknown operator 'LIKE'"
         );
+    }
+
+    #[test]
+    fn every_variant_renders_its_status_and_body() {
         let cases = [
             (RulesError::RuleNotFound, 404, "Rule not found"),
+            (RulesError::SetNotFound, 404, "Rule set not found"),
+            (RulesError::MemberNotFound, 404, "Member not found"),
+            (RulesError::LogNotFound, 404, "Log entry not found"),
+            (RulesError::RuleIdRequired, 400, "Rule id is required"),
+            (RulesError::SetIdRequired, 400, "Rule set id is required"),
+            (RulesError::MemberIdRequired, 400, "Member id is required"),
+            (RulesError::InvalidRuleId, 400, "Invalid rule id"),
+            (RulesError::InvalidSetId, 400, "Invalid rule set id"),
+            (RulesError::InvalidLogId, 400, "Invalid log id"),
+            (RulesError::InvalidExecuteRuleId, 400, "Invalid rule ID"),
+            (RulesError::TenantRequired, 400, "Tenant context required"),
+            (
+                RulesError::ScopeRequired,
+                400,
+                "Tenant and organization context required",
+            ),
+            (
+                RulesError::DuplicateRule("r1".into()),
+                409,
+                "A rule with ruleId 'r1' already exists",
+            ),
+            (
+                RulesError::DuplicateSet("s1".into()),
+                409,
+                "A rule set with setId 's1' already exists",
+            ),
             (
                 RulesError::AlreadyMember,
                 409,
                 "Rule is already a member of this set",
             ),
-            (RulesError::InvalidLogId, 400, "Invalid log id"),
         ];
         for (e, status, message) in cases {
             let app: AppError = e.into();
-            assert_eq!(app.status().as_u16(), status);
-            assert_eq!(app.body()["error"], message);
+            assert_eq!(app.status().as_u16(), status, "{message}");
+            assert_eq!(app.body(), serde_json::json!({ "error": message }));
         }
     }
 }

@@ -25,6 +25,7 @@ use stoa_core::command::tracked::{StateHandler, Tracked, tracked};
 use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
 use uuid::Uuid;
 
+use crate::error::DashboardsError;
 use crate::model::{
     LAYOUT_KIND, LayoutState, ROLE_WIDGETS_KIND, RoleWidgetsState, USER_WIDGETS_KIND,
     UserWidgetsState,
@@ -86,7 +87,7 @@ fn same_tenant(ctx: &AuthContext, tenant: Uuid) -> Result<(), AppError> {
     if ctx.tenant_id == Some(tenant) {
         Ok(())
     } else {
-        Err(AppError::not_found("Not found"))
+        Err(DashboardsError::NotFound.into())
     }
 }
 
@@ -131,7 +132,7 @@ impl Tracked for LayoutState {
             same_tenant(ctx, state.scope.tenant_id)?;
             // A layout is its user's alone.
             if ctx.user_id != Some(state.user_id) {
-                return Err(AppError::forbidden());
+                return Err(DashboardsError::Forbidden.into());
             }
         }
         Ok(())

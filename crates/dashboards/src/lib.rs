@@ -13,6 +13,7 @@
 pub mod analytics;
 pub mod commands;
 pub mod dto;
+pub mod error;
 pub mod model;
 pub mod operations;
 pub mod queries;

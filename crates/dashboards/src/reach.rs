@@ -26,17 +26,19 @@ use stoa_acl::accounts::{Selection, Subject, UserRef};
 use stoa_acl::grants::RoleGrant;
 use stoa_acl::{AclResolver, AuthContext, RoleDirectory, UserDirectory};
 use stoa_core::AppError;
+
+use crate::error::DashboardsError;
 use uuid::Uuid;
 
 /// The reserved name of the tenant's super-admin role.
 const SUPERADMIN_ROLE: &str = "superadmin";
 
 pub fn role_not_found() -> AppError {
-    AppError::not_found("Role not found")
+    DashboardsError::RoleNotFound.into()
 }
 
 pub fn user_not_found() -> AppError {
-    AppError::not_found("User not found")
+    DashboardsError::UserNotFound.into()
 }
 
 /// The live role `role` of `tenant` as the caller may see it, with what it

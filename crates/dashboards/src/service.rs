@@ -12,7 +12,6 @@ use stoa_acl::{AclResolver, AuthContext, Registry, RoleDirectory, UserDirectory}
 use stoa_core::AppError;
 use stoa_core::command::{self, Operation};
 use stoa_core::db::Db;
-use stoa_core::error::Issue;
 use uuid::Uuid;
 
 use crate::commands::Save;
@@ -20,6 +19,7 @@ use crate::dto::{
     DashboardContext, Layout, LayoutItemInput, LayoutResponse, PatchLayoutItem, RoleWidgets,
     ScopeView, UserWidgets,
 };
+use crate::error::DashboardsError;
 use crate::model::{
     LAYOUT_KIND, LayoutItem, LayoutState, Mode, ROLE_WIDGETS_KIND, RoleWidgetsState, Scope, Size,
     USER_WIDGETS_KIND, UserWidgetsState, row_id,
@@ -31,7 +31,7 @@ use crate::widgets::{CatalogEntry, effective, known_ids};
 /// The caller's user (a layout belongs to a user: an API key acting on its
 /// own has none).
 fn caller_user(ctx: &AuthContext) -> Result<Uuid, AppError> {
-    ctx.user_id.ok_or_else(AppError::forbidden)
+    ctx.user_id.ok_or_else(|| DashboardsError::Forbidden.into())
 }
 
 /// The scope rows are keyed by: the tenant and the token's (home) organization.
@@ -173,7 +173,7 @@ pub async fn put_layout(
     items: Vec<LayoutItemInput>,
 ) -> Result<Operation, AppError> {
     if registry.widgets().is_empty() {
-        return Err(AppError::service_unavailable("Widget registry unavailable"));
+        return Err(DashboardsError::RegistryUnavailable.into());
     }
     let user = caller_user(ctx)?;
     let scope = caller_scope(ctx)?;
@@ -202,13 +202,7 @@ pub async fn put_layout(
             .collect();
         let mut seen = HashSet::new();
         if !kept.iter().all(|i| seen.insert(i.id)) {
-            return Err(
-                AppError::bad_request("Layout item IDs must be unique").with_issues(vec![Issue {
-                    path: vec!["items".into()],
-                    message: "Layout item IDs must be unique".into(),
-                    code: "custom".into(),
-                }]),
-            );
+            return Err(DashboardsError::DuplicateLayoutItems.into());
         }
         let target = LayoutState {
             id,
@@ -246,12 +240,12 @@ pub async fn patch_layout_item(
         queries::lock_key(conn, id).await?;
         let mut state = queries::load_layout(conn, id)
             .await?
-            .ok_or_else(|| AppError::not_found("Layout not found"))?;
+            .ok_or(DashboardsError::LayoutNotFound)?;
         let item = state
             .items
             .iter_mut()
             .find(|i| i.id == item_id)
-            .ok_or_else(|| AppError::not_found("Layout item not found"))?;
+            .ok_or(DashboardsError::LayoutItemNotFound)?;
         item.size = Some(body.size().or(item.size).unwrap_or(Size::Md));
         if let Some(settings) = body.settings() {
             item.settings = Some(settings);
@@ -271,12 +265,12 @@ pub async fn patch_layout_item(
 }
 
 /// A required id of a query string (400 `<name> is required` / `Invalid <name>`).
-pub fn required_id(value: Option<&str>, name: &str) -> Result<Uuid, AppError> {
+pub fn required_id(value: Option<&str>, name: &'static str) -> Result<Uuid, AppError> {
     let text = value
         .map(str::trim)
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| AppError::bad_request(format!("{name} is required")))?;
-    Uuid::parse_str(text).map_err(|_| AppError::bad_request(format!("Invalid {name}")))
+        .ok_or(DashboardsError::IdRequired(name))?;
+    Uuid::parse_str(text).map_err(|_| DashboardsError::InvalidId(name).into())
 }
 
 /// The scope of an assignment read: a super admin may name another tenant
@@ -286,12 +280,12 @@ pub fn read_scope(
     tenant: Option<&str>,
     organization: Option<&str>,
 ) -> Result<Scope, AppError> {
-    let parse = |v: Option<&str>, name: &str| -> Result<Option<Uuid>, AppError> {
+    let parse = |v: Option<&str>, name: &'static str| -> Result<Option<Uuid>, AppError> {
         match v.map(str::trim).filter(|v| !v.is_empty()) {
             None => Ok(None),
             Some(v) => Uuid::parse_str(v)
                 .map(Some)
-                .map_err(|_| AppError::bad_request(format!("Invalid {name}"))),
+                .map_err(|_| DashboardsError::InvalidId(name).into()),
         }
     };
     let mut scope = caller_scope(ctx)?;
@@ -315,12 +309,7 @@ fn scope_view(scope: Scope) -> ScopeView {
 
 /// 400 naming the unknown widget ids.
 fn unknown_widgets(unknown: Vec<String>) -> AppError {
-    let message = format!("Unknown widget ids: {}", unknown.join(", "));
-    AppError::bad_request(message.clone()).with_issues(vec![Issue {
-        path: vec!["widgetIds".into()],
-        message,
-        code: "custom".into(),
-    }])
+    DashboardsError::UnknownWidgets(unknown).into()
 }
 
 pub async fn get_role_widgets(

@@ -65,3 +65,76 @@ impl From<DirectoryError> for AppError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn every_variant_renders_its_status_and_body() {
+        let cases: Vec<(DirectoryError, u16, Value)> = vec![
+            (
+                DirectoryError::TenantNotFound,
+                404,
+                json!({"error": "Tenant not found"}),
+            ),
+            (
+                DirectoryError::OrganizationNotFound,
+                404,
+                json!({"error": "Not found"}),
+            ),
+            (
+                DirectoryError::UnknownOrganization,
+                400,
+                json!({"error": "Organization not found"}),
+            ),
+            (
+                DirectoryError::ParentNotFound,
+                400,
+                json!({"error": "Parent not found"}),
+            ),
+            (
+                DirectoryError::InvalidChild,
+                400,
+                json!({"error": "Invalid child assignment"}),
+            ),
+            (
+                DirectoryError::Cycle,
+                400,
+                json!({"error": "An organization cannot be its own parent or be moved under its own descendant"}),
+            ),
+            (
+                DirectoryError::TreeCycle,
+                409,
+                json!({"error": "This change would make an organization its own ancestor",
+                       "code": "organization_cycle"}),
+            ),
+            (
+                DirectoryError::TenantScopeRequired,
+                400,
+                json!({"error": "Tenant scope required"}),
+            ),
+            (
+                DirectoryError::OrganizationNotAllowed,
+                403,
+                json!({"error": "Organization is outside your allowed organizations"}),
+            ),
+            (
+                DirectoryError::BadCursor,
+                400,
+                json!({"error": "Invalid query parameters: cursor: not a cursor of this list"}),
+            ),
+            (
+                DirectoryError::Db(diesel::result::Error::BrokenTransactionManager.into()),
+                500,
+                json!({"error": "Internal server error"}),
+            ),
+        ];
+        for (err, status, body) in cases {
+            let app: AppError = err.into();
+            assert_eq!(app.status().as_u16(), status, "{body}");
+            assert_eq!(app.body(), body);
+        }
+    }
+}

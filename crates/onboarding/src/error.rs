@@ -64,3 +64,75 @@ impl From<OnboardingError> for AppError {
         AppError::from_api(err).ok_false()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn every_variant_renders_its_status_and_body() {
+        let cases: Vec<(OnboardingError, u16, &str, &str)> = vec![
+            (
+                OnboardingError::Disabled,
+                404,
+                "onboarding_disabled",
+                "Self-service onboarding is disabled.",
+            ),
+            (
+                OnboardingError::InvalidPayload,
+                400,
+                "invalid_payload",
+                "Invalid payload",
+            ),
+            (
+                OnboardingError::InvalidToken,
+                400,
+                "invalid_token",
+                "This verification link is invalid. Please sign up again.",
+            ),
+            (
+                OnboardingError::TokenExpired,
+                410,
+                "token_expired",
+                "This verification link has expired. Please sign up again.",
+            ),
+            (
+                OnboardingError::TokenUsed,
+                409,
+                "token_used",
+                "This verification link has already been used. Sign in to your workspace.",
+            ),
+            (
+                OnboardingError::AccountExists,
+                409,
+                "account_exists",
+                "An account with this e-mail already exists. Sign in instead.",
+            ),
+            (
+                OnboardingError::InvalidTenantId,
+                400,
+                "invalid_tenant_id",
+                "Invalid tenant id.",
+            ),
+            (
+                OnboardingError::NotAuthorizedForTenant,
+                403,
+                "not_authorized_for_tenant",
+                "Not authorized for this tenant.",
+            ),
+            (
+                OnboardingError::NotFound,
+                404,
+                "not_found",
+                "Onboarding request not found.",
+            ),
+        ];
+        for (err, status, code, message) in cases {
+            let app: AppError = err.into();
+            assert_eq!(app.status().as_u16(), status, "{message}");
+            let body: Value = json!({"ok": false, "error": message, "code": code});
+            assert_eq!(app.body(), body);
+        }
+    }
+}

@@ -123,3 +123,109 @@ impl From<PreferencesError> for AppError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_renders_its_status_and_body() {
+        let role = Uuid::nil();
+        let cases: Vec<(PreferencesError, u16, Value)> = vec![
+            (
+                PreferencesError::Unauthenticated,
+                401,
+                json!({"error": "Unauthorized"}),
+            ),
+            (
+                PreferencesError::NoUser("Cannot save a variant without a user"),
+                403,
+                json!({"error": "Cannot save a variant without a user"}),
+            ),
+            (
+                PreferencesError::RoleNotFound,
+                404,
+                json!({"error": "Role not found"}),
+            ),
+            (
+                PreferencesError::VariantNotFound,
+                404,
+                json!({"error": "Variant not found"}),
+            ),
+            (
+                PreferencesError::UserNotFound,
+                404,
+                json!({"ok": false, "error": "User not found"}),
+            ),
+            (
+                PreferencesError::InvalidUserId,
+                400,
+                json!({"ok": false, "error": "Invalid userId"}),
+            ),
+            (
+                PreferencesError::DuplicateName,
+                409,
+                json!({"error": "A variant with this name already exists. Choose a different name.",
+                       "code": "duplicate_name"}),
+            ),
+            (
+                PreferencesError::InvalidRoles {
+                    missing: vec![role],
+                },
+                400,
+                json!({"error": "Invalid roles", "missing": [role]}),
+            ),
+            (
+                PreferencesError::InvalidSettings {
+                    path: vec![json!("settings"), json!("groupOrder"), json!(3)],
+                    message: "must be a string".into(),
+                    code: "invalid_type",
+                },
+                400,
+                json!({"error": "Invalid payload: settings.groupOrder.3: must be a string",
+                       "details": {"formErrors": [], "fieldErrors": {"settings": ["must be a string"]}},
+                       "issues": [{"path": ["settings", "groupOrder", 3], "message": "must be a string", "code": "invalid_type"}]}),
+            ),
+            (
+                PreferencesError::SettingsTwice,
+                400,
+                json!({"error": "Invalid payload: send the settings either in `settings` or at the top level, not both"}),
+            ),
+            (
+                PreferencesError::RoleListWithRoleScope("applyToRoles"),
+                400,
+                json!({"error": "Invalid payload: applyToRoles: only valid when scope.type is \"user\""}),
+            ),
+            (
+                PreferencesError::RoleIdRequired,
+                400,
+                json!({"error": "roleId query parameter is required"}),
+            ),
+            (
+                PreferencesError::NameTooLong(120),
+                400,
+                json!({"error": "Invalid payload: name: must be at most 120 characters"}),
+            ),
+            (
+                PreferencesError::BlankName,
+                400,
+                json!({"error": "Invalid payload: name: must not be blank"}),
+            ),
+            (
+                PreferencesError::InvalidOrgId,
+                400,
+                json!({"error": "Invalid query parameters: orgId: must be a uuid or __all__"}),
+            ),
+            (
+                PreferencesError::InvalidTenantId,
+                400,
+                json!({"error": "Invalid query parameters: tenantId: must be a uuid"}),
+            ),
+        ];
+        for (err, status, body) in cases {
+            let app: AppError = err.into();
+            assert_eq!(app.status().as_u16(), status, "{body}");
+            assert_eq!(app.body(), body);
+        }
+    }
+}

@@ -43,3 +43,50 @@ impl From<ProgressError> for AppError {
         AppError::from_api(err)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn every_variant_renders_its_status_and_body() {
+        let cases: Vec<(ProgressError, u16, Value)> = vec![
+            (
+                ProgressError::InvalidQuery("pageSize: at most 100".into()),
+                400,
+                json!({"error": "Invalid query parameters: pageSize: at most 100"}),
+            ),
+            (
+                ProgressError::NoTenant,
+                403,
+                json!({"error": "Tenant scope required"}),
+            ),
+            (
+                ProgressError::UnknownParent,
+                400,
+                json!({"error": "parentJobId: no such job"}),
+            ),
+            (
+                ProgressError::JobNotFound,
+                404,
+                json!({"error": "Not found"}),
+            ),
+            (
+                ProgressError::CannotCancel,
+                400,
+                json!({"error": "Cannot cancel this job"}),
+            ),
+            (
+                ProgressError::TooManyItems,
+                400,
+                json!({"error": "Too many items for one job"}),
+            ),
+        ];
+        for (err, status, body) in cases {
+            let app: AppError = err.into();
+            assert_eq!(app.status().as_u16(), status, "{body}");
+            assert_eq!(app.body(), body);
+        }
+    }
+}

@@ -99,7 +99,10 @@ async fn serve(req: &HttpRequest, deps: Deps, id: &str, q: ImageQuery) -> AppRes
     )
 )]
 #[get("/attachments/image/{id}/{slug}")]
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "actix hands a handler its extractors as arguments"
+)]
 pub async fn serve_image_with_slug(
     req: HttpRequest,
     auth: OptionalAuth,
@@ -137,7 +140,10 @@ pub async fn serve_image_with_slug(
     )
 )]
 #[get("/attachments/image/{id}")]
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "actix hands a handler its extractors as arguments"
+)]
 pub async fn serve_image(
     req: HttpRequest,
     auth: OptionalAuth,

@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::presets::Range;
 use super::request::{Aggregate, Filter, Operator, WidgetDataRequest};
+use crate::error::DashboardsError;
 
 /// A value bound to the statement.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,7 +81,7 @@ fn field<'s>(source: &'s AnalyticsSource, name: &str) -> Option<&'s AnalyticsFie
 }
 
 fn bad(message: String) -> AppError {
-    AppError::bad_request(message)
+    DashboardsError::InvalidQuery(message).into()
 }
 
 fn numeric(kind: FieldKind) -> bool {

@@ -17,6 +17,7 @@ use super::compile::{Bind, Compiled, DataScope, compile, version_sql};
 use super::request::{
     BatchEntry, BatchResult, ComparisonResult, DataPoint, Metadata, WidgetData, WidgetDataRequest,
 };
+use crate::error::DashboardsError;
 
 #[derive(QueryableByName)]
 struct Row {
@@ -78,9 +79,7 @@ async fn answer(
 
 /// The caller's data scope (400 `Tenant context is required` without a tenant).
 pub fn scope_of(ctx: &AuthContext) -> Result<DataScope, AppError> {
-    let tenant_id = ctx
-        .tenant_id
-        .ok_or_else(|| AppError::bad_request("Tenant context is required"))?;
+    let tenant_id = ctx.tenant_id.ok_or(DashboardsError::TenantRequired)?;
     Ok(DataScope {
         tenant_id,
         organizations: ctx.acl.visible_organization_ids.clone(),
@@ -121,11 +120,11 @@ pub fn prepare(
     req: &WidgetDataRequest,
     now: OffsetDateTime,
 ) -> Result<Compiled, AppError> {
-    let source = registry.analytics_source(&req.entity_type).ok_or_else(|| {
-        AppError::bad_request(format!("Invalid entity type: {}", req.entity_type))
-    })?;
+    let source = registry
+        .analytics_source(&req.entity_type)
+        .ok_or_else(|| DashboardsError::InvalidEntityType(req.entity_type.clone()))?;
     if !source.features.iter().all(|f| ctx.has(f)) {
-        return Err(AppError::forbidden());
+        return Err(DashboardsError::Forbidden.into());
     }
     let scope = scope_of(ctx)?;
     let ranges = req.date_range.as_ref().map(|r| r.preset.ranges(now));

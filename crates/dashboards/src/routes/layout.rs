@@ -4,12 +4,13 @@ use actix_web::{HttpRequest, HttpResponse, get, patch, put, web};
 use stoa_acl::{AuthContext, Registry, RoleDirectory};
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
-use stoa_core::error::{ErrorBody, Issue};
+use stoa_core::error::ErrorBody;
 use stoa_core::http::read_cache::{ReadDeps, answer_json};
 use stoa_core::{AppError, AppResult, Json, Path};
 use uuid::Uuid;
 
 use crate::dto::{LayoutResponse, Ok as OkBody, PatchLayoutItem, PutLayout};
+use crate::error::DashboardsError;
 use crate::service;
 
 /// The caller's dashboard: its items, the widgets it may have and who it is.
@@ -89,13 +90,8 @@ pub async fn patch_layout_item(
     body: Json<PatchLayoutItem>,
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::CONFIGURE)?;
-    let item_id = Uuid::parse_str(item_id.as_str()).map_err(|_| {
-        AppError::bad_request("Invalid payload").with_issues(vec![Issue {
-            path: vec!["itemId".into()],
-            message: "Invalid uuid".into(),
-            code: "invalid_string".into(),
-        }])
-    })?;
+    let item_id = Uuid::parse_str(item_id.as_str())
+        .map_err(|_| AppError::from(DashboardsError::InvalidItemId))?;
     let op = service::patch_layout_item(&db, &ctx, item_id, body.0).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(OkBody { ok: true }))
 }

@@ -23,7 +23,10 @@ use crate::model::{OrganizationRow, TenantRow};
 type Result<T> = std::result::Result<T, DirectoryError>;
 
 /// What other modules may ask of the directory.
-#[allow(async_fn_in_trait)]
+#[expect(
+    async_fn_in_trait,
+    reason = "implemented and called inside the workspace only, where no caller needs a `Send` bound"
+)]
 pub trait DirectoryService {
     /// A live tenant.
     async fn tenant(&self, conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<TenantRow>>;
