@@ -6,6 +6,7 @@
 //! - `schemathesis`, `faults`, `cluster`, `soak`: the reliability drills
 //!   (`proofs/`); their figures are in docs/reliability.md.
 //! - `explorer-check`: the API explorer in headless Chromium (`explorer.rs`).
+//! - `schema-report`: the schema's distance from distributing tenants (`schema_report.rs`).
 //!
 //! Plain Rust with std only (plus ctrlc), so it builds in seconds.
 
@@ -16,6 +17,7 @@ mod explorer;
 mod pg;
 mod proofs;
 mod s3;
+mod schema_report;
 mod test;
 
 use std::process::ExitCode;
@@ -39,6 +41,8 @@ fn usage() -> ExitCode {
          mixed load at 70% of the measured peak: RSS and p99 over time\n  \
          explorer-check /api/docs in headless Chromium (the distribution's): every tag, try it out,\n                 \
          no request outside the server; screenshot to docs/explorer.png\n  \
+         schema-report [--write]\n                 \
+         the migrated schema against distributing tenants (Citus); --write updates docs/scaling.md\n  \
          pg-stop        stop the private Postgres cluster"
     );
     ExitCode::from(2)
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Some("faults") => proofs::faults::run(&rest),
         Some("cluster") => proofs::cluster::run(&rest),
         Some("soak") => proofs::soak::run(&rest),
+        Some("schema-report") => schema_report::run(&rest),
         _ => return usage(),
     };
     match result {
