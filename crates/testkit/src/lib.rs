@@ -10,7 +10,9 @@
 //!   forms) and [`Multipart`] bodies with file parts.
 //! - [`StreamingResponse`] ([`TestApp::stream`]): reads a body while the handler
 //!   still produces it, as chunks or server-sent-event frames, with timeouts.
-//! - [`OmOperation`] ([`TestResponse::operation`]): the `x-om-operation` header.
+//! - [`OmOperation`] ([`TestResponse::operation`]): the `x-om-operation` header;
+//!   [`operation`]: the same header as the JSON it carries.
+//! - [`sql`] / [`count`]: raw SQL fixtures and counts against a test database.
 //! - [`outbox_events`]: the event outbox, each event in its envelope.
 //! - [`assert_timestamps`]: every timestamp of a JSON body written
 //!   `YYYY-MM-DDTHH:MM:SS.mmmZ` (`stoa_core::serde_util::timestamp`).
@@ -30,6 +32,7 @@ mod app;
 mod database;
 mod events;
 mod operation;
+mod sql;
 mod streaming;
 mod timestamps;
 mod upstream;
@@ -39,8 +42,9 @@ pub mod requests;
 pub use app::{AppService, TestApp, TestAppBuilder, TestResponse, app};
 pub use database::{TestDb, server_url, spawn_on_own_runtime, with_database};
 pub use events::{outbox_events, outbox_events_named};
-pub use operation::OmOperation;
+pub use operation::{OmOperation, operation};
 pub use requests::Multipart;
+pub use sql::{count, sql};
 pub use streaming::{SseFrame, SseMessage, StreamEnd, StreamingResponse};
 pub use timestamps::{assert_timestamps, is_canonical_timestamp, misformatted_timestamps};
 pub use upstream::{Answer, FakeUpstream, Recorded};

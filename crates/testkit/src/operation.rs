@@ -2,7 +2,31 @@
 //! parsed for assertions.
 
 use serde::Deserialize;
+use serde_json::Value;
 use uuid::Uuid;
+
+use crate::TestResponse;
+
+/// The `x-om-operation` header of `res` as the JSON it carries
+/// (`undoToken`, `commandId`, ...), for tests that hand it on as a body;
+/// panics when the header is absent or malformed.
+pub fn operation(res: &TestResponse) -> Value {
+    let raw = res
+        .header(stoa_core::command::OPERATION_HEADER)
+        .expect("an x-om-operation header");
+    let json = decoded(raw);
+    serde_json::from_str(&json)
+        .unwrap_or_else(|err| panic!("x-om-operation is not JSON ({err}): {json}"))
+}
+
+/// The JSON text of a header value (`omop:<encodeURIComponent(JSON)>`).
+fn decoded(value: &str) -> String {
+    let encoded = value
+        .strip_prefix("omop:")
+        .unwrap_or_else(|| panic!("x-om-operation without the omop: prefix: {value}"));
+    percent_decode(encoded)
+        .unwrap_or_else(|| panic!("x-om-operation is not percent-encoded UTF-8: {value}"))
+}
 
 /// The undoable operation a write logged, as clients read it.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
@@ -22,11 +46,7 @@ impl OmOperation {
     /// Parses a header value; panics with the value when it is malformed
     /// (a test asserting on it should fail loudly).
     pub fn parse(value: &str) -> Self {
-        let encoded = value
-            .strip_prefix("omop:")
-            .unwrap_or_else(|| panic!("x-om-operation without the omop: prefix: {value}"));
-        let json = percent_decode(encoded)
-            .unwrap_or_else(|| panic!("x-om-operation is not percent-encoded UTF-8: {value}"));
+        let json = decoded(value);
         serde_json::from_str(&json)
             .unwrap_or_else(|err| panic!("x-om-operation is not an operation ({err}): {json}"))
     }

@@ -28,6 +28,12 @@ pub fn delete(path: &str, token: &str) -> TestRequest {
     bearer(TestRequest::delete().uri(path), token)
 }
 
+/// `DELETE path` with a JSON body and a bearer token (the collection routes
+/// that take the id in the body).
+pub fn delete_with_body(path: &str, token: &str, body: Value) -> TestRequest {
+    bearer(TestRequest::delete().uri(path).set_json(body), token)
+}
+
 /// `POST path` with a form body.
 pub fn form(path: &str, body: &str) -> TestRequest {
     TestRequest::post()

@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
 pub use stoa_testkit::requests::{delete, get, post_json};
+pub use stoa_testkit::sql;
 
 pub const KEYS: &str = "/api/api_keys/keys";
 
@@ -199,16 +200,6 @@ pub async fn granted<S: AppService>(
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     serde_json::from_value(res.json()["granted"].clone()).unwrap()
-}
-
-/// Runs SQL against the test database (fixtures that simulate time passing
-/// or other modules' changes).
-pub async fn sql(db: &Db, statement: &str) {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(statement)
-        .execute(&mut *conn)
-        .await
-        .unwrap();
 }
 
 /// Action-log entries of a command: (actor, resource id, snapshot before, after, undo token).

@@ -10,6 +10,7 @@ use stoa_core::AppError;
 use stoa_core::command::{
     self, Actor, Command, Event, GuardInput, LogEntry, Phase, Verdict, WriteGuard, WriteGuards,
 };
+use stoa_testkit::count;
 use uuid::Uuid;
 
 use super::support::*;
@@ -83,14 +84,6 @@ impl WriteGuard for Names {
             Ok(Verdict::Allow)
         })
     }
-}
-
-async fn count(app_db: &stoa_core::db::Db, sql: &str) -> i64 {
-    let mut conn = app_db.conn().await.unwrap();
-    diesel::dsl::sql::<diesel::sql_types::BigInt>(sql)
-        .get_result(&mut *conn)
-        .await
-        .unwrap()
 }
 
 async fn log_and_outbox(db: &stoa_core::db::Db) -> (i64, i64) {

@@ -11,6 +11,7 @@ use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
+pub use stoa_testkit::operation;
 pub use stoa_testkit::requests::{delete, get, post_json, put_json};
 
 /// Refuses to undo anything done to an organization named "Locked ...".
@@ -103,25 +104,6 @@ pub async fn seed(db: &stoa_core::db::Db, name: &str, domain: &str) -> Tenant {
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_auth::testing::seed_tenant_with(db, &registry, name, domain).await
-}
-
-/// The operation in an `x-om-operation` header.
-pub fn operation(res: &TestResponse) -> Value {
-    let raw = res.header("x-om-operation").expect("x-om-operation header");
-    let encoded = raw.strip_prefix("omop:").expect("omop: prefix");
-    let mut bytes = Vec::new();
-    let mut it = encoded.bytes();
-    while let Some(b) = it.next() {
-        if b == b'%' {
-            let hex: String = [it.next().unwrap() as char, it.next().unwrap() as char]
-                .iter()
-                .collect();
-            bytes.push(u8::from_str_radix(&hex, 16).unwrap());
-        } else {
-            bytes.push(b);
-        }
-    }
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 pub async fn create_org<S: AppService>(

@@ -6,20 +6,13 @@ use actix_web::test::TestRequest;
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use stoa_auth::testing::{token_for, user_with_features};
+use stoa_testkit::sql;
 use uuid::Uuid;
 
 use super::support::*;
 
 const USERS: &str = "/api/auth/users?pageSize=50";
 const ROLES: &str = "/api/auth/roles?pageSize=50";
-
-async fn sql(app: &stoa_core::db::Db, statement: &str) {
-    let mut conn = app.conn().await.unwrap();
-    diesel::sql_query(statement)
-        .execute(&mut *conn)
-        .await
-        .unwrap();
-}
 
 /// Reads access-logged for `actor`, once the entries kept answers queued are
 /// written: a row each, and each repeated read a row holds.

@@ -4,26 +4,11 @@
 
 use serde_json::json;
 use stoa_auth::testing::token_for;
+use stoa_testkit::count;
 
 use super::support::*;
 
 const NEW_PASSWORD: &str = "N3w-Passw0rd!";
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
-}
-
-async fn count(db: &stoa_core::db::Db, sql: &str) -> i64 {
-    use diesel_async::RunQueryDsl;
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(sql)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
-}
 
 /// The finding: anyone allowed to edit users changed their own e-mail and
 /// password through `PUT /auth/users` with no current password, and the old

@@ -8,7 +8,6 @@ use std::time::Duration;
 use actix_http::Request;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
-use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use stoa_core::command::CommandRegistry;
 use stoa_core::command::outbox::Dispatcher;
@@ -19,6 +18,7 @@ use stoa_testkit::{AppService, TestApp};
 use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
+pub use stoa_testkit::count;
 pub use stoa_testkit::requests::{delete, get, post_json, put_json};
 
 pub const RULES: &str = "/api/business_rules/rules";
@@ -204,22 +204,6 @@ pub async fn deal<S: AppService>(app: &TestApp<S>, token: &str, body: Value) -> 
     let res = app.send(post_json(DEALS, token, body.clone())).await;
     assert_eq!(res.status, 201, "{body}: {}", res.text());
     id_of(&res.json())
-}
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
-}
-
-/// A count by SQL.
-pub async fn count(db: &Db, query: &str) -> i64 {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(query)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
 }
 
 /// Delivers the outbox to the rules' trigger until nothing is due.

@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
 pub use stoa_testkit::requests::{delete, get, post_json, put_json};
+pub use stoa_testkit::{count, sql};
 
 pub const PRODUCTS: &str = "/api/catalog/products";
 pub const BULK: &str = "/api/catalog/bulk-delete";
@@ -171,30 +172,6 @@ pub async fn redo<S: AppService>(app: &TestApp<S>, token: &str, log_id: &str) ->
         json!({ "logId": log_id }),
     ))
     .await
-}
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
-}
-
-/// `SELECT count(*) AS n ...`.
-pub async fn count(db: &Db, query: &str) -> i64 {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(query)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
-}
-
-pub async fn sql(db: &Db, statement: &str) {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(statement)
-        .execute(&mut *conn)
-        .await
-        .unwrap();
 }
 
 /// Products in the whole table.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use actix_http::Request;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
-use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use stoa_acl::AccessMatrix;
 use stoa_core::command::{CommandRegistry, WriteGuard};
@@ -19,6 +18,7 @@ use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
 pub use stoa_testkit::requests::{delete, get, post_json, put_json};
+pub use stoa_testkit::{count, sql};
 
 pub const DEALS: &str = "/api/customers/deals";
 pub const PIPELINES: &str = "/api/customers/pipelines";
@@ -182,31 +182,6 @@ pub async fn job<S: AppService>(app: &TestApp<S>, token: &str, id: &Value) -> Va
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     res.json()
-}
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
-}
-
-/// A count by SQL.
-pub async fn count(db: &Db, query: &str) -> i64 {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(query)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
-}
-
-/// Runs a SQL statement.
-pub async fn sql(db: &Db, statement: &str) {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(statement)
-        .execute(&mut *conn)
-        .await
-        .unwrap();
 }
 
 /// Seeds `n` demo deals of the demo pipeline in the tenant's root organization.

@@ -13,6 +13,7 @@ use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, set_user_acl, token_for, user_with_features};
+pub use stoa_testkit::operation;
 pub use stoa_testkit::requests::{get, patch_json, post_json, put_json};
 
 /// Every module the tests mount, with the wave-1 analytics sources.
@@ -122,12 +123,6 @@ pub fn widget_ids(layout: &Value) -> Vec<String> {
         .iter()
         .map(|i| i["widgetId"].as_str().unwrap().to_string())
         .collect()
-}
-
-/// The operation in an `x-om-operation` header (`undoToken`, `commandId`).
-pub fn operation(res: &TestResponse) -> Value {
-    let op = res.operation().expect("x-om-operation header");
-    json!({"undoToken": op.undo_token, "commandId": op.command_id})
 }
 
 pub async fn undo<S: AppService>(app: &TestApp<S>, token: &str, op: &Value) -> TestResponse {

@@ -2,17 +2,10 @@
 //! `DELETE /devices?id=` and the same under `/devices/admin/devices`, with
 //! the behaviour of the `/{id}` forms (same checks, same undo tokens).
 
-use actix_web::test::TestRequest;
 use serde_json::json;
+use stoa_testkit::requests::delete_with_body;
 
 use super::support::*;
-
-fn delete_with_body(path: &str, token: &str, body: serde_json::Value) -> TestRequest {
-    TestRequest::delete()
-        .uri(path)
-        .insert_header(("authorization", format!("Bearer {token}")))
-        .set_json(body)
-}
 
 #[actix_web::test]
 async fn own_devices_update_and_deactivate_at_the_collection_path() {

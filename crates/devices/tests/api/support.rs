@@ -19,6 +19,7 @@ use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
 pub use stoa_auth::testing::{Tenant, token_for, user_with_features};
+pub use stoa_testkit::operation;
 pub use stoa_testkit::requests::{delete, get, post_json, put_json};
 
 /// Every device feature.
@@ -125,25 +126,6 @@ pub async fn child_org(db: &Db, tenant: &Tenant, name: &str) -> Uuid {
 /// A request authenticated with a test API key (see [`TestKeys`]).
 pub fn with_key(req: TestRequest, key: &str) -> TestRequest {
     req.insert_header(("x-api-key", key.to_string()))
-}
-
-/// The operation in an `x-om-operation` header.
-pub fn operation(res: &TestResponse) -> Value {
-    let raw = res.header("x-om-operation").expect("x-om-operation header");
-    let encoded = raw.strip_prefix("omop:").expect("omop: prefix");
-    let mut bytes = Vec::new();
-    let mut it = encoded.bytes();
-    while let Some(b) = it.next() {
-        if b == b'%' {
-            let hex: String = [it.next().unwrap() as char, it.next().unwrap() as char]
-                .iter()
-                .collect();
-            bytes.push(u8::from_str_radix(&hex, 16).unwrap());
-        } else {
-            bytes.push(b);
-        }
-    }
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 /// Registers a device (201 expected); returns its id and the operation.

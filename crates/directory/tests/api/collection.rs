@@ -2,17 +2,10 @@
 //! /directory/organizations {id}`), as Open Mercato clients send them for
 //! roles and users too; `?id=` keeps working.
 
-use actix_web::test::TestRequest;
 use serde_json::json;
+use stoa_testkit::requests::delete_with_body;
 
 use super::support::*;
-
-fn delete_with_body(path: &str, token: &str, body: serde_json::Value) -> TestRequest {
-    TestRequest::delete()
-        .uri(path)
-        .insert_header(("authorization", format!("Bearer {token}")))
-        .set_json(body)
-}
 
 #[actix_web::test]
 async fn organizations_and_tenants_delete_with_the_id_in_the_body() {

@@ -10,7 +10,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::test::TestRequest;
 use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::Text;
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use stoa_acl::{AccessMatrix, Registry};
@@ -20,6 +20,7 @@ use stoa_onboarding::{OnboardingConfig, OnboardingState};
 use stoa_progress::{WorkerConfig, Workers};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 
+pub use stoa_testkit::count;
 pub use stoa_testkit::requests::get;
 
 pub const SUBMIT: &str = "/api/onboarding/onboarding";
@@ -172,22 +173,6 @@ pub fn path_of(link: &str) -> String {
     link.strip_prefix(PUBLIC_URL)
         .expect("the public URL")
         .to_string()
-}
-
-#[derive(QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
-/// `SELECT count(*) ...`.
-pub async fn count(db: &Db, sql: &str) -> i64 {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(sql)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
 }
 
 #[derive(QueryableByName)]

@@ -16,6 +16,7 @@ use stoa_progress::{
     JobContext, JobError, JobHandler, JobSpec, Outcome, UnitError, UnitReport, WorkerConfig,
     Workers, enqueue_job, enqueue_job_with,
 };
+use stoa_testkit::{count, sql};
 
 use super::queue::config;
 use super::support::*;
@@ -29,27 +30,10 @@ fn caller(tenant: &Tenant, user: uuid::Uuid) -> AuthContext {
     })
 }
 
-async fn sql(db: &stoa_core::db::Db, statement: &str) {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(statement)
-        .execute(&mut *conn)
-        .await
-        .unwrap();
-}
-
 #[derive(diesel::QueryableByName)]
 struct Count {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     n: i64,
-}
-
-async fn count(db: &stoa_core::db::Db, query: &str) -> i64 {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(query)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
 }
 
 /// `test.bulk` `{items, unitSize}`: writes one `bulk_effects` row per item.

@@ -10,32 +10,10 @@ use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use stoa_progress::service::{self, NewJob};
 use stoa_progress::{JobContext, JobError, JobHandler, Outcome, Schedule, Workers};
+use stoa_testkit::{count, sql};
 
 use super::queue::config;
 use super::support::*;
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    n: i64,
-}
-
-async fn count(db: &stoa_core::db::Db, query: &str) -> i64 {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(query)
-        .get_result::<Count>(&mut *conn)
-        .await
-        .unwrap()
-        .n
-}
-
-async fn sql(db: &stoa_core::db::Db, statement: &str) {
-    let mut conn = db.conn().await.unwrap();
-    diesel::sql_query(statement)
-        .execute(&mut *conn)
-        .await
-        .unwrap();
-}
 
 /// `test.tick`: counts its runs.
 struct Tick(Arc<AtomicUsize>);
