@@ -31,6 +31,7 @@ pub mod platform;
 pub mod provision;
 pub mod read_log;
 mod registry;
+pub mod resource;
 mod scope;
 pub mod services;
 pub mod slots;

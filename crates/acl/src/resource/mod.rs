@@ -1,0 +1,131 @@
+//! The resource kit: the one write path of every tenant resource.
+//!
+//! A module's resource (a deal, a pipeline, a product ...) implements
+//! [`Resource`] on top of its `stoa_core::command::Tracked` state: the table
+//! of its root row, the feature a write needs, its tenant and organization,
+//! its optimistic-lock column and its own reference checks (with the module
+//! services those need). The service steps here then write it, on the
+//! caller's connection, always in the same order:
+//!
+//! 1. lock the root row (`SELECT ... FOR UPDATE`), so nothing can commit
+//!    between the checks and the write, and read its version;
+//! 2. the tenant (another tenant's record does not exist: 404);
+//! 3. the organization reach ([`AuthContext::reach`], the one
+//!    organization-scope rule: hidden is 404, tenant-wide for a restricted
+//!    caller is 403 `organization_out_of_scope`);
+//! 4. the write feature (403);
+//! 5. the optimistic lock (409 `record_modified`);
+//! 6. the resource's own checks ([`Resource::check`]) on the new state;
+//! 7. the write and its undoable before/after entry, through the command
+//!    bus ([`Save`], in the caller's transaction).
+//!
+//! [`create_in`], [`update_in`], [`delete_in`] and [`write_many_in`] take
+//! the caller's connection, so a route, a job, an AI confirm or a rule can
+//! compose them in one transaction. Undo and redo are the same path:
+//! `Tracked::authorize` of a resource is [`authorize`], which repeats steps
+//! 2–4 on both states and 6 on the one undo writes, for the caller of the
+//! undo, now.
+//!
+//! The kit lives in stoa-acl, not stoa-core: its checks need the caller
+//! ([`AuthContext`]: features, tenant, organization reach), which stoa-acl
+//! defines on top of stoa-core; stoa-core cannot name it without a cycle.
+
+mod command;
+mod many;
+mod steps;
+#[cfg(test)]
+mod tests;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use diesel_async::AsyncPgConnection;
+use stoa_core::AppError;
+use stoa_core::command::LogEntry;
+use stoa_core::command::tracked::{Tracked, entry};
+use uuid::Uuid;
+
+use crate::AuthContext;
+
+pub use command::Save;
+pub use many::{Many, Refusals, write_many_in};
+pub use steps::{
+    Write, authorize, create_in, delete_in, lock, locked_in, may_write, may_write_at, save_in,
+    update_in,
+};
+
+/// A tenant resource written through the kit.
+pub trait Resource: Tracked {
+    /// The table of the root row every writer locks first (a constant of
+    /// the module, never input).
+    const TABLE: &'static str;
+    /// The root row's optimistic-lock column (`None`: the resource has none).
+    const VERSION: Option<&'static str> = Some("updated_at");
+    /// The feature every write of the resource needs.
+    const FEATURE: &'static str;
+    /// Whether the caller's organization selection also hides records by id
+    /// (customers' contract: a deal outside the selected organization is
+    /// 404). Otherwise only the organization reach decides.
+    const SELECTION_HIDES: bool = false;
+    /// What the resource's own checks need (a user directory ...); `()`
+    /// when they need nothing.
+    type Services: ?Sized + Sync;
+
+    fn id(&self) -> Uuid;
+    fn tenant_id(&self) -> Uuid;
+    /// The organization the record belongs to (`None`: tenant-wide).
+    fn organization(&self) -> Option<Uuid>;
+    /// The answer for a record the caller does not reach (404).
+    fn not_found() -> AppError;
+
+    /// The action-log entry of a change from `before` to `after` (either
+    /// may be absent), with the resource's events.
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        match after.or(before) {
+            Some(any) => entry(label, any.id(), before, after),
+            None => LogEntry::default(),
+        }
+    }
+
+    /// The resource's own checks of `target`, the state about to be written
+    /// (`previous` is the state it replaces: what did not change need not be
+    /// checked again). `services` is `None` when no one handed them over
+    /// (an undo in a process without them): fail closed where they matter.
+    fn check<'a>(
+        conn: &'a mut AsyncPgConnection,
+        ctx: &'a AuthContext,
+        services: Option<&'a Self::Services>,
+        target: &'a Self,
+        previous: Option<&'a Self>,
+    ) -> impl Future<Output = Result<(), AppError>> + Send + 'a {
+        let _ = (conn, ctx, services, target, previous);
+        async { Ok(()) }
+    }
+
+    /// The services undo and redo check with (they receive none).
+    fn installed() -> Option<Arc<Self::Services>> {
+        None
+    }
+
+    /// Writes `after` over `before` (`None`: deletes) and returns the state
+    /// as stored. The default restores or erases the state and loads it back.
+    fn write<'a>(
+        conn: &'a mut AsyncPgConnection,
+        before: Option<&'a Self>,
+        after: Option<&'a Self>,
+    ) -> impl Future<Output = Result<Option<Self>, AppError>> + Send + 'a {
+        async move {
+            match (after, before) {
+                (Some(after), _) => {
+                    after.restore(conn).await?;
+                    Self::load(conn, after.id()).await
+                }
+                (None, Some(before)) => {
+                    Self::erase(conn, before.id()).await?;
+                    Ok(None)
+                }
+                (None, None) => Ok(None),
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The service steps of the kit: each takes the caller's connection (inside
+//! its transaction) and the caller, locks first, checks, then writes and
+//! records through [`Save`].
+
+use diesel::sql_types::{Nullable, Timestamptz};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use stoa_core::AppError;
+use stoa_core::command::tracked::lock_row;
+use stoa_core::command::{Actor, Operation, execute};
+use stoa_core::http::lock::check_lock;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::{Resource, Save};
+use crate::AuthContext;
+
+/// How a write is recorded: its command id and label, who it is recorded
+/// as (`None`: the caller, `ctx.actor()`; a rule's write is `system` work)
+/// and the context added to its entry.
+#[derive(Clone, Debug)]
+pub struct Write {
+    pub command_id: &'static str,
+    pub label: &'static str,
+    pub by: Option<Actor>,
+    pub context: Option<Value>,
+}
+
+impl Write {
+    pub fn new(command_id: &'static str, label: &'static str) -> Self {
+        Self {
+            command_id,
+            label,
+            by: None,
+            context: None,
+        }
+    }
+
+    /// The same write recorded as `actor`, with `context` in its entry.
+    pub fn by(mut self, actor: Actor, context: Option<Value>) -> Self {
+        self.by = Some(actor);
+        self.context = context;
+        self
+    }
+}
+
+/// Whether `ctx` may leave or write `state`: the tenant (404), the
+/// organization reach (`AuthContext::require_writable`: hidden 404,
+/// tenant-wide for a restricted caller 403) and the write feature (403).
+pub fn may_write<R: Resource>(ctx: &AuthContext, state: &R) -> Result<(), AppError> {
+    may_write_at::<R>(ctx, state.tenant_id(), state.organization())
+}
+
+/// [`may_write`] of a record of `R` known by its tenant and organization
+/// (a bulk unit's locked row).
+pub fn may_write_at<R: Resource>(
+    ctx: &AuthContext,
+    tenant: Uuid,
+    organization: Option<Uuid>,
+) -> Result<(), AppError> {
+    if ctx.tenant_id != Some(tenant) {
+        return Err(R::not_found());
+    }
+    if R::SELECTION_HIDES && organization.is_some_and(|o| !ctx.can_see_organization(o)) {
+        return Err(R::not_found());
+    }
+    ctx.require_writable(Some(tenant), organization, R::not_found)?;
+    ctx.require(R::FEATURE)
+}
+
+/// Locks the root row of `id` (`Tracked::lock` of a resource).
+pub async fn lock<R: Resource>(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+    lock_row(conn, R::TABLE, id).await
+}
+
+#[derive(diesel::QueryableByName)]
+struct Version {
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    version: Option<OffsetDateTime>,
+}
+
+/// Locks the root row of `id` and reads its version (`None`: no version
+/// to compare, or no row).
+async fn lock_version<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+) -> Result<Option<OffsetDateTime>, AppError> {
+    let Some(column) = R::VERSION else {
+        lock::<R>(conn, id).await?;
+        return Ok(None);
+    };
+    // Both names are constants of the module, never input.
+    let sql = format!(
+        "SELECT {column} AS version FROM {} WHERE id = $1 FOR UPDATE",
+        R::TABLE
+    );
+    let rows: Vec<Version> = diesel::sql_query(sql)
+        .bind::<diesel::sql_types::Uuid, _>(id)
+        .load(conn)
+        .await?;
+    Ok(rows.into_iter().next().and_then(|r| r.version))
+}
+
+/// The record `id` locked for a write by `ctx`: 404 when absent or not
+/// reached, 403 without the feature or the reach to write it, 409 when
+/// `expected` (the optimistic-lock header's `updatedAt`) is not its version.
+pub async fn locked_in<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+    expected: Option<OffsetDateTime>,
+) -> Result<R, AppError> {
+    let version = lock_version::<R>(conn, id).await?;
+    let state = R::load(conn, id).await?.ok_or_else(R::not_found)?;
+    may_write(ctx, &state)?;
+    check_lock(expected, version)?;
+    Ok(state)
+}
+
+/// Checks the state `after` (when any) for `ctx` — its reach, the feature
+/// and the resource's own checks — then writes it over `before` and records
+/// the entry. `before` must come from [`locked_in`] in this transaction.
+pub async fn save_in<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    services: Option<&R::Services>,
+    how: Write,
+    before: Option<R>,
+    after: Option<R>,
+) -> Result<(Option<R>, Operation), AppError> {
+    if let Some(after) = &after {
+        may_write(ctx, after)?;
+        R::check(conn, ctx, services, after, before.as_ref()).await?;
+    }
+    let actor = how.by.unwrap_or_else(|| ctx.actor());
+    let command = Save {
+        command_id: how.command_id,
+        label: how.label,
+        before,
+        after,
+        context: how.context,
+    };
+    execute(conn, &actor, command).await
+}
+
+/// Creates `state` (built by the module: the id, the tenant, the
+/// organization it goes to), checked for `ctx` as any write.
+pub async fn create_in<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    services: Option<&R::Services>,
+    how: Write,
+    state: R,
+) -> Result<(Option<R>, Operation), AppError> {
+    save_in(conn, ctx, services, how, None, Some(state)).await
+}
+
+/// Changes record `id`: locks and checks it ([`locked_in`]), lets `change`
+/// build the new state from a copy of the current one (on the same
+/// connection: it may read what it needs), checks and writes the result.
+pub async fn update_in<R, F>(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    services: Option<&R::Services>,
+    how: Write,
+    id: Uuid,
+    expected: Option<OffsetDateTime>,
+    change: F,
+) -> Result<(Option<R>, Operation), AppError>
+where
+    R: Resource,
+    F: for<'c> FnOnce(&'c mut AsyncPgConnection, &'c mut R) -> BoxFuture<'c, Result<(), AppError>>,
+{
+    let before = locked_in::<R>(conn, ctx, id, expected).await?;
+    let mut after = before.clone();
+    change(conn, &mut after).await?;
+    save_in(conn, ctx, services, how, Some(before), Some(after)).await
+}
+
+/// Deletes record `id` (undo puts it back with its id), checked as
+/// [`locked_in`].
+pub async fn delete_in<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    how: Write,
+    id: Uuid,
+    expected: Option<OffsetDateTime>,
+) -> Result<Operation, AppError> {
+    let before = locked_in::<R>(conn, ctx, id, expected).await?;
+    let (_, op) = save_in::<R>(conn, ctx, None, how, Some(before), None).await?;
+    Ok(op)
+}
+
+/// `Tracked::authorize` of a resource: undo and redo are writes like any
+/// other. The caller of the undo (403 without one) must be able to leave
+/// `current` and write `target` now ([`may_write`]), and `target` must pass
+/// the resource's own checks (with its installed services).
+pub async fn authorize<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    current: Option<&R>,
+    target: Option<&R>,
+) -> Result<(), AppError> {
+    let ctx = AuthContext::of(actor)?;
+    for state in current.into_iter().chain(target) {
+        may_write(ctx, state)?;
+    }
+    if let Some(target) = target {
+        let services = R::installed();
+        R::check(conn, ctx, services.as_deref(), target, current).await?;
+    }
+    Ok(())
+}
