@@ -260,7 +260,7 @@ pub fn pgbench() -> PathBuf {
 }
 
 /// The directory holding initdb and pg_ctl.
-fn find_bin_dir() -> Option<PathBuf> {
+pub(crate) fn find_bin_dir() -> Option<PathBuf> {
     let has_tools = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
@@ -288,7 +288,7 @@ fn find_bin_dir() -> Option<PathBuf> {
     versions.pop().map(|(_, bin)| bin)
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     output(Command::new("id").arg("-u"))
         .map(|(ok, out)| ok && out.trim() == "0")
         .unwrap_or(false)

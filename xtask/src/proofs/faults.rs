@@ -102,26 +102,32 @@ fn drills(stoa: &Path, db: &Database) -> Result<Vec<String>> {
     Ok(failures)
 }
 
-/// One answered (or failed) request of the load during the crash drill.
-struct Sample {
-    sent: Instant,
-    took: Duration,
+/// One answered (or failed) request of a drill's mixed load.
+pub(super) struct Sample {
+    pub sent: Instant,
+    pub took: Duration,
     /// `None`: no HTTP answer (connection refused, reset or timed out).
-    status: Option<u16>,
+    pub status: Option<u16>,
     /// The created deal's id (writers, on 201).
-    created: Option<String>,
+    pub created: Option<String>,
 }
 
-fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
-    let addr = server.addr()?;
-    let token = login(addr, TENANT_ADMIN)?;
-    let lead = stage(addr, &token, "Lead")?;
-    let stop = Arc::new(AtomicBool::new(false));
+/// Four writers creating deals in stage `lead` and two readers listing
+/// deals, each one request every 20 ms until `stop`; each thread returns
+/// its samples. A request gets at most `patience` per read of its answer
+/// (longer counts as no answer).
+pub(super) fn mixed_load(
+    addr: SocketAddr,
+    token: &str,
+    lead: &str,
+    stop: &Arc<AtomicBool>,
+    patience: Duration,
+) -> Vec<std::thread::JoinHandle<Vec<Sample>>> {
     let mut threads = Vec::new();
     for worker in 0..6 {
         let stop = stop.clone();
-        let token = token.clone();
-        let lead = lead.clone();
+        let token = token.to_string();
+        let lead = lead.to_string();
         threads.push(std::thread::spawn(move || {
             let mut samples = Vec::new();
             let mut i = 0u64;
@@ -129,16 +135,25 @@ fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
                 i += 1;
                 // Four writers, two readers.
                 let (req, writes) = if worker < 4 {
-                    let body = json!({"title": format!("fault drill {worker}-{i}"), "pipelineStageId": lead});
-                    (api("POST", "/api/customers/deals", &token, Some(&body)), true)
+                    let body =
+                        json!({"title": format!("drill {worker}-{i}"), "pipelineStageId": lead});
+                    (
+                        api("POST", "/api/customers/deals", &token, Some(&body)),
+                        true,
+                    )
                 } else {
                     (
-                        api("GET", "/api/customers/deals?pageSize=10&includeTotal=false", &token, None),
+                        api(
+                            "GET",
+                            "/api/customers/deals?pageSize=10&includeTotal=false",
+                            &token,
+                            None,
+                        ),
                         false,
                     )
                 };
                 let sent = Instant::now();
-                let answer = load::once(addr, &req);
+                let answer = load::once_within(addr, &req, patience);
                 let took = sent.elapsed();
                 let (status, created) = match answer {
                     Ok((status, body)) => {
@@ -150,12 +165,57 @@ fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
                     }
                     Err(_) => (None, None),
                 };
-                samples.push(Sample { sent, took, status, created });
+                samples.push(Sample {
+                    sent,
+                    took,
+                    status,
+                    created,
+                });
                 std::thread::sleep(Duration::from_millis(20));
             }
             samples
         }));
     }
+    threads
+}
+
+/// Joins the load threads; their samples in the order sent.
+pub(super) fn join_load(threads: Vec<std::thread::JoinHandle<Vec<Sample>>>) -> Result<Vec<Sample>> {
+    let mut samples: Vec<Sample> = Vec::new();
+    for t in threads {
+        samples.extend(t.join().map_err(|_| "a load thread panicked")?);
+    }
+    samples.sort_by_key(|s| s.sent);
+    Ok(samples)
+}
+
+/// How many of the deals whose creation was acknowledged (201) `count`
+/// finds (it gets a quoted, comma-separated id list): (present, acknowledged).
+pub(super) fn acknowledged_present(
+    samples: &[Sample],
+    count: impl Fn(&str) -> Result<String>,
+) -> Result<(usize, usize)> {
+    let acknowledged: Vec<&String> = samples.iter().filter_map(|s| s.created.as_ref()).collect();
+    if acknowledged.is_empty() {
+        return Ok((0, 0));
+    }
+    let list = acknowledged
+        .iter()
+        .map(|id| format!("'{id}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let present = count(&list)?
+        .parse()
+        .map_err(|e| format!("count of acknowledged deals: {e}"))?;
+    Ok((present, acknowledged.len()))
+}
+
+fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
+    let addr = server.addr()?;
+    let token = login(addr, TENANT_ADMIN)?;
+    let lead = stage(addr, &token, "Lead")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = mixed_load(addr, &token, &lead, &stop, Duration::from_secs(10));
     std::thread::sleep(Duration::from_secs(3));
     let down_at = Instant::now();
     db.stop_server(true)?;
@@ -167,11 +227,7 @@ fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
     let start_took = up_at.duration_since(starting);
     std::thread::sleep(Duration::from_secs(10));
     stop.store(true, Ordering::Relaxed);
-    let mut samples: Vec<Sample> = Vec::new();
-    for t in threads {
-        samples.extend(t.join().map_err(|_| "a load thread panicked")?);
-    }
-    samples.sort_by_key(|s| s.sent);
+    let samples = join_load(threads)?;
     let ok = |s: &Sample| s.status.is_some_and(|c| c < 400);
     let mut problems = Vec::new();
     // During the outage (sent after the crash began, before Postgres was up).
@@ -245,26 +301,16 @@ fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
         ));
     }
     // Acknowledged writes.
-    let acknowledged: Vec<String> = samples.iter().filter_map(|s| s.created.clone()).collect();
-    let list = acknowledged
-        .iter()
-        .map(|id| format!("'{id}'"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let present: usize = if acknowledged.is_empty() {
-        0
-    } else {
+    let (present, acknowledged) = acknowledged_present(&samples, |list| {
         db.psql(
             url,
             &format!("SELECT count(*) FROM customer_deals WHERE id IN ({list})"),
-        )?
-        .parse()
-        .map_err(|e| format!("count of acknowledged deals: {e}"))?
-    };
-    if present != acknowledged.len() {
+        )
+    })?;
+    if present != acknowledged {
         problems.push(format!(
             "{} acknowledged deals are missing",
-            acknowledged.len() - present
+            acknowledged - present
         ));
     }
     let figures = format!(
@@ -280,7 +326,7 @@ fn postgres_crash(db: &Database, url: &str, server: &Node) -> Result<String> {
         last_failure.as_secs_f64(),
         late_failures.len(),
         present,
-        acknowledged.len(),
+        acknowledged,
     );
     if problems.is_empty() {
         Ok(figures)

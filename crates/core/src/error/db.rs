@@ -31,9 +31,40 @@ impl From<diesel::result::Error> for AppError {
                 tracing::warn!(db.error = %info.message(), "database connection lost");
                 Self::service_unavailable("Database unavailable")
             }
+            // The server ended the session (its postmaster died, it shuts
+            // down, restarts or is recovering: SQLSTATE class 57, which
+            // diesel reports as `Unknown` with the message only), or the
+            // node no longer takes writes (a primary demoted by a failover):
+            // unavailable too, not a bug (`cargo xtask failover` kills the
+            // primary under load).
+            Error::DatabaseError(DatabaseErrorKind::Unknown, info)
+                if server_went_away(info.message()) =>
+            {
+                tracing::warn!(db.error = %info.message(), "database connection lost");
+                Self::service_unavailable("Database unavailable")
+            }
+            Error::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info) => {
+                tracing::warn!(db.error = %info.message(), "database read-only (not the primary)");
+                Self::service_unavailable("Database unavailable")
+            }
             other => Self::internal(format!("database: {other}")),
         }
     }
+}
+
+/// The messages of SQLSTATE 57P01 (`admin_shutdown`: a fast shutdown, or
+/// the postmaster's death), 57P02 (`crash_shutdown`) and 57P03
+/// (`cannot_connect_now`), as Postgres sends them with `lc_messages` in
+/// English (the default of a server started without a locale).
+fn server_went_away(message: &str) -> bool {
+    const GONE: [&str; 5] = [
+        "terminating connection due to unexpected postmaster exit",
+        "terminating connection due to administrator command",
+        "terminating connection because of crash of another server process",
+        "the database system is shutting down",
+        "the database system is starting up",
+    ];
+    GONE.iter().any(|gone| message.starts_with(gone))
 }
 
 impl From<crate::db::DbError> for AppError {
@@ -106,6 +137,25 @@ mod tests {
             ));
             assert_eq!(err.status(), StatusCode::SERVICE_UNAVAILABLE);
         }
+        let ended = AppError::from(Error::DatabaseError(
+            DatabaseErrorKind::Unknown,
+            Box::new(String::from(
+                "terminating connection due to unexpected postmaster exit",
+            )),
+        ));
+        assert_eq!(ended.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let demoted = AppError::from(Error::DatabaseError(
+            DatabaseErrorKind::ReadOnlyTransaction,
+            Box::new(String::from(
+                "cannot execute INSERT in a read-only transaction",
+            )),
+        ));
+        assert_eq!(demoted.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let other = AppError::from(Error::DatabaseError(
+            DatabaseErrorKind::Unknown,
+            Box::new(String::from("division by zero")),
+        ));
+        assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 
     #[test]
