@@ -52,8 +52,9 @@ pub struct ApiKeyItem {
     pub roles: Vec<ApiKeyRole>,
 }
 
+// `totalPages` 0 for an empty result: as the reference reports it for keys.
 /// `{items, total, page, pageSize, totalPages}`; `totalPages` is 0 for an
-/// empty result, as the reference reports it for keys.
+/// empty result.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeyList {

@@ -168,7 +168,8 @@ pub struct PartitionItem {
     pub config_json: Option<Value>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
-    /// The environment variable the reference reads the partition's local root from.
+    /// For Open Mercato clients: the environment variable that sets the
+    /// partition's local storage folder there (`ATTACHMENTS_PARTITION_<CODE>_ROOT`).
     pub env_key: String,
 }
 

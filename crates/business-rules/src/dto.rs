@@ -215,7 +215,8 @@ pub struct RuleListQuery {
     pub entity_type: Option<String>,
     #[validate(length(max = 50))]
     pub event_type: Option<String>,
-    /// `true` or `false` (unlike the reference, `false` lists disabled rules).
+    // Unlike the reference, `false` lists the disabled rules.
+    /// `true` lists the enabled rules, `false` the disabled ones.
     pub enabled: Option<bool>,
     #[validate(length(max = 50))]
     pub rule_category: Option<String>,

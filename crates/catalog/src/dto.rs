@@ -321,7 +321,7 @@ impl BulkScope {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BulkDelete {
-    /// Must be `true`: the explicit confirmation the reference requires.
+    /// Must be `true`: the explicit confirmation of the delete.
     pub confirm: bool,
     /// 1–10,000 product ids; duplicates are dropped.
     pub ids: Vec<Uuid>,
@@ -350,7 +350,8 @@ impl Validate for BulkDelete {
     }
 }
 
-/// The answer to `POST /catalog/bulk-delete` (the reference's envelope).
+// The reference's envelope.
+/// The answer to `POST /catalog/bulk-delete`: the queued job to follow.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BulkDeleteStarted {

@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use crate::schema::catalog_products;
 
-/// The reference's product types.
+// The reference's product types.
+/// The kind of product.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProductType {
@@ -66,8 +67,9 @@ pub struct ProductRow {
     pub updated_at: OffsetDateTime,
 }
 
-/// A product as the API shows it (snake_case keys, as the reference's list
-/// rows; the price amount is an exact decimal string).
+// snake_case keys, as the reference's list rows.
+/// A product as the API shows it (snake_case keys; the price amount is an
+/// exact decimal string).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct ProductItem {
     pub id: Uuid,

@@ -17,8 +17,8 @@ use uuid::Uuid;
 use crate::error::AppError;
 use crate::extract::body::{limit_for, read_body};
 
-/// The body a collection-style delete may carry instead of `?id=` (for the
-/// OpenAPI document; [`CollectionId`] reads it).
+// Declared for the OpenAPI document; `CollectionId` reads it.
+/// The body a collection-style delete may carry instead of `?id=`.
 #[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
 #[schema(as = CollectionIdBody)]
 pub struct IdBody {

@@ -480,7 +480,7 @@ pub struct StageOrder {
     pub order: i32,
 }
 
-/// `POST /customers/pipeline-stages/reorder`: the reference's body.
+/// `POST /customers/pipeline-stages/reorder`: the stages and their new order.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReorderStages {

@@ -93,7 +93,8 @@ impl From<&DealRow> for DealState {
     }
 }
 
-/// A deal as the list shows it (snake_case keys, as the reference's list rows).
+// snake_case keys, as the reference's list rows.
+/// A deal as the list shows it (snake_case keys).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct DealItem {
     pub id: Uuid,
@@ -331,7 +332,7 @@ impl From<&StageRow> for StageState {
     }
 }
 
-/// A stage as the API shows it (`label` and `order`, as the reference names them).
+/// A stage as the API shows it (`label` and `order`).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StageItem {

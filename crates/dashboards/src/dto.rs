@@ -46,7 +46,8 @@ pub struct PutLayout {
 #[schema(value_type = PatchLayoutItemDoc)]
 pub struct PatchLayoutItem(pub Map<String, Value>);
 
-/// The documented form of [`PatchLayoutItem`].
+// The documented form of `PatchLayoutItem`.
+/// The item's changes: a new `size`, new `settings`, or both.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct PatchLayoutItemDoc {
     pub size: Option<Size>,

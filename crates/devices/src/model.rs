@@ -57,7 +57,8 @@ pub struct DeviceRow {
     pub deleted_at: Option<OffsetDateTime>,
 }
 
-/// A device as the API lists it (snake_case keys, as the reference sends them).
+// snake_case keys, as the reference sends them.
+/// A device as the API lists it (snake_case keys).
 /// The push token is never included.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct DeviceItem {

@@ -5,8 +5,8 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
-/// `POST /onboarding/onboarding`. Every field is checked by the handler, so
-/// each missing or invalid one is named in `fieldErrors`.
+/// `POST /onboarding/onboarding`. Every field is checked, and each missing or
+/// invalid one is named in `fieldErrors`.
 #[derive(Clone, Debug, Default, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SubmitForm {

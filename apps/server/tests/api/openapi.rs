@@ -332,3 +332,66 @@ fn every_protected_operation_takes_a_token_or_an_api_key() {
     }
     assert!(missing.is_empty(), "{missing:#?}");
 }
+
+/// Every summary, description and title of the document: (where, text).
+fn prose(value: &serde_json::Value, at: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, child) in map {
+                let here = format!("{at}/{key}");
+                match child {
+                    serde_json::Value::String(text)
+                        if matches!(key.as_str(), "summary" | "description" | "title") =>
+                    {
+                        out.push((here, text.clone()));
+                    }
+                    _ => prose(child, &here, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                prose(child, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The descriptions speak to API clients (what a call does, its limits and
+/// errors); how stoa is built stays in the code's comments.
+#[test]
+fn descriptions_never_talk_about_internals() {
+    let doc = serde_json::to_value(stoa_server::openapi().unwrap()).unwrap();
+    let mut texts = Vec::new();
+    prose(&doc, "", &mut texts);
+    assert!(texts.len() > 500, "the walk found the descriptions");
+    // Crate and module paths, Rust doc links, table names, the tracker and
+    // the notes stoa was built from.
+    let internal = [
+        "stoa_",
+        "crate",
+        "mail_outbox",
+        "_outbox",
+        "issue ",
+        "::",
+        "[`",
+        "unwrap",
+        "diesel",
+        "the reference",
+        "handler",
+    ];
+    let found: Vec<String> = texts
+        .iter()
+        .filter_map(|(at, text)| {
+            let lower = text.to_lowercase();
+            let terms: Vec<&str> = internal
+                .iter()
+                .copied()
+                .filter(|term| lower.contains(term))
+                .collect();
+            (!terms.is_empty()).then(|| format!("{at}: {terms:?}: {text}"))
+        })
+        .collect();
+    assert!(found.is_empty(), "{}", found.join("\n\n"));
+}

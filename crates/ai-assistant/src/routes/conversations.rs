@@ -51,7 +51,7 @@ pub struct ListQuery {
 /// The caller's conversations (every one of the organization with
 /// `ai_assistant.conversations.manage`), newest activity first.
 #[utoipa::path(tag = "AI Assistant", params(ListQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{items, nextCursor, total, totalCapped}`: one statement; `total` counts from the cursor on"), (status = 400, body = ErrorBody),
+    responses((status = 200, body = Object, description = "`{items, nextCursor, total, totalCapped}`; `total` counts from the cursor on"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations")]
 pub async fn list_conversations(

@@ -82,8 +82,8 @@ pub struct SessionKey {
     pub expires_at: time::OffsetDateTime,
 }
 
-/// A `_sessionToken` for tool calls (120 minutes, this user only; needs
-/// `ai_assistant.view`, as the reference).
+/// A `_sessionToken` for tool calls (valid 120 minutes, for this user only;
+/// needs `ai_assistant.view`).
 #[utoipa::path(
     tag = "AI Assistant",
     security(("bearerAuth" = []), ("apiKey" = [])),

@@ -63,7 +63,7 @@ fn failure(err: &AppError) -> HttpResponse {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ToolResult, description = "A read's result, or a mutation's proposal (`result.status: pending-confirmation`, `pendingAction`)"),
-        (status = 400, body = ErrorBody, description = "`toolName is required`, `Tool \"<name>\" not found`, invalid input, handler failure (`{success:false, error}`), `SESSION_EXPIRED`"),
+        (status = 400, body = ErrorBody, description = "`toolName is required`, `Tool \"<name>\" not found`, invalid input, the tool failed (`{success:false, error}`), `SESSION_EXPIRED`"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The tool's features, or no agent may propose it"),
         (status = 404, body = ErrorBody, description = "The record the tool names is not the caller's to see (`{success:false, error}`)"),

@@ -110,8 +110,9 @@ fn item(row: &Attachment, titles: &[PartitionSummary]) -> LibraryItem {
     }
 }
 
-/// One page of the library with the tags in use and every partition, in
-/// one statement (the "Lists" shape: capped total, keyset `cursor`).
+// All of it in one statement.
+/// One page of the library with the tags in use and every partition: a
+/// capped total, and a `nextCursor` to send back as `cursor` for the next page.
 #[utoipa::path(
     tag = "Attachments",
     params(LibraryQuery, ListParams),

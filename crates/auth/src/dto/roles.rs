@@ -55,8 +55,9 @@ pub struct RoleList {
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateRole {
-    /// Without invisible, control or formatting characters; stored in NFKC
-    /// form (`stoa_core::text`).
+    // Checked and folded by `stoa_core::text`.
+    /// Without invisible, control or formatting characters; stored in
+    /// Unicode NFKC form.
     #[validate(
         length(min = 2, max = 100),
         custom(function = "stoa_core::text::validate_name")
@@ -72,8 +73,9 @@ pub struct CreateRole {
 #[serde(rename_all = "camelCase")]
 pub struct UpdateRole {
     pub id: Uuid,
-    /// Without invisible, control or formatting characters; stored in NFKC
-    /// form (`stoa_core::text`).
+    // Checked and folded by `stoa_core::text`.
+    /// Without invisible, control or formatting characters; stored in
+    /// Unicode NFKC form.
     #[validate(
         length(min = 2, max = 100),
         custom(function = "stoa_core::text::validate_name")

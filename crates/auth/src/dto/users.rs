@@ -95,8 +95,9 @@ pub struct UserList {
 pub struct CreateUser {
     #[validate(length(min = 3, max = 254))]
     pub email: String,
+    // Checked by `stoa_core::text`.
     /// Trimmed; blank = none. Without invisible, control or formatting
-    /// characters (`stoa_core::text`).
+    /// characters.
     #[validate(length(max = 120), custom(function = "stoa_core::text::validate_name"))]
     pub name: Option<String>,
     /// Must meet the password policy. Required unless `sendInviteEmail`.
@@ -124,8 +125,9 @@ pub struct UpdateUser {
     pub id: Uuid,
     #[validate(length(min = 3, max = 254))]
     pub email: Option<String>,
+    // Checked by `stoa_core::text`.
     /// `null` or blank clears the name. Without invisible, control or
-    /// formatting characters (`stoa_core::text`).
+    /// formatting characters.
     #[serde(default, deserialize_with = "stoa_core::serde_util::double_option")]
     #[schema(value_type = Option<String>)]
     #[validate(custom(function = "stoa_core::text::validate_name"))]

@@ -11,8 +11,8 @@ use stoa_core::{AppResult, Path};
 use crate::dto::ProductOk;
 use crate::service;
 
-/// Deletes a product for good, as the reference does; undo (through the
-/// action log) puts it back with its id.
+/// Deletes a product for good; undo (through the action log) puts it back
+/// with its id.
 #[utoipa::path(
     tag = "Catalog",
     params(("id" = String, Path, description = "Product id (uuid)")),

@@ -12,11 +12,12 @@ use stoa_core::{AppResult, Query};
 use crate::dto::{ProductList, ProductListQuery};
 use crate::service;
 
+// The page and its capped total come in one statement. A session caller's
+// answer is kept until a product of its tenant (or its grants) change: a
+// repeated read is then the session check alone.
 /// Lists the products of the caller's tenant inside its organizations: the
-/// page and its (capped) total in one statement. `nextCursor`, sent back as
-/// `cursor` with the same filters and sort, continues after the page. A
-/// session caller's answer is kept until a product of its tenant (or its
-/// grants) change: a repeated read is then the session check alone.
+/// page and its (capped) total. `nextCursor`, sent back as `cursor` with the
+/// same filters and sort, continues after the page.
 #[utoipa::path(
     tag = "Catalog",
     params(ProductListQuery, ListParams),

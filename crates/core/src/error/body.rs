@@ -35,10 +35,9 @@ pub struct ErrorBody {
     pub details: Option<Value>,
 }
 
-/// The error body of an operation declaring the bulk envelope
-/// ([`super::ErrorEnvelope::Bulk`]): the envelope of its success answer with
-/// `ok:false` and no job, beside `error` (401 and 403 of the access check
-/// included).
+// Used by operations declaring the bulk envelope (`super::ErrorEnvelope::Bulk`).
+/// The error body of a bulk operation: the same envelope as its success
+/// answer, with `ok:false` and no job, beside `error` (also for 401 and 403).
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BulkErrorBody {

@@ -37,10 +37,11 @@ use crate::pagination::{Page, total_pages};
 
 pub use count::CountUpTo;
 
-/// A list's sort direction, `asc` or `desc`: the one type every list's
-/// `sortDir` uses. It has no default on purpose: each list names its own
-/// (`q.sort_dir.unwrap_or(SortDir::Desc)`), as the reference's defaults differ
-/// per route.
+// The one type every list's `sortDir` uses. It has no default on purpose:
+// each list names its own (`q.sort_dir.unwrap_or(SortDir::Desc)`), as the
+// reference's defaults differ per route.
+/// A list's sort direction, `asc` or `desc`. Without it, each list uses its
+/// own default order (see the list's description).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SortDir {

@@ -9,8 +9,9 @@ use stoa_core::{AppResult, Json};
 use crate::analytics::request::{BatchRequest, BatchResults, WidgetData, WidgetDataRequest};
 use crate::analytics::run;
 
+// One statement per request.
 /// Aggregates one analytics entity for the caller's tenant and visible
-/// organizations, in one statement.
+/// organizations.
 #[utoipa::path(
     tag = super::TAG,
     request_body = WidgetDataRequest,

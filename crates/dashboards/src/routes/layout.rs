@@ -15,9 +15,9 @@ use crate::service;
 
 /// The caller's dashboard: its items, the widgets it may have and who it is.
 /// A first read stores the default layout (the widgets enabled by default).
-/// A session caller's answer is kept until its grants, its user record or a
-/// dashboards table of its tenant change: a repeated read is then the
-/// session check alone.
+// A session caller's answer is kept until its grants, its user record or a
+// dashboards table of its tenant change: a repeated read is then the
+// session check alone.
 #[utoipa::path(
     tag = super::TAG,
     security(("bearerAuth" = [])),

@@ -23,7 +23,7 @@ const LINK_OUTCOMES: &[&str] = &[
 
 /// Verifies the e-mail and creates the workspace: the tenant, its root
 /// organization and the first user (role `admin`, the password given at
-/// sign-up) in one transaction, with every module's initial data; queues
+/// sign-up), all or nothing, with every module's initial data; queues
 /// the demo data. Answers 200 whatever the link's outcome: JSON (`ok:true`
 /// with the workspace, or `ok:false` with a `code`), or a small HTML page
 /// saying the same when the client asks for `text/html` (a browser following

@@ -56,9 +56,9 @@ pub struct PreferenceResponse {
     pub updated_at: Option<OffsetDateTime>,
 }
 
-/// `PUT /auth/sidebar/preferences`. The settings go in `settings`; clients of
-/// the reference send the same fields at the top level, which is accepted too
-/// (but not both at once).
+/// `PUT /auth/sidebar/preferences`. The settings go in `settings`; the same
+/// fields at the top level are accepted too (as Open Mercato clients send
+/// them), but not both at once.
 #[derive(Debug, Deserialize, Validate, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PreferenceUpdate {

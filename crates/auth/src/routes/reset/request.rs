@@ -12,12 +12,15 @@ use crate::queries::{self, normalize_email};
 use crate::routes::{State, ip_of, parse_form};
 use crate::state::AuthState;
 
-/// Requests a password reset link. Always answers `{ok:true}`, whether or not
-/// the account exists, before looking for it: the input, the rate limits and
-/// the origin are checked, then the answer goes out while one statement
-/// stores the token and the message (in `mail_outbox`) for an existing
-/// account behind it (`stoa_core::behind`), so known and unknown e-mails cost
-/// the client the same. With SMTP the message is sent after that too.
+// The answer goes out before the account is looked up: one statement then
+// stores the token and the message (in `mail_outbox`) for an existing
+// account behind it (`stoa_core::behind`), so known and unknown e-mails cost
+// the client the same; with SMTP the message is sent after that too.
+/// Requests a password reset link, mailed to the account's address when an
+/// account with that e-mail exists. Always answers `{ok:true}` once the
+/// input, the rate limits and the request's origin pass, whether or not the
+/// account exists, and in the same time either way, so the answer never
+/// tells whether an address is registered.
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body(content = ResetForm, content_type = "application/x-www-form-urlencoded"),

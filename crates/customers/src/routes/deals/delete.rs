@@ -26,7 +26,7 @@ pub async fn delete_deal_with(
     Ok(with_operation(HttpResponse::Ok(), &op).json(Done { ok: true }))
 }
 
-/// Deletes a deal for good (as the reference); undo puts it back with the
+/// Deletes a deal for good; undo puts it back with the
 /// same id. Honours the optimistic-lock header.
 #[utoipa::path(
     tag = "Customers",

@@ -15,7 +15,7 @@ use crate::service::visible;
 
 /// The deals of the caller's tenant in the organizations it sees, newest
 /// first by default: the page, its total (capped, see `includeTotal`) and
-/// `nextCursor` in one statement.
+/// `nextCursor`.
 #[utoipa::path(
     tag = "Customers",
     params(PageQuery, ListParams, DealListQuery),

@@ -11,7 +11,7 @@ use crate::PIPELINES_MANAGE;
 use crate::dto::{Done, ReorderStages};
 use crate::service::stages;
 
-/// Gives pipeline stages their new order, all in one transaction: each named
+/// Gives pipeline stages their new order, all or none: each named
 /// stage (of the caller's tenant, in an organization it may write) gets its
 /// `order`; one undoable action-log entry per stage whose order changes.
 #[utoipa::path(
