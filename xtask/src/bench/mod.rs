@@ -36,7 +36,7 @@ mod rules;
 mod scenarios;
 mod server;
 mod summary;
-mod svg;
+pub(crate) mod svg;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -10,7 +10,9 @@
 //! the p99 of the last fifth of the run is within 2x the p99 of the first
 //! fifth (a trend, not one window: on a shared machine a single window's
 //! p99 is the neighbours' as much as the server's; every window is printed);
-//! no request failed.
+//! no request failed. It also draws RSS and p99 per window into
+//! docs/reliability/soak-rss.svg and soak-p99.svg (docs/reliability.md
+//! embeds them), each with the bound it is checked against.
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -25,6 +27,7 @@ use super::{
     work_dir,
 };
 use crate::bench::load::{self, Request};
+use crate::bench::svg::{Timeline, timeline};
 use crate::cmd::{self, Result};
 use crate::pg::Database;
 
@@ -37,7 +40,8 @@ pub fn run(args: &[String]) -> Result<u8> {
     );
     let stoa = cmd::build_stoa(release)?;
     let db = Database::discover()?;
-    let result = soak(&stoa, &db, Duration::from_secs_f64(minutes * 60.0));
+    let build = if release { "release" } else { "debug" };
+    let result = soak(&stoa, &db, Duration::from_secs_f64(minutes * 60.0), build);
     db.finish();
     result
 }
@@ -76,6 +80,38 @@ fn mix(addr: SocketAddr, token: &str) -> Result<Vec<Request>> {
 /// One answered request: when it was due (seconds from the start), its
 /// latency in ms, and whether it succeeded.
 type Sample = (f64, f64, bool);
+
+/// One window: its end (s), requests/s, p50, p99 (ms), RSS (MiB), errors,
+/// load average.
+type Row = (f64, f64, f64, f64, f64, usize, f64);
+
+/// A chart to write: file, title, unit, (minute, value) points, the bound.
+type Chart = (
+    &'static str,
+    String,
+    &'static str,
+    Vec<(f64, f64)>,
+    Option<(f64, &'static str)>,
+);
+
+/// Writes the soak's charts into docs/reliability/ (the last run's; the
+/// lead commits the one the docs cite).
+fn write_charts(charts: &[Chart]) -> Result<()> {
+    let dir = crate::cmd::root().join("docs").join("reliability");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (file, title, unit, points, limit) in charts {
+        let svg = timeline(&Timeline {
+            title,
+            unit,
+            points,
+            limit: *limit,
+        });
+        let path = dir.join(file);
+        std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("xtask: wrote {}", path.display());
+    }
+    Ok(())
+}
 
 /// Paced load: `rate` requests/s over `connections` keep-alive connections
 /// for `duration`. Latency counts from when the request was due, so a
@@ -153,7 +189,7 @@ fn paced(
     all
 }
 
-fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8> {
+fn soak(stoa: &std::path::Path, db: &Database, duration: Duration, build: &str) -> Result<u8> {
     let dir = work_dir("soak")?;
     let url = db.scratch_database("stoa_soak")?;
     println!("xtask: seeding the demo tenant and 20,000 deals");
@@ -216,7 +252,7 @@ fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8>
     }
     stop.store(true, Ordering::Relaxed);
     let samples = loader.join().map_err(|_| "the load thread panicked")?;
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut failures = 0;
     let mut fifths: (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let total = duration.as_secs_f64();
@@ -260,6 +296,34 @@ fn soak(stoa: &std::path::Path, db: &Database, duration: Duration) -> Result<u8>
     }
     let first = rows.first().ok_or("the soak measured nothing")?;
     let last = rows.last().ok_or("the soak measured nothing")?;
+    let minutes = duration.as_secs_f64() / 60.0;
+    let run = if minutes.fract() == 0.0 {
+        format!("{build} build, {minutes:.0} min at {rate:.0} requests/s")
+    } else {
+        format!("{build} build, {minutes:.1} min at {rate:.0} requests/s")
+    };
+    let per_window = |pick: fn(&Row) -> f64| -> Vec<(f64, f64)> {
+        rows.iter().map(|r| (r.0 / 60.0, pick(r))).collect()
+    };
+    write_charts(&[
+        (
+            "soak-rss.svg",
+            format!("Server RSS per window ({run})"),
+            "MiB",
+            per_window(|r| r.4),
+            Some((first.4 * 1.2 + 16.0, "bound: first window +20% +16 MiB")),
+        ),
+        (
+            "soak-p99.svg",
+            format!("p99 latency per window ({run})"),
+            "ms",
+            per_window(|r| r.3),
+            Some((
+                start_p99 * 2.0,
+                "bound of the last fifth: 2x the first fifth",
+            )),
+        ),
+    ])?;
     let worst_p99 = rows.iter().map(|r| r.3).fold(0.0, f64::max);
     let mut problems = Vec::new();
     if last.4 > first.4 * 1.2 + 16.0 {
