@@ -115,8 +115,10 @@ pub async fn init(config: &Config, request: InitRequest) -> Result<(), CommandEr
     Ok(())
 }
 
-/// `stoa serve`: serves the API until SIGINT/SIGTERM, then drains in-flight
-/// requests (actix's graceful shutdown, 30 s at most).
+/// `stoa serve`: serves the API until SIGINT/SIGTERM, then drains: health
+/// answers 503 `draining` for `STOA_DRAIN_MS` (a load balancer's checks
+/// take the node out while it still serves what it is sent), then it stops
+/// accepting and finishes in-flight requests (30 s at most).
 pub async fn serve(config: Config) -> Result<(), CommandError> {
     let db = Db::connect(&config.db)?;
     let auth = AuthConfig::from_env()?;
@@ -156,7 +158,11 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         None => None,
     };
     let bind = config.http.bind;
-    let mut server = HttpServer::new(move || app(&ctx)).shutdown_timeout(30);
+    let drain = drain_delay()?;
+    // The signals are handled below (drain first, then stop), not by actix.
+    let mut server = HttpServer::new(move || app(&ctx))
+        .shutdown_timeout(30)
+        .disable_signals();
     if config.http.workers > 0 {
         server = server.workers(config.http.workers);
     }
@@ -167,6 +173,7 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         tracing::info!(%addr, "stoa listening on http://{addr}/api");
     }
     let api = server.run();
+    let mut handles = vec![api.handle()];
     // Events are delivered after commit by the outbox dispatcher.
     let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
         db.clone(),
@@ -188,16 +195,23 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         (Some(metrics_bind), Some(metrics)) => {
             let metrics_server = HttpServer::new(move || metrics_app(metrics.clone()))
                 .workers(1)
+                .disable_signals()
                 .bind(metrics_bind)
                 .map_err(|source| CommandError::Bind {
                     addr: metrics_bind,
                     source,
                 })?;
             tracing::info!(addr = %metrics_bind, "metrics on http://{metrics_bind}/metrics");
-            let (a, b) = tokio::join!(api, metrics_server.run());
+            let metrics_server = metrics_server.run();
+            handles.push(metrics_server.handle());
+            actix_web::rt::spawn(stop_on_signal(handles, drain));
+            let (a, b) = tokio::join!(api, metrics_server);
             a.and(b).map_err(|e| CommandError::Other(e.to_string()))
         }
-        _ => api.await.map_err(|e| CommandError::Other(e.to_string())),
+        _ => {
+            actix_web::rt::spawn(stop_on_signal(handles, drain));
+            api.await.map_err(|e| CommandError::Other(e.to_string()))
+        }
     };
     // Access-log entries of kept answers still queued are written too.
     let settle = stoa_core::command::access::settle(&db);
@@ -213,6 +227,49 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
         tracing::warn!(error = %err, "api keys: could not record last use at shutdown");
     }
     served
+}
+
+/// `STOA_DRAIN_MS` (default 0): how long a stopping server keeps serving
+/// with health at 503 before it stops accepting connections. Behind a load
+/// balancer, set it above the checks' interval times their fall count.
+fn drain_delay() -> Result<std::time::Duration, CommandError> {
+    match std::env::var("STOA_DRAIN_MS") {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<u64>()
+            .map(std::time::Duration::from_millis)
+            .map_err(|_| {
+                CommandError::Other(format!(
+                    "STOA_DRAIN_MS must be a number of milliseconds, got {v:?}"
+                ))
+            }),
+        _ => Ok(std::time::Duration::ZERO),
+    }
+}
+
+/// On SIGTERM or SIGINT: health turns 503 (`draining`), the server keeps
+/// serving for `drain`, then the servers stop gracefully (in-flight
+/// requests finish; idle keep-alive connections are closed).
+async fn stop_on_signal(handles: Vec<actix_web::dev::ServerHandle>, drain: std::time::Duration) {
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    match term {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(err) => {
+            tracing::warn!(error = %err, "cannot listen for SIGTERM; stopping on SIGINT only");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+    stoa_core::system::start_draining();
+    tracing::info!(drain_ms = drain.as_millis() as u64, "stopping: draining");
+    tokio::time::sleep(drain).await;
+    for handle in handles {
+        handle.stop(true).await;
+    }
 }
 
 /// `stoa openapi`: the OpenAPI document, pretty-printed.

@@ -15,7 +15,9 @@
 //! - the recurring jobs, which every worker process tries to enqueue every
 //!   second, ran once per period: after 150 s the minute-long
 //!   `progress.sweep_stale` ran 2 or 3 times (not twice as often), the
-//!   others once.
+//!   others once;
+//! - behind HAProxy (`balancer`), a rolling restart of both servers under
+//!   load answers every request (p99 reported).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -25,8 +27,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{
-    Node, SUPER_ADMIN, TENANT_ADMIN, api, bulk_stage, call, deal_ids, expect, login, progress,
-    release_flag, seed, stage, wait_completed, work_dir,
+    Node, SUPER_ADMIN, TENANT_ADMIN, api, balancer, bulk_stage, call, deal_ids, expect, login,
+    progress, release_flag, seed, stage, wait_completed, work_dir,
 };
 use crate::bench::load::{self, Request};
 use crate::cmd::{self, Result};
@@ -105,6 +107,7 @@ fn drill(stoa: &Path, db: &Database) -> Result<Vec<String>> {
     };
     let mut serve_env = env.clone();
     serve_env.push(("STOA_WORKERS", "0".into()));
+    serve_env.push(("STOA_DRAIN_MS", balancer::DRAIN_MS.into()));
     env.push(("STOA_WORKERS", "2".into()));
     env.push(("STOA_JOB_POLL_MS", "100".into()));
     let a = Node::serve(stoa, &url, &dir, "node-a", &serve_env)?;
@@ -142,6 +145,12 @@ fn drill(stoa: &Path, db: &Database) -> Result<Vec<String>> {
         "recurring jobs enqueued once per period by two workers",
         recurring(db, &url, &workers_started, started),
     );
+    let mut servers = [a, b];
+    record(
+        "rolling restart behind HAProxy under load",
+        balancer::rolling_restart(stoa, &url, &dir, &serve_env, &mut servers),
+    );
+    let [a, b] = servers;
     for node in [&a, &b, &w1, &w2] {
         let panics = node.panics();
         if !panics.is_empty() {

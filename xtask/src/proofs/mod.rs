@@ -1,15 +1,14 @@
-//! The reliability drills: `cargo xtask schemathesis`, `faults`, `cluster`,
-//! `failover` and `soak`. Each starts its own database (a private cluster, or the
+//! The reliability drills: `cargo xtask schemathesis`, `faults`, `cluster`
+//! and `soak`. Each starts its own database (a private cluster, or the
 //! server of `DATABASE_URL`; the fault drill always uses a private cluster
 //! of its own because it stops and crashes it), seeds the demo tenant, runs
 //! `stoa serve` / `stoa worker` processes as children and checks what
 //! docs/reliability.md promises. Figures are printed; docs/reliability.md
 //! records the measured ones with the command that reproduces them.
 
+pub mod balancer;
 pub mod cluster;
-pub mod failover;
 pub mod faults;
-mod formation;
 pub mod schemathesis;
 pub mod soak;
 
@@ -114,6 +113,19 @@ impl Node {
         env: &[(&str, String)],
     ) -> Result<Self> {
         let addr: SocketAddr = ([127, 0, 0, 1], cmd::free_port()?).into();
+        Self::serve_at(stoa, url, dir, name, env, addr)
+    }
+
+    /// [`Self::serve`] on a given address (a restart behind a load balancer
+    /// comes back where the balancer expects it).
+    pub fn serve_at(
+        stoa: &Path,
+        url: &str,
+        dir: &Path,
+        name: &str,
+        env: &[(&str, String)],
+        addr: SocketAddr,
+    ) -> Result<Self> {
         let mut c = node_command(stoa, url, dir, env);
         c.args(["serve", "--bind", &addr.to_string()]);
         let mut node = Self::spawn(c, dir, name)?;
@@ -185,6 +197,29 @@ impl Node {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// SIGTERM, then waits for the process to exit (SIGKILL after `within`);
+    /// returns how long it took to exit.
+    pub fn stop_gracefully(&mut self, within: Duration) -> Result<Duration> {
+        let mut child = self
+            .child
+            .take()
+            .ok_or_else(|| format!("{} is not running", self.name))?;
+        let started = Instant::now();
+        cmd::terminate(child.id());
+        while started.elapsed() < within {
+            if let Ok(Some(_)) = child.try_wait() {
+                return Ok(started.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(format!(
+            "{} did not exit within {within:?} of SIGTERM",
+            self.name
+        ))
     }
 
     /// Resident memory in MiB (from /proc).

@@ -12,7 +12,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder
 use utoipa::{Modify, OpenApi};
 
 pub use docs::OpenApiJson;
-pub use health::HealthBody;
+pub use health::{HealthBody, draining, start_draining};
 pub use operations::OPERATIONS;
 
 /// Facts about the running build, as app data.
