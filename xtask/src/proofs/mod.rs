@@ -1,5 +1,5 @@
-//! The reliability drills: `cargo xtask schemathesis`, `faults`, `cluster`
-//! and `soak`. Each starts its own database (a private cluster, or the
+//! The reliability drills: `cargo xtask schemathesis`, `faults`, `cluster`,
+//! `failover` and `soak`. Each starts its own database (a private cluster, or the
 //! server of `DATABASE_URL`; the fault drill always uses a private cluster
 //! of its own because it stops and crashes it), seeds the demo tenant, runs
 //! `stoa serve` / `stoa worker` processes as children and checks what
@@ -8,7 +8,9 @@
 
 pub mod balancer;
 pub mod cluster;
+pub mod failover;
 pub mod faults;
+mod formation;
 pub mod schemathesis;
 pub mod soak;
 
