@@ -288,7 +288,11 @@ fn run(cli: Cli) -> Result<(), CommandError> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let result = run(Cli::parse());
+    // Spans still batched go out before the process ends (a no-op when
+    // traces are off).
+    stoa_core::traces::shutdown();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("stoa: {err}");

@@ -39,11 +39,16 @@ thread_local! {
     static UNCOUNTED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Counts every statement sent to Postgres (one event per round trip).
-struct CountQueries;
+/// Counts every statement sent to Postgres (one event per round trip), and
+/// turns transactions and statements into spans when traces are exported.
+#[derive(Default)]
+struct CountQueries {
+    spans: crate::traces::statements::StatementSpans,
+}
 
 impl Instrumentation for CountQueries {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        self.spans.on_event(&event);
         if let InstrumentationEvent::StartQuery { .. } = event {
             QUERIES.fetch_add(1, Ordering::Relaxed);
             if !UNCOUNTED.with(Cell::get) {
@@ -56,9 +61,9 @@ impl Instrumentation for CountQueries {
 fn install_query_counter() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        if let Err(err) =
-            diesel::connection::set_default_instrumentation(|| Some(Box::new(CountQueries)))
-        {
+        if let Err(err) = diesel::connection::set_default_instrumentation(|| {
+            Some(Box::new(CountQueries::default()))
+        }) {
             tracing::warn!(error = %err, "query counting unavailable");
         }
     });

@@ -39,6 +39,7 @@ pub mod storage;
 pub mod system;
 pub mod telemetry;
 pub mod text;
+pub mod traces;
 pub mod upload;
 
 pub use config::Config;

@@ -50,7 +50,21 @@ pub async fn request_context(
         request_id = %id,
         http.method = %req.method(),
         http.path = %req.path(),
+        // Filled only while traces are exported (crate::traces): the span's
+        // name and kind there, and the trace id on every log line.
+        otel.name = tracing::field::Empty,
+        otel.kind = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        trace_id = tracing::field::Empty,
     );
+    if crate::traces::enabled() {
+        span.record("otel.kind", "server");
+        span.record(
+            "otel.name",
+            tracing::field::display(format_args!("{} {}", req.method(), req.path())),
+        );
+        crate::traces::continue_from_headers(&span, req.headers());
+    }
 
     // Each request starts with no tenant rows in reach; the authenticator
     // opens its tenant (crate::rls).
@@ -82,6 +96,18 @@ pub async fn request_context(
             status,
             elapsed,
         );
+    }
+    if crate::traces::enabled() {
+        // The route pattern names the span (bounded set) once it is known.
+        if let Some(route) = route.as_deref() {
+            span.record(
+                "otel.name",
+                tracing::field::display(format_args!("{} {route}", res.request().method())),
+            );
+        }
+        if status >= 500 {
+            span.record("otel.status_code", "ERROR");
+        }
     }
     span.in_scope(|| {
         tracing::info!(

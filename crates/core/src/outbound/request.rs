@@ -12,6 +12,7 @@ use reqwest::{RequestBuilder, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::OutboundError;
 use super::signing::WebhookSigner;
@@ -131,10 +132,13 @@ impl OutboundRequest {
                 .body(bytes);
         }
         let wait = bounded(limits.first_byte_timeout, deadline);
-        let response = tokio::time::timeout(wait, builder.send())
+        let (builder, span) =
+            crate::traces::outbound::start(builder).map_err(OutboundError::from_reqwest)?;
+        let response = tokio::time::timeout(wait, builder.send().instrument(span.clone()))
             .await
             .map_err(|_| OutboundError::Timeout)?
             .map_err(OutboundError::from_reqwest)?;
+        crate::traces::outbound::finish(&span, response.status().as_u16());
         let limit = limits.max_response_bytes;
         if response
             .content_length()
