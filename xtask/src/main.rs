@@ -33,8 +33,8 @@ fn usage() -> ExitCode {
          bench charts   redraw docs/benchmarks/*.svg from the table in docs/benchmarks.md\n  \
          schemathesis [--ci] [--examples N] [--seed N] [--release]\n                 \
          schemathesis over the OpenAPI document, as a super admin and a tenant admin\n  \
-         faults [--release]\n                 \
-         Postgres crash under load, worker SIGKILL mid job, hanging SMTP server\n  \
+         faults [--release] [--only model]\n                 \
+         Postgres crash under load, worker SIGKILL mid job, hanging SMTP server and model provider\n  \
          cluster [--release]\n                 \
          two `stoa serve` + two `stoa worker` on one Postgres (and moto S3 when available)\n  \
          failover [--release]\n                 \

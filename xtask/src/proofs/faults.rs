@@ -23,6 +23,9 @@
 //! 4. **The SMTP server hangs.** A listener accepts connections and never
 //!    answers; `POST /api/auth/reset` (which sends mail in the request)
 //!    must answer within a bounded time, and other requests stay fast.
+//! 5. **The model provider hangs** ([`super::model_hang`]): chat turns end
+//!    with an error frame within the provider timeout, nothing stays
+//!    `executing`. `--only model` runs this drill alone.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -52,7 +55,13 @@ pub fn run(args: &[String]) -> Result<u8> {
     );
     let stoa = cmd::build_stoa(release)?;
     let db = Database::private_named("postgres-faults", true)?;
-    let result = drills(&stoa, &db);
+    // `--only model`: the hanging model provider alone (it needs no load).
+    let only_model = args.windows(2).any(|w| w[0] == "--only" && w[1] == "model");
+    let result = if only_model {
+        model_only(&stoa, &db)
+    } else {
+        drills(&stoa, &db)
+    };
     db.finish();
     let failures = result?;
     if failures.is_empty() {
@@ -66,6 +75,22 @@ pub fn run(args: &[String]) -> Result<u8> {
         );
         Ok(1)
     }
+}
+
+fn model_only(stoa: &Path, db: &Database) -> Result<Vec<String>> {
+    let dir = work_dir("faults")?;
+    let url = db.fresh_database("stoa_faults")?;
+    seed(stoa, &url, 100)?;
+    Ok(match super::model_hang::drill(stoa, db, &url, &dir) {
+        Ok(figures) => {
+            println!("xtask: PASS hanging model provider: {figures}");
+            Vec::new()
+        }
+        Err(why) => {
+            println!("xtask: FAIL hanging model provider: {why}");
+            vec![format!("hanging model provider: {why}")]
+        }
+    })
 }
 
 fn drills(stoa: &Path, db: &Database) -> Result<Vec<String>> {
@@ -99,6 +124,10 @@ fn drills(stoa: &Path, db: &Database) -> Result<Vec<String>> {
         None => println!("xtask: SKIP storage failing mid upload: no S3-compatible server"),
     }
     record("hanging SMTP server", smtp_hang(stoa, &url, &dir));
+    record(
+        "hanging model provider",
+        super::model_hang::drill(stoa, db, &url, &dir),
+    );
     Ok(failures)
 }
 
