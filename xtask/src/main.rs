@@ -43,6 +43,8 @@ fn usage() -> ExitCode {
          mixed load at 70% of the measured peak: RSS and p99 over time\n  \
          explorer-check /api/docs in headless Chromium (the distribution's): every tag, try it out,\n                 \
          no request outside the server; screenshot to docs/explorer.png\n  \
+         pooler [--release]\n                 \
+         PgBouncer in each pool mode: transaction/statement refused, the matrix through session mode\n  \
          schema-report [--write]\n                 \
          the migrated schema against distributing tenants (Citus); --write updates docs/scaling.md\n  \
          pg-stop        stop the private Postgres cluster"
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Some("failover") => proofs::failover::run(&rest),
         Some("soak") => proofs::soak::run(&rest),
         Some("schema-report") => schema_report::run(&rest),
+        Some("pooler") => proofs::pooler::run(&rest),
         _ => return usage(),
     };
     match result {

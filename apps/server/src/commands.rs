@@ -29,6 +29,7 @@ pub enum CommandError {
 /// `stoa migrate`: applies pending migrations, then syncs default grants and
 /// module seed data; idempotent.
 pub async fn migrate(config: &Config) -> Result<(), CommandError> {
+    refuse_pooler(config).await?;
     let applied = run_migrations(config.db.url.expose()).await?;
     if applied.is_empty() {
         println!("migrations: database is up to date");
@@ -120,6 +121,7 @@ pub async fn init(config: &Config, request: InitRequest) -> Result<(), CommandEr
 /// take the node out while it still serves what it is sent), then it stops
 /// accepting and finishes in-flight requests (30 s at most).
 pub async fn serve(config: Config) -> Result<(), CommandError> {
+    refuse_pooler(&config).await?;
     let db = Db::connect(&config.db)?;
     let auth = AuthConfig::from_env()?;
     if auth.jwt_secret_generated {
@@ -229,6 +231,19 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     served
 }
 
+/// Refuses a transaction- or statement-mode pooler in front of the
+/// database (`stoa_core::pooler`). A database that cannot be reached is
+/// not refused: the server starts and its health answers 503 until it can.
+async fn refuse_pooler(config: &Config) -> Result<(), CommandError> {
+    match stoa_core::pooler::check(config.db.url.expose()).await {
+        Err(stoa_core::pooler::PoolerError::Unavailable(err)) => {
+            tracing::warn!(error = %err, "could not check for a connection pooler");
+            Ok(())
+        }
+        other => other.map_err(|e| CommandError::Other(e.to_string())),
+    }
+}
+
 /// `STOA_DRAIN_MS` (default 0): how long a stopping server keeps serving
 /// with health at 503 before it stops accepting connections. Behind a load
 /// balancer, set it above the checks' interval times their fall count.
@@ -335,6 +350,7 @@ fn start_workers(
 /// `stoa worker`: runs queue workers (and the outbox dispatcher) without
 /// serving HTTP, until SIGINT/SIGTERM.
 pub async fn worker(config: Config) -> Result<(), CommandError> {
+    refuse_pooler(&config).await?;
     let db = Db::connect(&config.db)?;
     let (keys, _) = stoa_core::crypto::KeyRing::from_env()?;
     let auth = AuthConfig::from_env()?;

@@ -30,6 +30,7 @@ pub mod list;
 pub mod money;
 pub mod outbound;
 pub mod pagination;
+pub mod pooler;
 pub mod prepared;
 pub mod rate_limit;
 pub mod rls;

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod failover;
 pub mod faults;
 mod formation;
+pub mod pooler;
 mod model_hang;
 pub mod schemathesis;
 pub mod soak;
