@@ -3,30 +3,31 @@
 //!
 //! Each job acts as its creator (`JobContext::unit_as`): units of
 //! [`UNIT_SIZE`] deals, each in one transaction that re-resolves the
-//! creator's grants, locks the unit's deals, checks every deal (tenant,
-//! organization scope, the stage's organization), changes the rest with one
-//! statement, asks the write guards about each change and records one
-//! undoable action-log entry per changed deal with one statement
-//! (`record_batch`); when no guard applies, the change and its entries are
-//! one statement built in SQL (`queries::deal_bulk`). A deal that fails a
+//! creator's grants and hands the unit to the resource kit
+//! (`stoa_acl::resource::write_many_in`): it locks the unit's deals, checks
+//! every deal as any deal write (tenant, organization reach, feature) and
+//! the stage's organization, changes the rest with one statement, asks the
+//! write guards about each change and records one undoable action-log entry
+//! per changed deal with one statement (`record_batch`); when no guard
+//! applies, the change and its entries are one statement built in SQL
+//! (`queries::deal_bulk`, the plan's `apply_and_record`). A deal that fails a
 //! check or that a guard refuses is listed in the job's result
 //! (`report.fail`) and left as it was; the others commit. The unit's record and progress commit with its changes, so a
 //! worker killed mid-job leaves whole units behind and the retry skips them.
 
-use std::collections::HashMap;
-
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{Many, write_many_in};
 use stoa_core::AppError;
-use stoa_core::command::{GuardInput, GuardLog, LogEntry, Phase, WriteGuards, record_batch};
+use stoa_core::command::Actor;
 use stoa_progress::{JobContext, JobError, JobHandler, Outcome, UnitError, UnitReport};
 use uuid::Uuid;
 
 use crate::DEALS_MANAGE;
-use crate::commands::deals::{BULK_OWNER, BULK_STAGE, deal_entry};
-use crate::model::{DealRow, DealState, StageRow};
+use crate::commands::deals::{BULK_OWNER, BULK_STAGE};
+use crate::model::{DealState, StageRow};
 use crate::queries::deal_bulk::{self, BulkSet};
 use crate::queries::deals::DealCheck;
 use crate::queries::{deals as q, stages};
@@ -183,101 +184,107 @@ async fn target(
     }
 }
 
-/// Why a deal is left out, or `None` when the creator may change it.
-fn refusal(creator: &AuthContext, row: Option<&DealCheck>, target: &Target) -> Option<String> {
-    let Some(row) = row else {
-        return Some("Deal not found".into());
-    };
-    if creator.tenant_id != Some(row.tenant_id)
-        || !creator.can_see_organization(row.organization_id)
-    {
-        return Some("Deal not found".into());
-    }
-    if let Err(err) = creator.require_organizations([Some(row.organization_id)]) {
-        return Some(err.message().to_string());
-    }
-    if let Target::Stage(stage) = target
-        && stage.organization_id != row.organization_id
-    {
-        return Some("Pipeline stage belongs to another organization".into());
-    }
-    None
-}
-
-fn unchanged(row: &DealCheck, target: &Target) -> bool {
-    match target {
-        Target::Owner(owner) => row.owner_user_id == *owner,
-        Target::Stage(stage) => row.pipeline_stage_id == Some(stage.id),
-    }
-}
-
-async fn write(
-    conn: &mut AsyncPgConnection,
-    ids: &[Uuid],
-    target: &Target,
-) -> Result<Vec<DealRow>, diesel::result::Error> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    match target {
-        Target::Owner(owner) => q::set_owner(conn, ids, *owner).await,
-        Target::Stage(stage) => {
-            q::set_stage(conn, ids, stage.id, stage.pipeline_id, &stage.label).await
-        }
-    }
-}
-
-fn entries(
+/// A unit's change as the resource kit applies it to many deals
+/// (`stoa_acl::resource::write_many_in`): the kit locks, checks each deal
+/// for the creator (tenant, organization reach, feature), asks the guards
+/// and records; the plan says what changes and how.
+struct Plan {
     change: Change,
-    before: &HashMap<Uuid, DealState>,
-    after: &[DealRow],
-) -> Vec<(&'static str, Uuid, LogEntry)> {
-    after
-        .iter()
-        .map(|row| {
-            let after = DealState::from(row);
-            let entry = deal_entry(change.label(), before.get(&row.id), Some(&after));
-            (change.command_id(), row.id, entry)
-        })
-        .collect()
+    target: Target,
 }
 
-/// How the guarded pass ended.
-enum Pass {
-    /// Some deals were refused: the savepoint rolled back.
-    Refused(Vec<(Uuid, String)>),
-    Failed(AppError),
-}
+impl Many<DealState> for Plan {
+    type Row = DealCheck;
 
-impl From<diesel::result::Error> for Pass {
-    fn from(err: diesel::result::Error) -> Self {
-        Self::Failed(err.into())
+    fn command_id(&self) -> &'static str {
+        self.change.command_id()
     }
-}
 
-/// Asks the actor's guards about each entry; the refused ones by id.
-async fn refused(
-    conn: &mut AsyncPgConnection,
-    guards: &WriteGuards,
-    actor: &stoa_core::command::Actor,
-    entries: &[(&'static str, Uuid, LogEntry)],
-) -> Result<Vec<(Uuid, String)>, AppError> {
-    let mut refused = Vec::new();
-    if guards.is_empty() {
-        return Ok(refused);
+    fn label(&self) -> &'static str {
+        self.change.label()
     }
-    for (command_id, id, entry) in entries {
-        let log = GuardLog::default();
-        let input = GuardInput::new(command_id, Phase::Execute, actor, entry, &log);
-        if let Err(err) = guards.check(conn, &input).await {
-            if err.status() == actix_web::http::StatusCode::UNPROCESSABLE_ENTITY {
-                refused.push((*id, err.message().to_string()));
-            } else {
-                return Err(err);
+
+    fn lock<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        ids: &'a [Uuid],
+    ) -> BoxFuture<'a, Result<Vec<DealCheck>, AppError>> {
+        Box::pin(async move { Ok(q::lock_many(conn, ids).await?) })
+    }
+
+    fn placement(row: &DealCheck) -> (Uuid, Uuid, Option<Uuid>) {
+        (row.id, row.tenant_id, Some(row.organization_id))
+    }
+
+    fn refusal(&self, row: &DealCheck) -> Option<String> {
+        match &self.target {
+            Target::Stage(stage) if stage.organization_id != row.organization_id => {
+                Some("Pipeline stage belongs to another organization".into())
             }
+            _ => None,
         }
     }
-    Ok(refused)
+
+    fn unchanged(&self, row: &DealCheck) -> bool {
+        match &self.target {
+            Target::Owner(owner) => row.owner_user_id == *owner,
+            Target::Stage(stage) => row.pipeline_stage_id == Some(stage.id),
+        }
+    }
+
+    fn states<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        ids: &'a [Uuid],
+    ) -> BoxFuture<'a, Result<Vec<DealState>, AppError>> {
+        Box::pin(async move {
+            Ok(q::rows(conn, ids)
+                .await?
+                .iter()
+                .map(DealState::from)
+                .collect())
+        })
+    }
+
+    fn apply<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        ids: &'a [Uuid],
+    ) -> BoxFuture<'a, Result<Vec<DealState>, AppError>> {
+        Box::pin(async move {
+            let rows = match &self.target {
+                Target::Owner(owner) => q::set_owner(conn, ids, *owner).await?,
+                Target::Stage(stage) => {
+                    q::set_stage(conn, ids, stage.id, stage.pipeline_id, &stage.label).await?
+                }
+            };
+            Ok(rows.iter().map(DealState::from).collect())
+        })
+    }
+
+    /// Nothing can refuse a change: the change and its records in one
+    /// statement, built by Postgres (`queries::deal_bulk`; a test keeps its
+    /// entries equal to `deal_entry`'s).
+    fn apply_and_record<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        actor: &'a Actor,
+        ids: Vec<Uuid>,
+    ) -> Option<BoxFuture<'a, Result<(), AppError>>> {
+        let set = match &self.target {
+            Target::Owner(owner) => BulkSet::Owner(*owner),
+            Target::Stage(stage) => BulkSet::Stage {
+                stage: stage.id,
+                pipeline: stage.pipeline_id,
+                label: &stage.label,
+            },
+        };
+        let label = self.change.label();
+        Some(Box::pin(async move {
+            deal_bulk::write_and_record(conn, actor, label, ids, set).await?;
+            Ok(())
+        }))
+    }
 }
 
 /// One unit: check, change, guard and record the deals `ids` as `creator`.
@@ -298,85 +305,12 @@ pub async fn run_unit(
         }
         return Ok(report);
     }
-    let target = target(conn, creator, users, change).await?;
-    let rows = q::lock_many(conn, &ids).await?;
-    let by_id: HashMap<Uuid, &DealCheck> = rows.iter().map(|r| (r.id, r)).collect();
-    let mut to_change = Vec::new();
-    for id in &ids {
-        let row = by_id.get(id).copied();
-        match (refusal(creator, row, &target), row) {
-            (Some(message), _) => report.fail(id.to_string(), message),
-            (None, Some(row)) if !unchanged(row, &target) => to_change.push(row.id),
-            _ => {}
-        }
-    }
-    let actor = creator.actor();
-    if !actor
-        .guards
-        .applies_now(conn, change.command_id(), actor.tenant_id)
-        .await?
-    {
-        // Nothing can refuse a change: the change and its records in one
-        // statement, built by Postgres (no savepoint to roll back to).
-        let set = match &target {
-            Target::Owner(owner) => BulkSet::Owner(*owner),
-            Target::Stage(stage) => BulkSet::Stage {
-                stage: stage.id,
-                pipeline: stage.pipeline_id,
-                label: &stage.label,
-            },
-        };
-        deal_bulk::write_and_record(conn, &actor, change.label(), to_change, set).await?;
-        return Ok(report);
-    }
-    let before: HashMap<Uuid, DealState> = q::rows(conn, &to_change)
-        .await?
-        .iter()
-        .map(|row| (row.id, DealState::from(row)))
-        .collect();
-    let accepted: Vec<Uuid> = {
-        let guards = actor.guards.clone();
-        let mut unguarded = actor.clone();
-        unguarded.guards = WriteGuards::default();
-        // Guards see each change in the database: the deals change in a
-        // savepoint, which rolls back when any of them is refused.
-        let pass = conn
-            .transaction::<_, Pass, _>(async |conn| {
-                let after = write(conn, &to_change, &target).await?;
-                let list = entries(change, &before, &after);
-                let no = refused(conn, &guards, &actor, &list)
-                    .await
-                    .map_err(Pass::Failed)?;
-                if no.is_empty() {
-                    Ok(list)
-                } else {
-                    Err(Pass::Refused(no))
-                }
-            })
-            .await;
-        let list = match pass {
-            Ok(list) => {
-                record_batch(conn, &unguarded, strip(list)).await?;
-                return Ok(report);
-            }
-            Err(Pass::Failed(err)) => return Err(err.into()),
-            Err(Pass::Refused(no)) => no,
-        };
-        let refused_ids: Vec<Uuid> = list.iter().map(|(id, _)| *id).collect();
-        for (id, message) in list {
-            report.fail(id.to_string(), message);
-        }
-        to_change
-            .into_iter()
-            .filter(|id| !refused_ids.contains(id))
-            .collect()
+    let plan = Plan {
+        change,
+        target: target(conn, creator, users, change).await?,
     };
-    let after = write(conn, &accepted, &target).await?;
-    // Guards (if any) decide again on the accepted changes (and log them with the write).
-    record_batch(conn, &actor, strip(entries(change, &before, &after))).await?;
+    for (id, message) in write_many_in(conn, creator, &plan, &ids).await? {
+        report.fail(id.to_string(), message);
+    }
     Ok(report)
-}
-
-fn strip(list: Vec<(&'static str, Uuid, LogEntry)>) -> Vec<(&'static str, LogEntry)> {
-    list.into_iter().map(|(c, _, e)| (c, e)).collect()
 }

@@ -3,8 +3,8 @@
 //!
 //! Undo and redo (`Tracked::authorize`) repeat the check but receive no
 //! module services, so [`crate::configure`] also installs the directory
-//! here, once per process; without it an undo that changes an owner is
-//! refused (fail closed).
+//! here, once per process (`Resource::installed` of a deal); without it an
+//! undo that changes an owner is refused (fail closed).
 
 use std::sync::{Arc, OnceLock};
 
@@ -40,16 +40,4 @@ pub async fn check(
 /// tools, which receive no module services either, look owners up with it.
 pub fn installed() -> Option<Arc<dyn UserDirectory>> {
     USERS.get().cloned()
-}
-
-/// [`check`] through the installed directory (undo and redo).
-pub async fn check_installed(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    owner: Uuid,
-) -> Result<(), AppError> {
-    let Some(users) = USERS.get() else {
-        return Err(AppError::forbidden());
-    };
-    check(users.as_ref(), conn, tenant, owner).await
 }

@@ -107,8 +107,21 @@ pub trait Resource: Tracked {
         None
     }
 
-    /// Writes `after` over `before` (`None`: deletes) and returns the state
-    /// as stored. The default restores or erases the state and loads it back.
+    /// Writes this state and returns it as stored. The default restores
+    /// it and loads it back; a resource whose upsert returns the row
+    /// overrides it with that one statement.
+    fn save<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+    ) -> impl Future<Output = Result<Self, AppError>> + Send + 'a {
+        async move {
+            self.restore(conn).await?;
+            Self::load(conn, self.id()).await?.ok_or_else(Self::not_found)
+        }
+    }
+
+    /// Writes `after` over `before` (`None`: deletes, `Tracked::erase`) and
+    /// returns the state as stored.
     fn write<'a>(
         conn: &'a mut AsyncPgConnection,
         before: Option<&'a Self>,
@@ -116,10 +129,7 @@ pub trait Resource: Tracked {
     ) -> impl Future<Output = Result<Option<Self>, AppError>> + Send + 'a {
         async move {
             match (after, before) {
-                (Some(after), _) => {
-                    after.restore(conn).await?;
-                    Self::load(conn, after.id()).await
-                }
+                (Some(after), _) => after.save(conn).await.map(Some),
                 (None, Some(before)) => {
                     Self::erase(conn, before.id()).await?;
                     Ok(None)

@@ -1,13 +1,17 @@
-//! Deal writes: create, update, delete (one by one) and the bulk jobs' owner
-//! and stage changes (recorded in batches, one entry per deal).
+//! Deals as a resource of the kit (`stoa_acl::resource`): their undo state,
+//! their entries and events, and their own checks (stage, owner). Create,
+//! update, delete and the bulk jobs' owner and stage changes all write
+//! through the kit.
+
+use std::sync::Arc;
 
 use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
+use stoa_acl::resource::{self, Resource};
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
-use stoa_core::command::tracked::{Tracked, entry, lock_row};
-use stoa_core::command::{Actor, Command, LogEntry};
+use stoa_core::command::tracked::{Tracked, entry};
+use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use crate::error::CustomersError;
@@ -94,67 +98,13 @@ pub fn deal_entry(label: &str, before: Option<&DealState>, after: Option<&DealSt
     log
 }
 
-/// Writes a deal's new state (`None`: deletes it). The service locked the
-/// deal and checked the caller and the input first.
-pub struct WriteDeal {
-    pub command_id: &'static str,
-    pub label: &'static str,
-    pub before: Option<DealState>,
-    pub after: Option<DealState>,
-    /// Merged into the entry's context: who asked for the write beyond the
-    /// actor (a business rule's `SET_FIELD`: `{"businessRule": {...}}`).
-    pub context: Option<Value>,
-}
-
-impl Command for WriteDeal {
-    type Output = Option<DealState>;
-    fn id(&self) -> &'static str {
-        self.command_id
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(Option<DealState>, LogEntry), AppError>> {
-        Box::pin(async move {
-            let written = match (&self.after, &self.before) {
-                (Some(after), _) => Some(DealState::from(&q::upsert(conn, after).await?)),
-                (None, Some(before)) => {
-                    q::delete(conn, before.id).await?;
-                    None
-                }
-                (None, None) => None,
-            };
-            let mut log = deal_entry(self.label, self.before.as_ref(), written.as_ref());
-            log.context = match (log.context.take(), self.context) {
-                (Some(Value::Object(mut own)), Some(Value::Object(extra))) => {
-                    own.extend(extra);
-                    Some(Value::Object(own))
-                }
-                (own, extra) => extra.or(own),
-            };
-            Ok((written, log))
-        })
-    }
-}
-
-/// What the forward routes check, for a deal state the actor is about to
-/// leave or write: the feature, the tenant (another tenant's deal does not
-/// exist for it) and the organization scope.
-pub fn may_write(ctx: &AuthContext, state: &DealState) -> Result<(), AppError> {
-    ctx.require(DEALS_MANAGE)?;
-    if ctx.tenant_id != Some(state.tenant_id) {
-        return Err(CustomersError::DealNotFound.into());
-    }
-    ctx.require_organizations([Some(state.organization_id)])
-}
-
 /// The references of a state the actor writes: the stage (and its pipeline)
 /// in the deal's tenant and organization, the owner a user of the tenant.
 /// `previous` skips what did not change (undo of a stage deleted since
 /// fails on the foreign key instead).
-/// `users` is the route's directory; `None` (undo, redo) uses the installed one.
-pub async fn check_references(
+/// `users` is `None` when no directory was handed over (an undo before
+/// `configure` installed one): an owner change is then refused.
+async fn check_references(
     conn: &mut AsyncPgConnection,
     users: Option<&dyn UserDirectory>,
     state: &DealState,
@@ -174,10 +124,8 @@ pub async fn check_references(
     if let Some(owner) = state.owner_user_id
         && previous.is_none_or(|p| p.owner_user_id != Some(owner))
     {
-        match users {
-            Some(users) => owners::check(users, conn, state.tenant_id, owner).await?,
-            None => owners::check_installed(conn, state.tenant_id, owner).await?,
-        }
+        let users = users.ok_or_else(AppError::forbidden)?;
+        owners::check(users, conn, state.tenant_id, owner).await?;
     }
     Ok(())
 }
@@ -186,7 +134,7 @@ impl Tracked for DealState {
     const KIND: &'static str = DEAL_KIND;
 
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "customer_deals", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -221,13 +169,49 @@ impl Tracked for DealState {
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        for state in [current, target].into_iter().flatten() {
-            may_write(ctx, state)?;
-        }
-        if let Some(target) = target {
-            check_references(conn, None, target, current).await?;
-        }
-        Ok(())
+        resource::authorize(conn, actor, current, target).await
+    }
+}
+
+/// A deal through the resource kit: `customers.deals.manage`, its
+/// organization, its stage and owner (the owner through the user directory
+/// the route hands over, or for undo the one `configure` installed).
+impl Resource for DealState {
+    const TABLE: &'static str = "customer_deals";
+    const FEATURE: &'static str = DEALS_MANAGE;
+    // A deal outside the selected organization is 404 (the module's contract).
+    const SELECTION_HIDES: bool = true;
+    type Services = dyn UserDirectory;
+
+    fn id(&self) -> Uuid {
+        self.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        Some(self.organization_id)
+    }
+    fn not_found() -> AppError {
+        CustomersError::DealNotFound.into()
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        deal_entry(label, before, after)
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        _: &AuthContext,
+        users: Option<&dyn UserDirectory>,
+        target: &Self,
+        previous: Option<&Self>,
+    ) -> Result<(), AppError> {
+        check_references(conn, users, target, previous).await
+    }
+    fn installed() -> Option<Arc<dyn UserDirectory>> {
+        owners::installed()
+    }
+    /// One statement: the upsert returns the row as stored.
+    async fn save(&self, conn: &mut AsyncPgConnection) -> Result<Self, AppError> {
+        Ok(DealState::from(&q::upsert(conn, self).await?))
     }
 }

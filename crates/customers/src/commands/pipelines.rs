@@ -1,12 +1,12 @@
-//! Pipeline writes: create, update, delete.
+//! Pipelines as a resource of the kit (`stoa_acl::resource`): create,
+//! update, delete.
 
 use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::tracked::{Tracked, entry, lock_row};
-use stoa_core::command::{Actor, Command, LogEntry};
+use stoa_core::command::tracked::{Tracked, entry};
+use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use crate::PIPELINES_MANAGE;
@@ -40,50 +40,6 @@ fn pipeline_entry(
     )
 }
 
-/// Writes a pipeline's new state (`None`: deletes it; 409 while stages or
-/// deals still point at it).
-pub struct WritePipeline {
-    pub command_id: &'static str,
-    pub label: &'static str,
-    pub before: Option<PipelineState>,
-    pub after: Option<PipelineState>,
-}
-
-impl Command for WritePipeline {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        self.command_id
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let written = write(conn, self.before.as_ref(), self.after.as_ref()).await?;
-            Ok((
-                (),
-                pipeline_entry(self.label, self.before.as_ref(), written.as_ref()),
-            ))
-        })
-    }
-}
-
-async fn write(
-    conn: &mut AsyncPgConnection,
-    before: Option<&PipelineState>,
-    after: Option<&PipelineState>,
-) -> Result<Option<PipelineState>, AppError> {
-    match (after, before) {
-        (Some(after), _) => Ok(Some(PipelineState::from(&upsert(conn, after).await?))),
-        (None, Some(before)) => {
-            delete(conn, before.id).await?;
-            Ok(None)
-        }
-        (None, None) => Ok(None),
-    }
-}
-
 /// Writes a state; a second default of its organization is refused (409).
 async fn upsert(
     conn: &mut AsyncPgConnection,
@@ -105,20 +61,11 @@ async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> 
     .map_err(|e| AppError::from(in_use(e, CustomersError::PipelineInUse)))
 }
 
-/// The forward checks for a pipeline state the actor leaves or writes.
-pub fn may_write(ctx: &AuthContext, state: &PipelineState) -> Result<(), AppError> {
-    ctx.require(PIPELINES_MANAGE)?;
-    if ctx.tenant_id != Some(state.tenant_id) {
-        return Err(CustomersError::PipelineNotFound.into());
-    }
-    ctx.require_organizations([Some(state.organization_id)])
-}
-
 impl Tracked for PipelineState {
     const KIND: &'static str = PIPELINE_KIND;
 
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "customer_pipelines", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -143,15 +90,40 @@ impl Tracked for PipelineState {
     }
 
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        for state in [current, target].into_iter().flatten() {
-            may_write(ctx, state)?;
-        }
-        Ok(())
+        resource::authorize(conn, actor, current, target).await
+    }
+}
+
+/// A pipeline through the resource kit: `customers.pipelines.manage` and
+/// its organization.
+impl Resource for PipelineState {
+    const TABLE: &'static str = "customer_pipelines";
+    const FEATURE: &'static str = PIPELINES_MANAGE;
+    const SELECTION_HIDES: bool = true;
+    type Services = ();
+
+    fn id(&self) -> Uuid {
+        self.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        Some(self.organization_id)
+    }
+    fn not_found() -> AppError {
+        CustomersError::PipelineNotFound.into()
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        pipeline_entry(label, before, after)
+    }
+    /// One statement: the upsert returns the row as stored.
+    async fn save(&self, conn: &mut AsyncPgConnection) -> Result<Self, AppError> {
+        Ok(PipelineState::from(&upsert(conn, self).await?))
     }
 }

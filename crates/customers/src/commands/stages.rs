@@ -1,12 +1,13 @@
-//! Pipeline stage writes: create, update, delete, reorder.
+//! Pipeline stages as a resource of the kit (`stoa_acl::resource`):
+//! create, update, delete, reorder.
 
 use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::tracked::{Tracked, entry, lock_row};
-use stoa_core::command::{Actor, Command, LogEntry};
+use stoa_core::command::tracked::{Tracked, entry};
+use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use crate::PIPELINES_MANAGE;
@@ -40,41 +41,6 @@ fn stage_entry(label: &str, before: Option<&StageState>, after: Option<&StageSta
     )
 }
 
-/// Writes a stage's new state (`None`: deletes it; 409 while deals use it).
-pub struct WriteStage {
-    pub command_id: &'static str,
-    pub label: &'static str,
-    pub before: Option<StageState>,
-    pub after: Option<StageState>,
-}
-
-impl Command for WriteStage {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        self.command_id
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let written = match (&self.after, &self.before) {
-                (Some(after), _) => Some(StageState::from(&q::upsert(conn, after).await?)),
-                (None, Some(before)) => {
-                    delete(conn, before.id).await?;
-                    None
-                }
-                (None, None) => None,
-            };
-            Ok((
-                (),
-                stage_entry(self.label, self.before.as_ref(), written.as_ref()),
-            ))
-        })
-    }
-}
-
 async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
     use diesel_async::AsyncConnection;
     conn.transaction::<_, diesel::result::Error, _>(async move |conn| {
@@ -84,20 +50,8 @@ async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> 
     .map_err(|e| AppError::from(in_use(e, CustomersError::StageInUse)))
 }
 
-/// The forward checks for a stage state the actor leaves or writes.
-pub fn may_write(ctx: &AuthContext, state: &StageState) -> Result<(), AppError> {
-    ctx.require(PIPELINES_MANAGE)?;
-    if ctx.tenant_id != Some(state.tenant_id) {
-        return Err(CustomersError::StageNotFound.into());
-    }
-    ctx.require_organizations([Some(state.organization_id)])
-}
-
 /// A stage's pipeline must be of the same tenant and organization.
-pub async fn check_pipeline(
-    conn: &mut AsyncPgConnection,
-    state: &StageState,
-) -> Result<(), AppError> {
+async fn check_pipeline(conn: &mut AsyncPgConnection, state: &StageState) -> Result<(), AppError> {
     match pipelines::find(conn, state.tenant_id, state.pipeline_id).await? {
         Some(p) if p.organization_id == state.organization_id => Ok(()),
         _ => Err(CustomersError::PipelineNotFound.into()),
@@ -108,7 +62,7 @@ impl Tracked for StageState {
     const KIND: &'static str = STAGE_KIND;
 
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "customer_pipeline_stages", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -145,13 +99,48 @@ impl Tracked for StageState {
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        for state in [current, target].into_iter().flatten() {
-            may_write(ctx, state)?;
+        resource::authorize(conn, actor, current, target).await
+    }
+}
+
+/// A stage through the resource kit: `customers.pipelines.manage`, its
+/// organization and its pipeline (same tenant and organization).
+impl Resource for StageState {
+    const TABLE: &'static str = "customer_pipeline_stages";
+    const FEATURE: &'static str = PIPELINES_MANAGE;
+    const SELECTION_HIDES: bool = true;
+    type Services = ();
+
+    fn id(&self) -> Uuid {
+        self.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        Some(self.organization_id)
+    }
+    fn not_found() -> AppError {
+        AppError::not_found("Pipeline stage not found")
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        stage_entry(label, before, after)
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        _: &AuthContext,
+        _: Option<&()>,
+        target: &Self,
+        previous: Option<&Self>,
+    ) -> Result<(), AppError> {
+        // A stage keeps its pipeline: only a new or restored one is checked.
+        if previous.is_some_and(|p| p.pipeline_id == target.pipeline_id) {
+            return Ok(());
         }
-        if let Some(target) = target {
-            check_pipeline(conn, target).await?;
-        }
-        Ok(())
+        check_pipeline(conn, target).await
+    }
+    /// One statement: the upsert returns the row as stored.
+    async fn save(&self, conn: &mut AsyncPgConnection) -> Result<Self, AppError> {
+        Ok(StageState::from(&q::upsert(conn, self).await?))
     }
 }

@@ -2,19 +2,19 @@
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::Value;
+use stoa_acl::resource::{self as kit, Write};
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
-use stoa_core::command::{Actor, Operation, execute};
+use stoa_core::command::{Actor, Operation};
 use stoa_core::db::Db;
-use stoa_core::http::lock::check_lock;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{target_organization, visible};
-use crate::commands::deals::{self as cmd, WriteDeal, check_references, may_write};
+use crate::commands::deals as cmd;
 use crate::dto::{CreateDeal, DealDetail, DealOwner, DetailStage, UpdateDeal};
 use crate::error::CustomersError;
-use crate::model::{DealRow, DealState};
+use crate::model::DealState;
 use crate::queries::{deals as q, pipelines, stages};
 
 fn trimmed(value: Option<String>) -> Option<String> {
@@ -84,37 +84,15 @@ pub async fn create(
         loss_notes: trimmed(body.loss_notes),
         created_at: OffsetDateTime::now_utc(),
     };
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         settle_pipeline(conn, &mut state, true).await?;
-        may_write(ctx, &state)?;
-        check_references(conn, Some(users), &state, None).await?;
         let id = state.id;
-        let command = WriteDeal {
-            command_id: cmd::CREATE,
-            label: "Create deal",
-            before: None,
-            after: Some(state),
-            context: None,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::CREATE, "Create deal");
+        let (_, op) = kit::create_in(conn, ctx, Some(users), how, state).await?;
         Ok((id, op))
     })
     .await
-}
-
-/// The live deal `id` the caller may see, locked; 404 otherwise.
-async fn locked_deal(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    id: Uuid,
-) -> Result<DealRow, AppError> {
-    let tenant = ctx.tenant()?;
-    q::lock(conn, id)
-        .await?
-        .filter(|d| d.tenant_id == tenant && ctx.can_see_organization(d.organization_id))
-        .ok_or_else(|| CustomersError::DealNotFound.into())
 }
 
 /// Applies an update body to a state.
@@ -206,25 +184,23 @@ pub async fn update_with(
     by: WrittenBy,
 ) -> Result<Operation, AppError> {
     let WrittenBy { actor, context } = by;
+    let how = Write::new(cmd::UPDATE, "Update deal").by(actor, context);
+    let pipeline_given = body.pipeline_id.is_some();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let row = locked_deal(conn, ctx, id).await?;
-        check_lock(expected, Some(row.updated_at))?;
-        let before = DealState::from(&row);
-        may_write(ctx, &before)?;
-        let pipeline_given = body.pipeline_id.is_some();
-        let mut after = before.clone();
-        apply(&mut after, body);
-        settle_pipeline(conn, &mut after, pipeline_given).await?;
-        check_references(conn, Some(users), &after, Some(&before)).await?;
-        let command = WriteDeal {
-            command_id: cmd::UPDATE,
-            label: "Update deal",
-            before: Some(before),
-            after: Some(after),
-            context,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let (_, op) = kit::update_in::<DealState, _>(
+            conn,
+            ctx,
+            Some(users),
+            how,
+            id,
+            expected,
+            |conn, after| {
+                apply(after, body);
+                Box::pin(settle_pipeline(conn, after, pipeline_given))
+            },
+        )
+        .await?;
         Ok(op)
     })
     .await
@@ -237,22 +213,10 @@ pub async fn delete(
     id: Uuid,
     expected: Option<OffsetDateTime>,
 ) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let row = locked_deal(conn, ctx, id).await?;
-        check_lock(expected, Some(row.updated_at))?;
-        let before = DealState::from(&row);
-        may_write(ctx, &before)?;
-        let command = WriteDeal {
-            command_id: cmd::DELETE,
-            label: "Delete deal",
-            before: Some(before),
-            after: None,
-            context: None,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
-        Ok(op)
+        let how = Write::new(cmd::DELETE, "Delete deal");
+        kit::delete_in::<DealState>(conn, ctx, how, id, expected).await
     })
     .await
 }

@@ -1,18 +1,19 @@
 //! Pipeline create, update, delete and list.
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
+use futures_util::FutureExt;
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self as kit, Write};
 use stoa_core::AppError;
-use stoa_core::command::{Operation, execute};
+use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{target_organization, visible};
-use crate::commands::pipelines::{self as cmd, WritePipeline, may_write};
+use crate::commands::pipelines as cmd;
 use crate::dto::{CreatePipeline, PipelineList, UpdatePipeline};
-use crate::error::CustomersError;
-use crate::model::{PipelineRow, PipelineState};
+use crate::model::PipelineState;
 use crate::queries::pipelines as q;
 
 /// Makes `state` the only default of its organization: waits for any other
@@ -30,21 +31,13 @@ async fn unset_other_defaults(
         return Ok(());
     }
     q::lock_default_scope(conn, state.tenant_id, state.organization_id).await?;
-    let actor = ctx.actor();
     for row in q::lock_defaults(conn, state.tenant_id, state.organization_id, state.id).await? {
-        let before = PipelineState::from(&row);
-        may_write(ctx, &before)?;
-        let after = PipelineState {
-            is_default: false,
-            ..before.clone()
-        };
-        let command = WritePipeline {
-            command_id: cmd::UPDATE,
-            label: "Unset default pipeline",
-            before: Some(before),
-            after: Some(after),
-        };
-        execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::UPDATE, "Unset default pipeline");
+        kit::update_in::<PipelineState, _>(conn, ctx, None, how, row.id, None, |_, p| {
+            p.is_default = false;
+            async { Ok(()) }.boxed()
+        })
+        .await?;
     }
     Ok(())
 }
@@ -62,34 +55,16 @@ pub async fn create(
         is_default: body.is_default.unwrap_or(false),
         created_at: OffsetDateTime::now_utc(),
     };
-    may_write(ctx, &state)?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         let id = state.id;
+        kit::may_write(ctx, &state)?;
         unset_other_defaults(conn, ctx, &state).await?;
-        let command = WritePipeline {
-            command_id: cmd::CREATE,
-            label: "Create pipeline",
-            before: None,
-            after: Some(state),
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::CREATE, "Create pipeline");
+        let (_, op) = kit::create_in(conn, ctx, None, how, state).await?;
         Ok((id, op))
     })
     .await
-}
-
-async fn locked(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    id: Uuid,
-) -> Result<PipelineRow, AppError> {
-    let tenant = ctx.tenant()?;
-    q::lock(conn, id)
-        .await?
-        .filter(|p| p.tenant_id == tenant && ctx.can_see_organization(p.organization_id))
-        .ok_or_else(|| CustomersError::PipelineNotFound.into())
 }
 
 pub async fn update(
@@ -98,11 +73,9 @@ pub async fn update(
     id: Uuid,
     body: UpdatePipeline,
 ) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = PipelineState::from(&locked(conn, ctx, id).await?);
-        may_write(ctx, &before)?;
+        let before = kit::locked_in::<PipelineState>(conn, ctx, id, None).await?;
         let mut after = before.clone();
         if let Some(name) = body.name {
             after.name = name.trim().to_string();
@@ -113,32 +86,18 @@ pub async fn update(
         if after.is_default && !before.is_default {
             unset_other_defaults(conn, ctx, &after).await?;
         }
-        let command = WritePipeline {
-            command_id: cmd::UPDATE,
-            label: "Update pipeline",
-            before: Some(before),
-            after: Some(after),
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::UPDATE, "Update pipeline");
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
         Ok(op)
     })
     .await
 }
 
 pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = PipelineState::from(&locked(conn, ctx, id).await?);
-        may_write(ctx, &before)?;
-        let command = WritePipeline {
-            command_id: cmd::DELETE,
-            label: "Delete pipeline",
-            before: Some(before),
-            after: None,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
-        Ok(op)
+        let how = Write::new(cmd::DELETE, "Delete pipeline");
+        kit::delete_in::<PipelineState>(conn, ctx, how, id, None).await
     })
     .await
 }

@@ -1,18 +1,20 @@
 //! Pipeline stage create, update, delete and list.
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
+use futures_util::FutureExt;
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self as kit, Write};
 use stoa_core::AppError;
-use stoa_core::command::{Operation, execute};
+use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::visible;
-use crate::commands::stages::{self as cmd, WriteStage, check_pipeline, may_write};
+use crate::commands::stages as cmd;
 use crate::dto::{CreateStage, ReorderStages, StageList, UpdateStage};
 use crate::error::CustomersError;
-use crate::model::{StageRow, StageState};
+use crate::model::StageState;
 use crate::queries::{pipelines, stages as q};
 
 /// Creates a stage in its pipeline's organization.
@@ -22,7 +24,6 @@ pub async fn create(
     body: CreateStage,
 ) -> Result<(Uuid, Operation), AppError> {
     let tenant = ctx.tenant()?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         // The pipeline is locked so it cannot be deleted under the new stage.
@@ -41,31 +42,12 @@ pub async fn create(
             icon: body.icon,
             created_at: OffsetDateTime::now_utc(),
         };
-        may_write(ctx, &state)?;
-        check_pipeline(conn, &state).await?;
         let id = state.id;
-        let command = WriteStage {
-            command_id: cmd::CREATE,
-            label: "Create pipeline stage",
-            before: None,
-            after: Some(state),
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::CREATE, "Create pipeline stage");
+        let (_, op) = kit::create_in(conn, ctx, None, how, state).await?;
         Ok((id, op))
     })
     .await
-}
-
-async fn locked(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    id: Uuid,
-) -> Result<StageRow, AppError> {
-    let tenant = ctx.tenant()?;
-    q::lock(conn, id)
-        .await?
-        .filter(|s| s.tenant_id == tenant && ctx.can_see_organization(s.organization_id))
-        .ok_or_else(|| AppError::not_found("Pipeline stage not found"))
 }
 
 pub async fn update(
@@ -74,50 +56,36 @@ pub async fn update(
     id: Uuid,
     body: UpdateStage,
 ) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = StageState::from(&locked(conn, ctx, id).await?);
-        may_write(ctx, &before)?;
-        let mut after = before.clone();
-        if let Some(label) = body.label {
-            after.label = label.trim().to_string();
-        }
-        if let Some(order) = body.order {
-            after.order = order;
-        }
-        if let Some(color) = body.color {
-            after.color = color;
-        }
-        if let Some(icon) = body.icon {
-            after.icon = icon;
-        }
-        let command = WriteStage {
-            command_id: cmd::UPDATE,
-            label: "Update pipeline stage",
-            before: Some(before),
-            after: Some(after),
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::UPDATE, "Update pipeline stage");
+        let (_, op) =
+            kit::update_in::<StageState, _>(conn, ctx, None, how, id, None, |_, after| {
+                if let Some(label) = body.label {
+                    after.label = label.trim().to_string();
+                }
+                if let Some(order) = body.order {
+                    after.order = order;
+                }
+                if let Some(color) = body.color {
+                    after.color = color;
+                }
+                if let Some(icon) = body.icon {
+                    after.icon = icon;
+                }
+                async { Ok(()) }.boxed()
+            })
+            .await?;
         Ok(op)
     })
     .await
 }
 
 pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = StageState::from(&locked(conn, ctx, id).await?);
-        may_write(ctx, &before)?;
-        let command = WriteStage {
-            command_id: cmd::DELETE,
-            label: "Delete pipeline stage",
-            before: Some(before),
-            after: None,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
-        Ok(op)
+        let how = Write::new(cmd::DELETE, "Delete pipeline stage");
+        kit::delete_in::<StageState>(conn, ctx, how, id, None).await
     })
     .await
 }
@@ -134,15 +102,13 @@ pub async fn reorder(
     ctx: &AuthContext,
     body: ReorderStages,
 ) -> Result<Option<Operation>, AppError> {
-    let actor = ctx.actor();
     let mut wanted: Vec<(Uuid, i32)> = body.stages.iter().map(|s| (s.id, s.order)).collect();
     wanted.sort_by_key(|(id, _)| *id);
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         let mut changes = Vec::with_capacity(wanted.len());
         for (id, order) in &wanted {
-            let before = StageState::from(&locked(conn, ctx, *id).await?);
-            may_write(ctx, &before)?;
+            let before = kit::locked_in::<StageState>(conn, ctx, *id, None).await?;
             if before.order != *order {
                 let mut after = before.clone();
                 after.order = *order;
@@ -151,13 +117,8 @@ pub async fn reorder(
         }
         let mut last = None;
         for (before, after) in changes {
-            let command = WriteStage {
-                command_id: cmd::REORDER,
-                label: "Reorder pipeline stages",
-                before: Some(before),
-                after: Some(after),
-            };
-            let (_, op) = execute(conn, &actor, command).await?;
+            let how = Write::new(cmd::REORDER, "Reorder pipeline stages");
+            let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
             last = Some(op);
         }
         Ok(last)
