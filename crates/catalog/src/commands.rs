@@ -6,10 +6,12 @@
 //! - `catalog.products.delete`: the row is deleted for good (as the
 //!   reference); undo puts it back with its id and creation time.
 //!
-//! Undo and redo go through the shared `stoa_core::command::StateHandler`:
-//! [`ProductState`] implements `Tracked`, and its `authorize` repeats the
-//! routes' checks for the caller of the undo (tenant, `catalog.products.manage`,
-//! organization scope) on both the current and the target state. Every entry
+//! Every write goes through the resource kit (`stoa_acl::resource`):
+//! [`ProductState`] implements `Tracked` and `Resource`; the kit's `Save`
+//! command writes and records, and undo and redo go through the shared
+//! `stoa_core::command::StateHandler`, whose `authorize` (the kit's) repeats
+//! the routes' checks for the caller of the undo (tenant, organization
+//! reach, `catalog.products.manage`) on both the current and the target state. Every entry
 //! emits its domain event (`catalog.product.created|updated|deleted`, payload
 //! with the id, the product's tenant and organization) in the write's
 //! transaction.
@@ -17,18 +19,17 @@
 use std::sync::Arc;
 
 use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::tracked::{StateHandler, Tracked, entry, lock_row};
-use stoa_core::command::{Actor, Command, CommandHandler, LogEntry};
+use stoa_core::command::tracked::{StateHandler, Tracked, entry};
+use stoa_core::command::{Actor, CommandHandler, LogEntry};
 use uuid::Uuid;
 
 use crate::MANAGE;
 use crate::error::CatalogError;
 use crate::model::{ProductRow, ProductState};
-use crate::queries::{self, NewProduct, ProductChanges};
+use crate::queries;
 
 /// The action log's resource kind of a product.
 pub const PRODUCT_KIND: &str = "catalog.product";
@@ -104,27 +105,12 @@ pub fn deleted_entry(row: &ProductRow) -> LogEntry {
     )
 }
 
-/// The rules every product write checks for `ctx`: the product is of the
-/// caller's tenant (else 404), the caller holds `catalog.products.manage`
-/// and reaches the product's organization (`AuthContext::require_writable`:
-/// another organization's product is 404, as an unknown one, so its id and
-/// organization are not confirmed).
-pub fn may_write(ctx: &AuthContext, tenant: Uuid, organization: Uuid) -> Result<(), AppError> {
-    if ctx.tenant_id != Some(tenant) {
-        return Err(CatalogError::NotFound.into());
-    }
-    ctx.require(MANAGE)?;
-    ctx.require_writable(Some(tenant), Some(organization), || {
-        CatalogError::NotFound.into()
-    })
-}
-
 impl Tracked for ProductState {
     const KIND: &'static str = PRODUCT_KIND;
 
     /// The product row.
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "catalog_products", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -151,98 +137,51 @@ impl Tracked for ProductState {
     }
 
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        for state in [current, target].into_iter().flatten() {
-            may_write(ctx, state.tenant_id, state.organization_id)?;
-        }
-        Ok(())
+        resource::authorize(conn, actor, current, target).await
     }
 }
 
-/// Creates a product (already checked by the service).
-pub struct CreateProductCommand(pub NewProduct);
+/// A product through the resource kit: `catalog.products.manage` and its
+/// organization (`AuthContext::reach`: another organization's product is
+/// 404, as an unknown one, so its id and organization are not confirmed).
+/// The organization a write moves a product to is checked by the service
+/// (inside the caller's organizations, a live one of the tenant) before
+/// the kit runs.
+impl Resource for ProductState {
+    const TABLE: &'static str = "catalog_products";
+    const FEATURE: &'static str = MANAGE;
+    type Services = ();
 
-impl Command for CreateProductCommand {
-    type Output = ProductRow;
-    fn id(&self) -> &'static str {
-        CREATE
+    fn id(&self) -> Uuid {
+        self.id
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(ProductRow, LogEntry), AppError>> {
-        Box::pin(async move {
-            let row = queries::insert(conn, &self.0).await?;
-            let after = ProductState::from(&row);
-            let log = product_entry("Create product", CREATED_EVENT, None, Some(&after));
-            Ok((row, log))
-        })
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
     }
-}
-
-/// Changes a product; the service locked and checked it in this transaction.
-pub struct UpdateProductCommand {
-    pub id: Uuid,
-    pub changes: ProductChanges,
-}
-
-impl Command for UpdateProductCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        UPDATE
+    fn organization(&self) -> Option<Uuid> {
+        Some(self.organization_id)
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let before = locked_state(conn, self.id).await?;
-            let row = queries::update(conn, self.id, &self.changes).await?;
-            let after = ProductState::from(&row);
-            let log = product_entry("Update product", UPDATED_EVENT, Some(&before), Some(&after));
-            Ok(((), log))
-        })
+    fn not_found() -> AppError {
+        CatalogError::NotFound.into()
     }
-}
-
-/// Deletes a product for good; the service locked and checked it.
-pub struct DeleteProductCommand {
-    pub id: Uuid,
-}
-
-impl Command for DeleteProductCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        DELETE
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        let event = match (before, after) {
+            (None, _) => CREATED_EVENT,
+            (_, None) => DELETED_EVENT,
+            _ => UPDATED_EVENT,
+        };
+        product_entry(label, event, before, after)
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let before = locked_state(conn, self.id).await?;
-            queries::delete(conn, self.id).await?;
-            let log = product_entry("Delete product", DELETED_EVENT, Some(&before), None);
-            Ok(((), log))
-        })
+    /// One statement: the upsert returns the row as stored (with its new
+    /// `updated_at`).
+    async fn save(&self, conn: &mut AsyncPgConnection) -> Result<Self, AppError> {
+        Ok(Self::from(&queries::restore(conn, self).await?))
     }
-}
-
-/// The product's state under the lock every writer takes first
-/// (`Tracked::lock`), as a command records it.
-async fn locked_state(conn: &mut AsyncPgConnection, id: Uuid) -> Result<ProductState, AppError> {
-    ProductState::lock(conn, id).await?;
-    Ok(ProductState::load(conn, id)
-        .await?
-        .ok_or(CatalogError::NotFound)?)
 }
 
 /// The undo/redo handlers of the catalog module: the shared state handler.

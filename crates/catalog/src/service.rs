@@ -5,29 +5,26 @@
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
+use stoa_acl::resource::{self as kit, Write};
 use stoa_acl::{AuthContext, OrganizationDirectory, Scope};
-use stoa_core::command::{self, Operation};
+use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use stoa_core::error::Issue;
-use stoa_core::http::lock::check_lock;
 use stoa_core::http::read_cache::ReadDeps;
 use stoa_core::list::{ListParams, ListRequest};
-use stoa_core::money::Money;
 use stoa_core::{AppError, AppResult, PageQuery};
 use stoa_progress::{JobSpec, Queued, enqueue_job_with};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::commands::{
-    CreateProductCommand, DeleteProductCommand, UpdateProductCommand, may_write,
-};
+use crate::commands::{CREATE, DELETE, UPDATE};
 use crate::dto::{
     BulkDelete, CreateProduct, ProductCreated, ProductDetail, ProductList, ProductListQuery,
     SortDir, SortField, UpdateProduct,
 };
 use crate::error::{CatalogError, parse_id};
-use crate::model::ProductRow;
-use crate::queries::{self, ListFilter, NewProduct, ProductChanges, ProductKey};
+use crate::model::ProductState;
+use crate::queries::{self, ListFilter, ProductKey};
 use crate::{MANAGE, VIEW, bulk};
 
 /// The organization a caller's writes go to by default: the selected one,
@@ -172,7 +169,9 @@ pub async fn create_product(
         .organization_id
         .or_else(|| write_organization(ctx))
         .ok_or(CatalogError::OrganizationRequired)?;
-    let product = NewProduct {
+    let now = OffsetDateTime::now_utc();
+    let product = ProductState {
+        id: Uuid::new_v4(),
         tenant_id: tenant,
         organization_id: organization,
         title: body.title.trim().to_string(),
@@ -184,66 +183,60 @@ pub async fn create_product(
         is_active: body.is_active.unwrap_or(true),
         price_amount: body.price_amount,
         price_currency: body.price_currency.map(|c| c.to_ascii_uppercase()),
+        created_at: now,
+        updated_at: now,
     };
-    let actor = ctx.actor();
+    let id = product.id;
     let mut conn = db.conn().await?;
-    let (row, op) = conn
+    let (_, op) = conn
         .transaction(async |conn| {
             check_organization(conn, ctx, organizations, tenant, organization).await?;
-            command::execute(conn, &actor, CreateProductCommand(product)).await
+            let how = Write::new(CREATE, "Create product");
+            kit::create_in(conn, ctx, None, how, product).await
         })
         .await?;
-    Ok((ProductCreated { id: row.id }, op))
+    Ok((ProductCreated { id }, op))
 }
 
-/// The column changes of `body` over `row`; 400 when the result would have
-/// an amount without a currency.
-fn changes_of(row: &ProductRow, body: UpdateProduct) -> Result<ProductChanges, AppError> {
-    let amount: Option<Money> = match &body.price_amount {
-        Some(v) => *v,
-        None => row.price_amount,
-    };
-    let currency = match &body.price_currency {
-        Some(v) => v.clone(),
-        None => row.price_currency.clone(),
-    };
-    if amount.is_some() && currency.is_none() {
+/// `before` changed as `body` says; 400 when the result would have an
+/// amount without a currency.
+fn changed(before: &ProductState, body: UpdateProduct) -> Result<ProductState, AppError> {
+    let mut after = before.clone();
+    if let Some(v) = body.price_amount {
+        after.price_amount = v;
+    }
+    if let Some(v) = &body.price_currency {
+        after.price_currency = v.clone();
+    }
+    if after.price_amount.is_some() && after.price_currency.is_none() {
         return Err(currency_required());
     }
-    Ok(ProductChanges {
-        organization_id: body.organization_id,
-        title: body.title.map(|t| t.trim().to_string()),
-        subtitle: body.subtitle.map(trimmed),
-        description: body.description.map(|d| d.filter(|d| !d.trim().is_empty())),
-        sku: body.sku.map(trimmed),
-        handle: body
-            .handle
-            .map(|h| trimmed(h).map(|h| h.to_ascii_lowercase())),
-        product_type: body.product_type.map(|t| t.as_str().to_string()),
-        is_active: body.is_active,
-        price_amount: body.price_amount,
-        price_currency: body
-            .price_currency
-            .map(|c| c.map(|c| c.to_ascii_uppercase())),
-        updated_at: Some(OffsetDateTime::now_utc()),
-    })
-}
-
-/// Locks product `id` for a write by `ctx` and checks it: the caller's
-/// tenant and organizations (404) and the optimistic lock (409).
-async fn lock_for_write(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    id: Uuid,
-    expected: Option<OffsetDateTime>,
-) -> Result<ProductRow, AppError> {
-    let row = queries::lock(conn, id)
-        .await?
-        .filter(|row| Some(row.tenant_id) == ctx.tenant_id)
-        .ok_or(CatalogError::NotFound)?;
-    may_write(ctx, row.tenant_id, row.organization_id)?;
-    check_lock(expected, Some(row.updated_at))?;
-    Ok(row)
+    after.price_currency = after.price_currency.map(|c| c.to_ascii_uppercase());
+    if let Some(v) = body.organization_id {
+        after.organization_id = v;
+    }
+    if let Some(v) = body.title {
+        after.title = v.trim().to_string();
+    }
+    if let Some(v) = body.subtitle {
+        after.subtitle = trimmed(v);
+    }
+    if let Some(v) = body.description {
+        after.description = v.filter(|d| !d.trim().is_empty());
+    }
+    if let Some(v) = body.sku {
+        after.sku = trimmed(v);
+    }
+    if let Some(v) = body.handle {
+        after.handle = trimmed(v).map(|h| h.to_ascii_lowercase());
+    }
+    if let Some(v) = body.product_type {
+        after.product_type = v.as_str().to_string();
+    }
+    if let Some(v) = body.is_active {
+        after.is_active = v;
+    }
+    Ok(after)
 }
 
 /// Updates product `raw_id` (path or collection form); `expected` is the
@@ -259,21 +252,18 @@ pub async fn update_product(
     ctx.require(MANAGE)?;
     let id = parse_id(raw_id)?;
     let tenant = ctx.tenant()?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
-    let ((), op) = conn
-        .transaction(async |conn| {
-            let row = lock_for_write(conn, ctx, id, expected).await?;
-            let changes = changes_of(&row, body)?;
-            if let Some(target) = changes.organization_id
-                && target != row.organization_id
-            {
-                check_organization(conn, ctx, organizations, tenant, target).await?;
-            }
-            command::execute(conn, &actor, UpdateProductCommand { id, changes }).await
-        })
-        .await?;
-    Ok(op)
+    conn.transaction(async |conn| {
+        let before = kit::locked_in::<ProductState>(conn, ctx, id, expected).await?;
+        let after = changed(&before, body)?;
+        if after.organization_id != before.organization_id {
+            check_organization(conn, ctx, organizations, tenant, after.organization_id).await?;
+        }
+        let how = Write::new(UPDATE, "Update product");
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
+        Ok(op)
+    })
+    .await
 }
 
 /// Deletes product `raw_id` for good (undoable).
@@ -286,15 +276,12 @@ pub async fn delete_product(
     ctx.require(MANAGE)?;
     let id = parse_id(raw_id)?;
     ctx.tenant()?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
-    let ((), op) = conn
-        .transaction(async |conn| {
-            lock_for_write(conn, ctx, id, expected).await?;
-            command::execute(conn, &actor, DeleteProductCommand { id }).await
-        })
-        .await?;
-    Ok(op)
+    conn.transaction(async |conn| {
+        let how = Write::new(DELETE, "Delete product");
+        kit::delete_in::<ProductState>(conn, ctx, how, id, expected).await
+    })
+    .await
 }
 
 /// Starts a bulk delete: the progress record and the job, created in one

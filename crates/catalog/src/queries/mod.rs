@@ -7,13 +7,12 @@ mod list;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_core::money::Money;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::error::CatalogError;
 use crate::model::{ProductRow, ProductState};
-use crate::schema::catalog_products::{self, dsl as p};
+use crate::schema::catalog_products::dsl as p;
 
 pub use list::{ListFilter, ProductKey, READ_DEPS, cursor_tag, key_of, list};
 pub use stoa_acl::Scope;
@@ -63,65 +62,6 @@ pub async fn delete_many(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> QueryRes
         .await
 }
 
-/// A new product, as the service resolved it.
-#[derive(Clone, Debug, Insertable)]
-#[diesel(table_name = catalog_products)]
-pub struct NewProduct {
-    pub tenant_id: Uuid,
-    pub organization_id: Uuid,
-    pub title: String,
-    pub subtitle: Option<String>,
-    pub description: Option<String>,
-    pub sku: Option<String>,
-    pub handle: Option<String>,
-    pub product_type: String,
-    pub is_active: bool,
-    pub price_amount: Option<Money>,
-    pub price_currency: Option<String>,
-}
-
-pub async fn insert(
-    conn: &mut AsyncPgConnection,
-    product: &NewProduct,
-) -> Result<ProductRow, CatalogError> {
-    Ok(diesel::insert_into(p::catalog_products)
-        .values(product)
-        .returning(ProductRow::as_returning())
-        .get_result(conn)
-        .await?)
-}
-
-/// Column changes; `None` leaves a column alone, `Some(None)` clears it.
-#[derive(Clone, Debug, Default, AsChangeset)]
-#[diesel(table_name = catalog_products)]
-pub struct ProductChanges {
-    pub organization_id: Option<Uuid>,
-    pub title: Option<String>,
-    pub subtitle: Option<Option<String>>,
-    pub description: Option<Option<String>>,
-    pub sku: Option<Option<String>>,
-    pub handle: Option<Option<String>>,
-    pub product_type: Option<String>,
-    pub is_active: Option<bool>,
-    pub price_amount: Option<Option<Money>>,
-    pub price_currency: Option<Option<String>>,
-    /// Stamped explicitly so an update that changes nothing still moves it
-    /// (the trigger stamps it too).
-    pub updated_at: Option<OffsetDateTime>,
-}
-
-pub async fn update(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    changes: &ProductChanges,
-) -> Result<ProductRow, CatalogError> {
-    Ok(diesel::update(p::catalog_products.filter(p::id.eq(id)))
-        .set(changes)
-        .returning(ProductRow::as_returning())
-        .get_result(conn)
-        .await?)
-}
-
 /// Deletes one product.
 pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
     diesel::delete(p::catalog_products.filter(p::id.eq(id)))
@@ -129,14 +69,16 @@ pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize
         .await
 }
 
-/// Writes `state` back (undo and redo): puts a deleted product back with its
-/// id and creation time, or overwrites the live one. A SKU or handle taken
-/// meanwhile by another product is a 409.
+/// Writes `state` (a create, an update, an undo or redo): inserts it with
+/// its id and creation time, or overwrites the live one; either way the row
+/// gets a new `updated_at` (its optimistic-lock version). A SKU or handle
+/// taken by another product is a 409.
 pub async fn restore(
     conn: &mut AsyncPgConnection,
     state: &ProductState,
-) -> Result<(), CatalogError> {
-    diesel::insert_into(p::catalog_products)
+) -> Result<ProductRow, CatalogError> {
+    let now = OffsetDateTime::now_utc();
+    Ok(diesel::insert_into(p::catalog_products)
         .values((
             p::id.eq(state.id),
             p::tenant_id.eq(state.tenant_id),
@@ -151,7 +93,7 @@ pub async fn restore(
             p::price_amount.eq(state.price_amount),
             p::price_currency.eq(&state.price_currency),
             p::created_at.eq(state.created_at),
-            p::updated_at.eq(OffsetDateTime::now_utc()),
+            p::updated_at.eq(now),
         ))
         .on_conflict(p::id)
         .do_update()
@@ -166,8 +108,9 @@ pub async fn restore(
             p::is_active.eq(excluded(p::is_active)),
             p::price_amount.eq(excluded(p::price_amount)),
             p::price_currency.eq(excluded(p::price_currency)),
+            p::updated_at.eq(now),
         ))
-        .execute(conn)
-        .await?;
-    Ok(())
+        .returning(ProductRow::as_returning())
+        .get_result(conn)
+        .await?)
 }
