@@ -16,11 +16,11 @@
 
 use std::sync::Arc;
 
+use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use stoa_core::AppError;
-use stoa_core::db::Db;
 use utoipa::ToSchema;
 
 use stoa_core::command::Actor;
@@ -120,16 +120,23 @@ pub enum ToolKind {
 
 /// One call of a tool: the caller it acts for (its grants, tenant and
 /// organizations, with the write guards attached: a mutation runs through the
-/// command bus as this caller) and the input the model produced, already
-/// checked against the tool's schema by the assistant.
+/// command bus as this caller), the caller's connection and the input the
+/// model produced, already checked against the tool's schema by the
+/// assistant.
 pub struct ToolCall<'a> {
     pub auth: &'a AuthContext,
-    pub db: &'a Db,
+    /// The caller's connection, inside the caller's transaction when it has
+    /// one: the AI confirm locks its pending action, runs the tool and
+    /// records the outcome on it, so the tool's write commits with the
+    /// outcome or not at all. A handler works on it (the module's `_in`
+    /// service steps) and never takes a second pooled connection.
+    pub conn: &'a mut AsyncPgConnection,
     pub input: Value,
 }
 
 /// What runs a tool. A mutation writes through the command bus with
-/// `call.auth.actor()`, so it is authorized, logged and undoable like a route.
+/// `call.auth.actor()` on `call.conn`, so it is authorized, logged and
+/// undoable like a route, and part of the caller's transaction.
 pub trait ToolHandler: Send + Sync {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>>;
 }
@@ -224,7 +231,9 @@ pub struct RuleEntity {
 
 /// One `SET_FIELD` write: a top-level field of one record, as `auth`.
 pub struct FieldWrite<'a> {
-    pub db: &'a Db,
+    /// The caller's connection, in the caller's transaction: the write is
+    /// one step of it (the caller commits or rolls back).
+    pub conn: &'a mut AsyncPgConnection,
     /// Who writes: for a rule, a system principal of the rule's tenant
     /// scoped to the record's organization and holding the writer's
     /// features, with the registry's write guards attached.
@@ -257,7 +266,8 @@ pub trait FieldWriter: Send + Sync {
 
     /// Writes the field through the module's own update command (command
     /// bus, action log with `call.context`, undo, events, write guards) as
-    /// `call.actor()`; answers what the action reports (`{operationId, ...}`).
+    /// `call.actor()` on `call.conn`; answers what the action reports
+    /// (`{operationId, ...}`).
     fn write<'a>(&'a self, call: FieldWrite<'a>) -> BoxFuture<'a, Result<Value, AppError>>;
 }
 

@@ -6,9 +6,13 @@
 //! bus, audit, undo, write guards) or cancels; the recurring job expires
 //! what nobody resolved.
 //!
-//! States: `pending → confirmed | cancelled | expired`, `confirmed →
-//! executing → confirmed | failed` (here `pending → executing` under the
-//! row lock, so two confirms never both run the tool).
+//! States: `pending → confirmed | failed | cancelled | expired`. A confirm
+//! is one transaction (see [`confirm`]): the row lock, the tool's write and
+//! the outcome commit together, so two confirms never both run the tool
+//! and no action waits in `executing`. The reference's `executing` (the
+//! tool running after the claim committed) exists only in rows an older
+//! stoa left behind when it died mid-confirm; the expiry job fails those
+//! ([`STALE_EXECUTING`]).
 
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -67,7 +71,11 @@ pub struct PendingAction {
     #[schema(value_type = Vec<Object>)]
     pub field_diff: Value,
     pub record_version: Option<String>,
-    /// `pending`, `confirmed`, `executing`, `failed`, `cancelled` or `expired`.
+    // `executing` only on a row an older stoa left mid-confirm (see
+    // `STALE_EXECUTING`).
+    /// `pending`, `confirmed`, `failed`, `cancelled` or `expired`; rarely
+    /// `executing`, for an action interrupted while it ran (it becomes
+    /// `failed` with the code `interrupted` within 15 minutes).
     pub status: String,
     #[schema(value_type = Option<Object>)]
     pub execution_result: Option<Value>,
@@ -211,14 +219,14 @@ pub async fn propose(
     let tenant = ctx.tenant().map_err(|_| AiError::TenantRequired)?;
     let owner = owner(ctx).ok_or_else(AppError::forbidden)?;
     let organization = ctx.organization_id();
+    let mut conn = db.conn().await?;
     let before = tool
         .load_before(ToolCall {
             auth: ctx,
-            db,
+            conn: &mut conn,
             input: input.clone(),
         })
         .await?;
-    let mut conn = db.conn().await?;
     let scope = policy::RecordScope::of(before.as_ref());
     if policy::policy_for_record(&mut conn, ctx, agent, scope).await? == MutationPolicy::ReadOnly {
         return Err(AiError::MutationBlockedByPolicy.into());
@@ -389,6 +397,21 @@ fn same_version(current: Option<&str>, proposed: Option<&str>) -> bool {
 /// `read_only_agent`), the record's version (412 `stale_version`). Then
 /// the tool runs as the caller with the grants of this request (command
 /// bus, audit, undo, write guards).
+///
+/// All of it is one transaction on one connection: the action's row lock,
+/// the checks (the version check reads the record on the same
+/// connection), the tool's write and the outcome recorded on the action.
+/// Nothing is ever left `executing`: the action goes from `pending` to
+/// `confirmed` or `failed` in the commit that carries the write, and a
+/// crash anywhere before it (the process, the connection) rolls back both,
+/// leaving the action pending and the record unchanged, so a retry works.
+/// The tool runs in a savepoint: when it refuses (a 4xx: a version
+/// conflict, a guard, a bad value) its partial writes are undone and the
+/// refusal is the action's `failed` outcome; a server error (5xx: the
+/// database gone, a bug) rolls back everything and is answered as it is,
+/// the action still pending. A confirm arriving while another holds the
+/// action is 409 `invalid_status` (it does not wait for the tool's write);
+/// once that one committed, a confirm replays its outcome.
 pub async fn confirm(
     db: &Db,
     state: &AiState,
@@ -396,141 +419,192 @@ pub async fn confirm(
     id: Uuid,
 ) -> Result<Confirmed, AppError> {
     let mut conn = db.conn().await?;
-    let claimed: Result<(ActionRow, &AiTool), Confirmed> = conn
-        .transaction(async |conn| {
-            let row = find(conn, ctx, id, true).await?;
-            match row.status.as_str() {
-                "confirmed" | "failed" => {
-                    let ok = row.status == "confirmed";
-                    let result = row.execution_result.clone();
-                    return Ok(Err(Confirmed {
-                        ok,
-                        pending_action: row.into(),
-                        mutation_result: result,
-                    }));
-                }
-                "pending" => {}
-                _ => return Err(AiError::InvalidStatus.into()),
+    conn.transaction(async |conn| {
+        let row = claim(conn, ctx, id).await?;
+        match row.status.as_str() {
+            "confirmed" | "failed" => {
+                let ok = row.status == "confirmed";
+                let result = row.execution_result.clone();
+                return Ok(Confirmed {
+                    ok,
+                    pending_action: row.into(),
+                    mutation_result: result,
+                });
             }
-            let now = OffsetDateTime::now_utc();
-            if row.expires_at <= now {
-                return Err(AppError::from(AiError::Expired)
-                    .with_field("expiresAt", rfc3339(row.expires_at)));
-            }
-            let agent = policy::known_agent(state, &row.agent_id).map_err(|e| match e {
-                AiError::InvalidAgentId => AiError::AgentUnknown,
-                other => other,
-            })?;
-            if !agent.required_features.iter().all(|f| ctx.has(f)) {
-                return Err(AiError::AgentFeaturesDenied.into());
-            }
-            let tool = state
-                .registry
-                .ai_tool(&row.tool_name)
-                .filter(|t| t.kind == ToolKind::Mutation && agent.allowed_tools.contains(&t.name))
-                .ok_or(AiError::ToolNoLongerAllowed)?;
-            if policy::effective_policy(conn, ctx, agent).await? == MutationPolicy::ReadOnly {
-                return Err(AiError::ReadOnlyAgent.into());
-            }
-            if !tool.features.iter().all(|f| ctx.has(f)) {
-                return Err(AppError::from(AiError::ToolFeaturesDenied)
-                    .with_field("requiredFeatures", tool.features));
-            }
-            let problems = validate::check(&(tool.input_schema)(), &row.normalized_input);
-            if !problems.is_empty() {
-                return Err(AppError::from(AiError::SchemaDrift).with_field("issues", problems));
-            }
-            let current = tool
-                .load_before(ToolCall {
+            "pending" => {}
+            _ => return Err(AiError::InvalidStatus.into()),
+        }
+        let tool = gate(conn, state, ctx, &row).await?;
+        let mut input = row.normalized_input.clone();
+        if let (Some(version), Some(map)) = (&row.record_version, input.as_object_mut()) {
+            map.insert("_recordVersion".into(), Value::String(version.clone()));
+        }
+        // A savepoint: a refusal undoes the tool's partial writes and leaves
+        // this transaction usable for recording it.
+        let outcome = conn
+            .transaction(async |conn| {
+                tool.run(ToolCall {
                     auth: ctx,
-                    db,
-                    input: row.normalized_input.clone(),
+                    conn,
+                    input,
                 })
-                .await?;
-            let scope = policy::RecordScope::of(current.as_ref());
-            if policy::policy_for_record(conn, ctx, agent, scope).await? == MutationPolicy::ReadOnly
-            {
-                return Err(AiError::ReadOnlyAgent.into());
-            }
-            if row.record_version.is_some() {
-                let version = current
-                    .as_ref()
-                    .and_then(|b| b["recordVersion"].as_str().map(String::from));
-                if !same_version(version.as_deref(), row.record_version.as_deref()) {
-                    return Err(AppError::from(AiError::StaleVersion)
-                        .with_field("recordId", row.target_record_id.clone()));
-                }
-            }
-            let row: ActionRow = diesel::update(pa::table.find(row.id))
-                .set((
-                    pa::status.eq("executing"),
-                    pa::resolved_at.eq(now),
-                    pa::resolved_by_user_id.eq(ctx.user_id),
-                ))
-                .returning(ActionRow::as_select())
-                .get_result(conn)
-                .await?;
-            Ok(Ok((row, tool)))
+                .await
+            })
+            .await;
+        let (status, result) = match outcome {
+            Ok(value) => (
+                "confirmed",
+                json!({
+                    "recordId": value.get("recordId").cloned().unwrap_or(Value::Null),
+                    "commandName": value.get("commandName").cloned().unwrap_or(Value::Null),
+                    "result": value,
+                }),
+            ),
+            Err(err) if err.status().is_server_error() => return Err(err),
+            Err(err) => (
+                "failed",
+                json!({
+                    "error": {
+                        "code": err.code().unwrap_or("handler_error"),
+                        "message": err.message(),
+                        "status": err.status().as_u16(),
+                    }
+                }),
+            ),
+        };
+        let row = record_outcome(conn, ctx, &row, status, &result).await?;
+        Ok(Confirmed {
+            ok: status == "confirmed",
+            mutation_result: row.execution_result.clone(),
+            pending_action: row.into(),
         })
-        .await?;
-    let (row, tool) = match claimed {
-        Ok(claim) => claim,
-        Err(replay) => return Ok(replay),
-    };
-    let mut input = row.normalized_input.clone();
-    if let (Some(version), Some(map)) = (&row.record_version, input.as_object_mut()) {
-        map.insert("_recordVersion".into(), Value::String(version.clone()));
-    }
-    let outcome = tool
-        .run(ToolCall {
-            auth: ctx,
-            db,
-            input,
-        })
-        .await;
-    let (status, result) = match &outcome {
-        Ok(value) => (
-            "confirmed",
-            json!({
-                "recordId": value.get("recordId").cloned().unwrap_or(Value::Null),
-                "commandName": value.get("commandName").cloned().unwrap_or(Value::Null),
-                "result": value,
-            }),
-        ),
-        Err(err) => (
-            "failed",
-            json!({
-                "error": {
-                    "code": err.code().unwrap_or("handler_error"),
-                    "message": err.message(),
-                    "status": err.status().as_u16(),
-                }
-            }),
-        ),
-    };
-    let actor = ctx.actor();
-    let row: ActionRow = conn
-        .transaction(async |conn| {
-            let row: ActionRow = diesel::update(pa::table.find(row.id))
-                .set((pa::status.eq(status), pa::execution_result.eq(&result)))
-                .returning(ActionRow::as_select())
-                .get_result(conn)
-                .await?;
-            let payload = event_payload(&row, ctx.user_id, None);
-            let entry = action_entry(
-                &row,
-                "Confirm AI action",
-                Some(("ai.action.confirmed", payload)),
-            );
-            record_batch(conn, &actor, vec![("ai_assistant.actions.confirm", entry)]).await?;
-            Ok::<_, AppError>(row)
-        })
-        .await?;
-    Ok(Confirmed {
-        ok: status == "confirmed",
-        mutation_result: row.execution_result.clone(),
-        pending_action: row.into(),
     })
+    .await
+}
+
+/// [`find`] locked for a confirm, without waiting: a row another confirm
+/// (or a cancel) holds now is 409 `invalid_status`, as an action that is
+/// not pending (the other one is resolving it), instead of a request
+/// waiting for that one's write.
+async fn claim(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<ActionRow, AppError> {
+    let tenant = ctx.tenant_id.ok_or(AiError::PendingActionNotFound)?;
+    let owner = owner(ctx).ok_or(AiError::PendingActionNotFound)?;
+    let locked: Option<ActionRow> = pa::table
+        .filter(pa::id.eq(id))
+        .filter(pa::tenant_id.eq(tenant))
+        .filter(pa::organization_id.is_not_distinct_from(ctx.organization_id()))
+        .filter(pa::created_by_user_id.eq(owner))
+        .select(ActionRow::as_select())
+        .for_update()
+        .skip_locked()
+        .first(conn)
+        .await
+        .optional()?;
+    match locked {
+        Some(row) => Ok(row),
+        // Skipped or missing: the unlocked read tells which.
+        None => {
+            find(conn, ctx, id, false).await?;
+            Err(AiError::InvalidStatus.into())
+        }
+    }
+}
+
+/// The confirm's checks after the status (see [`confirm`]), on the
+/// confirm's connection; answers the tool to run.
+async fn gate<'s>(
+    conn: &mut AsyncPgConnection,
+    state: &'s AiState,
+    ctx: &AuthContext,
+    row: &ActionRow,
+) -> Result<&'s AiTool, AppError> {
+    if row.expires_at <= OffsetDateTime::now_utc() {
+        return Err(
+            AppError::from(AiError::Expired).with_field("expiresAt", rfc3339(row.expires_at))
+        );
+    }
+    let agent = policy::known_agent(state, &row.agent_id).map_err(|e| match e {
+        AiError::InvalidAgentId => AiError::AgentUnknown,
+        other => other,
+    })?;
+    if !agent.required_features.iter().all(|f| ctx.has(f)) {
+        return Err(AiError::AgentFeaturesDenied.into());
+    }
+    let tool = state
+        .registry
+        .ai_tool(&row.tool_name)
+        .filter(|t| t.kind == ToolKind::Mutation && agent.allowed_tools.contains(&t.name))
+        .ok_or(AiError::ToolNoLongerAllowed)?;
+    if policy::effective_policy(conn, ctx, agent).await? == MutationPolicy::ReadOnly {
+        return Err(AiError::ReadOnlyAgent.into());
+    }
+    if !tool.features.iter().all(|f| ctx.has(f)) {
+        return Err(AppError::from(AiError::ToolFeaturesDenied)
+            .with_field("requiredFeatures", tool.features));
+    }
+    let problems = validate::check(&(tool.input_schema)(), &row.normalized_input);
+    if !problems.is_empty() {
+        return Err(AppError::from(AiError::SchemaDrift).with_field("issues", problems));
+    }
+    let current = tool
+        .load_before(ToolCall {
+            auth: ctx,
+            conn: &mut *conn,
+            input: row.normalized_input.clone(),
+        })
+        .await?;
+    let scope = policy::RecordScope::of(current.as_ref());
+    if policy::policy_for_record(conn, ctx, agent, scope).await? == MutationPolicy::ReadOnly {
+        return Err(AiError::ReadOnlyAgent.into());
+    }
+    if row.record_version.is_some() {
+        let version = current
+            .as_ref()
+            .and_then(|b| b["recordVersion"].as_str().map(String::from));
+        if !same_version(version.as_deref(), row.record_version.as_deref()) {
+            return Err(AppError::from(AiError::StaleVersion)
+                .with_field("recordId", row.target_record_id.clone()));
+        }
+    }
+    Ok(tool)
+}
+
+/// Resolves `row` as `status` with `result` (who and when included) and
+/// records it with `ai.action.confirmed`, in the confirm's transaction.
+async fn record_outcome(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    row: &ActionRow,
+    status: &str,
+    result: &Value,
+) -> Result<ActionRow, AppError> {
+    let row: ActionRow = diesel::update(pa::table.find(row.id))
+        .set((
+            pa::status.eq(status),
+            pa::execution_result.eq(result),
+            pa::resolved_at.eq(OffsetDateTime::now_utc()),
+            pa::resolved_by_user_id.eq(ctx.user_id),
+        ))
+        .returning(ActionRow::as_select())
+        .get_result(conn)
+        .await?;
+    let payload = event_payload(&row, ctx.user_id, None);
+    let entry = action_entry(
+        &row,
+        "Confirm AI action",
+        Some(("ai.action.confirmed", payload)),
+    );
+    record_batch(
+        conn,
+        &ctx.actor(),
+        vec![("ai_assistant.actions.confirm", entry)],
+    )
+    .await?;
+    Ok(row)
 }
 
 fn event_payload(row: &ActionRow, user: Option<Uuid>, reason: Option<&str>) -> Value {
@@ -631,12 +705,75 @@ async fn expire_row(
     Ok(row)
 }
 
-/// Expires every overdue pending action (the recurring job), at most
-/// `limit` per run; returns how many.
+/// How long after its claim an `executing` action is taken as abandoned.
+/// Only a stoa from before the one-transaction confirm wrote `executing`
+/// (claim, then the tool in its own transaction, then the outcome); one
+/// that died in between left the row there for good, and nobody knows
+/// whether the tool's write committed (its record's history does). Past
+/// this bound (no confirm's request lives that long) the expiry job marks
+/// such a row `failed` with the code `interrupted`, so it is final, replayed
+/// by a confirm, and a new proposal may replace it.
+pub const STALE_EXECUTING: time::Duration = time::Duration::minutes(15);
+
+/// Fails `executing` rows claimed more than [`STALE_EXECUTING`] ago (at
+/// most `limit`), each with `ai.action.confirmed` (status `failed`), the
+/// event the interrupted confirm would have emitted; returns how many.
+async fn fail_abandoned(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    limit: i64,
+    now: OffsetDateTime,
+) -> Result<usize, AppError> {
+    let abandoned: Vec<ActionRow> = pa::table
+        .filter(pa::status.eq("executing"))
+        .filter(
+            pa::resolved_at
+                .le(now - STALE_EXECUTING)
+                .or(pa::resolved_at.is_null()),
+        )
+        .filter(pa::created_at.le(now - STALE_EXECUTING))
+        .order(pa::created_at.asc())
+        .limit(limit)
+        .select(ActionRow::as_select())
+        .for_update()
+        .skip_locked()
+        .load(conn)
+        .await?;
+    let result = json!({"error": {
+        "code": "interrupted",
+        "message": "The confirm was interrupted before it recorded its outcome; \
+                    the record's history shows whether the change was written",
+    }});
+    for row in &abandoned {
+        let row: ActionRow = diesel::update(pa::table.find(row.id))
+            .set((pa::status.eq("failed"), pa::execution_result.eq(&result)))
+            .returning(ActionRow::as_select())
+            .get_result(conn)
+            .await?;
+        let payload = event_payload(&row, row.resolved_by_user_id, None);
+        let entry = action_entry(
+            &row,
+            "Fail interrupted AI action",
+            Some(("ai.action.confirmed", payload)),
+        );
+        record_batch(
+            conn,
+            actor,
+            vec![("ai_assistant.actions.interrupted", entry)],
+        )
+        .await?;
+    }
+    Ok(abandoned.len())
+}
+
+/// Expires every overdue pending action (the recurring job) and fails
+/// abandoned `executing` ones ([`STALE_EXECUTING`]), at most `limit` of
+/// each per run; returns how many rows it resolved.
 pub async fn expire_due(db: &Db, actor: &Actor, limit: i64) -> Result<usize, AppError> {
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
         let now = OffsetDateTime::now_utc();
+        let failed = fail_abandoned(conn, actor, limit, now).await?;
         let due: Vec<ActionRow> = pa::table
             .filter(pa::status.eq("pending"))
             .filter(pa::expires_at.le(now))
@@ -651,7 +788,7 @@ pub async fn expire_due(db: &Db, actor: &Actor, limit: i64) -> Result<usize, App
         for row in due {
             expire_row(conn, actor, row, now).await?;
         }
-        Ok(count)
+        Ok(count + failed)
     })
     .await
 }

@@ -49,6 +49,23 @@ pub fn normalize(input: Value) -> Value {
     }
 }
 
+/// Runs the read tool `tool` as `ctx` on a connection of its own (a read
+/// needs no transaction).
+pub async fn run_read(
+    db: &Db,
+    ctx: &AuthContext,
+    tool: &AiTool,
+    input: Value,
+) -> Result<Value, AppError> {
+    let mut conn = db.conn().await?;
+    tool.run(ToolCall {
+        auth: ctx,
+        conn: &mut conn,
+        input,
+    })
+    .await
+}
+
 /// Runs `tool` for `agent` (the gate already passed): a read at once, a
 /// mutation as a proposal.
 pub async fn run_for_agent(
@@ -62,14 +79,7 @@ pub async fn run_for_agent(
 ) -> Result<Ran, AppError> {
     check_input(tool, &input)?;
     match tool.kind {
-        ToolKind::Read => Ok(Ran::Read(
-            tool.run(ToolCall {
-                auth: ctx,
-                db,
-                input,
-            })
-            .await?,
-        )),
+        ToolKind::Read => Ok(Ran::Read(run_read(db, ctx, tool, input).await?)),
         ToolKind::Mutation => Ok(Ran::Proposed(Box::new(
             actions::propose(db, state, ctx, agent, tool, input, conversation).await?,
         ))),

@@ -9,6 +9,12 @@ mod api {
     pub mod agents;
     pub mod chat;
     pub mod compat;
+    #[expect(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        reason = "the failpoint's helpers fail the calling test by panicking"
+    )]
+    pub mod confirm_tx;
     pub mod conversations;
     pub mod legacy;
     pub mod limits;

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 
+use diesel_async::AsyncConnection;
 use serde_json::{Value, json};
 use stoa_acl::{AuthContext, FieldWrite, Registry, ResolvedAcl, RuleWriter};
 use stoa_core::AppError;
@@ -135,15 +136,22 @@ async fn write(
     writer
         .check(field, &value)
         .map_err(|m| AppError::bad_request(format!("{field} {m}")))?;
-    writer
-        .writer
-        .write(FieldWrite {
-            db,
-            auth,
-            record_id,
-            field,
-            value,
-            context: context_of(rule),
-        })
-        .await
+    // Each write is its own transaction: one refused write leaves the
+    // rule's other writes (and the triggering write) as they are.
+    let context = context_of(rule);
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        writer
+            .writer
+            .write(FieldWrite {
+                conn,
+                auth,
+                record_id,
+                field,
+                value,
+                context,
+            })
+            .await
+    })
+    .await
 }

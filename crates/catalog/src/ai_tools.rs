@@ -40,7 +40,7 @@ impl ToolHandler for GetProduct {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
         Box::pin(async move {
             let id = product_id(&call.input)?;
-            let detail = service::product_detail(call.db, call.auth, &id).await?;
+            let detail = service::product_detail_in(call.conn, call.auth, &id).await?;
             serde_json::to_value(detail).map_err(AppError::internal)
         })
     }
@@ -55,7 +55,7 @@ impl ToolHandler for ProductBefore {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
         Box::pin(async move {
             let id = product_id(&call.input)?;
-            let detail = service::product_detail(call.db, call.auth, &id).await?;
+            let detail = service::product_detail_in(call.conn, call.auth, &id).await?;
             let mut changes = call.input.as_object().cloned().unwrap_or_default();
             changes.retain(|k, _| k != "productId" && !k.starts_with('_'));
             let after = product_body(changes, detail.item.price_currency.as_deref())?;
@@ -142,7 +142,7 @@ impl ToolHandler for UpdateProductTool {
                     AppError::bad_request("_recordVersion must be an ISO-8601 timestamp")
                 })?;
             let rest = if patch.rest.contains_key("price") {
-                let detail = service::product_detail(call.db, call.auth, &id).await?;
+                let detail = service::product_detail_in(call.conn, call.auth, &id).await?;
                 product_body(patch.rest, detail.item.price_currency.as_deref())?
             } else {
                 patch.rest
@@ -154,8 +154,8 @@ impl ToolHandler for UpdateProductTool {
             let organizations = ORGANIZATIONS.get().ok_or_else(|| {
                 AppError::internal("catalog: no organization directory installed")
             })?;
-            let op = service::update_product(
-                call.db,
+            let op = service::update_product_in(
+                call.conn,
                 call.auth,
                 organizations.as_ref(),
                 &id,

@@ -105,11 +105,21 @@ pub async fn list_products(
 /// One product of the caller's tenant and organizations (404 otherwise, as
 /// an unknown one: `AuthContext::require_readable`).
 pub async fn product_detail(db: &Db, ctx: &AuthContext, raw_id: &str) -> AppResult<ProductDetail> {
+    let mut conn = db.conn().await?;
+    product_detail_in(&mut conn, ctx, raw_id).await
+}
+
+/// [`product_detail`] on the caller's connection (an AI tool's, inside the
+/// confirm's transaction).
+pub async fn product_detail_in(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    raw_id: &str,
+) -> AppResult<ProductDetail> {
     ctx.require(VIEW)?;
     let id = parse_id(raw_id)?;
     let scope = Scope::of(ctx)?;
-    let mut conn = db.conn().await?;
-    let row = queries::find(&mut conn, scope.tenant_id, id)
+    let row = queries::find(conn, scope.tenant_id, id)
         .await?
         .ok_or(CatalogError::NotFound)?;
     ctx.require_readable(Some(row.tenant_id), Some(row.organization_id), || {
@@ -249,21 +259,35 @@ pub async fn update_product(
     body: UpdateProduct,
     expected: Option<OffsetDateTime>,
 ) -> AppResult<Operation> {
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        update_product_in(conn, ctx, organizations, raw_id, body, expected).await
+    })
+    .await
+}
+
+/// [`update_product`] as a step of the caller's transaction on `conn` (the
+/// AI confirm): locks the product, checks it and writes it through the
+/// update command; the caller commits or rolls back.
+pub async fn update_product_in(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    organizations: &dyn OrganizationDirectory,
+    raw_id: &str,
+    body: UpdateProduct,
+    expected: Option<OffsetDateTime>,
+) -> AppResult<Operation> {
     ctx.require(MANAGE)?;
     let id = parse_id(raw_id)?;
     let tenant = ctx.tenant()?;
-    let mut conn = db.conn().await?;
-    conn.transaction(async |conn| {
-        let before = kit::locked_in::<ProductState>(conn, ctx, id, expected).await?;
-        let after = changed(&before, body)?;
-        if after.organization_id != before.organization_id {
-            check_organization(conn, ctx, organizations, tenant, after.organization_id).await?;
-        }
-        let how = Write::new(UPDATE, "Update product");
-        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
-        Ok(op)
-    })
-    .await
+    let before = kit::locked_in::<ProductState>(conn, ctx, id, expected).await?;
+    let after = changed(&before, body)?;
+    if after.organization_id != before.organization_id {
+        check_organization(conn, ctx, organizations, tenant, after.organization_id).await?;
+    }
+    let how = Write::new(UPDATE, "Update product");
+    let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
+    Ok(op)
 }
 
 /// Deletes product `raw_id` for good (undoable).

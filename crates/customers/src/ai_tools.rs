@@ -41,8 +41,7 @@ impl ToolHandler for GetDeal {
             call.auth.require(DEALS_VIEW)?;
             let id = deal_id(&call.input)?;
             let users = users()?;
-            let mut conn = call.db.conn().await?;
-            let detail = deals::detail(&mut conn, call.auth, users.as_ref(), id).await?;
+            let detail = deals::detail(call.conn, call.auth, users.as_ref(), id).await?;
             serde_json::to_value(detail).map_err(AppError::internal)
         })
     }
@@ -57,8 +56,7 @@ impl ToolHandler for DealBefore {
             call.auth.require(DEALS_VIEW)?;
             let id = deal_id(&call.input)?;
             let users = users()?;
-            let mut conn = call.db.conn().await?;
-            let detail = deals::detail(&mut conn, call.auth, users.as_ref(), id).await?;
+            let detail = deals::detail(call.conn, call.auth, users.as_ref(), id).await?;
             let before = serde_json::to_value(&detail.deal).map_err(AppError::internal)?;
             Ok(json!({
                 "recordId": id,
@@ -89,9 +87,10 @@ fn expected_version(raw: Option<&str>) -> Result<Option<OffsetDateTime>, AppErro
 }
 
 /// `PUT /customers/deals/{id}` with `body`, through the deals service, as
-/// the caller.
+/// the caller, on the caller's connection (a step of the confirm's
+/// transaction).
 async fn update_deal(
-    call: &ToolCall<'_>,
+    call: ToolCall<'_>,
     id: Uuid,
     body: serde_json::Map<String, Value>,
     expected: Option<OffsetDateTime>,
@@ -101,7 +100,8 @@ async fn update_deal(
     body.validate()
         .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
     let users = users()?;
-    let op = deals::update(call.db, call.auth, users.as_ref(), id, body, expected).await?;
+    let by = deals::WrittenBy::caller(call.auth);
+    let op = deals::update_in(call.conn, call.auth, users.as_ref(), id, body, expected, by).await?;
     Ok(json!({
         "recordId": id,
         "commandName": op.command_id,
@@ -124,7 +124,7 @@ impl ToolHandler for UpdateDealTool {
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             patch.rest.remove("dealId");
             let expected = expected_version(patch.record_version.as_deref())?;
-            update_deal(&call, id, patch.rest, expected).await
+            update_deal(call, id, patch.rest, expected).await
         })
     }
 }
@@ -186,7 +186,7 @@ impl ToolHandler for UpdateDealStageTool {
             let id = deal_id(&call.input)?;
             let target = stage_target(&call.input)?;
             let expected = expected_version(call.input["_recordVersion"].as_str())?;
-            update_deal(&call, id, stage_body(&target), expected).await
+            update_deal(call, id, stage_body(&target), expected).await
         })
     }
 }
@@ -203,11 +203,10 @@ impl ToolHandler for DealStageBefore {
             let id = deal_id(&call.input)?;
             let target = stage_target(&call.input)?;
             let users = users()?;
-            let mut conn = call.db.conn().await?;
-            let detail = deals::detail(&mut conn, call.auth, users.as_ref(), id).await?;
+            let detail = deals::detail(call.conn, call.auth, users.as_ref(), id).await?;
             let after = match &target {
                 StageTarget::Stage(stage) => {
-                    let found = stages::find(&mut conn, detail.deal.tenant_id, *stage)
+                    let found = stages::find(call.conn, detail.deal.tenant_id, *stage)
                         .await?
                         .filter(|s| s.organization_id == detail.deal.organization_id)
                         .ok_or(CustomersError::StageNotFound)?;

@@ -68,7 +68,7 @@ impl FieldWriter for DealFields {
                 context: Some(call.context.clone()),
             };
             let op =
-                deals::update_with(call.db, call.auth, users.as_ref(), id, body, None, by).await?;
+                deals::update_in(call.conn, call.auth, users.as_ref(), id, body, None, by).await?;
             Ok(json!({"operationId": op.id, "commandId": op.command_id}))
         })
     }

@@ -1,8 +1,6 @@
 //! Unit tests of the parent module.
 
-use std::time::Duration;
-
-use diesel_async::AsyncPgConnection;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -271,12 +269,12 @@ fn record_targets_are_declared_once_and_their_features_checked() {
 
 #[actix_web::test]
 async fn a_tool_runs_for_a_caller_holding_its_features_only() {
-    let db = Db::from_url(
-        "postgres://docs@127.0.0.1:1/none",
-        1,
-        Duration::from_millis(1),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    // A handler works on the caller's connection: the test server's
+    // maintenance database serves (the tool reads nothing).
+    let url = stoa_testkit::with_database(&stoa_testkit::server_url(), "postgres");
+    let mut conn = AsyncPgConnection::establish(&url)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let tenant = Uuid::from_u128(9);
     let caller = |features: &[&str]| {
         AuthContext::for_user(tenant, None, Uuid::nil()).with_acl(ResolvedAcl {
@@ -289,7 +287,7 @@ async fn a_tool_runs_for_a_caller_holding_its_features_only() {
     let out = t
         .run(ToolCall {
             auth: &allowed,
-            db: &db,
+            conn: &mut conn,
             input: json!({"q": "acme"}),
         })
         .await;
@@ -301,7 +299,7 @@ async fn a_tool_runs_for_a_caller_holding_its_features_only() {
     let out = t
         .run(ToolCall {
             auth: &denied,
-            db: &db,
+            conn: &mut conn,
             input: json!({}),
         })
         .await;

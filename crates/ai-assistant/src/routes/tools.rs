@@ -111,14 +111,7 @@ pub async fn execute_tool(
         }
     };
     let ran = match agent {
-        None => tool
-            .run(stoa_acl::ToolCall {
-                auth: &ctx,
-                db: &db,
-                input,
-            })
-            .await
-            .map(Ran::Read),
+        None => tools::run_read(&db, &ctx, tool, input).await.map(Ran::Read),
         Some(agent) => tools::run_for_agent(&db, &state, &ctx, agent, tool, input, None).await,
     };
     match ran {

@@ -30,6 +30,11 @@ pub fn commands() -> CommandRegistry {
 }
 
 pub fn registry() -> stoa_acl::Registry {
+    registry_with(Vec::new())
+}
+
+/// [`registry`] with `tools` besides the modules' own.
+pub fn registry_with(tools: Vec<stoa_acl::AiTool>) -> stoa_acl::Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
@@ -37,6 +42,9 @@ pub fn registry() -> stoa_acl::Registry {
     stoa_catalog::register(&mut registry).unwrap();
     stoa_customers::register(&mut registry).unwrap();
     stoa_ai_assistant::register(&mut registry).unwrap();
+    for tool in tools {
+        registry.add_ai_tool(tool).unwrap();
+    }
     registry.check_slots().unwrap();
     registry
 }
@@ -71,7 +79,17 @@ pub async fn start_with_agents(
 ) -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
-    start_full(config, agents, None).await
+    start_full(config, agents, None, Vec::new()).await
+}
+
+/// The test app with agents and tools besides the built-in ones.
+pub async fn start_with_tools(
+    agents: &'static [&'static stoa_ai_assistant::agents::AgentDef],
+    tools: fn() -> Vec<stoa_acl::AiTool>,
+) -> TestApp<
+    impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
+> {
+    start_full(config(&[]), agents, None, tools()).await
 }
 
 /// The test app whose outbound guard lets requests from API input reach
@@ -86,13 +104,14 @@ pub async fn start_with_loopback(
         ..stoa_core::outbound::OutboundConfig::default()
     })
     .unwrap();
-    start_full(config, &[], Some(outbound)).await
+    start_full(config, &[], Some(outbound), Vec::new()).await
 }
 
 async fn start_full(
     config: AiConfig,
     agents: &'static [&'static stoa_ai_assistant::agents::AgentDef],
     outbound: Option<stoa_core::outbound::Outbound>,
+    tools: Vec<stoa_acl::AiTool>,
 ) -> TestApp<
     impl Service<Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>,
 > {
@@ -100,7 +119,7 @@ async fn start_full(
     stoa_testkit::app()
         .module_with(stoa_auth::testing::module)
         .module_with(move |db: &Db| {
-            let services = stoa_auth::testing::services(db, registry());
+            let services = stoa_auth::testing::services(db, registry_with(tools));
             let mut state = AiState::new(&services, config).with_agents(agents);
             if let Some(outbound) = outbound {
                 state.outbound = outbound;

@@ -157,11 +157,10 @@ pub async fn update(
     body: UpdateDeal,
     expected: Option<OffsetDateTime>,
 ) -> Result<Operation, AppError> {
-    let by = WrittenBy {
-        actor: ctx.actor(),
-        context: None,
-    };
-    update_with(db, ctx, users, id, body, expected, by).await
+    let by = WrittenBy::caller(ctx);
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| update_in(conn, ctx, users, id, body, expected, by).await)
+        .await
 }
 
 /// Who a write is recorded as: the command-bus actor (normally
@@ -172,10 +171,22 @@ pub struct WrittenBy {
     pub context: Option<Value>,
 }
 
-/// [`update`] recorded as `by` (business rules' `SET_FIELD`), checked for
-/// `ctx` exactly as the route's update.
-pub async fn update_with(
-    db: &Db,
+impl WrittenBy {
+    /// The caller's own write: `ctx.actor()`, no added context.
+    pub fn caller(ctx: &AuthContext) -> Self {
+        Self {
+            actor: ctx.actor(),
+            context: None,
+        }
+    }
+}
+
+/// [`update`] as a step of the caller's transaction on `conn` (the AI
+/// confirm, a rule's `SET_FIELD`), recorded as `by`: locks the deal, checks
+/// it for `ctx` exactly as the route's update and writes it through the
+/// update command; the caller commits or rolls back.
+pub async fn update_in(
+    conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     users: &dyn UserDirectory,
     id: Uuid,
@@ -186,24 +197,13 @@ pub async fn update_with(
     let WrittenBy { actor, context } = by;
     let how = Write::new(cmd::UPDATE, "Update deal").by(actor, context);
     let pipeline_given = body.pipeline_id.is_some();
-    let mut conn = db.conn().await?;
-    conn.transaction(async |conn| {
-        let (_, op) = kit::update_in::<DealState, _>(
-            conn,
-            ctx,
-            Some(users),
-            how,
-            id,
-            expected,
-            |conn, after| {
-                apply(after, body);
-                Box::pin(settle_pipeline(conn, after, pipeline_given))
-            },
-        )
+    let (_, op) =
+        kit::update_in::<DealState, _>(conn, ctx, Some(users), how, id, expected, |conn, after| {
+            apply(after, body);
+            Box::pin(settle_pipeline(conn, after, pipeline_given))
+        })
         .await?;
-        Ok(op)
-    })
-    .await
+    Ok(op)
 }
 
 /// Deletes deal `id` for good (undo puts it back with the same id).
