@@ -85,33 +85,25 @@ impl StatementSpans {
     }
 }
 
-fn statement_span(parent: Option<&tracing::Span>, text: &str) -> tracing::Span {
+fn statement_span(transaction: Option<&tracing::Span>, text: &str) -> tracing::Span {
     let name = text
         .split_whitespace()
         .next()
         .unwrap_or("statement")
         .to_ascii_uppercase();
-    match parent {
-        Some(parent) => tracing::info_span!(
-            parent: parent,
-            "db.statement",
-            otel.name = %name,
-            otel.kind = "client",
-            otel.status_code = tracing::field::Empty,
-            error.message = tracing::field::Empty,
-            db.system = "postgresql",
-            db.statement = %text,
-        ),
-        None => tracing::info_span!(
-            "db.statement",
-            otel.name = %name,
-            otel.kind = "client",
-            otel.status_code = tracing::field::Empty,
-            error.message = tracing::field::Empty,
-            db.system = "postgresql",
-            db.statement = %text,
-        ),
-    }
+    // Inside a transaction its span is the parent; otherwise the current
+    // span (the request's or the job's).
+    let parent = transaction.cloned().unwrap_or_else(tracing::Span::current);
+    tracing::info_span!(
+        parent: &parent,
+        "db.statement",
+        otel.name = %name,
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        error.message = tracing::field::Empty,
+        db.system = "postgresql",
+        db.statement = %text,
+    )
 }
 
 /// The SQL alone: diesel's rendering appends the bind values, which may be
