@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Node, TENANT_ADMIN, api, login};
+use super::{Node, TENANT_ADMIN, api, login, stop_child};
 use crate::bench::load::{self, Request};
 use crate::cmd::{self, Result};
 
@@ -148,16 +148,7 @@ fn statuses(stats: SocketAddr) -> Result<Vec<(String, String)>> {
 
 impl Drop for Haproxy {
     fn drop(&mut self) {
-        cmd::terminate(self.child.id());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop_child(&mut self.child, Duration::from_secs(5));
     }
 }
 

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 use super::{
     Node, SUPER_ADMIN, TENANT_ADMIN, api, balancer, bulk_stage, call, deal_ids, expect, login,
-    progress, release_flag, seed, stage, wait_completed, work_dir,
+    progress, release_flag, seed, stage, verdict, wait_completed, work_dir,
 };
 use crate::bench::load::{self, Request};
 use crate::cmd::{self, Result};
@@ -45,18 +45,7 @@ pub fn run(args: &[String]) -> Result<u8> {
     let db = Database::discover()?;
     let result = drill(&stoa, &db);
     db.finish();
-    let failures = result?;
-    if failures.is_empty() {
-        println!("xtask: cluster: every check passed");
-        Ok(0)
-    } else {
-        eprintln!(
-            "xtask: cluster: {} check(s) failed:\n  {}",
-            failures.len(),
-            failures.join("\n  ")
-        );
-        Ok(1)
-    }
+    Ok(verdict("cluster", &result?))
 }
 
 /// `STOA_S3_*` for a fresh bucket on `s3`.

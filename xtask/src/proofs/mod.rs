@@ -210,20 +210,8 @@ impl Node {
             .child
             .take()
             .ok_or_else(|| format!("{} is not running", self.name))?;
-        let started = Instant::now();
-        cmd::terminate(child.id());
-        while started.elapsed() < within {
-            if let Ok(Some(_)) = child.try_wait() {
-                return Ok(started.elapsed());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        Err(format!(
-            "{} did not exit within {within:?} of SIGTERM",
-            self.name
-        ))
+        stop_child(&mut child, within)
+            .ok_or_else(|| format!("{} did not exit within {within:?} of SIGTERM", self.name))
     }
 
     /// Resident memory in MiB (from /proc).
@@ -262,6 +250,37 @@ impl Drop for Node {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// SIGTERM, then SIGKILL when `child` has not exited within `within`;
+/// how long it took to exit after SIGTERM (`None`: it was killed).
+pub fn stop_child(child: &mut Child, within: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    cmd::terminate(child.id());
+    while started.elapsed() < within {
+        if let Ok(Some(_)) = child.try_wait() {
+            return Some(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Prints a drill's verdict over its failed checks; the exit code.
+pub fn verdict(task: &str, failures: &[String]) -> u8 {
+    if failures.is_empty() {
+        println!("xtask: {task}: every check passed");
+        0
+    } else {
+        eprintln!(
+            "xtask: {task}: {} check(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
+        1
     }
 }
 

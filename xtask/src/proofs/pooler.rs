@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::balancer::system_tool;
-use super::release_flag;
+use super::{release_flag, stop_child, verdict};
 use crate::cmd::{self, Result, cargo, output};
 use crate::pg::Database;
 
@@ -24,18 +24,7 @@ pub fn run(args: &[String]) -> Result<u8> {
     let db = Database::discover()?;
     let result = drill(&stoa, &db);
     db.finish();
-    let failures = result?;
-    if failures.is_empty() {
-        println!("xtask: pooler: every check passed");
-        Ok(0)
-    } else {
-        eprintln!(
-            "xtask: pooler: {} check(s) failed:\n  {}",
-            failures.len(),
-            failures.join("\n  ")
-        );
-        Ok(1)
-    }
+    Ok(verdict("pooler", &result?))
 }
 
 /// A PgBouncer child in one pool mode; stopped on drop.
@@ -121,17 +110,8 @@ impl Bouncer {
 impl Drop for Bouncer {
     fn drop(&mut self) {
         // runuser passes SIGTERM on to pgbouncer.
-        cmd::terminate(self.child.id());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                let _ = std::fs::remove_dir_all(&self.dir);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop_child(&mut self.child, Duration::from_secs(5));
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
