@@ -184,7 +184,7 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     start_workers(
         &services,
-        stoa_progress::WorkerConfig::from_env()?,
+        stoa_jobs::WorkerConfig::from_env()?,
         crate::job_schedules()?,
     );
     // Push tokens stored before encryption (or under a rotated key) are
@@ -335,8 +335,8 @@ async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::K
 /// `config.count` jobs in flight and enqueuing due recurring jobs.
 fn start_workers(
     services: &stoa_acl::Services,
-    config: stoa_progress::WorkerConfig,
-    schedules: Vec<stoa_progress::Schedule>,
+    config: stoa_jobs::WorkerConfig,
+    schedules: Vec<stoa_jobs::Schedule>,
 ) {
     let count = config.count;
     if count == 0 {
@@ -361,7 +361,7 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
         .with_access(modules.access);
     crate::register_platform_caller(&services, modules.api_keys, &ctx)
         .map_err(CommandError::Other)?;
-    let mut workers = stoa_progress::WorkerConfig::from_env()?;
+    let mut workers = stoa_jobs::WorkerConfig::from_env()?;
     workers.count = workers.count.max(1);
     let count = workers.count;
     start_workers(&services, workers, crate::job_schedules()?);

@@ -317,8 +317,9 @@ pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbo
 /// Every job handler (modules append theirs, built from the module
 /// context). The workers that run them get the context too
 /// ([`workers`]), so a handler can act as its job's creator.
-pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
-    let mut handlers = stoa_progress::handlers();
+pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
+    let mut handlers = stoa_jobs::handlers();
+    handlers.extend(stoa_progress::handlers());
     handlers.extend(stoa_audit_logs::retention::handlers());
     handlers.extend(stoa_catalog::job_handlers());
     handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
@@ -334,8 +335,9 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_progress::JobHandle
 /// Every recurring job (modules append theirs); each runs once per period
 /// across all processes. Reads the modules' settings from the environment
 /// (audit-log retention): a malformed one stops start-up.
-pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config::ConfigError> {
-    let mut schedules = stoa_progress::schedules();
+pub fn job_schedules() -> Result<Vec<stoa_jobs::Schedule>, stoa_core::config::ConfigError> {
+    let mut schedules = stoa_jobs::schedules();
+    schedules.extend(stoa_progress::schedules());
     schedules.extend(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedules());
     schedules.extend(stoa_onboarding::schedules());
     schedules.extend(stoa_ai_assistant::schedules()?);
@@ -343,13 +345,15 @@ pub fn job_schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config
 }
 
 /// The queue's workers of this process, with every module's handlers and
-/// the module context (creators re-resolved, write guards attached).
+/// the module context (creators re-resolved, write guards attached) and
+/// progress's records of the jobs (what clients poll).
 pub fn workers(
     services: &Services,
-    config: stoa_progress::WorkerConfig,
-    schedules: Vec<stoa_progress::Schedule>,
-) -> stoa_progress::Workers {
-    stoa_progress::Workers::new(services.db.clone(), job_handlers(services), config)
+    config: stoa_jobs::WorkerConfig,
+    schedules: Vec<stoa_jobs::Schedule>,
+) -> stoa_jobs::Workers {
+    stoa_jobs::Workers::new(services.db.clone(), job_handlers(services), config)
         .with_services(services)
+        .with_records(stoa_progress::records())
         .with_schedules(schedules)
 }

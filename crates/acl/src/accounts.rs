@@ -158,7 +158,7 @@ pub trait Accounts: UserDirectory + AclResolver + RoleDirectory {}
 impl<T: UserDirectory + AclResolver + RoleDirectory> Accounts for T {}
 
 /// Who put work on the queue: the scope a job keeps, resolved again when it
-/// runs (`stoa_progress::JobContext::creator`).
+/// runs (`stoa_jobs::JobContext::creator`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Creator {
     pub tenant_id: Uuid,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use stoa_core::config::{ConfigError, Env};
-use stoa_progress::{BoxFuture, JobContext, JobError, JobHandler, Outcome, Schedule};
+use stoa_jobs::{BoxFuture, JobContext, JobError, JobHandler, Outcome, Schedule};
 
 use crate::config::{DEFAULT_USAGE_RETENTION_DAYS, MAX_USAGE_RETENTION_DAYS};
 use crate::{actions, usage};

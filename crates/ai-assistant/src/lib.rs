@@ -134,12 +134,12 @@ pub fn configure(state: Arc<AiState>) -> impl Fn(&mut ServiceConfig) + Send + Sy
 }
 
 /// The recurring jobs' handlers (pending-action expiry, usage prune).
-pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+pub fn job_handlers() -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     jobs::handlers()
 }
 
 /// The recurring jobs; the usage prune reads
 /// `AI_TOKEN_USAGE_EVENTS_RETENTION_DAYS` (a malformed value stops start-up).
-pub fn schedules() -> Result<Vec<stoa_progress::Schedule>, stoa_core::config::ConfigError> {
+pub fn schedules() -> Result<Vec<stoa_jobs::Schedule>, stoa_core::config::ConfigError> {
     jobs::schedules_from(&std::env::vars().collect())
 }

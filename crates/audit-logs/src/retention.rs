@@ -33,7 +33,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 use stoa_core::command::access::retention::{PURGE_BATCH, Retention, purge_expired};
 use stoa_core::config::{ConfigError, Env};
-use stoa_progress::{BoxFuture, JobContext, JobError, JobHandler, Outcome, Schedule};
+use stoa_jobs::{BoxFuture, JobContext, JobError, JobHandler, Outcome, Schedule};
 
 /// The kinds kept for the core retention (the reference's list).
 pub const CORE_KINDS: &[&str] = &["auth.user", "auth.role"];

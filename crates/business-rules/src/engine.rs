@@ -754,7 +754,7 @@ pub async fn commit(
             for effect in effects {
                 match effect {
                     Effect::Webhook(call) => {
-                        stoa_progress::enqueue(conn, WEBHOOK_JOB, call, None, 5).await?;
+                        stoa_jobs::enqueue(conn, WEBHOOK_JOB, call, None, 5).await?;
                     }
                     Effect::Emit { name, payload } => {
                         events.push((Event::new(name.clone(), payload.clone()), envelope.clone()));

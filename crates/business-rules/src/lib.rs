@@ -108,7 +108,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 pub fn job_handlers(
     outbound: Outbound,
     keys: Arc<KeyRing>,
-) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     vec![Arc::new(webhook::WebhookJob::new(outbound, keys))]
 }
 

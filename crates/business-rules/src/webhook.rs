@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use stoa_core::crypto::KeyRing;
 use stoa_core::outbound::{Outbound, OutboundError, WebhookSigner};
-use stoa_progress::{JobContext, JobError, JobHandler, Outcome};
+use stoa_jobs::{JobContext, JobError, JobHandler, Outcome};
 
 use futures_util::future::BoxFuture;
 

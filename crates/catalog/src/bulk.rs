@@ -22,7 +22,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use stoa_acl::{AuthContext, Reach};
 use stoa_core::command::record_batch;
-use stoa_progress::{JobContext, JobError, JobHandler, Outcome, UnitError, UnitReport};
+use stoa_jobs::{JobContext, JobError, JobHandler, Outcome, UnitError, UnitReport};
 use uuid::Uuid;
 
 use crate::MANAGE;

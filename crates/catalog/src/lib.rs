@@ -114,6 +114,6 @@ pub fn configure(
 
 /// The module's job handlers (the bulk delete), for the server's
 /// `job_handlers(services)`.
-pub fn job_handlers() -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+pub fn job_handlers() -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     vec![Arc::new(bulk::BulkDelete)]
 }

@@ -13,7 +13,8 @@ use stoa_core::error::Issue;
 use stoa_core::http::read_cache::ReadDeps;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppError, AppResult, PageQuery};
-use stoa_progress::{JobSpec, Queued, enqueue_job_with};
+use stoa_jobs::{JobSpec, Queued};
+use stoa_progress::enqueue_job_with;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -332,6 +333,6 @@ pub async fn start_bulk_delete(db: &Db, ctx: &AuthContext, body: BulkDelete) -> 
     let queued = conn
         .transaction(async |conn| enqueue_job_with(conn, ctx, spec).await)
         .await?;
-    stoa_progress::wake_workers();
+    stoa_jobs::wake_workers();
     Ok(queued)
 }

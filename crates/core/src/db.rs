@@ -105,6 +105,9 @@ impl<F: Future> Future for Uncounted<F> {
 /// Every migration of every module, from the workspace's `migrations/` folder.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 
+pub mod migrations;
+pub use migrations::Migrations;
+
 /// A pooled Postgres connection.
 pub type DbConn = Object<AsyncPgConnection>;
 
@@ -363,6 +366,15 @@ const MIGRATION_LOCK_KEY: i64 = 0x5354_4f41_4d49_4752; // "STOAMIGR"
 /// diesel-async's harness uses `block_in_place`, so this must run on a
 /// multi-threaded tokio runtime.
 pub async fn run_migrations(url: &str) -> Result<Vec<String>, DbError> {
+    run_migrations_from(url, MIGRATIONS).await
+}
+
+/// [`run_migrations`] of `source` alone: a program that embeds a few
+/// modules applies theirs only ([`Migrations`]).
+pub async fn run_migrations_from<S>(url: &str, source: S) -> Result<Vec<String>, DbError>
+where
+    S: diesel::migration::MigrationSource<diesel::pg::Pg> + Send,
+{
     let mut conn = AsyncPgConnection::establish(url)
         .await
         .map_err(|err| DbError::Unavailable(err.to_string()))?;
@@ -371,7 +383,7 @@ pub async fn run_migrations(url: &str) -> Result<Vec<String>, DbError> {
         .await?;
     let mut harness = diesel_async::AsyncMigrationHarness::new(conn);
     let applied = harness
-        .run_pending_migrations(MIGRATIONS)
+        .run_pending_migrations(source)
         .map(|versions| versions.iter().map(ToString::to_string).collect::<Vec<_>>())
         .map_err(|err| DbError::Migration(err.to_string()));
     let mut conn = harness.into_inner();

@@ -22,7 +22,7 @@ use stoa_acl::AuthContext;
 use stoa_acl::resource::{Many, write_many_in};
 use stoa_core::AppError;
 use stoa_core::command::Actor;
-use stoa_progress::{JobContext, JobError, JobHandler, Outcome, UnitError, UnitReport};
+use stoa_jobs::{JobContext, JobError, JobHandler, Outcome, UnitError, UnitReport};
 use uuid::Uuid;
 
 use crate::DEALS_MANAGE;
@@ -145,7 +145,7 @@ impl JobHandler for BulkDeals {
                 .await?;
             }
             let mut conn = ctx.db.conn().await?;
-            let (_, failed) = stoa_progress::units::failed_items(&mut conn, ctx.job.id).await?;
+            let (_, failed) = stoa_jobs::units::failed_items(&mut conn, ctx.job.id).await?;
             let affected = i64::try_from(ids.len()).unwrap_or(i64::MAX) - failed;
             Ok(Outcome::Completed(Some(json!({"affectedCount": affected}))))
         })

@@ -121,7 +121,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 }
 
 /// The bulk jobs' handlers (the server chains them into `job_handlers`).
-pub fn job_handlers(users: Arc<dyn UserDirectory>) -> Vec<Arc<dyn stoa_progress::JobHandler>> {
+pub fn job_handlers(users: Arc<dyn UserDirectory>) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     vec![
         Arc::new(jobs::BulkDeals::owner(users.clone())),
         Arc::new(jobs::BulkDeals::stage(users)),

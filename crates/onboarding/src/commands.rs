@@ -13,7 +13,8 @@ use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
 use stoa_directory::provision::{TenantRequest, provision_tenant};
 use stoa_preferences::consents::{self, ConsentChange, ConsentKey};
-use stoa_progress::{JobScope, JobSpec, enqueue_scoped};
+use stoa_jobs::{JobScope, JobSpec};
+use stoa_progress::enqueue_scoped;
 use uuid::Uuid;
 
 use crate::jobs::PREPARE_WORKSPACE;

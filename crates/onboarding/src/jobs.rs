@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use stoa_progress::{JobContext, JobError, JobHandler, Outcome, Schedule, UnitReport};
+use stoa_jobs::{JobContext, JobError, JobHandler, Outcome, Schedule, UnitReport};
 use uuid::Uuid;
 
 use crate::schema::onboarding_requests;

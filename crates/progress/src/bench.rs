@@ -1,4 +1,4 @@
-//! The job queue's own benchmark (`stoa bench-jobs`, run by `cargo xtask
+//! The job queue's benchmark, with progress records (`stoa bench-jobs`, run by `cargo xtask
 //! bench`): empty one-item units, so a run measures what the queue costs per
 //! unit. Never used by the server's requests.
 
@@ -10,53 +10,44 @@ use stoa_core::db::Db;
 /// counter, the transaction).
 pub struct BenchUnits;
 
-impl crate::JobHandler for BenchUnits {
+impl stoa_jobs::JobHandler for BenchUnits {
     fn kind(&self) -> &'static str {
         "bench.units"
     }
     fn run<'a>(
         &'a self,
-        ctx: &'a crate::JobContext,
-    ) -> crate::BoxFuture<'a, Result<crate::Outcome, crate::JobError>> {
+        ctx: &'a stoa_jobs::JobContext,
+    ) -> stoa_jobs::BoxFuture<'a, Result<stoa_jobs::Outcome, stoa_jobs::JobError>> {
         Box::pin(async move {
             let units = ctx.payload()["units"].as_u64().unwrap_or(0);
             for unit in 0..units {
                 ctx.unit(
                     &unit.to_string(),
                     1,
-                    Box::new(|_| Box::pin(async { Ok(crate::UnitReport::ok()) })),
+                    Box::new(|_| Box::pin(async { Ok(stoa_jobs::UnitReport::ok()) })),
                 )
                 .await?;
             }
-            Ok(crate::Outcome::Completed(None))
+            Ok(stoa_jobs::Outcome::Completed(None))
         })
     }
 }
 
 /// Runs one job of each size in `units` through a worker and returns the cost
 /// per unit in µs by size (`{"1000": 812.5, ...}`). Flat figures mean progress
-/// costs O(1) per unit. Needs a tenant (`stoa init --demo`).
-pub async fn per_unit_costs(db: &Db, units: &[u32]) -> Result<Map<String, Value>, String> {
+/// costs O(1) per unit. The jobs belong to `tenant` (the demo tenant).
+pub async fn per_unit_costs(
+    db: &Db,
+    tenant: uuid::Uuid,
+    units: &[u32],
+) -> Result<Map<String, Value>, String> {
     let other = |e: String| e;
-    let workers = crate::Workers::new(
+    let workers = stoa_jobs::Workers::new(
         db.clone(),
         vec![std::sync::Arc::new(BenchUnits)],
-        crate::WorkerConfig::default(),
-    );
-    let tenant = {
-        use diesel_async::RunQueryDsl;
-        #[derive(diesel::QueryableByName)]
-        struct Tenant {
-            #[diesel(sql_type = diesel::sql_types::Uuid)]
-            id: uuid::Uuid,
-        }
-        let mut conn = db.conn().await.map_err(|e| e.to_string())?;
-        let row: Tenant = diesel::sql_query("SELECT id FROM tenants ORDER BY created_at LIMIT 1")
-            .get_result(&mut *conn)
-            .await
-            .map_err(|e| other(format!("run `stoa init --demo` first: {e}")))?;
-        row.id
-    };
+        stoa_jobs::WorkerConfig::default(),
+    )
+    .with_records(crate::records());
     let mut per_unit = serde_json::Map::new();
     for &count in units {
         let mut conn = db.conn().await.map_err(|e| e.to_string())?;
@@ -72,7 +63,7 @@ pub async fn per_unit_costs(db: &Db, units: &[u32]) -> Result<Map<String, Value>
         )
         .await
         .map_err(|e| other(e.to_string()))?;
-        crate::enqueue(
+        stoa_jobs::enqueue(
             &mut conn,
             "bench.units",
             &serde_json::json!({ "units": count }),

@@ -1,35 +1,28 @@
-//! stoa-progress: progress records clients poll, and the Postgres job queue
-//! whose workers run long operations (inside `stoa serve`, or as `stoa worker`
-//! processes). See README.md.
+//! stoa-progress: the progress records clients poll, their endpoints, and
+//! the records the job queue (stoa-jobs) keeps for the jobs it runs. See
+//! README.md.
 #![doc = include_str!("../README.md")]
 
 pub mod bench;
 pub mod dto;
 pub mod enqueue;
 pub mod error;
-pub mod jobs;
 pub mod operations;
 pub mod queries;
+pub mod records;
 pub mod routes;
-pub mod schedules;
 pub mod schema;
 pub mod service;
-pub mod system_jobs;
-pub mod units;
+pub mod sweep;
 
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use stoa_core::http::ServiceConfig;
 
-/// The future a [`JobHandler`] returns.
-pub use futures_util::future::BoxFuture;
+use stoa_jobs::{JobHandler, Schedule};
 
-pub use enqueue::{
-    JobScope, JobSpec, Queued, enqueue, enqueue_job, enqueue_job_with, enqueue_scoped,
-};
+pub use enqueue::{enqueue_job, enqueue_job_with, enqueue_scoped};
 pub use error::ProgressError;
-pub use jobs::{Job, JobHandler, Outcome, WorkerConfig, Workers, wake_workers};
-pub use schedules::Schedule;
-pub use units::{FailedItem, JobContext, JobError, UnitError, UnitReport, UnitRun};
+pub use records::{ProgressRecords, records};
 
 pub const MODULE: ModuleInfo = ModuleInfo {
     id: "progress",
@@ -99,17 +92,19 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::cancel_by_query::cancel_by_query);
 }
 
-/// The job handlers every process runs (modules append theirs in the server).
+/// The module's job handlers: the stale sweep (the queue's own are
+/// `stoa_jobs::handlers()`).
 pub fn handlers() -> Vec<std::sync::Arc<dyn JobHandler>> {
-    vec![
-        std::sync::Arc::new(system_jobs::SleepUnits),
-        std::sync::Arc::new(system_jobs::SweepStale),
-        std::sync::Arc::new(system_jobs::PruneQueue),
-        std::sync::Arc::new(system_jobs::PruneOutbox),
-    ]
+    vec![std::sync::Arc::new(sweep::SweepStale)]
 }
 
-/// The module's recurring jobs (modules append theirs in the server).
+/// The module's recurring jobs (the queue's own are `stoa_jobs::schedules()`).
 pub fn schedules() -> Vec<Schedule> {
-    system_jobs::schedules()
+    sweep::schedules()
+}
+
+/// The module's migrations (`progress_jobs`): the `migrations/` folders named
+/// `<version>_progress_<what>`.
+pub fn migrations() -> stoa_core::db::Migrations {
+    stoa_core::db::Migrations::module("progress")
 }

@@ -9,7 +9,7 @@ use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use stoa_audit_logs::retention::{RetentionConfig, handlers};
 use stoa_core::db::Db;
-use stoa_progress::{WorkerConfig, Workers};
+use stoa_jobs::{WorkerConfig, Workers};
 use uuid::{Builder, Uuid};
 
 use super::support::*;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use diesel_async::RunQueryDsl;
 use stoa_audit_logs::retention::{RetentionConfig, handlers};
 use stoa_core::command::access::retention::{Retention, purge_expired};
-use stoa_progress::{WorkerConfig, Workers};
+use stoa_jobs::{WorkerConfig, Workers};
 
 use super::support::*;
 

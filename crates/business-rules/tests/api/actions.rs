@@ -110,7 +110,7 @@ async fn a_failing_webhook_is_retried_and_a_private_address_is_refused_at_call_t
     // A job whose URL is private (stored before the guard changed, or
     // edited by hand) is refused at call time and not retried.
     let mut conn = app.db.conn().await.unwrap();
-    stoa_progress::enqueue(
+    stoa_jobs::enqueue(
         &mut conn,
         "business_rules.webhook",
         &json!({"url": "http://10.0.0.9/x", "method": "POST"}),

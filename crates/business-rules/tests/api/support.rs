@@ -13,7 +13,7 @@ use stoa_core::command::CommandRegistry;
 use stoa_core::command::outbox::Dispatcher;
 use stoa_core::db::Db;
 use stoa_core::outbound::{Cidr, Outbound, OutboundConfig};
-use stoa_progress::{WorkerConfig, Workers};
+use stoa_jobs::{WorkerConfig, Workers};
 use stoa_testkit::{AppService, TestApp};
 use uuid::Uuid;
 

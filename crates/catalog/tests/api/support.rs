@@ -16,7 +16,7 @@ use stoa_core::AppError;
 use stoa_core::command::{CommandRegistry, GuardInput, Verdict, WriteGuard};
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
-use stoa_progress::{WorkerConfig, Workers};
+use stoa_jobs::{WorkerConfig, Workers};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
@@ -223,7 +223,9 @@ pub fn worker_config() -> WorkerConfig {
 /// (its write guards apply to the jobs' writes).
 pub fn workers(db: &Db, registry: Registry) -> Workers {
     let services = stoa_auth::testing::services(db, registry);
-    Workers::new(db.clone(), stoa_catalog::job_handlers(), worker_config()).with_services(&services)
+    Workers::new(db.clone(), stoa_catalog::job_handlers(), worker_config())
+        .with_services(&services)
+        .with_records(stoa_progress::records())
 }
 
 /// Runs queued jobs until none is due.

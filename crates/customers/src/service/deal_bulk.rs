@@ -6,7 +6,8 @@ use serde_json::json;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
 use stoa_core::db::Db;
-use stoa_progress::{JobSpec, enqueue_job_with};
+use stoa_jobs::JobSpec;
+use stoa_progress::enqueue_job_with;
 use uuid::Uuid;
 
 use super::target_organization;
@@ -49,7 +50,7 @@ pub async fn queue_owner(
             enqueue_job_with(conn, ctx, spec).await
         })
         .await?;
-    stoa_progress::wake_workers();
+    stoa_jobs::wake_workers();
     Ok(BulkQueued {
         ok: true,
         progress_job_id: Some(queued.progress_job_id),
@@ -84,7 +85,7 @@ pub async fn queue_stage(
             enqueue_job_with(conn, ctx, spec).await
         })
         .await?;
-    stoa_progress::wake_workers();
+    stoa_jobs::wake_workers();
     Ok(BulkQueued {
         ok: true,
         progress_job_id: Some(queued.progress_job_id),

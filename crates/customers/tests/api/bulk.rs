@@ -12,7 +12,7 @@ use stoa_acl::accounts::{Creator, CreatorResolver};
 use stoa_core::AppError;
 use stoa_core::command::{GuardInput, Verdict, WriteGuard};
 use stoa_customers::jobs::{Change, UNIT_SIZE, run_unit, unit_key};
-use stoa_progress::{JobContext, UnitReport};
+use stoa_jobs::{JobContext, UnitReport};
 use uuid::Uuid;
 
 use super::support::*;
@@ -379,7 +379,7 @@ async fn a_worker_killed_mid_job_leaves_whole_units_and_the_job_completes_once()
     let claimed = crashed.claim().await.unwrap().unwrap();
     let scope = claimed.scope().unwrap();
     let first: Vec<Uuid> = ids[..UNIT_SIZE].to_vec();
-    let ctx = JobContext::new(app.db.clone(), claimed);
+    let ctx = JobContext::new(app.db.clone(), claimed).with_records(stoa_progress::records());
     let ran = ctx
         .unit(
             &unit_key(0),

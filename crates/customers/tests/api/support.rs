@@ -12,7 +12,7 @@ use stoa_acl::AccessMatrix;
 use stoa_core::command::{CommandRegistry, WriteGuard};
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
-use stoa_progress::{WorkerConfig, Workers};
+use stoa_jobs::{WorkerConfig, Workers};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;
 
@@ -163,6 +163,7 @@ pub fn workers(db: &Db, guard: Option<Arc<dyn WriteGuard>>) -> Workers {
     let services = stoa_auth::testing::services(db, registry);
     Workers::new(db.clone(), stoa_customers::job_handlers(users()), config())
         .with_services(&services)
+        .with_records(stoa_progress::records())
 }
 
 pub fn config() -> WorkerConfig {

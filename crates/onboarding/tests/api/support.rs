@@ -17,7 +17,7 @@ use stoa_acl::{AccessMatrix, Registry};
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
 use stoa_onboarding::{OnboardingConfig, OnboardingState};
-use stoa_progress::{WorkerConfig, Workers};
+use stoa_jobs::{WorkerConfig, Workers};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 
 pub use stoa_testkit::count;
@@ -210,6 +210,7 @@ pub fn workers(db: &Db) -> Workers {
         },
     )
     .with_services(&services)
+    .with_records(stoa_progress::records())
 }
 
 /// Signs up `email` and opens the e-mailed link; the verification's JSON.

@@ -11,11 +11,11 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_acl::{AuthContext, ResolvedAcl};
 use stoa_core::AppError;
-use stoa_progress::service;
-use stoa_progress::{
+use stoa_jobs::{
     JobContext, JobError, JobHandler, JobSpec, Outcome, UnitError, UnitReport, WorkerConfig,
-    Workers, enqueue_job, enqueue_job_with,
 };
+use stoa_progress::service;
+use stoa_progress::{enqueue_job, enqueue_job_with};
 use stoa_testkit::{count, sql};
 
 use super::queue::config;
@@ -118,7 +118,7 @@ async fn a_job_of_100000_items_counts_items_and_lists_failed_items_after_a_retry
         .await
         .unwrap()
     };
-    let workers = Workers::new(app.db.clone(), vec![Arc::new(Bulk)], config(1000));
+    let workers = workers(app.db.clone(), vec![Arc::new(Bulk)], config(1000));
     let admin = token_for(&app.db, acme.admin).await;
     let detail = format!("/api/progress/jobs/{}", queued.progress_job_id);
 
@@ -187,7 +187,7 @@ async fn a_final_failure_is_not_retried() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
-    let workers = Workers::new(app.db.clone(), vec![Arc::new(GivesUp)], config(1000));
+    let workers = workers(app.db.clone(), vec![Arc::new(GivesUp)], config(1000));
     for (how, message) in [
         ("fatal", "Pipeline stage does not exist"),
         ("forbidden", "Forbidden"),
@@ -272,7 +272,7 @@ async fn enqueue_job_keeps_the_callers_scope_for_the_worker() {
         .unwrap()
     };
     let seen = Arc::new(std::sync::Mutex::new(None));
-    let workers = Workers::new(
+    let workers = workers(
         app.db.clone(),
         vec![Arc::new(ScopeProbe(seen.clone()))],
         config(1000),
@@ -374,7 +374,7 @@ fn run_rendezvous(
         arrived: Arc::new(AtomicUsize::new(0)),
         want,
     });
-    let workers = Arc::new(Workers::new(db.clone(), vec![handler], config));
+    let workers = Arc::new(workers(db.clone(), vec![handler], config));
     actix_web::rt::spawn(workers.run())
 }
 
@@ -435,7 +435,7 @@ async fn a_job_queued_by_this_process_starts_without_waiting_for_the_poll() {
     let queued = queue_rendezvous(&app.db, &acme).await;
     // Not woken: the job waits for the next poll.
     assert_eq!(settled(&app.db, queued, 8).await, "pending");
-    stoa_progress::wake_workers();
+    stoa_jobs::wake_workers();
     let status = settled(&app.db, queued, 200).await;
     running.abort();
     assert_eq!(status, "completed");

@@ -15,10 +15,8 @@ use stoa_auth::testing::user_with_features;
 use stoa_core::AppError;
 use stoa_core::command::{GuardInput, LogEntry, Verdict, WriteGuard, record_batch};
 use stoa_core::db::Db;
-use stoa_progress::{
-    JobContext, JobError, JobHandler, JobSpec, Outcome, UnitError, UnitReport, Workers,
-    enqueue_job_with, service,
-};
+use stoa_jobs::{JobContext, JobError, JobHandler, JobSpec, Outcome, UnitError, UnitReport};
+use stoa_progress::{enqueue_job_with, service};
 use uuid::Uuid;
 
 use super::queue::config;
@@ -197,8 +195,7 @@ async fn run(how: Demotion) -> (Run, Uuid) {
         demotion: how,
         waited: waited.clone(),
     });
-    let workers =
-        Workers::new(app.db.clone(), vec![handler], config(5_000)).with_services(&services);
+    let workers = workers(app.db.clone(), vec![handler], config(5_000)).with_services(&services);
     assert!(workers.run_one().await.unwrap());
     let mut conn = app.db.conn().await.unwrap();
     let progress = service::get(&mut conn, queued.progress_job_id)
@@ -289,7 +286,7 @@ async fn a_job_without_a_module_context_cannot_act_as_anyone() {
         waited: Arc::new(AtomicUsize::new(0)),
     });
     // Built without `with_services`: the handler's resolution fails for good.
-    let workers = Workers::new(app.db.clone(), vec![handler], config(5_000));
+    let workers = workers(app.db.clone(), vec![handler], config(5_000));
     assert!(workers.run_one().await.unwrap());
     let mut conn = app.db.conn().await.unwrap();
     let progress = service::get(&mut conn, queued.progress_job_id)

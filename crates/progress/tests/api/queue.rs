@@ -7,10 +7,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
+use stoa_jobs::{JobContext, JobError, JobHandler, Outcome, UnitReport, WorkerConfig, enqueue};
 use stoa_progress::service::{self, NewJob};
-use stoa_progress::{
-    JobContext, JobError, JobHandler, Outcome, UnitReport, WorkerConfig, Workers, enqueue,
-};
 
 use super::support::*;
 
@@ -76,7 +74,7 @@ async fn a_worker_runs_a_job_and_progress_reaches_completed() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let (_, progress) = new_job(&app.db, &acme, 5, 0, 3).await;
-    let workers = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    let workers = workers(app.db.clone(), all_handlers(), config(1000));
     assert!(workers.run_one().await.unwrap());
     assert!(!workers.run_one().await.unwrap(), "nothing else is due");
     let admin = token_for(&app.db, acme.admin).await;
@@ -101,7 +99,7 @@ async fn an_abandoned_job_is_retried_after_the_visibility_timeout_without_redoin
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let (job, progress) = new_job(&app.db, &acme, 6, 0, 3).await;
     // A first worker claims the job, finishes two units and dies.
-    let crashed = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    let crashed = workers(app.db.clone(), all_handlers(), config(1000));
     let claimed = crashed.claim().await.unwrap().unwrap();
     assert_eq!(claimed.id, job);
     let ctx = JobContext::new(app.db.clone(), claimed);
@@ -118,7 +116,7 @@ async fn an_abandoned_job_is_retried_after_the_visibility_timeout_without_redoin
         );
     }
     // While its lease holds, nobody else takes the job.
-    let rescuer = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    let rescuer = workers(app.db.clone(), all_handlers(), config(1000));
     assert!(!rescuer.run_one().await.unwrap());
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert!(rescuer.run_one().await.unwrap());
@@ -173,7 +171,7 @@ async fn failures_back_off_and_end_dead_with_a_failed_progress_record() {
     enqueue(&mut conn, "test.fails", &json!({}), Some(progress), 2)
         .await
         .unwrap();
-    let workers = Workers::new(app.db.clone(), vec![Arc::new(AlwaysFails)], config(1000));
+    let workers = workers(app.db.clone(), vec![Arc::new(AlwaysFails)], config(1000));
     assert!(workers.run_one().await.unwrap());
     let (status, attempts): (String, i32) = job_queue::table
         .select((job_queue::status, job_queue::attempts))
@@ -198,7 +196,7 @@ async fn failures_back_off_and_end_dead_with_a_failed_progress_record() {
         (job.status.as_str(), job.error_message.as_deref()),
         ("failed", Some("boom"))
     );
-    assert_eq!(stoa_progress::jobs::backoff(3).as_secs(), 8);
+    assert_eq!(stoa_jobs::queue::backoff(3).as_secs(), 8);
 }
 
 #[derive(diesel::QueryableByName, Debug, PartialEq, Eq)]
@@ -217,7 +215,7 @@ async fn polling_reuses_one_prepared_claim_statement() {
     let db = stoa_core::db::Db::from_url(test_db.url(), 1, Duration::from_secs(10))
         .unwrap()
         .fixtures();
-    let workers = Workers::new(db.clone(), stoa_progress::handlers(), config(1000));
+    let workers = workers(db.clone(), all_handlers(), config(1000));
     let prepared = async || -> Vec<Prepared> {
         let mut conn = db.conn().await.unwrap();
         // The pattern is bound, so this query never matches itself.
@@ -244,7 +242,7 @@ async fn job_transitions_emit_events_with_the_job_as_resource() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let (_, progress) = new_job(&app.db, &acme, 2, 0, 3).await;
-    let workers = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000));
+    let workers = workers(app.db.clone(), all_handlers(), config(1000));
     assert!(workers.run_one().await.unwrap());
     let events = stoa_testkit::outbox_events(&app.db).await;
     let names: Vec<&str> = events.iter().map(|e| e["name"].as_str().unwrap()).collect();

@@ -8,8 +8,8 @@ use std::time::Duration;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
+use stoa_jobs::{JobContext, JobError, JobHandler, Outcome, Schedule, Workers};
 use stoa_progress::service::{self, NewJob};
-use stoa_progress::{JobContext, JobError, JobHandler, Outcome, Schedule, Workers};
 use stoa_testkit::{count, sql};
 
 use super::queue::config;
@@ -37,7 +37,7 @@ fn two_workers(
 ) -> [Arc<Workers>; 2] {
     [0, 1].map(|_| {
         Arc::new(
-            Workers::new(db.clone(), vec![Arc::new(Tick(runs.clone()))], config(1000))
+            workers(db.clone(), vec![Arc::new(Tick(runs.clone()))], config(1000))
                 .with_schedules(vec![Schedule::new("test.tick", "test.tick", period)]),
         )
     })
@@ -206,8 +206,8 @@ async fn the_progress_sweeps_fail_silent_records_and_prune_old_jobs() {
     .await
     .unwrap();
 
-    let workers = Workers::new(app.db.clone(), stoa_progress::handlers(), config(1000))
-        .with_schedules(stoa_progress::schedules());
+    let workers =
+        workers(app.db.clone(), all_handlers(), config(1000)).with_schedules(all_schedules());
     workers.register_schedules().await.unwrap();
     assert_eq!(workers.enqueue_due().await.unwrap(), 3);
     while workers.run_one().await.unwrap() {}

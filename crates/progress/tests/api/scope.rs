@@ -136,7 +136,7 @@ async fn jobs_enqueued_under_all_belong_to_the_restricted_creators_home() {
         stoa_progress::enqueue_job_with(
             &mut conn,
             &caller,
-            stoa_progress::JobSpec::new("test.bulk", json!({}), 1),
+            stoa_jobs::JobSpec::new("test.bulk", json!({}), 1),
         )
         .await
         .unwrap()
@@ -163,7 +163,7 @@ async fn jobs_enqueued_under_all_belong_to_the_restricted_creators_home() {
     let queued = stoa_progress::enqueue_job_with(
         &mut conn,
         &open,
-        stoa_progress::JobSpec::new("test.bulk", json!({}), 1),
+        stoa_jobs::JobSpec::new("test.bulk", json!({}), 1),
     )
     .await
     .unwrap();

@@ -22,3 +22,26 @@ pub async fn seed(db: &stoa_core::db::Db, name: &str, domain: &str) -> Tenant {
     stoa_progress::register(&mut registry).unwrap();
     stoa_auth::testing::seed_tenant_with(db, &registry, name, domain).await
 }
+
+/// Workers that keep progress's records of their jobs, as the server's do.
+pub fn workers(
+    db: stoa_core::db::Db,
+    handlers: Vec<std::sync::Arc<dyn stoa_jobs::JobHandler>>,
+    config: stoa_jobs::WorkerConfig,
+) -> stoa_jobs::Workers {
+    stoa_jobs::Workers::new(db, handlers, config).with_records(stoa_progress::records())
+}
+
+/// The queue's handlers and progress's (the diagnostic job, the sweeps).
+pub fn all_handlers() -> Vec<std::sync::Arc<dyn stoa_jobs::JobHandler>> {
+    let mut handlers = stoa_jobs::handlers();
+    handlers.extend(stoa_progress::handlers());
+    handlers
+}
+
+/// The queue's recurring jobs and progress's.
+pub fn all_schedules() -> Vec<stoa_jobs::Schedule> {
+    let mut schedules = stoa_jobs::schedules();
+    schedules.extend(stoa_progress::schedules());
+    schedules
+}

@@ -22,9 +22,9 @@ use uuid::Uuid;
 
 use super::lease::LeaseEnd;
 use super::{Job, JobHandler, Outcome, WorkerConfig, backoff};
+use crate::records::{JobRecords, NoRecords};
 use crate::schedules::{self, Schedule};
 use crate::schema::job_queue;
-use crate::service;
 use crate::units::{self, JobContext, JobError};
 
 /// Rings when this process queued a job (see [`wake_workers`]).
@@ -52,6 +52,8 @@ pub struct Workers {
     /// context, [`Workers::with_services`]).
     creators: Option<Arc<dyn CreatorResolver>>,
     guards: WriteGuards,
+    /// Where the records clients poll are kept ([`Workers::with_records`]).
+    records: Arc<dyn JobRecords>,
 }
 
 impl Workers {
@@ -64,7 +66,16 @@ impl Workers {
             name: format!("{}-{}", std::process::id(), Uuid::new_v4().simple()),
             creators: None,
             guards: WriteGuards::default(),
+            records: Arc::new(NoRecords),
         }
+    }
+
+    /// Keeps the records of jobs enqueued with one (stoa's:
+    /// `stoa_progress::records()`); without it the workers run jobs and
+    /// update no record ([`NoRecords`]).
+    pub fn with_records(mut self, records: Arc<dyn JobRecords>) -> Self {
+        self.records = records;
+        self
     }
 
     /// Gives handlers the module context's creator resolver and the
@@ -172,13 +183,14 @@ impl Workers {
         }
         if let Some(progress) = job.progress_job_id {
             let mut conn = self.db.conn().await?;
-            service::start(&mut conn, progress).await?;
+            self.records.start(&mut conn, progress).await?;
         }
         let ctx = JobContext {
             db: self.db.clone(),
             job: job.clone(),
             creators: self.creators.clone(),
             guards: self.guards.clone(),
+            records: self.records.clone(),
         };
         // The heartbeat is polled beside the handler, never instead of it: a
         // heartbeat waiting for a pooled connection must not stop the handler
@@ -211,13 +223,13 @@ impl Workers {
                 if let Some(progress) = job.progress_job_id {
                     let (failed, count) = units::failed_items(&mut conn, job.id).await?;
                     let summary = units::with_failures(summary, &failed, count);
-                    service::complete(&mut conn, progress, summary).await?;
+                    self.records.complete(&mut conn, progress, summary).await?;
                 }
             }
             Ok(Outcome::Cancelled) => {
                 self.release(&mut conn, &job, "done", None, None).await?;
                 if let Some(progress) = job.progress_job_id {
-                    service::mark_cancelled(&mut conn, progress).await?;
+                    self.records.cancelled(&mut conn, progress).await?;
                 }
             }
             Err(error) => {
@@ -244,7 +256,7 @@ impl Workers {
             tracing::warn!(job.id = %job.id, error = %err, "job heartbeat failed");
         }
         if let Some(progress) = job.progress_job_id {
-            let _ = service::heartbeat(&mut conn, progress).await;
+            let _ = self.records.heartbeat(&mut conn, progress).await;
         }
     }
 
@@ -289,7 +301,9 @@ impl Workers {
             if let Some(progress) = job.progress_job_id {
                 let (failed, count) = units::failed_items(&mut conn, job.id).await?;
                 let summary = (count > 0).then(|| units::with_failures(None, &failed, count));
-                service::fail_with(&mut conn, progress, message, summary.flatten()).await?;
+                self.records
+                    .fail(&mut conn, progress, message, summary.flatten())
+                    .await?;
             }
         } else {
             let at = OffsetDateTime::now_utc() + backoff(job.attempts);

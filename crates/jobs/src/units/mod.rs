@@ -23,8 +23,8 @@ use stoa_core::command::{Actor, WriteGuards};
 use stoa_core::db::Db;
 
 use crate::enqueue::JobScope;
-use crate::jobs::Job;
-use crate::service;
+use crate::queue::Job;
+use crate::records::{JobRecords, NoRecords};
 use store::{claim_unit, record};
 
 pub use errors::{FailedItem, JobError, UnitError, UnitReport};
@@ -82,6 +82,8 @@ pub struct JobContext {
     pub(crate) creators: Option<Arc<dyn CreatorResolver>>,
     /// The registry's write guards, attached to the creator's context.
     pub(crate) guards: WriteGuards,
+    /// Where the job's record is counted (`Workers::with_records`).
+    pub(crate) records: Arc<dyn JobRecords>,
 }
 
 /// The transaction's error: the unit's own (rolled back), or the database's.
@@ -105,7 +107,14 @@ impl JobContext {
             job,
             creators: None,
             guards: WriteGuards::default(),
+            records: Arc::new(NoRecords),
         }
+    }
+
+    /// The same context counting units on `records`' record of the job.
+    pub fn with_records(mut self, records: Arc<dyn JobRecords>) -> Self {
+        self.records = records;
+        self
     }
 
     pub fn payload(&self) -> &Value {
@@ -180,6 +189,7 @@ impl JobContext {
             },
             creators: self.creators.clone(),
             guards: self.guards.clone(),
+            records: self.records.clone(),
         };
         self.unit(
             key,
@@ -231,6 +241,7 @@ impl JobContext {
         let mut conn = self.db.conn().await?;
         let conn: &mut AsyncPgConnection = &mut conn;
         let unit_key = key.clone();
+        let records = self.records.clone();
         let ran = conn
             .transaction::<_, TxError, _>(async move |conn| {
                 if !claim_unit(conn, job, &unit_key, items).await? {
@@ -238,6 +249,7 @@ impl JobContext {
                 }
                 let report = f(conn).await.map_err(TxError::Unit)?;
                 let failed = report.failed.len();
+                let progress = progress.map(|p| (records.as_ref(), p));
                 record(conn, job, progress, &unit_key, items, report.failed).await?;
                 Ok(Some(failed))
             })
@@ -262,11 +274,13 @@ impl JobContext {
         };
         // The unit's effects are rolled back; its failure is recorded on its own.
         let count = failed.len();
+        let records = self.records.clone();
         let recorded = conn
             .transaction::<_, diesel::result::Error, _>(async move |conn| {
                 if !claim_unit(conn, job, &key, items).await? {
                     return Ok(false);
                 }
+                let progress = progress.map(|p| (records.as_ref(), p));
                 record(conn, job, progress, &key, items, failed).await?;
                 Ok(true)
             })
@@ -283,7 +297,9 @@ impl JobContext {
             return false;
         };
         match self.db.conn().await {
-            Ok(mut conn) => service::cancel_requested(&mut conn, progress)
+            Ok(mut conn) => self
+                .records
+                .cancel_requested(&mut conn, progress)
                 .await
                 .unwrap_or(false),
             Err(_) => false,

@@ -1,3 +1,2 @@
 DROP TABLE IF EXISTS job_units;
 DROP TABLE IF EXISTS job_queue;
-DROP TABLE IF EXISTS progress_jobs;

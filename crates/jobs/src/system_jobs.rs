@@ -1,6 +1,6 @@
-//! The progress module's own jobs: a diagnostic job, and the recurring
-//! sweeps ([`schedules`]) that keep progress records, the queue and the
-//! event outbox (core's table, pruned through core's function) tidy.
+//! The queue's own jobs: a diagnostic job, and the recurring sweeps
+//! ([`schedules`]) that keep the queue and the event outbox (core's table,
+//! pruned through core's function) tidy.
 
 use std::time::Duration;
 
@@ -8,9 +8,8 @@ use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 
-use crate::jobs::{JobHandler, Outcome};
+use crate::queue::{JobHandler, Outcome};
 use crate::schedules::Schedule;
-use crate::service;
 use crate::units::{JobContext, JobError, UnitReport};
 
 /// A diagnostic job: `{units: n, unitMillis: ms, unitItems: k}` runs n units
@@ -58,24 +57,6 @@ impl JobHandler for SleepUnits {
             Ok(Outcome::Completed(Some(
                 json!({"units": units, "ranThisAttempt": ran}),
             )))
-        })
-    }
-}
-
-/// `progress.sweep_stale`: fails progress records of every tenant whose worker
-/// went silent (see [`service::sweep_stale`]), so they stop looking alive
-/// even when nobody opens `GET /progress/active`.
-pub struct SweepStale;
-
-impl JobHandler for SweepStale {
-    fn kind(&self) -> &'static str {
-        "progress.sweep_stale"
-    }
-    fn run<'a>(&'a self, ctx: &'a JobContext) -> BoxFuture<'a, Result<Outcome, JobError>> {
-        Box::pin(async move {
-            let mut conn = ctx.db.conn().await?;
-            let failed = service::sweep_stale_everywhere(&mut conn).await?;
-            Ok(Outcome::Completed(Some(json!({"failed": failed}))))
         })
     }
 }
@@ -147,19 +128,16 @@ impl JobHandler for PruneOutbox {
     }
 }
 
-/// How often the progress module's recurring jobs run.
-pub const SWEEP_STALE_EVERY: Duration = Duration::from_secs(60);
+/// How often the queue's recurring jobs run.
 pub const PRUNE_QUEUE_EVERY: Duration = Duration::from_secs(3600);
 pub const PRUNE_OUTBOX_EVERY: Duration = Duration::from_secs(3600);
 
-/// The progress module's recurring jobs.
+/// The queue's recurring jobs. `progress.prune_queue` keeps the name it had
+/// when the queue lived in stoa-progress: schedules are rows keyed by name
+/// (and their runs by kind), so a renamed one would leave the old row
+/// enqueueing runs no handler claims in every existing database.
 pub fn schedules() -> Vec<Schedule> {
     vec![
-        Schedule::new(
-            "progress.sweep_stale",
-            "progress.sweep_stale",
-            SWEEP_STALE_EVERY,
-        ),
         Schedule::new(
             "progress.prune_queue",
             "progress.prune_queue",

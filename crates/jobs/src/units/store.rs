@@ -7,8 +7,8 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::{FAILED_ITEMS_LISTED, FailedItem};
+use crate::records::JobRecords;
 use crate::schema::{job_queue, job_units};
-use crate::service;
 
 /// Inserts the unit's row; `false` when it exists (finished earlier).
 pub(super) async fn claim_unit(
@@ -33,7 +33,7 @@ pub(super) async fn claim_unit(
 pub(super) async fn record(
     conn: &mut AsyncPgConnection,
     job: Uuid,
-    progress: Option<Uuid>,
+    progress: Option<(&dyn JobRecords, Uuid)>,
     key: &str,
     items: i32,
     failed: Vec<FailedItem>,
@@ -54,8 +54,8 @@ pub(super) async fn record(
             .execute(conn)
             .await?;
     }
-    if let Some(progress) = progress {
-        service::add_processed(conn, progress, items).await?;
+    if let Some((records, progress)) = progress {
+        records.add_processed(conn, progress, items).await?;
     }
     Ok(())
 }

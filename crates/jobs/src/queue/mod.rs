@@ -1,6 +1,6 @@
 //! The Postgres job queue and its workers.
 //!
-//! A module enqueues a job in its own transaction ([`crate::enqueue_job`]); a
+//! A module enqueues a job in its own transaction ([`crate::enqueue_recorded`]); a
 //! worker claims it with `FOR UPDATE SKIP LOCKED` and a lease (`locked_until`,
 //! the visibility timeout) that a heartbeat extends while the handler runs. A
 //! worker that dies (even `kill -9`) stops extending the lease; once it lapses
