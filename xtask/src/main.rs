@@ -3,8 +3,8 @@
 //! - `dev`: a private Postgres cluster (or `DATABASE_URL`), migrations, the server.
 //! - `test [args]`: the whole workspace's tests against a real Postgres.
 //! - `bench`: the release server under load; figures go to docs/benchmarks.md.
-//! - `schemathesis`, `faults`, `cluster`, `failover`, `soak`: the reliability
-//!   drills (`proofs/`); their figures are in docs/reliability.md.
+//! - `schemathesis`, `faults`, `cluster`, `failover`, `replica`, `soak`: the
+//!   reliability drills (`proofs/`); their figures are in docs/reliability.md.
 //! - `explorer-check`: the API explorer in headless Chromium (`explorer.rs`).
 //! - `schema-report`: the schema's distance from distributing tenants (`schema_report.rs`).
 //!
@@ -39,6 +39,8 @@ fn usage() -> ExitCode {
          two `stoa serve` + two `stoa worker` on one Postgres (and moto S3 when available)\n  \
          failover [--release]\n                 \
          pg_auto_failover formation (monitor, primary, sync standby): the primary dies under load\n  \
+         replica [--release]\n                 \
+         a pg_basebackup streaming replica behind DATABASE_REPLICA_URL: routing, lag bound, RLS\n  \
          soak [--minutes N] [--release]\n                 \
          mixed load at 70% of the measured peak: RSS and p99 over time\n  \
          explorer-check /api/docs in headless Chromium (the distribution's): every tag, try it out,\n                 \
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Some("faults") => proofs::faults::run(&rest),
         Some("cluster") => proofs::cluster::run(&rest),
         Some("failover") => proofs::failover::run(&rest),
+        Some("replica") => proofs::replica::run(&rest),
         Some("soak") => proofs::soak::run(&rest),
         Some("schema-report") => schema_report::run(&rest),
         Some("pooler") => proofs::pooler::run(&rest),

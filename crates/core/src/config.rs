@@ -47,6 +47,12 @@ pub struct DbConfig {
     pub pool_size: usize,
     /// `STOA_DB_TIMEOUT_MS`: how long to wait for a connection before answering 503.
     pub timeout: Duration,
+    /// `DATABASE_REPLICA_URL`: a streaming replica for the reads that may
+    /// lag (`db::Db::reader`); unset, every read goes to `DATABASE_URL`.
+    pub replica_url: Option<Secret>,
+    /// `STOA_REPLICA_MAX_LAG_MS`: the most the replica may be behind for
+    /// those reads to go there.
+    pub replica_max_lag: Duration,
 }
 
 /// HTTP server settings.
@@ -132,6 +138,13 @@ impl Config {
             url: Secret::new(env.required("DATABASE_URL")?),
             pool_size: env.parse_or("STOA_DB_POOL_SIZE", 16usize)?,
             timeout: Duration::from_millis(env.parse_or("STOA_DB_TIMEOUT_MS", 5000u64)?),
+            replica_url: env
+                .get("DATABASE_REPLICA_URL")
+                .filter(|u| !u.trim().is_empty())
+                .map(|u| Secret::new(u.trim())),
+            replica_max_lag: Duration::from_millis(
+                env.parse_or("STOA_REPLICA_MAX_LAG_MS", 1000u64)?,
+            ),
         };
         if db.pool_size == 0 {
             return Err(ConfigError {

@@ -28,6 +28,10 @@ use crate::command::access::AccessQueue;
 use crate::config::DbConfig;
 use crate::rls::{self, Scope};
 
+mod replica;
+
+pub use replica::{lagging_reads, note_write, replica_reads_total};
+
 /// Queries sent by this process (all threads), for `/metrics`.
 static QUERIES: AtomicU64 = AtomicU64::new(0);
 
@@ -143,6 +147,10 @@ pub struct Db {
     /// The scope of work outside every [`rls`] scope: closed for the
     /// server; test fixtures get a handle that bypasses ([`Db::fixtures`]).
     default_scope: Scope,
+    /// The streaming replica for reads that may lag ([`Db::reader`]).
+    replica: Option<Arc<replica::Replica>>,
+    /// Set on a [`Db::reader`] handle that reads the replica: the primary's.
+    primary: Option<Arc<Db>>,
 }
 
 /// Session settings of every pooled connection, sent with `SET ROLE`.
@@ -188,7 +196,15 @@ impl Db {
     /// Builds the pool; no connection is opened until the first request, so a
     /// server starts (and answers `/health` with 503) while the database is down.
     pub fn connect(cfg: &DbConfig) -> Result<Self, DbError> {
-        Self::from_url(cfg.url.expose(), cfg.pool_size, cfg.timeout)
+        let mut db = Self::from_url(cfg.url.expose(), cfg.pool_size, cfg.timeout)?;
+        if let Some(url) = &cfg.replica_url {
+            db.replica = Some(Arc::new(replica::Replica::new(
+                url.expose(),
+                cfg.pool_size,
+                cfg.replica_max_lag,
+            )?));
+        }
+        Ok(db)
     }
 
     pub fn from_url(url: &str, pool_size: usize, timeout: Duration) -> Result<Self, DbError> {
@@ -201,6 +217,8 @@ impl Db {
             behind: Arc::default(),
             settings: Arc::default(),
             default_scope: Scope::Closed,
+            replica: None,
+            primary: None,
         })
     }
 

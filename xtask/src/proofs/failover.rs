@@ -26,10 +26,10 @@ use std::time::{Duration, Instant};
 use super::faults::{acknowledged_present, join_load, mixed_load};
 use super::formation::{Formation, psql};
 use super::{
-    Node, TENANT_ADMIN, bulk_stage, deal_ids, login, progress, quantile, release_flag, seed, stage,
+    Node, TENANT_ADMIN, bulk_stage, deal_ids, login, progress, quantile, seed, stage, stoa_binary,
     wait_completed, work_dir,
 };
-use crate::cmd::{self, Result};
+use crate::cmd::Result;
 
 /// What the drill gives the pool to find a primary: a request waits at most
 /// this long for a connection (`STOA_DB_TIMEOUT_MS`).
@@ -41,17 +41,7 @@ const DB_TIMEOUT_MS: u64 = 2_000;
 const HANG_BOUND: Duration = Duration::from_secs(8);
 
 pub fn run(args: &[String]) -> Result<u8> {
-    let release = release_flag(args);
-    println!(
-        "xtask: building the {} server",
-        if release { "release" } else { "debug" }
-    );
-    // `STOA_BIN`: a binary built already (e.g. by CI, or while the tree
-    // does not build).
-    let stoa = match std::env::var_os("STOA_BIN") {
-        Some(bin) => std::path::PathBuf::from(bin),
-        None => cmd::build_stoa(release)?,
-    };
+    let stoa = stoa_binary(args)?;
     let dir = work_dir("failover")?;
     println!("xtask: starting a pg_auto_failover formation (monitor, primary, secondary)");
     let mut formation = Formation::start(&dir)?;

@@ -1,5 +1,5 @@
 //! The reliability drills: `cargo xtask schemathesis`, `faults`, `cluster`,
-//! `failover` and `soak`. Each starts its own database (a private cluster, or the
+//! `failover`, `replica` and `soak`. Each starts its own database (a private cluster, or the
 //! server of `DATABASE_URL`; the fault drill always uses a private cluster
 //! of its own because it stops and crashes it), seeds the demo tenant, runs
 //! `stoa serve` / `stoa worker` processes as children and checks what
@@ -13,6 +13,7 @@ pub mod faults;
 mod formation;
 pub mod pooler;
 mod model_hang;
+pub mod replica;
 pub mod schemathesis;
 pub mod soak;
 
@@ -42,6 +43,21 @@ pub fn work_dir(task: &str) -> Result<PathBuf> {
 /// `cargo xtask test` has already built; the figures say which one ran).
 pub fn release_flag(args: &[String]) -> bool {
     args.iter().any(|a| a == "--release")
+}
+
+/// The `stoa` binary a drill runs: `STOA_BIN` when set (one built already,
+/// e.g. while the tree does not build), else the debug build, or the
+/// release build with `--release`.
+pub fn stoa_binary(args: &[String]) -> Result<PathBuf> {
+    if let Some(bin) = std::env::var_os("STOA_BIN") {
+        return Ok(PathBuf::from(bin));
+    }
+    let release = release_flag(args);
+    println!(
+        "xtask: building the {} server",
+        if release { "release" } else { "debug" }
+    );
+    cmd::build_stoa(release)
 }
 
 /// The value after `--name`, parsed.

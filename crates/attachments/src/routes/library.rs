@@ -143,7 +143,8 @@ pub async fn list_library(
         &params,
         library_list::cursor_tag(q.filter.sort, q.filter.ascending),
     )?;
-    let mut conn = db.conn().await?;
+    // May lag a moment behind (stoa_core::db::Db::reader).
+    let mut conn = db.reader().conn().await?;
     let (rows, counted, available_tags, partitions) =
         library_list::list(&mut conn, &scope, &q.filter, &req).await?;
     drop(conn);

@@ -58,7 +58,8 @@ pub async fn export_actions(
         .acquire()
         .await
         .map_err(|_| stoa_core::AppError::service_unavailable("Exports are shutting down"))?;
-    let mut conn = db.conn().await?;
+    // May lag a moment behind (stoa_core::db::Db::reader).
+    let mut conn = db.reader().conn().await?;
     let rows: Vec<ExportRow> = ordered(
         filtered(&q, &vis)?,
         q.sort_field.unwrap_or_default(),

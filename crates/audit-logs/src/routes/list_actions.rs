@@ -38,7 +38,8 @@ pub async fn list_actions(
     ctx.require(VIEW)?;
     let vis = visibility(&ctx, q.organization_id, &q.actor_user_id)?;
     let window = q.window()?;
-    let mut conn = db.conn().await?;
+    // May lag a moment behind (stoa_core::db::Db::reader).
+    let mut conn = db.reader().conn().await?;
     // The page and its total in one statement (stoa_core::list): by default
     // the count looks COUNT_AHEAD entries past the window's start and stops
     // there (`totalCapped` says so); `includeTotal=true` counts exactly,

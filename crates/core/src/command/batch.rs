@@ -35,6 +35,7 @@ pub async fn execute_batch<C: Command>(
     actor: &Actor,
     commands: Vec<C>,
 ) -> Result<Vec<(C::Output, Operation)>, AppError> {
+    crate::db::note_write();
     if in_transaction(conn) {
         execute_batch_in(conn, actor, commands).await
     } else {

@@ -25,6 +25,8 @@ pub async fn execute<C: Command>(
     actor: &Actor,
     command: C,
 ) -> Result<(C::Output, Operation), AppError> {
+    // The request's later reads must see this write (crate::db::Db::reader).
+    crate::db::note_write();
     if in_transaction(conn) {
         execute_in(conn, actor, command).await
     } else {

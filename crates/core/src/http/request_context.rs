@@ -67,10 +67,13 @@ pub async fn request_context(
     }
 
     // Each request starts with no tenant rows in reach; the authenticator
-    // opens its tenant (crate::rls).
-    let outcome = AssertUnwindSafe(crate::rls::request(next.call(req)).instrument(span.clone()))
-        .catch_unwind()
-        .await;
+    // opens its tenant (crate::rls). Its heavy reads may go to the replica
+    // until it writes (crate::db::Db::reader).
+    let outcome = AssertUnwindSafe(
+        crate::db::lagging_reads(crate::rls::request(next.call(req))).instrument(span.clone()),
+    )
+    .catch_unwind()
+    .await;
     // The request cannot be cloned before routing (actix needs it unshared), so
     // errors and panics are handed back to actix, which renders the error's own
     // JSON response.

@@ -32,7 +32,8 @@ pub async fn widget_data(
     body: Json<WidgetDataRequest>,
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::ANALYTICS_VIEW)?;
-    let mut conn = db.conn().await?;
+    // May lag a moment behind (stoa_core::db::Db::reader).
+    let mut conn = db.reader().conn().await?;
     let data = run::widget_data(&mut conn, &registry, &ctx, &body.0).await?;
     Ok(HttpResponse::Ok().json(data))
 }
@@ -60,7 +61,7 @@ pub async fn widget_data_batch(
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::ANALYTICS_VIEW)?;
     run::scope_of(&ctx)?;
-    let mut conn = db.conn().await?;
+    let mut conn = db.reader().conn().await?;
     let results = run::batch(&mut conn, &registry, &ctx, body.0.requests).await;
     Ok(HttpResponse::Ok().json(BatchResults { results }))
 }

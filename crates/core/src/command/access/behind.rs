@@ -306,7 +306,8 @@ pub fn log_behind(db: &Db, log: &Arc<ReadLog>) -> bool {
     if start {
         runtime.spawn(uncounted(write_queued(
             WriterMark::new(queue),
-            db.clone(),
+            // A read served by the replica writes its entries to the primary.
+            db.primary(),
             true,
         )));
     }
