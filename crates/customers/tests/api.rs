@@ -10,6 +10,7 @@ mod api {
     pub mod bulk_sql;
     pub mod crud;
     pub mod events;
+    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod kit;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod lists;

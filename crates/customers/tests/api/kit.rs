@@ -71,7 +71,6 @@ async fn version(db: &Db, id: Uuid) -> time::OffsetDateTime {
 }
 
 #[actix_web::test]
-#[expect(clippy::unwrap_used, reason = "a failed step fails the test")]
 async fn two_concurrent_updates_of_one_version_one_wins_the_other_is_409() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
@@ -95,7 +94,6 @@ async fn two_concurrent_updates_of_one_version_one_wins_the_other_is_409() {
 }
 
 #[actix_web::test]
-#[expect(clippy::unwrap_used, reason = "a failed step fails the test")]
 async fn a_stale_version_a_missing_feature_and_a_restricted_caller_are_refused() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
