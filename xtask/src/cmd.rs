@@ -50,11 +50,19 @@ pub fn cargo() -> Command {
 }
 
 /// Builds the `stoa` binary in the given profile and returns its path.
+///
+/// The release binary is built by exactly the command a user runs,
+/// `cargo build --release` over the default members: a `-p stoa-server` build
+/// would resolve features for that package alone and could produce a second,
+/// different binary, so every measured change would cost two release builds.
+/// The debug binary is built alone (`-p stoa-server --bin stoa`), which keeps
+/// `cargo xtask dev` from compiling the test kit.
 pub fn build_stoa(release: bool) -> Result<PathBuf> {
     let mut cmd = cargo();
-    cmd.args(["build", "--quiet", "-p", "stoa-server", "--bin", "stoa"]);
     if release {
-        cmd.arg("--release");
+        cmd.args(["build", "--quiet", "--release"]);
+    } else {
+        cmd.args(["build", "--quiet", "-p", "stoa-server", "--bin", "stoa"]);
     }
     run(&mut cmd)?;
     let target = std::env::var("CARGO_TARGET_DIR")

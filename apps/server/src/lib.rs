@@ -106,16 +106,23 @@ pub fn services(
         &auth.mail_from,
     )
     .map_err(|e| e.to_string())?;
+    let organizations: Arc<dyn stoa_acl::OrganizationDirectory> =
+        Arc::new(stoa_directory::PgDirectory);
+    let api_keys = Arc::new(stoa_api_keys::PgKeyDirectory::new(
+        accounts.clone(),
+        organizations.clone(),
+    ));
     Ok(Services {
         db: db.clone(),
         config: Arc::new(config),
         registry,
         accounts,
+        api_keys,
         creators,
         onboarding: Arc::new(stoa_auth::PgOnboarding::new(auth)),
         // The tenant and organization interface (stoa_acl::organizations),
         // so modules need not depend on stoa-directory.
-        organizations: Arc::new(stoa_directory::PgDirectory),
+        organizations,
         storage,
         outbound,
         keys,

@@ -116,6 +116,13 @@ pub trait AclResolver: Send + Sync + 'static {
         ceiling: Option<&'a Resolved>,
         selection: &'a Selection,
     ) -> BoxFuture<'a, Result<Resolved, AppError>>;
+
+    /// The SQL expression (type `uuid[]`) of the scope of the live (active,
+    /// not deleted) user `user_id_sql` (SQL, e.g. `api_keys.creator_user_id`):
+    /// `ARRAY[tenant_id, organization_id]`, NULL when the user is gone. An
+    /// API key's per-request check selects it in its one statement, so a
+    /// deactivated creator stops the key on the next request.
+    fn live_user_scope_sql(&self, user_id_sql: &str) -> String;
 }
 
 /// Roles with what they grant, for the grant boundary

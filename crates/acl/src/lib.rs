@@ -23,6 +23,7 @@ mod builder;
 mod context;
 pub mod delegation;
 pub mod grants;
+pub mod keys;
 mod matching;
 mod matrix;
 mod optional;
@@ -49,6 +50,7 @@ pub use context::{
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use optional::OptionalAuth;
+pub use keys::{KeyDirectory, KeyRef};
 pub use organizations::OrganizationDirectory;
 pub use platform::{PlatformAnswer, PlatformCall, PlatformCaller, PlatformSlot};
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};

@@ -16,6 +16,7 @@ use futures_util::future::BoxFuture;
 use stoa_core::AppError;
 use uuid::Uuid;
 
+use crate::accounts::RoleDirectory;
 use crate::registry::Registry;
 
 /// A first user of a new tenant.
@@ -85,6 +86,23 @@ impl fmt::Debug for Seeders {
         f.debug_list()
             .entries(self.0.iter().map(|s| s.id()))
             .finish()
+    }
+}
+
+/// The role directory seeders find the tenant's default roles in, installed
+/// by the owner of accounts (`stoa_auth::base_registry`): a seeder that
+/// gives roles their initial data (dashboards' role widgets) asks the
+/// owner's interface instead of reading its `roles` table.
+#[derive(Clone, Default)]
+pub struct SeedRoles(pub(crate) Option<Arc<dyn RoleDirectory>>);
+
+impl fmt::Debug for SeedRoles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "SeedRoles(provided)"
+        } else {
+            "SeedRoles(none)"
+        })
     }
 }
 

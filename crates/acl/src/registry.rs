@@ -8,7 +8,8 @@ use stoa_core::command::{WriteGuard, WriteGuards};
 use stoa_core::http::{Access, Operation};
 use utoipa::ToSchema;
 
-use crate::provision::{Seeders, TenantSeeder};
+use crate::accounts::RoleDirectory;
+use crate::provision::{SeedRoles, Seeders, TenantSeeder};
 use crate::slots::Slots;
 
 /// A feature a module checks, as listed in the feature catalog.
@@ -101,6 +102,8 @@ pub struct Registry {
     nav: Vec<NavEntry>,
     /// What a new tenant starts with (`crate::provision`).
     seeders: Seeders,
+    /// Where seeders look the default roles up (the accounts owner's).
+    seed_roles: SeedRoles,
     /// Every operation's declared access (the authorization matrix).
     operations: Vec<Operation>,
     /// Checks every command, undo and redo passes before it commits
@@ -179,6 +182,18 @@ impl Registry {
     /// Every registered seeder, in registration order.
     pub fn seeders(&self) -> &[Arc<dyn TenantSeeder>] {
         &self.seeders.0
+    }
+
+    /// Installs the role directory seeders look a tenant's roles up in; the
+    /// module that owns accounts does (`stoa_auth::base_registry`).
+    pub fn provide_roles(&mut self, roles: Arc<dyn RoleDirectory>) {
+        self.seed_roles.0 = Some(roles);
+    }
+
+    /// The role directory for seeders; `None` when no module owns accounts
+    /// (then a tenant has no roles to seed data for).
+    pub fn roles(&self) -> Option<&dyn RoleDirectory> {
+        self.seed_roles.0.as_deref()
     }
 
     /// Adds a write guard: a check every command, undo and redo of every

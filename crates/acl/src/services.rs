@@ -22,6 +22,7 @@ use stoa_mail::Mailer;
 use crate::accounts::{
     Accounts, AclResolver, CreatorResolver, Onboarding, RoleDirectory, UserDirectory,
 };
+use crate::keys::KeyDirectory;
 use crate::organizations::OrganizationDirectory;
 use crate::registry::Registry;
 
@@ -41,6 +42,8 @@ pub struct Services {
     pub onboarding: Arc<dyn Onboarding>,
     /// Tenants and organizations (stoa-directory's `PgDirectory`).
     pub organizations: Arc<dyn OrganizationDirectory>,
+    /// API keys (stoa-api-keys' `PgKeyDirectory`; `keys::NoKeys` without it).
+    pub api_keys: Arc<dyn KeyDirectory>,
     pub storage: Storage,
     pub outbound: Outbound,
     /// Secrets at rest (`STOA_ENCRYPTION_KEY`).
@@ -58,7 +61,7 @@ impl Services {
     /// extracts: `web::Data<Db>`, `web::Data<Registry>`, `web::Data<Storage>`,
     /// `web::Data<Outbound>`, `web::Data<KeyRing>`, `web::Data<dyn Mailer>`,
     /// `web::Data<dyn UserDirectory>` (and `AclResolver`, `RoleDirectory`,
-    /// `CreatorResolver`, `Onboarding`, `OrganizationDirectory`) and `web::Data<Services>`.
+    /// `CreatorResolver`, `Onboarding`, `OrganizationDirectory`, `KeyDirectory`) and `web::Data<Services>`.
     pub fn configurator(&self) -> ApiConfigurator {
         let db = web::Data::new(self.db.clone());
         let registry = web::Data::from(self.registry.clone());
@@ -73,6 +76,7 @@ impl Services {
         let onboarding: web::Data<dyn Onboarding> = web::Data::from(self.onboarding.clone());
         let organizations: web::Data<dyn OrganizationDirectory> =
             web::Data::from(self.organizations.clone());
+        let api_keys: web::Data<dyn KeyDirectory> = web::Data::from(self.api_keys.clone());
         let services = web::Data::new(self.clone());
         Arc::new(move |cfg| {
             cfg.app_data(db.clone())
@@ -87,6 +91,7 @@ impl Services {
                 .app_data(creators.clone())
                 .app_data(onboarding.clone())
                 .app_data(organizations.clone())
+                .app_data(api_keys.clone())
                 .app_data(services.clone());
         })
     }

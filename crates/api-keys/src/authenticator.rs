@@ -22,8 +22,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Nullable, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use stoa_acl::accounts::{AclResolver, KeySubject, Resolved, Selection, Subject};
@@ -33,12 +34,11 @@ use stoa_core::db::Db;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::schema::acl_version;
 use crate::schema::api_keys;
-use crate::schema::auth_mirror::{acl_version, users};
 use crate::secret;
 
 /// What the per-request check reads.
-#[derive(Queryable)]
 pub(crate) struct LiveKey {
     pub(crate) id: Uuid,
     pub(crate) key_hash: String,
@@ -51,6 +51,18 @@ pub(crate) struct LiveKey {
     pub(crate) creator_organization_id: Option<Uuid>,
     pub(crate) version: Option<i64>,
 }
+
+type LiveRow = (
+    Uuid,
+    String,
+    Uuid,
+    Option<Uuid>,
+    Vec<Uuid>,
+    Vec<Uuid>,
+    Uuid,
+    Option<Vec<Option<Uuid>>>,
+    Option<i64>,
+);
 
 /// Which key [`load_live`] reads.
 pub(crate) enum KeyBy<'a> {
@@ -67,19 +79,21 @@ pub(crate) enum KeyBy<'a> {
 /// request check, a job acting as its key and a rule calling as it.
 pub(crate) async fn load_live(
     conn: &mut AsyncPgConnection,
+    acl: &dyn AclResolver,
     by: KeyBy<'_>,
     now: OffsetDateTime,
 ) -> QueryResult<Option<LiveKey>> {
+    // The creator's liveness and scope come from stoa-auth's SQL (its
+    // interface), selected in this one statement.
+    let creator = acl.live_user_scope_sql("api_keys.creator_user_id");
     let mut query = api_keys::table
-        .inner_join(users::table.on(users::id.eq(api_keys::creator_user_id)))
         .filter(api_keys::deleted_at.is_null())
         .filter(
             api_keys::expires_at
                 .is_null()
                 .or(api_keys::expires_at.gt(now)),
         )
-        .filter(users::deleted_at.is_null())
-        .filter(users::is_active.eq(true))
+        .filter(sql::<Bool>(&format!("{creator} IS NOT NULL")))
         .select((
             api_keys::id,
             api_keys::key_hash,
@@ -88,8 +102,7 @@ pub(crate) async fn load_live(
             api_keys::role_ids,
             api_keys::creator_key_ids,
             api_keys::creator_user_id,
-            users::tenant_id,
-            users::organization_id,
+            sql::<Nullable<Array<Nullable<SqlUuid>>>>(&creator),
             acl_version::table
                 .select(acl_version::version)
                 .single_value(),
@@ -102,7 +115,25 @@ pub(crate) async fn load_live(
             .filter(api_keys::id.eq(id))
             .filter(api_keys::tenant_id.eq(tenant)),
     };
-    query.first(conn).await.optional()
+    let row: Option<LiveRow> = query.first(conn).await.optional()?;
+    Ok(row.map(|r| {
+        let (creator_tenant_id, creator_organization_id) = match r.7.as_deref() {
+            Some(&[tenant, organization]) => (tenant, organization),
+            _ => (None, None),
+        };
+        LiveKey {
+            id: r.0,
+            key_hash: r.1,
+            tenant_id: r.2,
+            organization_id: r.3,
+            role_ids: r.4,
+            creator_key_ids: r.5,
+            creator_user_id: r.6,
+            creator_tenant_id,
+            creator_organization_id,
+            version: r.8,
+        }
+    }))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -237,7 +268,7 @@ impl ApiKeyAuthenticator {
         let prefix = secret::prefix_of(secret).ok_or_else(AppError::unauthorized)?;
         let now = OffsetDateTime::now_utc();
         let mut conn = self.db.conn().await?;
-        let live = load_live(&mut conn, KeyBy::Prefix(prefix), now).await?;
+        let live = load_live(&mut conn, self.acl.as_ref(), KeyBy::Prefix(prefix), now).await?;
         let live = live
             .filter(|k| secret::matches(secret, &k.key_hash))
             .ok_or_else(AppError::unauthorized)?;
@@ -297,7 +328,13 @@ impl ApiKeyAuthenticator {
     ) -> Result<AuthContext, AppError> {
         let now = OffsetDateTime::now_utc();
         let mut conn = self.db.conn().await?;
-        let live = load_live(&mut conn, KeyBy::IdInTenant(key_id, tenant), now).await?;
+        let live = load_live(
+            &mut conn,
+            self.acl.as_ref(),
+            KeyBy::IdInTenant(key_id, tenant),
+            now,
+        )
+        .await?;
         let live = live.ok_or_else(|| {
             AppError::new(
                 actix_web::http::StatusCode::FORBIDDEN,

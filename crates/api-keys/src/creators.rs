@@ -68,7 +68,7 @@ impl KeyCreators {
         if let Err(gone) = self.users.resolve_creator(conn, owner).await? {
             return Ok(Err(CreatorGone(format!("its API key's creator: {gone}"))));
         }
-        let live = load_live(conn, KeyBy::Id(key_id), now).await?;
+        let live = load_live(conn, self.acl.as_ref(), KeyBy::Id(key_id), now).await?;
         let Some(live) = live else {
             return gone();
         };

@@ -13,6 +13,7 @@ pub mod caller;
 pub mod commands;
 pub mod config;
 pub mod creators;
+pub mod directory;
 pub mod error;
 pub mod model;
 pub mod operations;
@@ -34,6 +35,7 @@ pub use authenticator::ApiKeyAuthenticator;
 pub use caller::KeyCaller;
 pub use config::ApiKeysConfig;
 pub use creators::KeyCreators;
+pub use directory::PgKeyDirectory;
 pub use error::ApiKeysError;
 
 pub const MODULE: ModuleInfo = ModuleInfo {

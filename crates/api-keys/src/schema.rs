@@ -21,29 +21,13 @@ diesel::table! {
     }
 }
 
-/// Read-only mirrors of the columns the per-request key check reads from
-/// stoa-auth's tables. Diesel's orphan rules keep a crate from joining tables
-/// declared in two other crates, and the check must stay one statement (key,
-/// creator liveness and `acl_version` together). Nothing here is written.
-pub mod auth_mirror {
-    diesel::table! {
-        users (id) {
-            id -> Uuid,
-            tenant_id -> Nullable<Uuid>,
-            organization_id -> Nullable<Uuid>,
-            is_active -> Bool,
-            deleted_at -> Nullable<Timestamptz>,
-        }
+// stoa-core's ACL version (bumped by every change to roles, ACLs,
+// memberships or organizations), read in the per-request key check.
+diesel::table! {
+    acl_version (id) {
+        id -> Int2,
+        version -> Int8,
     }
-
-    diesel::table! {
-        acl_version (id) {
-            id -> Int2,
-            version -> Int8,
-        }
-    }
-
-    use super::api_keys;
-
-    diesel::allow_tables_to_appear_in_same_query!(users, acl_version, api_keys);
 }
+
+diesel::allow_tables_to_appear_in_same_query!(acl_version, api_keys);

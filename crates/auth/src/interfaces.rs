@@ -64,6 +64,13 @@ impl AclResolver for PgAccounts {
     ) -> BoxFuture<'a, Result<Resolved, AppError>> {
         Box::pin(acl::resolve_key(conn, subject, ceiling, selection))
     }
+
+    fn live_user_scope_sql(&self, user_id_sql: &str) -> String {
+        format!(
+            "(SELECT ARRAY[stoa_u.tenant_id, stoa_u.organization_id] FROM users stoa_u \
+             WHERE stoa_u.id = {user_id_sql} AND stoa_u.deleted_at IS NULL AND stoa_u.is_active)"
+        )
+    }
 }
 
 impl RoleDirectory for PgAccounts {

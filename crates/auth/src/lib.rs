@@ -173,6 +173,9 @@ pub fn base_registry() -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
     stoa_directory::register(&mut registry)?;
     register(&mut registry)?;
+    // Seeders of other modules find the default roles through this crate's
+    // interface, never its table.
+    registry.provide_roles(Arc::new(PgAccounts));
     Ok(registry)
 }
 

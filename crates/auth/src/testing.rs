@@ -242,6 +242,8 @@ pub fn services(db: &Db, registry: stoa_acl::Registry) -> stoa_acl::Services {
         creators: Arc::new(crate::PgCreators::new()),
         onboarding: Arc::new(crate::PgOnboarding::new(&AuthConfig::for_tests())),
         organizations: Arc::new(stoa_directory::PgDirectory),
+        // API keys are the server's wiring (stoa-auth does not depend on them).
+        api_keys: Arc::new(stoa_acl::keys::NoKeys),
         storage: stoa_core::storage::Storage::memory(),
         outbound,
         keys: Arc::new(stoa_core::crypto::KeyRing::new(&[7; 32], &[])),

@@ -3,30 +3,20 @@
 //! the widgets enabled by default. The rows are tenant-wide (no
 //! organization), so users of every organization inherit them.
 //!
-//! Roles are read from stoa-auth's `roles` table by name: provisioning runs
-//! the seeders in one transaction on a connection, without the account
-//! interfaces (the one place this crate reads another module's table).
+//! Roles are looked up by name through the accounts owner's interface that
+//! the registry carries for seeders (`Registry::roles`), on the provisioning
+//! transaction's connection; without an accounts module there are no roles
+//! and nothing to seed.
 
-use diesel::sql_types::{Array, Text, Uuid as SqlUuid};
-use diesel::{QueryableByName, sql_query};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use stoa_acl::{NewTenant, Registry, TenantSeeder};
 use stoa_core::AppError;
-use uuid::Uuid;
 
 use crate::model::{ROLE_WIDGETS_KIND, RoleWidgetsState, Scope, row_id};
 use crate::queries;
 
 pub struct RoleWidgetsSeeder;
-
-#[derive(QueryableByName)]
-struct RoleRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    name: String,
-}
 
 /// The widget ids a default role starts with (`None`: not a default role).
 pub fn default_widgets(registry: &Registry, role: &str) -> Option<Vec<String>> {
@@ -55,32 +45,36 @@ impl TenantSeeder for RoleWidgetsSeeder {
         tenant: &'a NewTenant,
     ) -> BoxFuture<'a, Result<(), AppError>> {
         Box::pin(async move {
-            let names = ["superadmin", "admin", "employee"];
-            let roles: Vec<RoleRow> = sql_query(
-                "SELECT id, name FROM roles WHERE tenant_id = $1 AND deleted_at IS NULL \
-                 AND name = ANY($2)",
-            )
-            .bind::<SqlUuid, _>(tenant.tenant_id)
-            .bind::<Array<Text>, _>(&names[..])
-            .load(conn)
-            .await?;
+            let Some(directory) = registry.roles() else {
+                return Ok(());
+            };
+            let mut roles = Vec::new();
+            for name in ["superadmin", "admin", "employee"] {
+                // A default role the tenant lacks (renamed, deleted) gets nothing.
+                if let Ok(found) = directory
+                    .resolve_roles(conn, tenant.tenant_id, &[name.to_string()])
+                    .await?
+                {
+                    roles.extend(found.into_iter().map(|role| (name, role.id)));
+                }
+            }
             let scope = Scope {
                 tenant_id: tenant.tenant_id,
                 organization_id: None,
             };
-            for role in roles {
-                let Some(widget_ids) = default_widgets(registry, &role.name) else {
+            for (name, role_id) in roles {
+                let Some(widget_ids) = default_widgets(registry, name) else {
                     continue;
                 };
                 if widget_ids.is_empty() {
                     continue;
                 }
-                let id = row_id(ROLE_WIDGETS_KIND, role.id, scope.tenant_id, None);
+                let id = row_id(ROLE_WIDGETS_KIND, role_id, scope.tenant_id, None);
                 // What an administrator set (or cleared) since is kept.
                 if queries::load_role_widgets(conn, id).await?.is_none() {
                     let state = RoleWidgetsState {
                         id,
-                        role_id: role.id,
+                        role_id,
                         scope,
                         widget_ids,
                     };

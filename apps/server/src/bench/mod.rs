@@ -115,7 +115,10 @@ pub async fn seed_demo(config: &Config, counts: &DemoCounts) -> Result<(), Comma
 /// (`stoa_progress::bench::per_unit_costs`). Prints one JSON line.
 pub async fn bench_jobs(config: &Config, units: &[u32]) -> Result<(), CommandError> {
     let db = Db::connect(&config.db)?.bypassing("seeding and benchmark set-up");
-    let per_unit = stoa_progress::bench::per_unit_costs(&db, units)
+    let admin = stoa_auth::seed::demo_admin(&mut *db.conn().await?)
+        .await
+        .map_err(seed_error)?;
+    let per_unit = stoa_progress::bench::per_unit_costs(&db, admin.tenant_id, units)
         .await
         .map_err(CommandError::Other)?;
     println!("{}", serde_json::json!({ "perUnitUs": per_unit }));

@@ -2,7 +2,7 @@
 
 use actix_web::{get, web};
 use stoa_acl::accounts::CreatorResolver;
-use stoa_acl::{AuthContext, Registry};
+use stoa_acl::{AuthContext, KeyDirectory, Registry};
 use stoa_core::AppResult;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -33,12 +33,13 @@ pub async fn call_options(
     registry: web::Data<Registry>,
     db: web::Data<Db>,
     creators: web::Data<dyn CreatorResolver>,
+    keys: web::Data<dyn KeyDirectory>,
     doc: web::Data<OpenApiJson>,
 ) -> AppResult<web::Json<CallOptions>> {
     ctx.require_all(&[MANAGE, API_KEYS_CREATE])?;
     let tenant = ctx.tenant_id.ok_or(RulesError::TenantRequired)?;
     let docs = options::documented(doc.into_inner());
     let mut answer = options::call_options(&registry, Some(&docs));
-    answer.api_keys = options::api_keys(&db, creators.get_ref(), &ctx, tenant).await?;
+    answer.api_keys = options::api_keys(&db, keys.get_ref(), creators.get_ref(), &ctx, tenant).await?;
     Ok(web::Json(answer))
 }

@@ -8,9 +8,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 use serde_json::Value;
+use stoa_acl::KeyDirectory;
 use stoa_acl::accounts::CreatorResolver;
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
@@ -24,57 +23,33 @@ use crate::dto::{CallApiKey, CallEndpoint, CallKeyRole, CallOptions};
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
 const SELF_PATH: &str = "/business_rules/platform-call-options";
 
-#[derive(diesel::QueryableByName)]
-struct KeyRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Text)]
-    key_prefix: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    organization_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    organization_name: Option<String>,
-    #[diesel(sql_type = Jsonb)]
-    roles: serde_json::Value,
-}
-
 /// The live API keys of `tenant` a rule of the caller may run as: those
 /// whose grants, as the key would act in the caller's organization now,
 /// reach no further than the caller's (`AuthContext::require_within`, the
-/// rule a save applies too), ordered by name.
+/// rule a save applies too), ordered by name. The keys come from their
+/// owner's interface (`KeyDirectory`), never from its table.
 pub async fn api_keys(
     db: &Db,
+    keys: &dyn KeyDirectory,
     creators: &dyn CreatorResolver,
     ctx: &AuthContext,
     tenant: Uuid,
 ) -> Result<Vec<CallApiKey>, AppError> {
     let mut conn = db.conn().await?;
-    let rows: Vec<KeyRow> = diesel::sql_query(
-        "SELECT k.id, k.name, k.key_prefix, k.organization_id, o.name AS organization_name, \
-         COALESCE((SELECT jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name) \
-         ORDER BY r.name) FROM roles r WHERE r.id = ANY(k.role_ids)), '[]'::jsonb) AS roles \
-         FROM api_keys k LEFT JOIN organizations o ON o.id = k.organization_id \
-         WHERE k.tenant_id = $1 AND k.deleted_at IS NULL \
-         AND (k.expires_at IS NULL OR k.expires_at > now()) ORDER BY k.name, k.id",
-    )
-    .bind::<SqlUuid, _>(tenant)
-    .load(&mut *conn)
-    .await?;
-    let mut within = Vec::with_capacity(rows.len());
-    for row in rows {
-        let visible = row
+    let live = keys.live_keys(&mut conn, tenant).await?;
+    let mut within = Vec::with_capacity(live.len());
+    for key in live {
+        let visible = key
             .organization_id
             .is_none_or(|o| ctx.can_see_organization(o));
         if !visible {
             continue;
         }
-        let key =
-            super::rules::key_principal(&mut conn, creators, tenant, ctx.organization_id(), row.id)
+        let principal =
+            super::rules::key_principal(&mut conn, creators, tenant, ctx.organization_id(), key.id)
                 .await?;
-        if key.is_some_and(|key| key.is_within(ctx)) {
-            within.push(row);
+        if principal.is_some_and(|principal| principal.is_within(ctx)) {
+            within.push(key);
         }
     }
     Ok(within
@@ -85,7 +60,14 @@ pub async fn api_keys(
             key_prefix: k.key_prefix,
             organization_id: k.organization_id,
             organization_name: k.organization_name,
-            roles: serde_json::from_value::<Vec<CallKeyRole>>(k.roles).unwrap_or_default(),
+            roles: k
+                .roles
+                .into_iter()
+                .map(|(id, name)| CallKeyRole {
+                    id,
+                    name: Some(name),
+                })
+                .collect(),
         })
         .collect())
 }

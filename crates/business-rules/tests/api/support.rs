@@ -130,6 +130,10 @@ pub fn services(db: &Db) -> stoa_acl::Services {
     let mut services = stoa_auth::testing::services(db, registry());
     services.outbound = outbound();
     services.creators = creators();
+    services.api_keys = Arc::new(stoa_api_keys::PgKeyDirectory::new(
+        users(),
+        Arc::new(stoa_directory::PgDirectory),
+    ));
     services
 }
 
