@@ -15,7 +15,6 @@ mod api {
     pub mod lists;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod queue;
-    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod schedules;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod scope;
