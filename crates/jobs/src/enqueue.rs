@@ -38,6 +38,9 @@ pub async fn enqueue(
             job_queue::payload.eq(payload),
             job_queue::progress_job_id.eq(progress_job),
             job_queue::max_attempts.eq(max_attempts.max(1)),
+            // The request's trace context, so the job's spans join its trace
+            // (`None`, stored as NULL, while traces are off).
+            job_queue::trace_parent.eq(stoa_core::traces::current_traceparent()),
         ))
         .returning(job_queue::id)
         .get_result(conn)
@@ -181,6 +184,7 @@ pub async fn enqueue_recorded(
             job_queue::organization_id.eq(scope.organization_id),
             job_queue::created_by_user_id.eq(scope.user_id),
             job_queue::created_by_api_key_id.eq(scope.api_key_id),
+            job_queue::trace_parent.eq(stoa_core::traces::current_traceparent()),
         ))
         .returning(job_queue::id)
         .get_result(conn)

@@ -21,6 +21,7 @@ diesel::table! {
         created_by_api_key_id -> Nullable<Uuid>,
         schedule -> Nullable<Text>,
         items_failed -> Int4,
+        trace_parent -> Nullable<Text>,
     }
 }
 

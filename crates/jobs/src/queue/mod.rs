@@ -57,6 +57,10 @@ pub struct Job {
     pub created_by_user_id: Option<Uuid>,
     #[diesel(sql_type = Nullable<SqlUuid>)]
     pub created_by_api_key_id: Option<Uuid>,
+    /// The `traceparent` of the request that queued the job, when traces
+    /// were exported then (stoa_core::traces): the job's spans join its trace.
+    #[diesel(sql_type = Nullable<diesel::sql_types::Text>)]
+    pub trace_parent: Option<String>,
 }
 
 impl Job {

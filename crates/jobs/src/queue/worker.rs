@@ -143,6 +143,7 @@ impl Workers {
                 job_queue::organization_id,
                 job_queue::created_by_user_id,
                 job_queue::created_by_api_key_id,
+                job_queue::trace_parent,
             ));
         let job = Cached(claim)
             .get_result::<Job>(&mut *conn)
@@ -171,8 +172,15 @@ impl Workers {
         .await
     }
 
-    /// Runs a claimed job to its end: completed, cancelled, retried later or dead.
+    /// Runs a claimed job inside its span: a child of the request that
+    /// queued it when traces are exported (a disabled span otherwise).
     async fn run_job(&self, job: Job) -> Result<(), DbError> {
+        let span = stoa_core::traces::job_span(&job.kind, job.id, job.trace_parent.as_deref());
+        tracing::Instrument::instrument(self.run_claimed(job), span).await
+    }
+
+    /// Runs a claimed job to its end: completed, cancelled, retried later or dead.
+    async fn run_claimed(&self, job: Job) -> Result<(), DbError> {
         let Some(handler) = self.handlers.get(job.kind.as_str()).cloned() else {
             return Ok(());
         };

@@ -186,6 +186,7 @@ impl JobContext {
                 organization_id: job.organization_id,
                 created_by_user_id: job.created_by_user_id,
                 created_by_api_key_id: job.created_by_api_key_id,
+                trace_parent: job.trace_parent.clone(),
             },
             creators: self.creators.clone(),
             guards: self.guards.clone(),
