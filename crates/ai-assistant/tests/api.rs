@@ -11,7 +11,6 @@ mod api {
     pub mod compat;
     #[expect(
         clippy::unwrap_used,
-        clippy::expect_used,
         reason = "the failpoint's helpers fail the calling test by panicking"
     )]
     pub mod confirm_tx;
