@@ -14,7 +14,10 @@ mod api {
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod hardening;
     pub mod openapi;
-    #[expect(clippy::unwrap_used, reason = "a scan of the source; a failure is the test's")]
+    #[expect(
+        clippy::unwrap_used,
+        reason = "a scan of the source; a failure is the test's"
+    )]
     pub mod table_ownership;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod timestamps;

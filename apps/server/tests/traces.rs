@@ -4,7 +4,10 @@
 //! the caller's `traceparent`.
 //!
 //! Its own test binary: the tracing subscriber is global to the process.
-#![expect(clippy::unwrap_used, reason = "the collector and helpers fail the test by panicking")]
+#![expect(
+    clippy::unwrap_used,
+    reason = "the collector and helpers fail the test by panicking"
+)]
 
 use std::sync::{Arc, Mutex};
 

@@ -47,10 +47,10 @@ pub use context::{
     SELECTED_ORG_HEADER, SELECTED_TENANT_COOKIE, SELECTED_TENANT_HEADER, SESSION_COOKIE,
     authenticator_data, looks_like_api_key,
 };
+pub use keys::{KeyDirectory, KeyRef};
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use optional::OptionalAuth;
-pub use keys::{KeyDirectory, KeyRef};
 pub use organizations::OrganizationDirectory;
 pub use platform::{PlatformAnswer, PlatformCall, PlatformCaller, PlatformSlot};
 pub use provision::{FirstUser, NewTenant, TenantSeeder, seed_tenant};

@@ -25,7 +25,6 @@ mod api {
     pub mod scope_attacks;
     #[expect(
         clippy::unwrap_used,
-        clippy::expect_used,
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;

@@ -27,7 +27,6 @@ mod api {
     pub mod reset;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod roles;
-    #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod self_service;
     #[expect(clippy::unwrap_used, reason = "helpers fail the test by panicking")]
     pub mod session;

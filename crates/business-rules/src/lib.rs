@@ -105,10 +105,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 
 /// The webhook job's handler (the server chains it into `job_handlers`);
 /// `keys` decrypts the rules' webhook secrets (`Services::keys`).
-pub fn job_handlers(
-    outbound: Outbound,
-    keys: Arc<KeyRing>,
-) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
+pub fn job_handlers(outbound: Outbound, keys: Arc<KeyRing>) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     vec![Arc::new(webhook::WebhookJob::new(outbound, keys))]
 }
 

@@ -13,7 +13,6 @@ mod api {
     pub mod reach;
     #[expect(
         clippy::unwrap_used,
-        clippy::expect_used,
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;

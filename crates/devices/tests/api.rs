@@ -17,7 +17,6 @@ mod api {
     pub mod schema;
     #[expect(
         clippy::unwrap_used,
-        clippy::expect_used,
         reason = "shared helpers fail the calling test by panicking"
     )]
     pub mod support;

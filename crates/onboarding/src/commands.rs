@@ -12,8 +12,8 @@ use stoa_acl::{Onboarding, Registry};
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
 use stoa_directory::provision::{TenantRequest, provision_tenant};
-use stoa_preferences::consents::{self, ConsentChange, ConsentKey};
 use stoa_jobs::{JobScope, JobSpec};
+use stoa_preferences::consents::{self, ConsentChange, ConsentKey};
 use stoa_progress::enqueue_scoped;
 use uuid::Uuid;
 

@@ -116,7 +116,9 @@ pub trait Resource: Tracked {
     ) -> impl Future<Output = Result<Self, AppError>> + Send + 'a {
         async move {
             self.restore(conn).await?;
-            Self::load(conn, self.id()).await?.ok_or_else(Self::not_found)
+            Self::load(conn, self.id())
+                .await?
+                .ok_or_else(Self::not_found)
         }
     }
 

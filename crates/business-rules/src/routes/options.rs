@@ -40,6 +40,7 @@ pub async fn call_options(
     let tenant = ctx.tenant_id.ok_or(RulesError::TenantRequired)?;
     let docs = options::documented(doc.into_inner());
     let mut answer = options::call_options(&registry, Some(&docs));
-    answer.api_keys = options::api_keys(&db, keys.get_ref(), creators.get_ref(), &ctx, tenant).await?;
+    answer.api_keys =
+        options::api_keys(&db, keys.get_ref(), creators.get_ref(), &ctx, tenant).await?;
     Ok(web::Json(answer))
 }

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use stoa_acl::{AccessMatrix, Registry};
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator};
-use stoa_onboarding::{OnboardingConfig, OnboardingState};
 use stoa_jobs::{WorkerConfig, Workers};
+use stoa_onboarding::{OnboardingConfig, OnboardingState};
 use stoa_testkit::{AppService, TestApp, TestResponse};
 
 pub use stoa_testkit::count;
