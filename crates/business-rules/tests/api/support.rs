@@ -243,5 +243,7 @@ pub fn workers(db: &Db) -> Workers {
     let services = services(db);
     let mut handlers = stoa_business_rules::job_handlers(outbound(), services.keys.clone());
     handlers.extend(stoa_customers::job_handlers(users()));
-    Workers::new(db.clone(), handlers, worker_config()).with_services(&services)
+    Workers::new(db.clone(), handlers, worker_config())
+        .with_services(&services)
+        .with_records(stoa_progress::records())
 }

@@ -102,7 +102,7 @@ mod tests {
         assert!(jobs.owns("2026-11-22-000000_core_setup"));
         assert!(!jobs.owns("2026-11-22-004000_progress_jobs"));
         // A module's name is a whole part, not a prefix of another's.
-        assert!(!Migrations::module("ai").owns("2026-11-29-300000_ai_assistant"));
+        assert!(!Migrations::module("progress").owns("2026-11-22-004000_progressive_jobs"));
         assert!(!Migrations::module("customers").owns("2026-11-28-110000_customers"));
     }
 
