@@ -14,18 +14,10 @@
 //! refuses an id declared twice, and [`Registry::check_slots`] (run once all
 //! modules registered) refuses a feature no module registers.
 
-use std::sync::Arc;
-
-use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
-use stoa_core::AppError;
 use utoipa::ToSchema;
 
-use stoa_core::command::Actor;
-
-use crate::context::AuthContext;
 use crate::registry::{Registry, RegistryError};
 
 /// A widget's default size on a dashboard.
@@ -109,205 +101,8 @@ pub struct AnalyticsSource {
     pub read_model: Option<&'static str>,
 }
 
-/// Whether a tool only reads or changes data (a mutation goes through the
-/// assistant's approval gate: a person confirms it first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolKind {
-    Read,
-    Mutation,
-}
-
-/// One call of a tool: the caller it acts for (its grants, tenant and
-/// organizations, with the write guards attached: a mutation runs through the
-/// command bus as this caller), the caller's connection and the input the
-/// model produced, already checked against the tool's schema by the
-/// assistant.
-pub struct ToolCall<'a> {
-    pub auth: &'a AuthContext,
-    /// The caller's connection, inside the caller's transaction when it has
-    /// one: the AI confirm locks its pending action, runs the tool and
-    /// records the outcome on it, so the tool's write commits with the
-    /// outcome or not at all. A handler works on it (the module's `_in`
-    /// service steps) and never takes a second pooled connection.
-    pub conn: &'a mut AsyncPgConnection,
-    pub input: Value,
-}
-
-/// What runs a tool. A mutation writes through the command bus with
-/// `call.auth.actor()` on `call.conn`, so it is authorized, logged and
-/// undoable like a route, and part of the caller's transaction.
-pub trait ToolHandler: Send + Sync {
-    fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>>;
-}
-
-/// A tool an AI agent may call.
-#[derive(Clone)]
-pub struct AiTool {
-    /// Dotted, e.g. `customers.update_deal_stage`.
-    pub name: &'static str,
-    pub module: &'static str,
-    pub display_name: &'static str,
-    pub description: &'static str,
-    /// The JSON schema of its input (an object schema).
-    pub input_schema: fn() -> Value,
-    pub kind: ToolKind,
-    /// Every feature the caller must hold to have it run.
-    pub features: &'static [&'static str],
-    pub handler: Arc<dyn ToolHandler>,
-    /// For a mutation: loads the record it would change, for the approval
-    /// card's diff and the confirm-time version check. It answers
-    /// `{recordId, entityType, recordVersion, before}` (`recordVersion`: a
-    /// string that changes with every write, e.g. `updatedAt`) for the same
-    /// input as the handler, as the same caller.
-    pub before: Option<Arc<dyn ToolHandler>>,
-}
-
-impl std::fmt::Debug for AiTool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AiTool")
-            .field("name", &self.name)
-            .field("kind", &self.kind)
-            .field("features", &self.features)
-            .finish_non_exhaustive()
-    }
-}
-
-impl AiTool {
-    /// Runs the tool for `call.auth`: 403 (naming the features) unless the
-    /// caller holds every feature the tool declares. The assistant's own gate
-    /// checks more (whitelists, policies); this one holds for every caller.
-    pub async fn run(&self, call: ToolCall<'_>) -> Result<Value, AppError> {
-        call.auth.require_all(self.features)?;
-        self.handler.call(call).await
-    }
-
-    /// The record a mutation would change ([`AiTool::before`]), checked like
-    /// [`AiTool::run`]; `None` when the tool declares no loader.
-    pub async fn load_before(&self, call: ToolCall<'_>) -> Result<Option<Value>, AppError> {
-        call.auth.require_all(self.features)?;
-        match &self.before {
-            Some(loader) => loader.call(call).await.map(Some),
-            None => Ok(None),
-        }
-    }
-}
-
-/// The type of a field business rules may test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RuleFieldKind {
-    Text,
-    Number,
-    Boolean,
-    Date,
-    Uuid,
-}
-
-/// A field of a rule entity (`deal.valueAmount`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RuleField {
-    pub name: &'static str,
-    pub label: &'static str,
-    pub kind: RuleFieldKind,
-}
-
-/// An entity business rules may watch: its fields (what conditions test)
-/// and the events that trigger rules (the domain events its commands emit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RuleEntity {
-    /// e.g. `customers.deal`.
-    pub entity_type: &'static str,
-    pub module: &'static str,
-    pub label: &'static str,
-    pub fields: &'static [RuleField],
-    /// e.g. `customers.deal.updated`.
-    pub events: &'static [&'static str],
-    /// Every feature needed to write rules about it.
-    pub features: &'static [&'static str],
-}
-
-/// One `SET_FIELD` write: a top-level field of one record, as `auth`.
-pub struct FieldWrite<'a> {
-    /// The caller's connection, in the caller's transaction: the write is
-    /// one step of it (the caller commits or rolls back).
-    pub conn: &'a mut AsyncPgConnection,
-    /// Who writes: for a rule, a system principal of the rule's tenant
-    /// scoped to the record's organization and holding the writer's
-    /// features, with the registry's write guards attached.
-    pub auth: &'a AuthContext,
-    /// The record's id (the event's resource id).
-    pub record_id: &'a str,
-    pub field: &'a str,
-    pub value: Value,
-    /// Goes into the action-log entry's context (`{"businessRule": {...}}`):
-    /// who asked for the write beyond `auth`, and the marker that keeps the
-    /// write's own events from triggering rules again.
-    pub context: Value,
-}
-
-impl FieldWrite<'_> {
-    /// The command-bus actor of the write: `auth`'s, recorded as `system`
-    /// work (no user asked for it).
-    pub fn actor(&self) -> Actor {
-        let mut actor = self.auth.actor();
-        actor.source = "system";
-        actor
-    }
-}
-
-/// What writes fields of an entity's records for rules.
-pub trait FieldWriter: Send + Sync {
-    /// `Err(message)` when `value` can never be valid for `field` (checked
-    /// exactly as the module's update route checks its body).
-    fn check(&self, field: &str, value: &Value) -> Result<(), String>;
-
-    /// Writes the field through the module's own update command (command
-    /// bus, action log with `call.context`, undo, events, write guards) as
-    /// `call.actor()` on `call.conn`; answers what the action reports
-    /// (`{operationId, ...}`).
-    fn write<'a>(&'a self, call: FieldWrite<'a>) -> BoxFuture<'a, Result<Value, AppError>>;
-}
-
-/// An entity whose top-level fields business rules may write (`SET_FIELD`).
-#[derive(Clone)]
-pub struct RuleWriter {
-    /// The rule entity type, e.g. `customers.deal` (as [`RuleEntity`]).
-    pub entity_type: &'static str,
-    pub module: &'static str,
-    /// The writable fields (the update command's body keys, e.g. `status`).
-    pub fields: &'static [&'static str],
-    /// Every feature needed to save a rule that writes it (and what the
-    /// rule's system principal holds when it writes).
-    pub features: &'static [&'static str],
-    pub writer: Arc<dyn FieldWriter>,
-}
-
-impl std::fmt::Debug for RuleWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuleWriter")
-            .field("entity_type", &self.entity_type)
-            .field("fields", &self.fields)
-            .field("features", &self.features)
-            .finish_non_exhaustive()
-    }
-}
-
-impl RuleWriter {
-    /// `Err(message)` unless `field` is writable and `value` may be valid.
-    pub fn check(&self, field: &str, value: &Value) -> Result<(), String> {
-        if !self.fields.contains(&field) {
-            return Err(format!(
-                "is not a writable field of {} (one of: {})",
-                self.entity_type,
-                self.fields.join(", ")
-            ));
-        }
-        self.writer.check(field, value)
-    }
-}
+pub use ai::{AiTool, ToolCall, ToolHandler, ToolKind};
+pub use rules::{FieldWrite, FieldWriter, RuleEntity, RuleField, RuleFieldKind, RuleWriter};
 
 pub use records::{RecordChecker, RecordTarget};
 
@@ -489,6 +284,8 @@ impl Registry {
     }
 }
 
+mod ai;
 mod records;
+mod rules;
 #[cfg(test)]
 mod tests;

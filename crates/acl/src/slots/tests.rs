@@ -1,12 +1,16 @@
 //! Unit tests of the parent module.
 
+use std::sync::Arc;
+
 use diesel_async::{AsyncConnection, AsyncPgConnection};
+use futures_util::future::BoxFuture;
 use serde_json::json;
 use uuid::Uuid;
 
 use super::*;
-use crate::context::ResolvedAcl;
+use crate::context::{AuthContext, ResolvedAcl};
 use crate::registry::{Feature, ModuleInfo};
+use stoa_core::AppError;
 
 const DEALS: ModuleInfo = ModuleInfo {
     id: "deals",
