@@ -6,13 +6,24 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stoa_acl::AuthContext;
+use stoa_acl::{AuthContext, Reach};
 use stoa_core::AppError;
 use uuid::Uuid;
 
 use crate::error::AttachmentsError;
 use crate::model::{Attachment, Partition};
 use crate::schema::{attachment_partitions as p, attachments as a};
+
+/// Whether a signed-in `caller` (not a super admin) may read and change
+/// `row`: its tenant, an organization it selected, and the one organization
+/// rule (`AuthContext::reach`). An attachment always belongs to an
+/// organization, so it is either out of reach (404) or writable: reading
+/// and writing need the same reach.
+pub fn sees(caller: &AuthContext, row: &Attachment) -> bool {
+    caller.tenant_id == Some(row.tenant_id)
+        && caller.can_see_organization(row.organization_id)
+        && caller.reach(Some(row.tenant_id), Some(row.organization_id)) == Reach::Write
+}
 
 /// A file the caller may read, with its partition.
 pub struct Readable {
@@ -34,12 +45,9 @@ pub async fn readable(
     let row = row.ok_or(AttachmentsError::NotFound)?;
     if let Some(ctx) = caller
         && !ctx.is_super_admin()
+        && !sees(ctx, &row)
     {
-        let in_scope =
-            ctx.tenant_id == Some(row.tenant_id) && ctx.can_see_organization(row.organization_id);
-        if !in_scope {
-            return Err(AttachmentsError::NotFound.into());
-        }
+        return Err(AttachmentsError::NotFound.into());
     }
     let partition: Option<Partition> = p::table
         .filter(p::code.eq(&row.partition_code))

@@ -26,6 +26,7 @@ pub mod operations;
 pub mod partitions;
 pub mod routes;
 pub mod schema;
+pub mod service;
 pub mod sniff;
 pub mod store;
 pub mod upload;

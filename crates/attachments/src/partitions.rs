@@ -121,11 +121,7 @@ pub async fn create(
         tenant_id: ctx.tenant()?,
         organization_id,
     };
-    let actor = ctx.actor();
-    db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-    })
-    .await
+    crate::service::run(db, ctx, command).await
 }
 
 pub async fn update(
@@ -150,11 +146,7 @@ pub async fn update(
         input: input(body, config),
         scope: scope(ctx)?,
     };
-    let actor = ctx.actor();
-    db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-    })
-    .await
+    crate::service::run(db, ctx, command).await
 }
 
 pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
@@ -162,10 +154,7 @@ pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, A
         id,
         scope: scope(ctx)?,
     };
-    let actor = ctx.actor();
-    db.transaction::<_, AppError, _>(|conn| {
-        Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-    })
-    .await
-    .map(|((), op)| op)
+    crate::service::run(db, ctx, command)
+        .await
+        .map(|((), op)| op)
 }

@@ -6,12 +6,11 @@ use stoa_acl::AuthContext;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult, Query};
+use stoa_core::{AppResult, Query};
 
-use crate::MANAGE;
-use crate::commands::{AttachmentScope, DeleteAttachment};
 use crate::dto::{IdQuery, Ok};
 use crate::error::AttachmentsError;
+use crate::{MANAGE, service};
 
 use super::parse_id;
 
@@ -35,18 +34,6 @@ pub async fn delete_attachment(
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let id = parse_id(q.id.as_deref(), AttachmentsError::IdRequired)?;
-    let command = DeleteAttachment {
-        id,
-        scope: AttachmentScope {
-            tenant_id: ctx.tenant()?,
-            organizations: ctx.acl.visible_organization_ids.clone(),
-        },
-    };
-    let actor = ctx.actor();
-    let (_, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let op = service::delete(&db, &ctx, id).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
 }

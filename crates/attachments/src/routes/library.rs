@@ -2,8 +2,6 @@
 //! organizations, searchable; detail, metadata changes, deletion.
 
 use actix_web::{HttpResponse, delete, get, patch, web};
-use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
 use serde_json::Value;
 use stoa_acl::AuthContext;
 use stoa_core::command::with_operation;
@@ -11,9 +9,8 @@ use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::pagination::Page;
-use stoa_core::{AppError, AppResult, Path, Query};
+use stoa_core::{AppResult, Path, Query};
 
-use crate::commands::{AttachmentScope, DeleteAttachment, UpdateAttachment};
 use crate::dto::{
     LibraryDetail, LibraryDetailAnswer, LibraryItem, LibraryList, LibraryPatch, LibraryQuery, Ok,
     PartitionSummary, Patched, PatchedItem,
@@ -21,18 +18,10 @@ use crate::dto::{
 use crate::error::AttachmentsError;
 use crate::library_list::{self, LibraryFilter, LibraryScope, SortField};
 use crate::model::{Attachment, iso};
-use crate::schema::{attachment_partitions as p, attachments as a};
 use crate::sniff::RESIZABLE_TYPES;
-use crate::{MANAGE, VIEW, upload};
+use crate::{MANAGE, VIEW, service, upload};
 
 use super::parse_id;
-
-fn scope(ctx: &AuthContext) -> Result<AttachmentScope, AppError> {
-    Ok(AttachmentScope {
-        tenant_id: ctx.tenant()?,
-        organizations: ctx.acl.visible_organization_ids.clone(),
-    })
-}
 
 struct Parsed {
     page: Page,
@@ -183,25 +172,8 @@ pub async fn get_library_item(
     id: Path<String>,
 ) -> AppResult<web::Json<LibraryDetailAnswer>> {
     ctx.require(VIEW)?;
-    let scope = scope(&ctx)?;
     let id = parse_id(Some(id.as_str()), AttachmentsError::IdRequired)?;
-    let mut conn = db.conn().await?;
-    let row: Option<Attachment> = a::table
-        .filter(a::id.eq(id))
-        .filter(a::tenant_id.eq(scope.tenant_id))
-        .select(Attachment::as_select())
-        .first(&mut conn)
-        .await
-        .optional()?;
-    let row = row
-        .filter(|r| scope.covers(r))
-        .ok_or(AttachmentsError::NotFound)?;
-    let title: Option<String> = p::table
-        .filter(p::code.eq(&row.partition_code))
-        .select(p::title)
-        .first(&mut conn)
-        .await
-        .optional()?;
+    let (row, title) = service::detail(&db, &ctx, id).await?;
     Ok(web::Json(LibraryDetailAnswer {
         item: LibraryDetail {
             id: row.id,
@@ -255,19 +227,12 @@ pub async fn patch_library_item(
         Some(None) => Some(None),
         Some(Some(value)) => Some(upload::check_custom_fields(value)?),
     };
-    let command = UpdateAttachment {
-        id,
-        scope: scope(&ctx)?,
+    let change = service::MetadataChange {
         tags,
         assignments,
         custom_fields,
     };
-    let actor = ctx.actor();
-    let (row, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let (row, op) = service::update(&db, &ctx, id, change).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(Patched {
         ok: true,
         item: PatchedItem {
@@ -300,15 +265,6 @@ pub async fn delete_library_item(
 ) -> AppResult<HttpResponse> {
     ctx.require(MANAGE)?;
     let id = parse_id(Some(id.as_str()), AttachmentsError::IdRequired)?;
-    let command = DeleteAttachment {
-        id,
-        scope: scope(&ctx)?,
-    };
-    let actor = ctx.actor();
-    let (_, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let op = service::delete(&db, &ctx, id).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(Ok::yes()))
 }

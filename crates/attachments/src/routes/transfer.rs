@@ -6,12 +6,11 @@ use stoa_acl::{AuthContext, Registry};
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::{AppError, AppResult};
+use stoa_core::AppResult;
 
-use crate::commands::{AttachmentScope, TransferAttachments};
 use crate::dto::{TransferBody, Transferred};
 use crate::error::AttachmentsError;
-use crate::{MANAGE, upload};
+use crate::{MANAGE, service, upload};
 
 /// Attachments of `entityId` among `attachmentIds` (and of `fromRecordId`
 /// when given) move to `toRecordId`; ids of other entities, tenants or
@@ -50,36 +49,12 @@ pub async fn transfer_attachments(
         upload::check_identifier("fromRecordId", from)?;
     }
     let target = registry.record_target(&entity_id).cloned();
-    let command = TransferAttachments {
+    let transfer = service::Transfer {
         ids: body.attachment_ids,
         entity_id,
         from_record_id,
         to_record_id,
-        to_organization: None,
-        scope: AttachmentScope {
-            tenant_id: ctx.tenant()?,
-            organizations: ctx.acl.visible_organization_ids.clone(),
-        },
     };
-    let actor = ctx.actor();
-    let caller = ctx.clone();
-    let (updated, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let mut command = command;
-                // The target record is asked of its owner in the write's
-                // transaction (404 / 403 before anything moves).
-                command.to_organization = upload::writable_record(
-                    conn,
-                    target.as_ref(),
-                    &caller,
-                    "toRecordId",
-                    &command.to_record_id,
-                )
-                .await?;
-                stoa_core::command::execute(conn, &actor, command).await
-            })
-        })
-        .await?;
+    let (updated, op) = service::transfer(&db, &ctx, target, transfer).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(Transferred { ok: true, updated }))
 }
