@@ -21,7 +21,7 @@ use crate::service::{DirectoryService, PgDirectory};
 
 pub use slugs::slugify;
 use slugs::unique_slug;
-pub(crate) use tenant::live_tenants;
+pub(crate) use tenant::{TENANTS_READ_DEPS, live_tenants};
 use tree::assign_children;
 pub use tree::{ensure_acyclic, lock_tree, organization_tenant_of, rebuild_tree};
 

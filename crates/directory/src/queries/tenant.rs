@@ -7,6 +7,7 @@ use diesel::sql_types::{Bool, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_core::command::Actor;
 use stoa_core::command::access::logged;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::ListRequest;
 use stoa_core::search::escape_like;
 use time::OffsetDateTime;
@@ -22,6 +23,11 @@ use crate::model::TenantRow;
 use crate::schema::tenants;
 use crate::service::{DirectoryService, PgDirectory};
 
+/// The read model of the super admin's tenant list: every write to
+/// `tenants` bumps it (migration `directory_tenants_read_version`), so a
+/// kept page is served again only while no tenant changed.
+pub const TENANTS_READ_DEPS: &[&str] = &["directory.tenants"];
+
 /// A resolved tenant-list cursor position.
 enum After {
     Name(String, Uuid),
@@ -31,15 +37,16 @@ enum After {
 impl PgDirectory {
     /// Tenants for a super admin, filtered, sorted and paged, with the
     /// (capped) total and the access-log entries of the read in the same
-    /// statement: `(rows, counted)` (`counted` is `None` for an empty page
-    /// that had nothing to carry it, see [`ListRequest::needs_separate_count`]).
+    /// statement: `(rows, counted, versions)` (`counted` and the read
+    /// versions of [`TENANTS_READ_DEPS`] are `None` for an empty page that
+    /// had nothing to carry them, see [`ListRequest::needs_separate_count`]).
     pub async fn list_tenants_as_superadmin(
         &self,
         conn: &mut AsyncPgConnection,
         q: &TenantListQuery,
         req: &ListRequest<TenantKey>,
         read: (&Actor, &[&str], &str),
-    ) -> Result<(Vec<TenantRow>, Option<i64>)> {
+    ) -> Result<(Vec<TenantRow>, Option<i64>, Option<Vec<i64>>)> {
         let sort = q.sort_field.unwrap_or_default();
         let desc = q.sort_dir == Some(SortDir::Desc);
         let after = match (&req.after, sort) {
@@ -108,6 +115,7 @@ impl PgDirectory {
         let query = filtered().select((
             TenantRow::as_select(),
             req.count(filtered().select(tenants::id)),
+            versions(ReadDeps::new(TENANTS_READ_DEPS, None)),
         ));
         let query = match (sort, desc) {
             (TenantSortField::Name, false) => query.order((tenants::name.asc(), tenants::id.asc())),
@@ -127,7 +135,7 @@ impl PgDirectory {
         };
         let (actor, fields, path) = read;
         // Reads of tenants are access-logged, in the same statement.
-        let rows: Vec<(TenantRow, i64)> = logged(
+        let rows: Vec<(TenantRow, i64, Vec<i64>)> = logged(
             query.limit(req.limit()).offset(req.offset()),
             actor,
             "directory.tenant",
@@ -137,7 +145,8 @@ impl PgDirectory {
         )
         .load(conn)
         .await?;
-        let mut counted = <[(TenantRow, i64)]>::first(&rows).map(|(_, n)| *n);
+        let mut counted = <[_]>::first(&rows).map(|(_, n, _): &(TenantRow, i64, Vec<i64>)| *n);
+        let versions = <[_]>::first(&rows).map(|(_, _, v): &(TenantRow, i64, Vec<i64>)| v.clone());
         if req.needs_separate_count(rows.len()) {
             counted = Some(
                 diesel::select(req.count(filtered().select(tenants::id)))
@@ -145,7 +154,11 @@ impl PgDirectory {
                     .await?,
             );
         }
-        Ok((rows.into_iter().map(|(row, _)| row).collect(), counted))
+        Ok((
+            rows.into_iter().map(|(row, _, _)| row).collect(),
+            counted,
+            versions,
+        ))
     }
 
     pub async fn create_tenant_with(

@@ -1,19 +1,23 @@
 //! `GET /directory/tenants`: filtered, sorted and paged.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::{ReadDeps, ReadLog, answer_json};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppResult, PageQuery, Query};
 
 use super::VIEW;
 use crate::dto::*;
 use crate::model::TenantRow;
+use crate::queries::TENANTS_READ_DEPS;
 use crate::routes::require_super_admin;
 use crate::service::PgDirectory;
 
-/// Lists tenants (super admins with `directory.tenants.view`).
+/// Lists tenants (super admins with `directory.tenants.view`). The answer
+/// is kept for the session (`stoa_core::http::read_cache`): the same page
+/// again is one statement, its access-log entry written behind it.
 #[utoipa::path(
     tag = "Directory",
     params(TenantListQuery, ListParams),
@@ -27,11 +31,12 @@ use crate::service::PgDirectory;
 )]
 #[get("/directory/tenants")]
 pub async fn list_tenants(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<TenantListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<TenantList>> {
+) -> AppResult<HttpResponse> {
     require_super_admin(&ctx, VIEW)?;
     let page = PageQuery {
         page: q.page,
@@ -46,16 +51,20 @@ pub async fn list_tenants(
     )?;
     let mut conn = db.conn().await?;
     let actor = ctx.actor();
-    let (rows, counted) = PgDirectory
-        .list_tenants_as_superadmin(
-            &mut conn,
-            &q,
-            &req,
-            (&actor, FIELDS, "/api/directory/tenants"),
-        )
+    let (rows, counted, versions) = PgDirectory
+        .list_tenants_as_superadmin(&mut conn, &q, &req, (&actor, FIELDS, PATH))
         .await?;
     let page = req.finish(rows, counted, |row| key_of(row, sort));
-    Ok(web::Json(TenantList {
+    // What each later use of the kept answer logs again.
+    let log = ReadLog {
+        actor,
+        resource_kind: "directory.tenant",
+        ids: page.items.iter().map(|t| t.id.to_string()).collect(),
+        by_id: q.id.is_some(),
+        fields: FIELDS,
+        path: PATH,
+    };
+    let list = TenantList {
         items: page.items.into_iter().map(TenantItem::from).collect(),
         total: page.total,
         page: page.page,
@@ -63,8 +72,19 @@ pub async fn list_tenants(
         total_pages: page.total_pages,
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
-    }))
+    };
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &list,
+        ReadDeps::new(TENANTS_READ_DEPS, None),
+        versions,
+        Some(log),
+    )
 }
+
+/// The path the access log records.
+const PATH: &str = "/api/directory/tenants";
 
 /// The fields of a listed tenant (the access log's `fields`).
 const FIELDS: &[&str] = &["id", "name", "isActive", "createdAt", "updatedAt"];
