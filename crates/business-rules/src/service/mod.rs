@@ -1,6 +1,7 @@
 //! The module's rules. Reads take a connection; writes open the transaction,
 //! lock what they check and run the command through the bus.
 
+pub mod checks;
 pub mod execute;
 pub mod logs;
 pub mod options;

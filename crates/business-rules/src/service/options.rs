@@ -45,9 +45,14 @@ pub async fn api_keys(
         if !visible {
             continue;
         }
-        let principal =
-            super::rules::key_principal(&mut conn, creators, tenant, ctx.organization_id(), key.id)
-                .await?;
+        let principal = super::checks::key_principal(
+            &mut conn,
+            creators,
+            tenant,
+            ctx.organization_id(),
+            key.id,
+        )
+        .await?;
         if principal.is_some_and(|principal| principal.is_within(ctx)) {
             within.push(key);
         }

@@ -3,16 +3,16 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self as kit, Write};
 use stoa_core::AppError;
-use stoa_core::command::{Operation, execute};
+use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use stoa_core::search::escape_like;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{page_of, target_organization, total_pages};
-use crate::MANAGE_SETS;
-use crate::commands::{self as cmd, WriteMember, WriteSet};
+use crate::commands as cmd;
 use crate::dto::*;
 use crate::error::RulesError;
 use crate::model::{MemberState, SetRow, SetState};
@@ -23,7 +23,6 @@ pub async fn create(
     ctx: &AuthContext,
     body: CreateSet,
 ) -> Result<(Uuid, Operation), AppError> {
-    ctx.require(MANAGE_SETS)?;
     let state = SetState {
         id: Uuid::new_v4(),
         tenant_id: ctx.tenant().map_err(|_| RulesError::ScopeRequired)?,
@@ -37,39 +36,29 @@ pub async fn create(
         created_at: OffsetDateTime::now_utc(),
         deleted_at: None,
     };
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     let id = state.id;
     conn.transaction(async |conn| {
-        let command = WriteSet {
-            command_id: cmd::SET_CREATE,
-            label: "Create rule set",
-            before: None,
-            after: state,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::SET_CREATE, "Create rule set");
+        let (_, op) = kit::create_in(conn, ctx, None, how, state).await?;
         Ok((id, op))
     })
     .await
 }
 
-async fn locked(
+/// The live set `id`, locked for a write by `ctx` (the kit's `locked_in`);
+/// a deleted one is 404 as an unknown one.
+async fn live(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     id: Uuid,
 ) -> Result<SetState, AppError> {
-    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
-    s::table
-        .find(id)
-        .filter(s::tenant_id.eq(tenant))
-        .filter(s::deleted_at.is_null())
-        .select(SetState::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?
-        .filter(|x| ctx.can_see_organization(x.organization_id))
-        .ok_or_else(|| RulesError::SetNotFound.into())
+    ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let set = kit::locked_in::<SetState>(conn, ctx, id, None).await?;
+    match set.deleted_at {
+        None => Ok(set),
+        Some(_) => Err(RulesError::SetNotFound.into()),
+    }
 }
 
 pub async fn update(
@@ -78,12 +67,9 @@ pub async fn update(
     id: Uuid,
     body: UpdateSet,
 ) -> Result<Operation, AppError> {
-    ctx.require(MANAGE_SETS)?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = locked(conn, ctx, id).await?;
-        ctx.require_organizations([Some(before.organization_id)])?;
+        let before = live(conn, ctx, id).await?;
         let mut after = before.clone();
         if let Some(v) = body.set_id {
             after.set_id = v.trim().to_string();
@@ -98,35 +84,23 @@ pub async fn update(
             after.enabled = v;
         }
         after.updated_by = ctx.actor_id();
-        let command = WriteSet {
-            command_id: cmd::SET_UPDATE,
-            label: "Update rule set",
-            before: Some(before),
-            after,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::SET_UPDATE, "Update rule set");
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
         Ok(op)
     })
     .await
 }
 
+/// Deletes set `id` softly (its row keeps `deletedAt`; undo revives it).
 pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
-    ctx.require(MANAGE_SETS)?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = locked(conn, ctx, id).await?;
-        ctx.require_organizations([Some(before.organization_id)])?;
+        let before = live(conn, ctx, id).await?;
         let mut after = before.clone();
         after.deleted_at = Some(OffsetDateTime::now_utc());
         after.updated_by = ctx.actor_id();
-        let command = WriteSet {
-            command_id: cmd::SET_DELETE,
-            label: "Delete rule set",
-            before: Some(before),
-            after,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::SET_DELETE, "Delete rule set");
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
         Ok(op)
     })
     .await
@@ -264,30 +238,18 @@ pub async fn list(
     })
 }
 
+/// Adds a rule to set `set`: the set is locked first (as every member
+/// write), the member's own checks (its rule live and seen by the caller)
+/// are the kit's `Resource::check`.
 pub async fn add_member(
     db: &Db,
     ctx: &AuthContext,
     set: Uuid,
     body: AddMember,
 ) -> Result<(Uuid, Operation), AppError> {
-    ctx.require(MANAGE_SETS)?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let owner = locked(conn, ctx, set).await?;
-        ctx.require_organizations([Some(owner.organization_id)])?;
-        let rule_org: Option<Uuid> = r::table
-            .find(body.rule_id)
-            .filter(r::tenant_id.eq(owner.tenant_id))
-            .filter(r::deleted_at.is_null())
-            .select(r::organization_id)
-            .first(conn)
-            .await
-            .optional()?;
-        match rule_org {
-            Some(org) if ctx.can_see_organization(org) => {}
-            _ => return Err(RulesError::RuleNotFound.into()),
-        }
+        let owner = live(conn, ctx, set).await?;
         let state = MemberState {
             id: Uuid::new_v4(),
             tenant_id: owner.tenant_id,
@@ -299,35 +261,28 @@ pub async fn add_member(
             created_at: OffsetDateTime::now_utc(),
         };
         let id = state.id;
-        let command = WriteMember {
-            command_id: cmd::MEMBER_CREATE,
-            label: "Add rule to set",
-            before: None,
-            after: Some(state),
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::MEMBER_CREATE, "Add rule to set");
+        let (_, op) = kit::create_in(conn, ctx, None, how, state).await?;
         Ok((id, op))
     })
     .await
 }
 
-async fn locked_member(
+/// Member `member` of set `set`, both locked for a write by `ctx` (the set
+/// first, as every member write); a member of another set is 404.
+async fn live_member(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     set: Uuid,
     member: Uuid,
 ) -> Result<MemberState, AppError> {
-    let owner = locked(conn, ctx, set).await?;
-    ctx.require_organizations([Some(owner.organization_id)])?;
-    m::table
-        .find(member)
-        .filter(m::rule_set_id.eq(owner.id))
-        .select(MemberState::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?
-        .ok_or_else(|| RulesError::MemberNotFound.into())
+    let owner = live(conn, ctx, set).await?;
+    let state = kit::locked_in::<MemberState>(conn, ctx, member, None).await?;
+    if state.rule_set_id == owner.id {
+        Ok(state)
+    } else {
+        Err(RulesError::MemberNotFound.into())
+    }
 }
 
 pub async fn update_member(
@@ -336,11 +291,9 @@ pub async fn update_member(
     set: Uuid,
     body: UpdateMember,
 ) -> Result<Operation, AppError> {
-    ctx.require(MANAGE_SETS)?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = locked_member(conn, ctx, set, body.member_id).await?;
+        let before = live_member(conn, ctx, set, body.member_id).await?;
         let mut after = before.clone();
         if let Some(v) = body.sequence {
             after.sequence = v;
@@ -348,13 +301,8 @@ pub async fn update_member(
         if let Some(v) = body.enabled {
             after.enabled = v;
         }
-        let command = WriteMember {
-            command_id: cmd::MEMBER_UPDATE,
-            label: "Update rule set member",
-            before: Some(before),
-            after: Some(after),
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let how = Write::new(cmd::MEMBER_UPDATE, "Update rule set member");
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
         Ok(op)
     })
     .await
@@ -366,18 +314,11 @@ pub async fn remove_member(
     set: Uuid,
     member: Uuid,
 ) -> Result<Operation, AppError> {
-    ctx.require(MANAGE_SETS)?;
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        let before = locked_member(conn, ctx, set, member).await?;
-        let command = WriteMember {
-            command_id: cmd::MEMBER_DELETE,
-            label: "Remove rule from set",
-            before: Some(before),
-            after: None,
-        };
-        let (_, op) = execute(conn, &actor, command).await?;
+        let before = live_member(conn, ctx, set, member).await?;
+        let how = Write::new(cmd::MEMBER_DELETE, "Remove rule from set");
+        let (_, op) = kit::save_in::<MemberState>(conn, ctx, None, how, Some(before), None).await?;
         Ok(op)
     })
     .await
