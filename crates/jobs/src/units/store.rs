@@ -4,6 +4,7 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use stoa_core::prepared::Cached;
 use uuid::Uuid;
 
 use super::{FAILED_ITEMS_LISTED, FailedItem};
@@ -11,21 +12,32 @@ use crate::records::JobRecords;
 use crate::schema::{job_queue, job_units};
 
 /// Inserts the unit's row; `false` when it exists (finished earlier).
+///
+/// The same statement makes the unit's transaction commit without waiting
+/// for its WAL to reach the disk (`synchronous_commit = off`, for this
+/// transaction only): a unit is all or nothing and its `job_units` row
+/// commits with its effects, so a database crash that loses the last units'
+/// commits loses their rows too, and the job's retry runs them again, as it
+/// does for a worker killed mid-unit. A bulk job of 400 units paid one WAL
+/// flush per unit (about 1.3 s of 5.3 s for 100,000 deal updates in units
+/// of 250, issue 52); the job's end (its status, committed normally) flushes
+/// everything before it.
 pub(super) async fn claim_unit(
     conn: &mut AsyncPgConnection,
     job: Uuid,
     key: &str,
     items: i32,
 ) -> QueryResult<bool> {
-    let fresh = diesel::insert_into(job_units::table)
-        .values((
-            job_units::job_id.eq(job),
-            job_units::unit.eq(key),
-            job_units::items.eq(items),
-        ))
-        .on_conflict_do_nothing()
-        .execute(conn)
-        .await?;
+    let fresh = Cached(diesel::sql_query(
+        "INSERT INTO job_units (job_id, unit, items) \
+         SELECT $1, $2, $3 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(job)
+    .bind::<diesel::sql_types::Text, _>(key)
+    .bind::<diesel::sql_types::Integer, _>(items))
+    .execute(conn)
+    .await?;
     Ok(fresh > 0)
 }
 
