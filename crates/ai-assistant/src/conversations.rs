@@ -15,6 +15,7 @@ use stoa_acl::AuthContext;
 use stoa_core::AppError;
 use stoa_core::command::{LogEntry, record_batch};
 use stoa_core::db::Db;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::prepared::Cached;
 use stoa_core::serde_util::timestamp::truncate;
@@ -369,8 +370,9 @@ pub async fn list(
     cursor: Option<OffsetDateTime>,
     limit: i64,
     total: TotalMode,
-) -> Result<Value, AppError> {
+) -> Result<Listed, AppError> {
     let scope = scope(ctx)?;
+    let deps = ReadDeps::new(READ_DEPS, Some(scope.0));
     let count_limit = match total {
         TotalMode::Capped => Some(COUNT_AHEAD + 1),
         TotalMode::Exact => None,
@@ -386,11 +388,13 @@ pub async fn list(
         count_limit,
     );
     let page = listed(ctx, scope, agent, status, cursor)
-        .select((ConversationRow::as_select(), counted))
+        .select((ConversationRow::as_select(), counted, versions(deps)))
         .order((cc::activity_at.desc(), cc::id.desc()))
         .limit(limit + 1);
-    let mut rows: Vec<(ConversationRow, i64)> = Cached(page).load(conn).await?;
-    let count = <[_]>::first(&rows).map_or(0, |(_, c)| *c);
+    let rows: Vec<(ConversationRow, i64, Vec<i64>)> = Cached(page).load(conn).await?;
+    let count = <[_]>::first(&rows).map_or(0, |(_, c, _)| *c);
+    let mut read_versions = <[_]>::first(&rows).map(|(_, _, v)| v.clone());
+    let mut rows: Vec<(ConversationRow, i64)> = rows.into_iter().map(|(r, c, _)| (r, c)).collect();
     let activity = |(r, _): &(ConversationRow, i64)| r.last_message_at.unwrap_or(r.created_at);
     let mut more = rows.len() as i64 > limit;
     match cut_at_millisecond(&mut rows, limit, activity) {
@@ -408,6 +412,8 @@ pub async fn list(
                 .load::<ConversationRow>(conn)
                 .await?;
             rows = group.into_iter().map(|r| (r, count)).collect();
+            // Read in statements of their own: not one snapshot, not kept.
+            read_versions = None;
             let after: Vec<Uuid> = listed(ctx, scope, agent, status, Some(start))
                 .select(cc::id)
                 .limit(1)
@@ -429,7 +435,40 @@ pub async fn list(
         TotalMode::Skip => (None, false),
     };
     let items: Vec<Summary> = rows.into_iter().map(|(r, _)| summary(r, ctx)).collect();
-    Ok(json!({"items": items, "nextCursor": next, "total": total, "totalCapped": capped}))
+    Ok(Listed {
+        page: ConversationPage {
+            items,
+            next_cursor: next,
+            total,
+            total_capped: capped,
+        },
+        deps,
+        versions: read_versions,
+    })
+}
+
+/// The read model of the conversation list: every write to a tenant's
+/// conversations or participants bumps its version (migration
+/// `ai_assistant_conversations_read_version`); the caller's permissions
+/// move `acl_version`, which a kept answer checks too.
+pub const READ_DEPS: &[&str] = &["ai_assistant.conversations"];
+
+/// `{items, nextCursor, total, totalCapped}`, serialized straight from the
+/// rows (no intermediate JSON value).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationPage {
+    pub items: Vec<Summary>,
+    pub next_cursor: Option<String>,
+    pub total: Option<i64>,
+    pub total_capped: bool,
+}
+
+/// A page and the read versions it was computed from (`None`: not kept).
+pub struct Listed {
+    pub page: ConversationPage,
+    pub deps: ReadDeps,
+    pub versions: Option<Vec<i64>>,
 }
 
 /// 400 `organization_not_found` when the caller's selected organization is

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::TotalMode;
 use stoa_core::{AppError, AppResult};
 use time::OffsetDateTime;
@@ -55,27 +56,36 @@ pub struct ListQuery {
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations")]
 pub async fn list_conversations(
+    http: actix_web::HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<ListQuery>,
-) -> AppResult<web::Json<Value>> {
+) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
     let q = q.into_inner();
     let cursor = instant(q.cursor.as_deref(), "cursor")?;
     let total = TotalMode::parse(q.include_total.as_deref());
     let mut conn = db.conn().await?;
-    Ok(web::Json(
-        conversations::list(
-            &mut conn,
-            &ctx,
-            q.agent.as_deref(),
-            q.status.as_deref(),
-            cursor,
-            q.limit.unwrap_or(50),
-            total,
-        )
-        .await?,
-    ))
+    let listed = conversations::list(
+        &mut conn,
+        &ctx,
+        q.agent.as_deref(),
+        q.status.as_deref(),
+        cursor,
+        q.limit.unwrap_or(50),
+        total,
+    )
+    .await?;
+    // A session's answer is kept (stoa_core::http::read_cache): the same
+    // page again is one statement while no conversation of the tenant moved.
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &listed.page,
+        listed.deps,
+        listed.versions,
+        None,
+    )
 }
 
 /// 400 `validation_error` unless `id` names an agent of the registry (a

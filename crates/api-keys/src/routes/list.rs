@@ -1,9 +1,10 @@
 //! `GET /api_keys/keys`: the caller's live keys.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::{AuthContext, OrganizationDirectory, RoleDirectory};
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, PageQuery, Query};
 
@@ -14,7 +15,9 @@ use crate::service::{self, ListScope};
 use super::*;
 
 /// Lists the live keys of the caller's tenant and organization scope, newest
-/// first. Never returns a secret or hash.
+/// first. Never returns a secret or hash. A session's answer is kept
+/// (`stoa_core::http::read_cache`): the same page again is one statement
+/// while no key of the tenant, role or organization changed.
 #[utoipa::path(
     tag = "API Keys",
     params(ApiKeyListQuery, ListParams),
@@ -28,13 +31,14 @@ use super::*;
 )]
 #[get("/api_keys/keys")]
 pub async fn list_keys(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     roles: web::Data<dyn RoleDirectory>,
     organizations: web::Data<dyn OrganizationDirectory>,
     q: Query<ApiKeyListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<ApiKeyList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
     let tenant_id = ctx.tenant_id.ok_or(ApiKeysError::TenantRequired)?;
     let page = PageQuery {
@@ -48,7 +52,7 @@ pub async fn list_keys(
         organizations: ctx.acl.visible_organization_ids.as_deref(),
     };
     let mut conn = db.conn().await?;
-    let list = service::list(
+    let listed = service::list(
         &mut conn,
         roles.get_ref(),
         organizations.get_ref(),
@@ -57,5 +61,12 @@ pub async fn list_keys(
         &req,
     )
     .await?;
-    Ok(web::Json(list))
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &listed.list,
+        listed.deps,
+        listed.versions,
+        None,
+    )
 }

@@ -5,7 +5,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, Bool, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::{OrganizationDirectory, RoleDirectory};
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
+use stoa_core::prepared::Cached;
 use stoa_core::search::escape_like;
 use stoa_core::{AppError, Page};
 use time::OffsetDateTime;
@@ -35,7 +37,21 @@ type ListRow = (
     Vec<Option<String>>,
     Option<String>,
     i64,
+    Vec<i64>,
 );
+
+/// The read model of the key list: every write to `api_keys` bumps its
+/// tenant's version (migration `api_keys_read_version`). Role and
+/// organization names move `acl_version`, which a kept answer checks too.
+pub const READ_DEPS: &[&str] = &["api_keys.keys"];
+
+/// A page of keys and the read versions it was computed from (`None` for
+/// an empty page: nothing carried them, and it is not kept).
+pub struct ListedKeys {
+    pub list: ApiKeyList,
+    pub deps: ReadDeps,
+    pub versions: Option<Vec<i64>>,
+}
 
 /// The sort tag of key-list cursors: newest first, then id.
 const CURSOR_TAG: &str = "api_keys.keys:createdAt:desc";
@@ -55,7 +71,8 @@ pub fn list_request(page: Page, params: &ListParams) -> Result<ListRequest<KeyLi
 }
 
 /// One page of live keys in scope, newest first: the rows, their (capped)
-/// total, role names and organization names in one statement.
+/// total, role names, organization names and the read versions in one
+/// statement.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     roles: &dyn RoleDirectory,
@@ -63,7 +80,8 @@ pub async fn list(
     scope: &ListScope<'_>,
     search: Option<&str>,
     req: &ListRequest<KeyListKey>,
-) -> Result<ApiKeyList, AppError> {
+) -> Result<ListedKeys, AppError> {
+    let deps = ReadDeps::new(READ_DEPS, Some(scope.tenant_id));
     let pattern = search
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -107,29 +125,38 @@ pub async fn list(
         }
         query
     };
-    let rows: Vec<ListRow> = filtered()
-        .order((api_keys::created_at.desc(), api_keys::id.desc()))
-        .limit(req.limit())
-        .offset(req.offset())
-        .select((
-            api_keys::id,
-            api_keys::name,
-            api_keys::description,
-            api_keys::key_prefix,
-            api_keys::organization_id,
-            api_keys::created_at,
-            api_keys::last_used_at,
-            api_keys::expires_at,
-            api_keys::role_ids,
-            diesel::dsl::sql::<Array<Nullable<Text>>>(&roles.role_names_sql("api_keys.role_ids")),
-            diesel::dsl::sql::<Nullable<Text>>(
-                &organizations.organization_name_sql("api_keys.organization_id"),
-            ),
-            req.count(filtered().select(api_keys::id)),
-        ))
-        .load(conn)
-        .await?;
+    // Kept prepared: the names' `sql(...)` fragments are fixed text with
+    // bound values, but would make diesel parse and plan the statement on
+    // every request (1 ms of Postgres time, 0.1 ms once prepared).
+    let rows: Vec<ListRow> = Cached(
+        filtered()
+            .order((api_keys::created_at.desc(), api_keys::id.desc()))
+            .limit(req.limit())
+            .offset(req.offset())
+            .select((
+                api_keys::id,
+                api_keys::name,
+                api_keys::description,
+                api_keys::key_prefix,
+                api_keys::organization_id,
+                api_keys::created_at,
+                api_keys::last_used_at,
+                api_keys::expires_at,
+                api_keys::role_ids,
+                diesel::dsl::sql::<Array<Nullable<Text>>>(
+                    &roles.role_names_sql("api_keys.role_ids"),
+                ),
+                diesel::dsl::sql::<Nullable<Text>>(
+                    &organizations.organization_name_sql("api_keys.organization_id"),
+                ),
+                req.count(filtered().select(api_keys::id)),
+                versions(deps),
+            )),
+    )
+    .load(conn)
+    .await?;
     let mut counted = <[ListRow]>::first(&rows).map(|r| r.11);
+    let versions = <[ListRow]>::first(&rows).map(|r| r.12.clone());
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered().select(api_keys::id)))
@@ -161,7 +188,7 @@ pub async fn list(
         })
         .collect();
     let page = req.finish(items, counted, key_of);
-    Ok(ApiKeyList {
+    let list = ApiKeyList {
         items: page.items,
         total: page.total,
         page: page.page,
@@ -170,5 +197,10 @@ pub async fn list(
         total_pages: page.total.div_ceil(page.page_size.max(1)),
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
+    };
+    Ok(ListedKeys {
+        list,
+        deps,
+        versions,
     })
 }

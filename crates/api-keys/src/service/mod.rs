@@ -8,7 +8,7 @@ mod list;
 
 pub use create::{NewKey, create, parse_expiry, prepare};
 pub use delete::delete;
-pub use list::{KeyListKey, ListScope, list, list_request};
+pub use list::{KeyListKey, ListScope, ListedKeys, READ_DEPS, list, list_request};
 
 /// How many API keys may stand between a key and the user who started the chain
 /// (a key created by a key created by a key ...).

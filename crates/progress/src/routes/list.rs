@@ -1,11 +1,12 @@
 //! `GET /progress/jobs`.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::{ReadDeps, answer_json, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppResult, Query};
 use time::OffsetDateTime;
@@ -16,6 +17,11 @@ use crate::error::ProgressError;
 use crate::queries::{self, JobFilter, JobKey};
 use crate::schema::progress_jobs;
 use crate::service::ProgressJob;
+
+/// The read model of the job list: every write to `progress_jobs` bumps its
+/// tenant's version (migration `progress_jobs_read_version`), so a session's
+/// kept answer is served again only while no job of the tenant changed.
+pub const READ_DEPS: &[&str] = &["progress.jobs"];
 
 const STATUSES: [&str; 5] = ["pending", "running", "completed", "failed", "cancelled"];
 
@@ -28,11 +34,12 @@ const STATUSES: [&str; 5] = ["pending", "running", "completed", "failed", "cance
 )]
 #[get("/progress/jobs")]
 pub async fn list(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<JobListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<JobList>> {
+) -> AppResult<HttpResponse> {
     ctx.require("progress.view")?;
     let (tenant, org) = scope(&ctx)?;
     let page = stoa_core::PageQuery {
@@ -80,17 +87,20 @@ pub async fn list(
         }
     };
     let mut conn = db.conn().await?;
-    // The page and its (capped) total in one statement.
-    let rows: Vec<(ProgressJob, i64)> = queries::ordered(filtered(), sort, asc)
+    let deps = ReadDeps::new(READ_DEPS, Some(tenant));
+    // The page, its (capped) total and the read versions in one statement.
+    let rows: Vec<(ProgressJob, i64, Vec<i64>)> = queries::ordered(filtered(), sort, asc)
         .select((
             ProgressJob::as_select(),
             req.count(filtered().select(progress_jobs::id)),
+            versions(deps),
         ))
         .offset(req.offset())
         .limit(req.limit())
         .load(&mut *conn)
         .await?;
-    let mut counted = <[(ProgressJob, i64)]>::first(&rows).map(|r| r.1);
+    let mut counted = <[(ProgressJob, i64, Vec<i64>)]>::first(&rows).map(|r| r.1);
+    let versions = <[(ProgressJob, i64, Vec<i64>)]>::first(&rows).map(|r| r.2.clone());
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered().select(progress_jobs::id)))
@@ -98,9 +108,9 @@ pub async fn list(
                 .await?,
         );
     }
-    let items: Vec<ProgressJob> = rows.into_iter().map(|(job, _)| job).collect();
+    let items: Vec<ProgressJob> = rows.into_iter().map(|(job, _, _)| job).collect();
     let page = req.finish(items, counted, |job| queries::job_key(job, sort));
-    Ok(web::Json(JobList {
+    let list = JobList {
         items: page.items,
         total: page.total,
         page: page.page,
@@ -108,7 +118,8 @@ pub async fn list(
         total_pages: page.total_pages,
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
-    }))
+    };
+    answer_json(&http, ctx.read_owner(), &list, deps, versions, None)
 }
 
 /// The cursor tag of each order (a cursor only continues the order it came from).

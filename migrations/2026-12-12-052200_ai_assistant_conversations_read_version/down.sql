@@ -1,0 +1,7 @@
+DROP TRIGGER ai_chat_conversation_participants_read_version_delete ON ai_chat_conversation_participants;
+DROP TRIGGER ai_chat_conversation_participants_read_version_update ON ai_chat_conversation_participants;
+DROP TRIGGER ai_chat_conversation_participants_read_version_insert ON ai_chat_conversation_participants;
+DROP TRIGGER ai_chat_conversations_read_version_delete ON ai_chat_conversations;
+DROP TRIGGER ai_chat_conversations_read_version_update ON ai_chat_conversations;
+DROP TRIGGER ai_chat_conversations_read_version_insert ON ai_chat_conversations;
+DELETE FROM read_versions WHERE name = 'ai_assistant.conversations' OR starts_with(name, 'ai_assistant.conversations@');
