@@ -28,6 +28,7 @@ mod attachments;
 mod catalog;
 mod deals;
 mod http;
+mod lists;
 pub(crate) mod load;
 mod measures;
 mod onboarding;
@@ -268,6 +269,17 @@ fn bench(
     // Business rules: the deal-update baseline needs the tenant without
     // rules, so these run after every other scenario has read the deals.
     rows.extend(rules::run(&server, &admin, seconds, connections, only)?);
+    // The lists no scenario above reads, over data seeded now (after the
+    // rules' baseline), each beside a profile read of the same phase.
+    rows.extend(lists::run(
+        &server,
+        db,
+        &url,
+        (&token, &admin),
+        seconds,
+        connections,
+        only,
+    )?);
     // The assistant runs on servers of its own (a fake provider each).
     let ai_names = "AI chat: time to first streamed text; AI chat: 100 concurrent streams";
     if only.is_empty() || only.iter().any(|o| ai_names.contains(o.as_str())) {
