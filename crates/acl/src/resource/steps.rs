@@ -48,8 +48,36 @@ impl Write {
 /// Whether `ctx` may leave or write `state`: the tenant (404), the
 /// organization reach (`AuthContext::require_writable`: hidden 404,
 /// tenant-wide for a restricted caller 403) and the write feature (403).
+/// An owned record ([`Resource::owner`]) is written by its owner with the
+/// feature; anyone else needs [`Resource::OTHERS_FEATURE`] and the reach
+/// (without it: [`Resource::not_owner`]).
 pub fn may_write<R: Resource>(ctx: &AuthContext, state: &R) -> Result<(), AppError> {
-    may_write_at::<R>(ctx, state.tenant_id(), state.organization())
+    if let Some(own) = state.writable_by(ctx) {
+        return own;
+    }
+    let Some(owner) = state.owner() else {
+        return may_write_at::<R>(ctx, state.tenant_id(), state.organization());
+    };
+    if ctx.tenant_id != Some(state.tenant_id()) {
+        return Err(R::not_found());
+    }
+    if R::SELECTION_HIDES
+        && state
+            .organization()
+            .is_some_and(|o| !ctx.can_see_organization(o))
+    {
+        return Err(R::not_found());
+    }
+    if ctx.user_id == Some(owner) && ctx.has(R::FEATURE) {
+        return Ok(());
+    }
+    match R::OTHERS_FEATURE {
+        Some(feature) if ctx.has(feature) => {
+            ctx.require_writable(Some(state.tenant_id()), state.organization(), R::hidden)
+        }
+        _ if ctx.user_id == Some(owner) => ctx.require(R::FEATURE),
+        _ => Err(R::not_owner()),
+    }
 }
 
 /// [`may_write`] of a record of `R` known by its tenant and organization
@@ -65,7 +93,7 @@ pub fn may_write_at<R: Resource>(
     if R::SELECTION_HIDES && organization.is_some_and(|o| !ctx.can_see_organization(o)) {
         return Err(R::not_found());
     }
-    ctx.require_writable(Some(tenant), organization, R::not_found)?;
+    ctx.require_writable(Some(tenant), organization, R::hidden)?;
     ctx.require(R::FEATURE)
 }
 
@@ -87,7 +115,8 @@ async fn lock_version<R: Resource>(
     id: Uuid,
 ) -> Result<Option<OffsetDateTime>, AppError> {
     let Some(column) = R::VERSION else {
-        lock::<R>(conn, id).await?;
+        // No version to read: the resource's own lock (a key, a tree).
+        <R as stoa_core::command::tracked::Tracked>::lock(conn, id).await?;
         return Ok(None);
     };
     // Both names are constants of the module, never input.
@@ -111,11 +140,27 @@ pub async fn locked_in<R: Resource>(
     id: Uuid,
     expected: Option<OffsetDateTime>,
 ) -> Result<R, AppError> {
+    current_in::<R>(conn, ctx, id, expected)
+        .await?
+        .ok_or_else(R::not_found)
+}
+
+/// [`locked_in`] of a record that may not exist yet (a row keyed by its
+/// owner and scope, written by an upsert): `None` when absent, after the
+/// lock, so a concurrent first write waits for this one.
+pub async fn current_in<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+    expected: Option<OffsetDateTime>,
+) -> Result<Option<R>, AppError> {
     let version = lock_version::<R>(conn, id).await?;
-    let state = R::load(conn, id).await?.ok_or_else(R::not_found)?;
+    let Some(state) = R::load(conn, id).await? else {
+        return Ok(None);
+    };
     may_write(ctx, &state)?;
     check_lock(expected, version)?;
-    Ok(state)
+    Ok(Some(state))
 }
 
 /// Checks the state `after` (when any) for `ctx` — its reach, the feature
@@ -129,9 +174,13 @@ pub async fn save_in<R: Resource>(
     before: Option<R>,
     after: Option<R>,
 ) -> Result<(Option<R>, Operation), AppError> {
-    if let Some(after) = &after {
-        may_write(ctx, after)?;
-        R::check(conn, ctx, services, after, before.as_ref()).await?;
+    match (&after, &before) {
+        (Some(after), before) => {
+            may_write(ctx, after)?;
+            R::check(conn, ctx, services, after, before.as_ref()).await?;
+        }
+        (None, Some(before)) => R::check_delete(conn, ctx, services, before).await?,
+        (None, None) => {}
     }
     let actor = how.by.unwrap_or_else(|| ctx.actor());
     let command = Save {
@@ -206,9 +255,15 @@ pub async fn authorize<R: Resource>(
     for state in current.into_iter().chain(target) {
         may_write(ctx, state)?;
     }
-    if let Some(target) = target {
-        let services = R::installed();
-        R::check(conn, ctx, services.as_deref(), target, current).await?;
+    let services = R::installed();
+    match (target, current) {
+        (Some(target), current) => {
+            R::check(conn, ctx, services.as_deref(), target, current).await?;
+        }
+        (None, Some(current)) => {
+            R::check_delete(conn, ctx, services.as_deref(), current).await?;
+        }
+        (None, None) => {}
     }
     Ok(())
 }

@@ -129,3 +129,102 @@ fn a_missing_feature_is_403() {
         Some(StatusCode::FORBIDDEN)
     );
 }
+
+/// A record its owner writes; others with `test.admin` inside their reach.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Owned {
+    thing: Thing,
+    owner: Uuid,
+}
+
+impl Tracked for Owned {
+    const KIND: &'static str = "test.owned";
+    async fn lock(_: &mut AsyncPgConnection, _: Uuid) -> Result<(), AppError> {
+        Ok(())
+    }
+    async fn load(_: &mut AsyncPgConnection, _: Uuid) -> Result<Option<Self>, AppError> {
+        Ok(None)
+    }
+    async fn restore(&self, _: &mut AsyncPgConnection) -> Result<(), AppError> {
+        Ok(())
+    }
+    async fn erase(_: &mut AsyncPgConnection, _: Uuid) -> Result<(), AppError> {
+        Ok(())
+    }
+    fn view(&self) -> Value {
+        Value::Null
+    }
+    fn tenant(&self) -> Option<Uuid> {
+        Some(self.thing.tenant)
+    }
+    async fn authorize(
+        conn: &mut AsyncPgConnection,
+        actor: &Actor,
+        current: Option<&Self>,
+        target: Option<&Self>,
+    ) -> Result<(), AppError> {
+        super::authorize(conn, actor, current, target).await
+    }
+}
+
+impl Resource for Owned {
+    const TABLE: &'static str = "owned";
+    const FEATURE: &'static str = "test.own";
+    const OTHERS_FEATURE: Option<&'static str> = Some("test.admin");
+    type Services = ();
+    fn id(&self) -> Uuid {
+        self.thing.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.thing.tenant
+    }
+    fn organization(&self) -> Option<Uuid> {
+        self.thing.organization
+    }
+    fn owner(&self) -> Option<Uuid> {
+        Some(self.owner)
+    }
+    fn not_found() -> AppError {
+        AppError::not_found("Owned not found")
+    }
+}
+
+/// The caller of [`caller`].
+const ME: Uuid = Uuid::from_u128(50);
+const OTHER: Uuid = Uuid::from_u128(51);
+
+fn owned(owner: Uuid, organization: Option<Uuid>) -> Owned {
+    Owned {
+        thing: thing(TENANT, organization),
+        owner,
+    }
+}
+
+#[test]
+fn an_owner_writes_its_record_wherever_it_is_and_others_need_the_admin_feature() {
+    // The caller (user ME) is restricted to organization A.
+    let own = caller(&["test.own"], Some(vec![A]));
+    assert_eq!(status(may_write(&own, &owned(ME, Some(B)))), None);
+    assert_eq!(status(may_write(&own, &owned(ME, None))), None);
+    assert_eq!(
+        status(may_write(&own, &owned(OTHER, Some(A)))),
+        Some(StatusCode::FORBIDDEN)
+    );
+    let admin = caller(&["test.admin"], Some(vec![A]));
+    assert_eq!(status(may_write(&admin, &owned(OTHER, Some(A)))), None);
+    assert_eq!(
+        status(may_write(&admin, &owned(OTHER, Some(B)))),
+        Some(StatusCode::NOT_FOUND)
+    );
+    // Its own record without the owner's feature: 403.
+    let neither = caller(&["test.view"], None);
+    assert_eq!(
+        status(may_write(&neither, &owned(ME, Some(A)))),
+        Some(StatusCode::FORBIDDEN)
+    );
+    let other = Owned {
+        thing: thing(Uuid::from_u128(101), Some(A)),
+        owner: ME,
+    };
+    assert_eq!(status(may_write(&own, &other)), Some(StatusCode::NOT_FOUND));
+}
