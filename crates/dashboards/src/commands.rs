@@ -1,28 +1,34 @@
-//! Every dashboards write as a command with `Tracked` undo:
+//! Every dashboards write, through the resource kit (`stoa_acl::resource`):
 //!
-//! - `dashboards.layout.save` (PUT and PATCH of a layout, and the default
-//!   layout the first GET stores);
+//! - `dashboards.layout.save` (PUT and PATCH of a layout);
 //! - `dashboards.role_widgets.save` (a role's widgets; an empty list removes
 //!   the row);
 //! - `dashboards.user_widgets.save` (a user's widgets; `inherit` removes the row).
 //!
-//! Undo and redo write the recorded row back through the shared
-//! `StateHandler`, after [`Tracked::authorize`] repeats the forward checks
-//! for the caller of the undo: the tenant, the feature, the owner (a layout
-//! is its user's alone) and, for assignments, the organization scope. Roles
-//! and users never change tenant, and a row of a role or user deleted since
-//! shows nobody anything, so the recorded tenant is what is checked.
+//! Each state implements `Tracked` and `Resource`: the kit's `Save` writes
+//! and records, and undo and redo go through the shared `StateHandler`,
+//! whose `authorize` (the kit's) repeats the forward checks for the caller
+//! of the undo: the tenant, the feature, the owner (a layout is its user's
+//! alone: `Resource::owner`), for assignments the organization reach and
+//! the reach of the row's role or user ([`crate::reach`], with the accounts
+//! [`handlers_with`] installs). Roles and users never change tenant, and a
+//! row of a role or user deleted since shows nobody anything, so the
+//! recorded tenant is what is checked.
+//!
+//! Rows are keyed by owner and scope and may not exist yet, so every writer
+//! locks the key (`queries::lock_key`, an advisory lock: `Tracked::lock`,
+//! which the kit takes for a resource without a version column).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_acl::accounts::Accounts;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::tracked::{StateHandler, Tracked, tracked};
-use stoa_core::command::{ActionLog, Actor, Command, CommandHandler, Event, LogEntry, UndoReport};
+use stoa_core::command::tracked::{StateHandler, Tracked, entry};
+use stoa_core::command::{Actor, CommandHandler, LogEntry};
 use uuid::Uuid;
 
 use crate::error::DashboardsError;
@@ -37,63 +43,34 @@ pub const SAVE_LAYOUT: &str = "dashboards.layout.save";
 pub const SAVE_ROLE_WIDGETS: &str = "dashboards.role_widgets.save";
 pub const SAVE_USER_WIDGETS: &str = "dashboards.user_widgets.save";
 
-/// A state the generic [`Save`] command writes.
-pub trait Saved: Tracked {
-    const COMMAND: &'static str;
-    const LABEL: &'static str;
-    const EVENT: &'static str;
-    fn id(&self) -> Uuid;
-}
+pub const LAYOUT_LABEL: &str = "Save dashboard layout";
+pub const ROLE_WIDGETS_LABEL: &str = "Assign dashboard widgets to a role";
+pub const USER_WIDGETS_LABEL: &str = "Assign dashboard widgets to a user";
 
-/// Writes `target` over row `id` (`None` removes it). The service has
-/// locked the key and checked the caller and the input already.
-pub struct Save<S> {
-    pub id: Uuid,
-    pub target: Option<S>,
-}
+/// The accounts undo and redo check a row's role or user with (they
+/// receive no module services): installed by [`handlers_with`], once per
+/// process (the first one wins: every caller passes the same accounts).
+static ACCOUNTS: OnceLock<Arc<dyn Accounts>> = OnceLock::new();
 
-impl<S: Saved> Command for Save<S> {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        S::COMMAND
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let id = self.id;
-            let target = self.target;
-            let mut log = tracked::<S, _>(conn, S::LABEL, id, move |conn| {
-                Box::pin(async move {
-                    match &target {
-                        Some(state) => state.restore(conn).await,
-                        None => S::erase(conn, id).await,
-                    }
-                })
-            })
-            .await?;
-            log.events.push(Event {
-                name: S::EVENT.into(),
-                payload: json!({"id": id}),
-            });
-            Ok(((), log))
-        })
+/// The entry of a row going from `before` to `after`, with its `event`.
+fn saved_entry<S: Resource>(
+    label: &str,
+    event: &str,
+    before: Option<&S>,
+    after: Option<&S>,
+) -> LogEntry {
+    match after.or(before) {
+        Some(any) => {
+            entry(label, any.id(), before, after).with_event(event, json!({"id": any.id()}))
+        }
+        None => LogEntry::default(),
     }
 }
 
-fn same_tenant(ctx: &AuthContext, tenant: Uuid) -> Result<(), AppError> {
-    if ctx.tenant_id == Some(tenant) {
-        Ok(())
-    } else {
-        Err(DashboardsError::NotFound.into())
-    }
-}
-
-/// The states an undo moves between, both checked.
-fn states<'a, S>(current: Option<&'a S>, target: Option<&'a S>) -> impl Iterator<Item = &'a S> {
-    current.into_iter().chain(target)
+/// The accounts a role's or user's reach is checked with: 403 when none
+/// were handed over (an undo in a process without them: fail closed).
+fn accounts(services: Option<&dyn Accounts>) -> Result<&dyn Accounts, AppError> {
+    services.ok_or_else(AppError::forbidden)
 }
 
 impl Tracked for LayoutState {
@@ -121,30 +98,43 @@ impl Tracked for LayoutState {
         Some(self.scope.tenant_id)
     }
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        ctx.require(CONFIGURE)?;
-        for state in states(current, target) {
-            same_tenant(ctx, state.scope.tenant_id)?;
-            // A layout is its user's alone.
-            if ctx.user_id != Some(state.user_id) {
-                return Err(DashboardsError::Forbidden.into());
-            }
-        }
-        Ok(())
+        resource::authorize(conn, actor, current, target).await
     }
 }
 
-impl Saved for LayoutState {
-    const COMMAND: &'static str = SAVE_LAYOUT;
-    const LABEL: &'static str = "Save dashboard layout";
-    const EVENT: &'static str = "dashboards.layout.saved";
+/// A layout through the kit: its user's alone (`dashboards.configure`, 403
+/// `Forbidden` for anyone else, a super admin too), in the scope of the
+/// owner's token, wherever that is.
+impl Resource for LayoutState {
+    const TABLE: &'static str = "dashboard_layouts";
+    const VERSION: Option<&'static str> = None;
+    const FEATURE: &'static str = CONFIGURE;
+    type Services = ();
     fn id(&self) -> Uuid {
         self.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.scope.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        self.scope.organization_id
+    }
+    fn owner(&self) -> Option<Uuid> {
+        Some(self.user_id)
+    }
+    fn not_found() -> AppError {
+        DashboardsError::NotFound.into()
+    }
+    fn not_owner() -> AppError {
+        DashboardsError::Forbidden.into()
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        saved_entry(label, "dashboards.layout.saved", before, after)
     }
 }
 
@@ -176,27 +166,66 @@ impl Tracked for RoleWidgetsState {
         Some(("auth.role", self.role_id.to_string()))
     }
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        ctx.require(ASSIGN)?;
-        for state in states(current, target) {
-            same_tenant(ctx, state.scope.tenant_id)?;
-            ctx.require_organizations([state.scope.organization_id])?;
-        }
-        Ok(())
+        resource::authorize(conn, actor, current, target).await
     }
 }
 
-impl Saved for RoleWidgetsState {
-    const COMMAND: &'static str = SAVE_ROLE_WIDGETS;
-    const LABEL: &'static str = "Assign dashboard widgets to a role";
-    const EVENT: &'static str = "dashboards.role_widgets.saved";
+/// A role's widgets through the kit: `dashboards.admin.assign-widgets`, the
+/// organization reach of the row's scope, and a role the caller may write
+/// ([`reach::writable_role`]), for a removal too.
+impl Resource for RoleWidgetsState {
+    const TABLE: &'static str = "dashboard_role_widgets";
+    const VERSION: Option<&'static str> = None;
+    const FEATURE: &'static str = ASSIGN;
+    type Services = dyn Accounts;
     fn id(&self) -> Uuid {
         self.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.scope.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        self.scope.organization_id
+    }
+    fn not_found() -> AppError {
+        DashboardsError::NotFound.into()
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        saved_entry(label, "dashboards.role_widgets.saved", before, after)
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        services: Option<&dyn Accounts>,
+        target: &Self,
+        _: Option<&Self>,
+    ) -> Result<(), AppError> {
+        Self::check_delete(conn, ctx, services, target).await
+    }
+    async fn check_delete(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        services: Option<&dyn Accounts>,
+        current: &Self,
+    ) -> Result<(), AppError> {
+        let accounts = accounts(services)?;
+        reach::writable_role(
+            conn,
+            accounts,
+            ctx,
+            current.role_id,
+            current.scope.tenant_id,
+        )
+        .await?;
+        Ok(())
+    }
+    fn installed() -> Option<Arc<dyn Accounts>> {
+        ACCOUNTS.get().cloned()
     }
 }
 
@@ -229,126 +258,70 @@ impl Tracked for UserWidgetsState {
         Some((stoa_acl::accounts::USER_KIND, self.user_id.to_string()))
     }
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        ctx.require(ASSIGN)?;
-        for state in states(current, target) {
-            same_tenant(ctx, state.scope.tenant_id)?;
-            ctx.require_organizations([state.scope.organization_id])?;
-        }
-        Ok(())
+        resource::authorize(conn, actor, current, target).await
     }
 }
 
-impl Saved for UserWidgetsState {
-    const COMMAND: &'static str = SAVE_USER_WIDGETS;
-    const LABEL: &'static str = "Assign dashboard widgets to a user";
-    const EVENT: &'static str = "dashboards.user_widgets.saved";
+/// A user's widgets through the kit: `dashboards.admin.assign-widgets`, the
+/// organization reach of the row's scope, and a user the caller reaches
+/// ([`reach::reachable_user`]), for a removal too.
+impl Resource for UserWidgetsState {
+    const TABLE: &'static str = "dashboard_user_widgets";
+    const VERSION: Option<&'static str> = None;
+    const FEATURE: &'static str = ASSIGN;
+    type Services = dyn Accounts;
     fn id(&self) -> Uuid {
         self.id
     }
-}
-
-/// The undo/redo handlers of every dashboards command; an undo or redo of a
-/// role's or user's widgets first passes the forward route's reach checks
-/// ([`crate::reach`]) for its caller, now, for the role or user of both
-/// recorded states.
-pub fn handlers_with(accounts: Arc<dyn Accounts>) -> Vec<Arc<dyn CommandHandler>> {
-    vec![
-        StateHandler::<LayoutState>::boxed(SAVE_LAYOUT),
-        Arc::new(Reaching {
-            inner: StateHandler::<RoleWidgetsState>::boxed(SAVE_ROLE_WIDGETS),
-            accounts: accounts.clone(),
-            owner: Owner::Role,
-        }),
-        Arc::new(Reaching {
-            inner: StateHandler::<UserWidgetsState>::boxed(SAVE_USER_WIDGETS),
-            accounts,
-            owner: Owner::User,
-        }),
-    ]
-}
-
-#[derive(Clone, Copy)]
-enum Owner {
-    Role,
-    User,
-}
-
-/// A state handler behind the reach of the row's role or user.
-struct Reaching {
-    inner: Arc<dyn CommandHandler>,
-    accounts: Arc<dyn Accounts>,
-    owner: Owner,
-}
-
-impl Reaching {
-    /// The (owner, tenant) pairs the entry's states name.
-    fn owners(&self, log: &ActionLog) -> Vec<(Uuid, Uuid)> {
-        let key = match self.owner {
-            Owner::Role => "roleId",
-            Owner::User => "userId",
-        };
-        let id = |v: &Value, k: &str| v.get(k)?.as_str()?.parse::<Uuid>().ok();
-        [&log.snapshot_before, &log.snapshot_after]
-            .into_iter()
-            .flatten()
-            .filter_map(|v| Some((id(v, key)?, id(v, "tenantId")?)))
-            .collect()
+    fn tenant_id(&self) -> Uuid {
+        self.scope.tenant_id
     }
-
+    fn organization(&self) -> Option<Uuid> {
+        self.scope.organization_id
+    }
+    fn not_found() -> AppError {
+        DashboardsError::NotFound.into()
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        saved_entry(label, "dashboards.user_widgets.saved", before, after)
+    }
     async fn check(
-        &self,
         conn: &mut AsyncPgConnection,
-        log: &ActionLog,
-        actor: &Actor,
+        ctx: &AuthContext,
+        services: Option<&dyn Accounts>,
+        target: &Self,
+        _: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        let accounts = &*self.accounts;
-        for (owner, tenant) in self.owners(log) {
-            match self.owner {
-                Owner::Role => {
-                    reach::writable_role(conn, accounts, ctx, owner, tenant).await?;
-                }
-                Owner::User => {
-                    reach::reachable_user(conn, accounts, accounts, ctx, owner, tenant).await?;
-                }
-            }
-        }
+        Self::check_delete(conn, ctx, services, target).await
+    }
+    async fn check_delete(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        services: Option<&dyn Accounts>,
+        current: &Self,
+    ) -> Result<(), AppError> {
+        let accounts = accounts(services)?;
+        let tenant = current.scope.tenant_id;
+        reach::reachable_user(conn, accounts, accounts, ctx, current.user_id, tenant).await?;
         Ok(())
     }
+    fn installed() -> Option<Arc<dyn Accounts>> {
+        ACCOUNTS.get().cloned()
+    }
 }
 
-impl CommandHandler for Reaching {
-    fn command_id(&self) -> &'static str {
-        self.inner.command_id()
-    }
-
-    fn undo<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-        log: &'a ActionLog,
-        actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
-        Box::pin(async move {
-            self.check(conn, log, actor).await?;
-            self.inner.undo(conn, log, actor).await
-        })
-    }
-
-    fn redo<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-        log: &'a ActionLog,
-        actor: &'a Actor,
-    ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
-        Box::pin(async move {
-            self.check(conn, log, actor).await?;
-            self.inner.redo(conn, log, actor).await
-        })
-    }
+/// The undo/redo handlers of every dashboards command (the shared state
+/// handler); installs `accounts` for the reach checks of undo and redo.
+pub fn handlers_with(accounts: Arc<dyn Accounts>) -> Vec<Arc<dyn CommandHandler>> {
+    let _ = ACCOUNTS.set(accounts);
+    vec![
+        StateHandler::<LayoutState>::boxed(SAVE_LAYOUT),
+        StateHandler::<RoleWidgetsState>::boxed(SAVE_ROLE_WIDGETS),
+        StateHandler::<UserWidgetsState>::boxed(SAVE_USER_WIDGETS),
+    ]
 }

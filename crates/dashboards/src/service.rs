@@ -1,20 +1,26 @@
 //! The rules of layouts and widget assignments. Reads take a connection;
-//! writes open the transaction, lock the row's key, check the caller and
-//! the input against what they then read, and run the command.
+//! writes open the transaction and write through the resource kit
+//! (`stoa_acl::resource`, see [`crate::commands`]): it locks the row's key,
+//! checks the caller, then the service builds the new state from what it
+//! reads, and the kit checks and records it.
 
 use std::collections::HashSet;
 
 use actix_web::http::StatusCode;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
-use stoa_acl::accounts::{Selection, Subject};
+use stoa_acl::accounts::{Accounts, Selection, Subject};
+use stoa_acl::resource::{self as kit, Resource, Write};
 use stoa_acl::slots::WidgetDef;
 use stoa_acl::{AclResolver, AuthContext, Registry, RoleDirectory, UserDirectory};
 use stoa_core::AppError;
-use stoa_core::command::{self, Operation};
+use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use uuid::Uuid;
 
-use crate::commands::Save;
+use crate::commands::{
+    LAYOUT_LABEL, ROLE_WIDGETS_LABEL, SAVE_LAYOUT, SAVE_ROLE_WIDGETS, SAVE_USER_WIDGETS,
+    USER_WIDGETS_LABEL,
+};
 use crate::dto::{
     DashboardContext, Layout, LayoutItemInput, LayoutResponse, PatchLayoutItem, RoleWidgets,
     ScopeView, UserWidgets,
@@ -178,10 +184,9 @@ pub async fn put_layout(
     let user = caller_user(ctx)?;
     let scope = caller_scope(ctx)?;
     let id = row_id(LAYOUT_KIND, user, scope.tenant_id, scope.organization_id);
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        queries::lock_key(conn, id).await?;
+        let before = kit::current_in::<LayoutState>(conn, ctx, id, None).await?;
         let read = inputs(conn, roles, user, scope).await?;
         let allowed: HashSet<&str> = effective(registry.widgets(), &read, |f| ctx.has(f))
             .into_iter()
@@ -210,15 +215,8 @@ pub async fn put_layout(
             scope,
             items: kept,
         };
-        let (_, op) = command::execute(
-            conn,
-            &actor,
-            Save {
-                id,
-                target: Some(target),
-            },
-        )
-        .await?;
+        let how = Write::new(SAVE_LAYOUT, LAYOUT_LABEL);
+        let (_, op) = kit::save_in(conn, ctx, None, how, before, Some(target)).await?;
         Ok(op)
     })
     .await
@@ -234,13 +232,12 @@ pub async fn patch_layout_item(
     let user = caller_user(ctx)?;
     let scope = caller_scope(ctx)?;
     let id = row_id(LAYOUT_KIND, user, scope.tenant_id, scope.organization_id);
-    let actor = ctx.actor();
     let mut conn = db.conn().await?;
     conn.transaction(async |conn| {
-        queries::lock_key(conn, id).await?;
-        let mut state = queries::load_layout(conn, id)
+        let before = kit::current_in::<LayoutState>(conn, ctx, id, None)
             .await?
             .ok_or(DashboardsError::LayoutNotFound)?;
+        let mut state = before.clone();
         let item = state
             .items
             .iter_mut()
@@ -250,15 +247,8 @@ pub async fn patch_layout_item(
         if let Some(settings) = body.settings() {
             item.settings = Some(settings);
         }
-        let (_, op) = command::execute(
-            conn,
-            &actor,
-            Save {
-                id,
-                target: Some(state),
-            },
-        )
-        .await?;
+        let how = Write::new(SAVE_LAYOUT, LAYOUT_LABEL);
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(state)).await?;
         Ok(op)
     })
     .await
@@ -335,37 +325,54 @@ pub async fn get_role_widgets(
 pub async fn put_role_widgets(
     db: &Db,
     registry: &Registry,
-    roles: &dyn RoleDirectory,
+    accounts: &dyn Accounts,
     ctx: &AuthContext,
     role: Uuid,
     widget_ids: Vec<String>,
 ) -> Result<(Vec<String>, Operation), AppError> {
     let ids = known_ids(registry.widgets(), &widget_ids).map_err(unknown_widgets)?;
     let scope = caller_scope(ctx)?;
-    ctx.require_organizations([scope.organization_id])?;
     let id = row_id(
         ROLE_WIDGETS_KIND,
         role,
         scope.tenant_id,
         scope.organization_id,
     );
-    let actor = ctx.actor();
-    let mut conn = db.conn().await?;
-    let op = conn
-        .transaction(async |conn| {
-            reach::writable_role(conn, roles, ctx, role, scope.tenant_id).await?;
-            queries::lock_key(conn, id).await?;
-            let target = (!ids.is_empty()).then(|| RoleWidgetsState {
-                id,
-                role_id: role,
-                scope,
-                widget_ids: ids.clone(),
-            });
-            let (_, op) = command::execute(conn, &actor, Save { id, target }).await?;
-            Ok::<_, AppError>(op)
-        })
-        .await?;
+    let row = RoleWidgetsState {
+        id,
+        role_id: role,
+        scope,
+        widget_ids: ids.clone(),
+    };
+    let target = (!ids.is_empty()).then_some(row.clone());
+    let how = Write::new(SAVE_ROLE_WIDGETS, ROLE_WIDGETS_LABEL);
+    let op = assign(db, ctx, accounts, how, row, target).await?;
     Ok((ids, op))
+}
+
+/// Writes `target` (`None`: removes the row) over the row `row` names, in
+/// one transaction through the kit. With no row to remove the kit has no
+/// state to check, so `row` is checked as the removal would be (its scope,
+/// its role or user): the answer does not tell whether a row existed.
+async fn assign<R: Resource<Services = dyn Accounts>>(
+    db: &Db,
+    ctx: &AuthContext,
+    accounts: &dyn Accounts,
+    how: Write,
+    row: R,
+    target: Option<R>,
+) -> Result<Operation, AppError> {
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let before = kit::current_in::<R>(conn, ctx, row.id(), None).await?;
+        if before.is_none() && target.is_none() {
+            kit::may_write(ctx, &row)?;
+            R::check_delete(conn, ctx, Some(accounts), &row).await?;
+        }
+        let (_, op) = kit::save_in(conn, ctx, Some(accounts), how, before, target).await?;
+        Ok(op)
+    })
+    .await
 }
 
 pub async fn get_user_widgets(
@@ -428,7 +435,7 @@ pub async fn get_user_widgets(
 pub async fn put_user_widgets(
     db: &Db,
     registry: &Registry,
-    (users, acl): (&dyn UserDirectory, &dyn AclResolver),
+    accounts: &dyn Accounts,
     ctx: &AuthContext,
     user: Uuid,
     mode: Mode,
@@ -439,29 +446,21 @@ pub async fn put_user_widgets(
         Mode::Inherit => Vec::new(),
     };
     let scope = caller_scope(ctx)?;
-    ctx.require_organizations([scope.organization_id])?;
     let id = row_id(
         USER_WIDGETS_KIND,
         user,
         scope.tenant_id,
         scope.organization_id,
     );
-    let actor = ctx.actor();
-    let mut conn = db.conn().await?;
-    let op = conn
-        .transaction(async |conn| {
-            reach::reachable_user(conn, users, acl, ctx, user, scope.tenant_id).await?;
-            queries::lock_key(conn, id).await?;
-            let target = (mode == Mode::Override).then(|| UserWidgetsState {
-                id,
-                user_id: user,
-                scope,
-                mode,
-                widget_ids: ids.clone(),
-            });
-            let (_, op) = command::execute(conn, &actor, Save { id, target }).await?;
-            Ok::<_, AppError>(op)
-        })
-        .await?;
+    let row = UserWidgetsState {
+        id,
+        user_id: user,
+        scope,
+        mode,
+        widget_ids: ids.clone(),
+    };
+    let target = (mode == Mode::Override).then_some(row.clone());
+    let how = Write::new(SAVE_USER_WIDGETS, USER_WIDGETS_LABEL);
+    let op = assign(db, ctx, accounts, how, row, target).await?;
     Ok((ids, op))
 }

@@ -1,7 +1,7 @@
 //! `GET/PUT /dashboards/roles/widgets`.
 
 use actix_web::{HttpResponse, get, put, web};
-use stoa_acl::{AuthContext, Registry, RoleDirectory};
+use stoa_acl::{AuthContext, Registry, RoleDirectory, Services};
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -60,7 +60,7 @@ pub async fn put_role_widgets(
     ctx: AuthContext,
     db: web::Data<Db>,
     registry: web::Data<Registry>,
-    roles: web::Data<dyn RoleDirectory>,
+    services: web::Data<Services>,
     body: Json<PutRoleWidgets>,
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::ASSIGN)?;
@@ -68,7 +68,7 @@ pub async fn put_role_widgets(
     let (widget_ids, op) = service::put_role_widgets(
         &db,
         &registry,
-        roles.get_ref(),
+        &*services.accounts,
         &ctx,
         body.role_id,
         body.widget_ids,

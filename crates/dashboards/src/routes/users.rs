@@ -1,7 +1,7 @@
 //! `GET/PUT /dashboards/users/widgets`.
 
 use actix_web::{HttpResponse, get, put, web};
-use stoa_acl::{AclResolver, AuthContext, Registry, RoleDirectory, UserDirectory};
+use stoa_acl::{AclResolver, AuthContext, Registry, RoleDirectory, Services, UserDirectory};
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -65,8 +65,7 @@ pub async fn put_user_widgets(
     ctx: AuthContext,
     db: web::Data<Db>,
     registry: web::Data<Registry>,
-    users: web::Data<dyn UserDirectory>,
-    acl: web::Data<dyn AclResolver>,
+    services: web::Data<Services>,
     body: Json<PutUserWidgets>,
 ) -> AppResult<HttpResponse> {
     ctx.require(crate::ASSIGN)?;
@@ -74,7 +73,7 @@ pub async fn put_user_widgets(
     let (widget_ids, op) = service::put_user_widgets(
         &db,
         &registry,
-        (users.get_ref(), acl.get_ref()),
+        &*services.accounts,
         &ctx,
         body.user_id,
         body.mode,
