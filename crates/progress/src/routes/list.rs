@@ -89,18 +89,31 @@ pub async fn list(
     let mut conn = db.conn().await?;
     let deps = ReadDeps::new(READ_DEPS, Some(tenant));
     // The page, its (capped) total and the read versions in one statement.
-    let rows: Vec<(ProgressJob, i64, Vec<i64>)> = queries::ordered(filtered(), sort, asc)
-        .select((
-            ProgressJob::as_select(),
-            req.count(filtered().select(progress_jobs::id)),
-            versions(deps),
-        ))
-        .offset(req.offset())
-        .limit(req.limit())
-        .load(&mut *conn)
-        .await?;
-    let mut counted = <[(ProgressJob, i64, Vec<i64>)]>::first(&rows).map(|r| r.1);
-    let versions = <[(ProgressJob, i64, Vec<i64>)]>::first(&rows).map(|r| r.2.clone());
+    let page_query = || {
+        queries::ordered(filtered(), sort, asc)
+            .select((
+                ProgressJob::as_select(),
+                req.count(filtered().select(progress_jobs::id)),
+                versions(deps),
+            ))
+            .offset(req.offset())
+            .limit(req.limit())
+    };
+    type PageRow = (ProgressJob, i64, Vec<i64>);
+    let mut rows: Vec<PageRow> = page_query().load(&mut *conn).await?;
+    let mut read_versions = <[PageRow]>::first(&rows).map(|r| r.2.clone());
+    if rows.is_empty() {
+        // An empty page has no row to carry its versions (a tenant without
+        // jobs polls this list): read them first, then the page again. A
+        // write after that read moves them past what is kept, one before it
+        // is in the page, so the empty answer is kept as safely as a full one.
+        let before: Vec<i64> = diesel::select(versions(deps))
+            .get_result(&mut *conn)
+            .await?;
+        rows = page_query().load(&mut *conn).await?;
+        read_versions = Some(<[PageRow]>::first(&rows).map_or(before, |r| r.2.clone()));
+    }
+    let mut counted = <[PageRow]>::first(&rows).map(|r| r.1);
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(filtered().select(progress_jobs::id)))
@@ -119,7 +132,7 @@ pub async fn list(
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
     };
-    answer_json(&http, ctx.read_owner(), &list, deps, versions, None)
+    answer_json(&http, ctx.read_owner(), &list, deps, read_versions, None)
 }
 
 /// The cursor tag of each order (a cursor only continues the order it came from).
