@@ -7,29 +7,25 @@
 //! triggers bump `acl_version`, which every authentication reads.
 
 use actix_web::HttpRequest;
-use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use stoa_acl::resource::{self, Write};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::AppError;
-use stoa_core::command::{self, Operation};
+use stoa_core::command::Operation;
 use stoa_directory::PgDirectory;
-use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::roles::manageable_role;
 use super::target_tenant;
 use super::users::manageable_user;
-use crate::commands::{
-    AclState, RoleAclState, Tracked, UpdateRoleAclCommand, UpdateUserAclCommand, UserAclState,
-};
+use crate::commands::state::{ROLE_ACLS, USER_ACLS};
+use crate::commands::{AclState, RoleAcl, UserAcl, acls};
 use crate::dto::{
     RoleAclQuery, RoleAclUpdate, RoleAclView, UserAclQuery, UserAclUpdate, UserAclView,
 };
 use crate::error::AuthError;
-use crate::reach;
-use crate::schema::{role_acls, user_acls};
+use crate::lock;
 use crate::state::AuthState;
-use crate::{grants, lock};
 
 /// Most grants one ACL may list, and the longest grant.
 const MAX_FEATURES: usize = 500;
@@ -98,34 +94,6 @@ async fn clean_organizations(
     Ok(Some(list))
 }
 
-async fn role_acl_updated_at(
-    conn: &mut AsyncPgConnection,
-    role: Uuid,
-    tenant: Uuid,
-) -> Result<Option<OffsetDateTime>, AppError> {
-    Ok(role_acls::table
-        .filter(role_acls::role_id.eq(role))
-        .filter(role_acls::tenant_id.eq(tenant))
-        .select(role_acls::updated_at)
-        .first(conn)
-        .await
-        .optional()?)
-}
-
-async fn user_acl_updated_at(
-    conn: &mut AsyncPgConnection,
-    user: Uuid,
-    tenant: Uuid,
-) -> Result<Option<OffsetDateTime>, AppError> {
-    Ok(user_acls::table
-        .filter(user_acls::user_id.eq(user))
-        .filter(user_acls::tenant_id.eq(tenant))
-        .select(user_acls::updated_at)
-        .first(conn)
-        .await
-        .optional()?)
-}
-
 /// The role named by a role-ACL request, in the tenant it names.
 async fn role_in_scope(
     conn: &mut AsyncPgConnection,
@@ -151,7 +119,7 @@ pub async fn role_acl(
     q: &RoleAclQuery,
 ) -> Result<RoleAclView, AppError> {
     let role = role_in_scope(conn, ctx, q.role_id, q.tenant_id).await?;
-    let updated_at = role_acl_updated_at(conn, role.id, role.tenant_id).await?;
+    let updated_at = ROLE_ACLS.updated_at(conn, role.id, role.tenant_id).await?;
     let acl = role.acl.unwrap_or_default();
     Ok(RoleAclView {
         is_super_admin: acl.is_super_admin,
@@ -161,22 +129,40 @@ pub async fn role_acl(
     })
 }
 
-/// Whether the caller is a member of role `role`.
-async fn holds_role(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    role: Uuid,
-) -> Result<bool, AppError> {
-    Ok(match ctx.user_id {
-        Some(user) => crate::queries::role_ids_of(conn, user)
-            .await?
-            .contains(&role),
-        None => false,
-    })
+/// An ACL edit's features: the request's, sanitized (`strip` drops
+/// grants; the flag says whether anything was dropped), or the current ones.
+fn features(
+    state: &AuthState,
+    requested: Option<Vec<String>>,
+    current: &AclState,
+    strip: impl Fn(&str) -> bool,
+) -> Result<(Vec<String>, bool), AppError> {
+    match requested {
+        Some(raw) => sanitize(&state.registry, raw, strip),
+        None => Ok((current.features.clone(), false)),
+    }
 }
 
-/// `PUT /auth/roles/acl`. The role row is locked before anything is read,
-/// and the optimistic lock and grant checks run inside the same transaction:
+/// An ACL edit's organizations: the request's (checked to be live
+/// organizations of `tenant`) or the current ones, kept inside a
+/// restricted caller's organizations (`None` = its set).
+async fn organizations(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    tenant: Uuid,
+    requested: Option<Option<Vec<Uuid>>>,
+    current: &AclState,
+) -> Result<Option<Vec<Uuid>>, AppError> {
+    let organizations = match requested {
+        Some(raw) => clean_organizations(conn, tenant, raw).await?,
+        None => current.organizations.clone(),
+    };
+    ctx.grantable_organizations(organizations)
+}
+
+/// `PUT /auth/roles/acl`. The role row is locked before anything is read
+/// (the kit's `locked_in`, with the ACL's optimistic lock), and the grant
+/// and reach checks run in the same transaction (the ACL target's check):
 /// no ACL write can commit between the checks and this one.
 pub async fn update_role_acl(
     state: &AuthState,
@@ -185,60 +171,36 @@ pub async fn update_role_acl(
     input: RoleAclUpdate,
 ) -> Result<(bool, Operation), AppError> {
     let expected = lock::expected_updated_at(req)?;
-    let actor = ctx.actor();
+    let requested_tenant = match input.tenant_id {
+        Some(t) => Some(target_tenant(ctx, Some(t))?),
+        None => None,
+    };
     let mut conn = state.db.conn().await?;
     conn.transaction(async |conn| {
-        <RoleAclState as Tracked>::lock(conn, input.role_id).await?;
-        let role = role_in_scope(conn, ctx, input.role_id, input.tenant_id).await?;
-        super::roles::writable_role(conn, ctx, &role).await?;
-        lock::check_lock(
-            expected,
-            role_acl_updated_at(conn, role.id, role.tenant_id).await?,
-        )?;
-        let current = role.acl.clone().unwrap_or(AclState {
-            tenant_id: role.tenant_id,
+        let before = resource::locked_in::<RoleAcl>(conn, ctx, input.role_id, expected).await?;
+        if requested_tenant.is_some_and(|t| t != before.tenant_id) {
+            return Err(AuthError::RoleNotFound.into());
+        }
+        let tenant = before.tenant_id;
+        let current = before.acl.clone().unwrap_or(AclState {
+            tenant_id: tenant,
             ..Default::default()
         });
-        let (features, sanitized) = match input.features {
-            Some(raw) => sanitize(&state.registry, raw, |_| false)?,
-            None => (current.features.clone(), false),
-        };
-        let added: Vec<&String> = features
-            .iter()
-            .filter(|f| !current.features.contains(f))
-            .collect();
+        let (features, sanitized) = features(state, input.features, &current, |_| false)?;
         let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
-        grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
-        // A super admin who took the flag off their own role would have no
-        // way back (nor, if it was the only one, would anyone else).
-        if current.is_super_admin && !is_super_admin && holds_role(conn, ctx, role.id).await? {
-            return Err(AuthError::CannotChangeOwnAccess.into());
-        }
-        let organizations = match input.organizations {
-            Some(raw) => clean_organizations(conn, role.tenant_id, raw).await?,
-            None => current.organizations.clone(),
-        };
-        // A restricted caller's ACLs stay inside its organizations (`None` =
-        // its set), judged by who could then act where (`reach`).
-        let organizations = ctx.grantable_organizations(organizations)?;
-        reach::role_scope(
-            conn,
-            ctx,
-            role.id,
-            organizations.as_deref(),
-            !features.is_empty(),
-        )
-        .await?;
-        let command = UpdateRoleAclCommand {
-            role: role.id,
-            acl: AclState {
-                tenant_id: role.tenant_id,
+        let organizations = organizations(conn, ctx, tenant, input.organizations, &current).await?;
+        let after = RoleAcl::new(
+            before.owner_id,
+            tenant,
+            Some(AclState {
+                tenant_id: tenant,
                 features,
                 is_super_admin,
                 organizations,
-            },
-        };
-        let ((), op) = command::execute(conn, &actor, command).await?;
+            }),
+        );
+        let how = Write::new(acls::ROLE_ACL_UPDATE, "Update role access");
+        let (_, op) = resource::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
         Ok((sanitized, op))
     })
     .await
@@ -277,7 +239,7 @@ pub async fn user_acl(
         }
         Err(err) => return Err(err),
     };
-    let updated_at = user_acl_updated_at(conn, user.id, tenant).await?;
+    let updated_at = USER_ACLS.updated_at(conn, user.id, tenant).await?;
     Ok(match user.acl {
         Some(acl) => UserAclView {
             has_custom_acl: true,
@@ -313,57 +275,32 @@ pub async fn update_user_acl(
     input: UserAclUpdate,
 ) -> Result<(bool, Operation), AppError> {
     let expected = lock::expected_updated_at(req)?;
-    let actor = ctx.actor();
     let mut conn = state.db.conn().await?;
     conn.transaction(async |conn| {
-        <UserAclState as Tracked>::lock(conn, input.user_id).await?;
-        let (user, tenant) = user_in_scope(conn, ctx, input.user_id).await?;
-        lock::check_lock(expected, user_acl_updated_at(conn, user.id, tenant).await?)?;
-        let current = user.acl.clone().unwrap_or(AclState {
+        let before = resource::locked_in::<UserAcl>(conn, ctx, input.user_id, expected).await?;
+        let tenant = before.tenant_id;
+        let current = before.acl.clone().unwrap_or(AclState {
             tenant_id: tenant,
             ..Default::default()
         });
         let super_caller = ctx.is_super_admin();
-        let (features, sanitized) = match input.features {
-            Some(raw) => sanitize(&state.registry, raw, |g| {
-                !super_caller && tenant_level_grant(g)
-            })?,
-            None => (current.features.clone(), false),
-        };
-        let added: Vec<&String> = features
-            .iter()
-            .filter(|f| !current.features.contains(f))
-            .collect();
+        let (features, sanitized) = features(state, input.features, &current, |g| {
+            !super_caller && tenant_level_grant(g)
+        })?;
         let is_super_admin = input.is_super_admin.unwrap_or(current.is_super_admin);
-        grants::check_features(ctx, &added, is_super_admin && !current.is_super_admin)?;
-        // Past the grant boundary (an escalation stays a 403): one's own
-        // override is left to another administrator.
-        if ctx.user_id == Some(user.id) {
-            return Err(AuthError::CannotChangeOwnAccess.into());
-        }
-        let organizations = match input.organizations {
-            Some(raw) => clean_organizations(conn, tenant, raw).await?,
-            None => current.organizations.clone(),
-        };
-        // A restricted caller's ACLs stay inside its organizations (`None` =
-        // its set), judged by who could then act where (`reach`).
-        let organizations = ctx.grantable_organizations(organizations)?;
+        let organizations = organizations(conn, ctx, tenant, input.organizations, &current).await?;
         if features.is_empty() && !is_super_admin && organizations.is_some() {
             return Err(AuthError::AclFeaturesRequired.into());
         }
-        reach::user_scope(ctx, &user, organizations.as_deref(), !features.is_empty())?;
         let acl = (!features.is_empty() || is_super_admin).then_some(AclState {
             tenant_id: tenant,
             features,
             is_super_admin,
             organizations,
         });
-        let command = UpdateUserAclCommand {
-            user: user.id,
-            tenant,
-            acl,
-        };
-        let ((), op) = command::execute(conn, &actor, command).await?;
+        let after = UserAcl::new(before.owner_id, tenant, acl);
+        let how = Write::new(acls::USER_ACL_UPDATE, "Update user access");
+        let (_, op) = resource::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
         Ok((sanitized, op))
     })
     .await

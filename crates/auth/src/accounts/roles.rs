@@ -8,7 +8,8 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
-use stoa_core::command::{self, Operation};
+use stoa_acl::resource::{self, Write};
+use stoa_core::command::Operation;
 use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
@@ -19,9 +20,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{foreign_tenant, target_tenant};
-use crate::commands::{
-    CreateRoleCommand, DeleteRoleCommand, RoleState, Tracked, UpdateRoleCommand,
-};
+use crate::commands::{AclState, RoleState, roles as commands};
 use crate::dto::{CreateRole, RoleItem, RoleList, RoleListQuery, UpdateRole};
 use crate::error::AuthError;
 use crate::schema::{role_acls, roles};
@@ -252,23 +251,19 @@ pub async fn manageable_role(
     Ok(role)
 }
 
-/// 403 when a restricted caller would change a role that is not its own:
-/// one that reaches organizations outside its own, judged by its holders
-/// (`crate::reach`: `[]` reaches each holder's home), or a tenant-wide one
-/// (reaching every organization: [`crate::reach::role_record`]).
-pub async fn writable_role(
+/// Role `id` locked for a write by `ctx` (the kit's `locked_in`): 404 when
+/// absent, deleted or not reached, 403 for a super-admin role or without
+/// `auth.roles.manage`.
+async fn live_role(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
-    role: &RoleState,
-) -> Result<(), AppError> {
-    crate::reach::role_record(
-        conn,
-        ctx,
-        role.id,
-        role.tenant_id,
-        role.acl.as_ref().map(|acl| acl.organizations.as_deref()),
-    )
-    .await
+    id: Uuid,
+) -> Result<RoleState, AppError> {
+    let role = resource::locked_in::<RoleState>(conn, ctx, id, None).await?;
+    if role.deleted {
+        return Err(AuthError::RoleNotFound.into());
+    }
+    Ok(role)
 }
 
 /// `POST /auth/roles`.
@@ -285,43 +280,48 @@ pub async fn create(
         None => ctx.tenant()?,
     };
     let name = clean_name(&input.name)?;
-    let mut conn = state.db.conn().await?;
-    if PgDirectory.tenant(&mut conn, tenant).await?.is_none() {
-        return Err(AuthError::TenantNotFound.into());
-    }
-    if name_taken(&mut conn, tenant, &name, Uuid::nil()).await? {
-        return Err(duplicate());
-    }
-    drop(conn);
     // A restricted caller's new role reaches only the caller's organizations.
     let organizations = ctx.grantable_organizations(None)?;
-    let actor = ctx.actor();
-    let command = CreateRoleCommand {
-        tenant,
-        name,
-        organizations,
-    };
-    state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { command::execute(conn, &actor, command).await })
-        })
-        .await
+    let mut conn = state.db.conn().await?;
+    conn.transaction(async |conn| {
+        if PgDirectory.tenant(conn, tenant).await?.is_none() {
+            return Err(AuthError::TenantNotFound.into());
+        }
+        if name_taken(conn, tenant, &name, Uuid::nil()).await? {
+            return Err(duplicate());
+        }
+        // With an empty ACL row, so the ACL editor has one to show.
+        let role = RoleState {
+            id: Uuid::new_v4(),
+            tenant_id: tenant,
+            name,
+            acl: Some(AclState {
+                tenant_id: tenant,
+                organizations,
+                ..Default::default()
+            }),
+            deleted: false,
+        };
+        let id = role.id;
+        let how = Write::new(commands::CREATE, "Create role");
+        let (_, op) = resource::create_in(conn, ctx, None, how, role).await?;
+        Ok((id, op))
+    })
+    .await
 }
 
-/// `PUT /auth/roles`. Checked inside the transaction after the role row is
-/// locked, so a concurrent change of the role cannot slip between.
+/// `PUT /auth/roles`: renames a role and/or moves it to another tenant
+/// (its ACL does not move: it starts empty there). Checked inside the
+/// transaction after the role row is locked, so a concurrent change of the
+/// role cannot slip between.
 pub async fn update(
     state: &AuthState,
     ctx: &AuthContext,
     input: UpdateRole,
 ) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = state.db.conn().await?;
     conn.transaction(async |conn| {
-        <RoleState as Tracked>::lock(conn, input.id).await?;
-        let role = manageable_role(conn, ctx, input.id).await?;
-        writable_role(conn, ctx, &role).await?;
+        let role = live_role(conn, ctx, input.id).await?;
         let name = match input.name.as_deref() {
             Some(n) if n.trim() != role.name => Some(clean_name(n)?),
             _ => None,
@@ -341,33 +341,39 @@ pub async fn update(
             }
             _ => None,
         };
-        let target = tenant.unwrap_or(role.tenant_id);
-        let final_name = name.clone().unwrap_or(role.name.clone());
-        if (name.is_some() || tenant.is_some())
-            && name_taken(conn, target, &final_name, role.id).await?
-        {
+        let mut after = role.clone();
+        if let Some(name) = name {
+            after.name = name;
+        }
+        if let Some(t) = tenant {
+            after.tenant_id = t;
+            after.acl = Some(AclState {
+                tenant_id: t,
+                ..Default::default()
+            });
+        }
+        if after != role && name_taken(conn, after.tenant_id, &after.name, role.id).await? {
             return Err(duplicate());
         }
-        let command = UpdateRoleCommand {
-            id: role.id,
-            name,
-            tenant,
-        };
-        let ((), op) = command::execute(conn, &actor, command).await?;
+        let how = Write::new(commands::UPDATE, "Update role");
+        let (_, op) = resource::save_in(conn, ctx, None, how, Some(role), Some(after)).await?;
         Ok(op)
     })
     .await
 }
 
-/// `DELETE /auth/roles`.
+/// `DELETE /auth/roles`: a role nobody holds is marked deleted, its ACL
+/// kept for undo (400 while users hold it).
 pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Operation, AppError> {
-    let actor = ctx.actor();
     let mut conn = state.db.conn().await?;
     conn.transaction(async |conn| {
-        <RoleState as Tracked>::lock(conn, id).await?;
-        let role = manageable_role(conn, ctx, id).await?;
-        writable_role(conn, ctx, &role).await?;
-        let ((), op) = command::execute(conn, &actor, DeleteRoleCommand { id }).await?;
+        let role = live_role(conn, ctx, id).await?;
+        let after = RoleState {
+            deleted: true,
+            ..role.clone()
+        };
+        let how = Write::new(commands::DELETE, "Delete role");
+        let (_, op) = resource::save_in(conn, ctx, None, how, Some(role), Some(after)).await?;
         Ok(op)
     })
     .await

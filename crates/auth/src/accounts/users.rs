@@ -3,16 +3,14 @@
 
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Write};
 use stoa_core::AppError;
-use stoa_core::command::{self, Operation};
+use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use stoa_directory::PgDirectory;
 use uuid::Uuid;
 
-use crate::commands::users::UserChanges;
-use crate::commands::{
-    CreateUserCommand, DeleteUserCommand, Tracked, UpdateUserCommand, UserState,
-};
+use crate::commands::{UserState, users};
 use crate::dto::{CreateUser, Created, UpdateUser};
 use crate::error::AuthError;
 use crate::grants::{self, RoleGrant, RoleLookupError};
@@ -141,9 +139,23 @@ async fn grantable_roles(
     Ok(roles.into_iter().map(|r| r.id).collect())
 }
 
-/// A user the caller may change: 404 when invisible, 403 for super admins
-/// (unless the caller is one) and for users outside a restricted caller's
-/// organizations.
+/// User `id` locked for a write by `ctx` (the kit's `locked_in`): 404 when
+/// absent, deleted or in a tenant the caller does not reach.
+async fn live_user(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> Result<UserState, AppError> {
+    let user = resource::locked_in::<UserState>(conn, ctx, id, None).await?;
+    if user.deleted {
+        return Err(AuthError::UserNotFound.into());
+    }
+    Ok(user)
+}
+
+/// A user the caller may see and change (a read: `GET /auth/users/acl`):
+/// 404 when invisible, 403 for super admins (unless the caller is one) and
+/// for users outside a restricted caller's organizations.
 pub async fn manageable_user(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
@@ -152,16 +164,8 @@ pub async fn manageable_user(
     let user = UserState::load(conn, id)
         .await?
         .filter(|u| !u.deleted)
-        .filter(|u| ctx.is_super_admin() || (u.tenant_id.is_some() && u.tenant_id == ctx.tenant_id))
         .ok_or(AuthError::UserNotFound)?;
-    if !ctx.is_super_admin() {
-        if crate::acl::is_super_admin(conn, id, &user.role_ids).await? {
-            return Err(AuthError::SuperAdminAccount.into());
-        }
-        if !ctx.may_write_organization(user.organization_id) {
-            return Err(AuthError::UserOutsideOrganizations.into());
-        }
-    }
+    crate::commands::user_in_reach(conn, ctx, &user).await?;
     Ok(user)
 }
 
@@ -193,7 +197,6 @@ pub async fn create(
         Some(p) => Some(checked_password(state, p).await?),
         None => None,
     };
-    let actor = ctx.actor();
     let mut conn = state.db.conn().await?;
     // The checks run inside the transaction that writes, like the update's.
     let (id, op, token) = conn
@@ -204,15 +207,22 @@ pub async fn create(
             }
             let tokens = input.roles.as_deref().unwrap_or(&[]);
             let role_ids = grantable_roles(conn, ctx, tenant, tokens, &[]).await?;
-            let command = CreateUserCommand {
-                tenant,
-                organization: input.organization_id,
+            let user = UserState {
+                id: Uuid::new_v4(),
+                tenant_id: Some(tenant),
+                organization_id: Some(input.organization_id),
                 email: email.clone(),
                 name: clean_name(input.name.clone()),
                 password_hash: hash,
+                is_confirmed: true,
+                is_active: true,
                 role_ids,
+                acl: None,
+                deleted: false,
             };
-            let (id, op) = command::execute(conn, &actor, command).await?;
+            let id = user.id;
+            let how = Write::new(users::CREATE, "Create user");
+            let (_, op) = resource::create_in(conn, ctx, None, how, user).await?;
             let token = if invite {
                 Some(
                     queries::create_reset_token(conn, id, "invite", crate::invite::INVITE_TTL)
@@ -266,11 +276,9 @@ pub async fn update(
         Some(p) => Some(checked_password(state, p).await?),
         None => None,
     };
-    let actor = ctx.actor();
     let mut conn = state.db.conn().await?;
     conn.transaction(async |conn| {
-        <UserState as Tracked>::lock(conn, input.id).await?;
-        let user = manageable_user(conn, ctx, input.id).await?;
+        let user = live_user(conn, ctx, input.id).await?;
         let organization = match input.organization_id {
             Some(org) if Some(org) != user.organization_id => {
                 Some((org, organization_for(conn, &state.db, ctx, org).await?))
@@ -308,22 +316,39 @@ pub async fn update(
                 old: user.email.clone(),
                 new,
             });
-        let command = UpdateUserCommand {
-            id: user.id,
-            changes: UserChanges {
-                email,
-                name: input.name.clone().map(clean_name),
-                password_hash: hash,
-                organization,
-                role_ids,
-            },
-            // An administrator changing their own password keeps this session.
-            keep_session: (ctx.user_id == Some(user.id))
-                .then_some(ctx.session_id)
-                .flatten(),
-            label: "Update user",
-        };
-        let ((), op) = command::execute(conn, &actor, command).await?;
+        let mut after = user.clone();
+        if let Some(email) = email {
+            after.email = email;
+        }
+        if let Some(name) = input.name.clone() {
+            after.name = clean_name(name);
+        }
+        if hash.is_some() {
+            after.password_hash = hash;
+        }
+        if let Some((org, tenant)) = organization {
+            after.organization_id = Some(org);
+            after.tenant_id = Some(tenant);
+        }
+        // A move to another tenant drops the memberships and the override
+        // of the old one, unless new roles are given.
+        match role_ids {
+            Some(roles) => after.role_ids = roles,
+            None if moved => after.role_ids = Vec::new(),
+            None => {}
+        }
+        if moved {
+            after.acl = None;
+        }
+        let how = Write::new(users::UPDATE, "Update user");
+        let before = user.clone();
+        let (_, op) =
+            resource::save_in(conn, ctx, None, how, Some(user), Some(after.clone())).await?;
+        // An administrator changing their own password keeps this session.
+        let keep = (ctx.user_id == Some(before.id))
+            .then_some(ctx.session_id)
+            .flatten();
+        users::after_write(conn, &before, &after, keep).await?;
         Ok((op, change))
     })
     .await
@@ -350,12 +375,17 @@ pub async fn delete(state: &AuthState, ctx: &AuthContext, id: Uuid) -> Result<Op
     if ctx.user_id == Some(id) {
         return Err(AuthError::CannotDeleteSelf.into());
     }
-    let actor = ctx.actor();
     let mut conn = state.db.conn().await?;
     conn.transaction(async |conn| {
-        <UserState as Tracked>::lock(conn, id).await?;
-        manageable_user(conn, ctx, id).await?;
-        let ((), op) = command::execute(conn, &actor, DeleteUserCommand { id }).await?;
+        let user = live_user(conn, ctx, id).await?;
+        let after = UserState {
+            role_ids: Vec::new(),
+            acl: None,
+            deleted: true,
+            ..user.clone()
+        };
+        let how = Write::new(users::DELETE, "Delete user");
+        let (_, op) = resource::save_in(conn, ctx, None, how, Some(user), Some(after)).await?;
         Ok(op)
     })
     .await

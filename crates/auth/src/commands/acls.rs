@@ -1,89 +1,204 @@
-//! ACL edits as undoable commands: `auth.roles.acl.update` and
-//! `auth.users.acl.update`. (The reference writes ACLs outside the command
-//! bus; stoa logs them like every other mutation, and undo restores the
-//! previous grants.)
+//! ACL edits through the resource kit: `auth.roles.acl.update` and
+//! `auth.users.acl.update` are the kit's one `Save` command over one ACL
+//! target, [`Acl<O>`], for either owner ([`RoleOwner`], [`UserOwner`]).
+//! (The reference writes ACLs outside the command bus; stoa logs them like
+//! every other mutation, and undo restores the previous grants.)
 
-use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use futures_util::future::BoxFuture;
+use std::marker::PhantomData;
+
+use diesel_async::AsyncPgConnection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::{Actor, Command, LogEntry};
+use stoa_core::command::{Actor, LogEntry};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::state::{self, AclState};
-use super::{ROLE_KIND, Tracked, USER_KIND, authorize, lock_row, tracked};
+use super::state::{AclState, AclTable, ROLE_ACLS, RoleState, USER_ACLS, UserState};
+use super::{ROLE_KIND, Tracked, USER_KIND, authorize, entry};
 use crate::error::AuthError;
-use crate::schema::{role_acls, roles, user_acls, users};
 
 pub const ROLE_ACL_UPDATE: &str = "auth.roles.acl.update";
 pub const USER_ACL_UPDATE: &str = "auth.users.acl.update";
 /// Domain events (payload `{roleId}` / `{userId}`).
 pub const ROLE_ACL_UPDATED_EVENT: &str = "auth.role.acl_updated";
 pub const USER_ACL_UPDATED_EVENT: &str = "auth.user.acl_updated";
+/// What every ACL edit needs.
+pub const MANAGE: &str = "auth.acl.manage";
 
-/// A role's ACL in its tenant (`acl: None` = no row).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct RoleAclState {
-    pub role_id: Uuid,
-    pub tenant_id: Uuid,
-    pub acl: Option<AclState>,
+/// Who an ACL belongs to: a role or a user (its override). Everything the
+/// two kinds of ACL differ in; the rest is [`Acl`]'s, once.
+pub trait AclOwner: Clone + std::fmt::Debug + PartialEq + Send + Sync + 'static {
+    /// The action log's resource kind (the owner's).
+    const KIND: &'static str;
+    /// The owner's row, which every writer of the owner and its ACL locks.
+    const TABLE: &'static str;
+    /// The owner's ACL in its tenant, read with the lock: an expression of
+    /// the owner's row (constants of the module, never input).
+    const VERSION: &'static str;
+    const ACLS: AclTable;
+    const COMMAND: &'static str;
+    const LABEL: &'static str;
+    const EVENT: &'static str;
+    /// The owner's id in the log view and the event (`roleId`, `userId`).
+    const ID_KEY: &'static str;
+    fn not_found() -> AppError;
+    /// The owner's tenant, when it is live and has one.
+    fn tenant(
+        conn: &mut AsyncPgConnection,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Option<Uuid>, AppError>> + Send;
+    /// The owner's rules for an ACL going from `current` to `target`
+    /// (`authorize::role_acl`, `authorize::user_acl`).
+    fn check<'a>(
+        conn: &'a mut AsyncPgConnection,
+        ctx: &'a AuthContext,
+        owner: Uuid,
+        current: Option<&'a AclState>,
+        target: Option<&'a AclState>,
+    ) -> impl Future<Output = Result<(), AppError>> + Send + 'a;
 }
 
-impl Tracked for RoleAclState {
-    const KIND: &'static str = ROLE_KIND;
+/// A role's ACL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleOwner;
 
-    /// The role row, as `RoleState` locks it.
+/// A user's ACL override (`acl: None`: the role ACLs apply).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserOwner;
+
+impl AclOwner for RoleOwner {
+    const KIND: &'static str = ROLE_KIND;
+    const TABLE: &'static str = "roles";
+    const VERSION: &'static str = "(SELECT a.updated_at FROM role_acls a \
+         WHERE a.role_id = roles.id AND a.tenant_id = roles.tenant_id)";
+    const ACLS: AclTable = ROLE_ACLS;
+    const COMMAND: &'static str = ROLE_ACL_UPDATE;
+    const LABEL: &'static str = "Update role access";
+    const EVENT: &'static str = ROLE_ACL_UPDATED_EVENT;
+    const ID_KEY: &'static str = "roleId";
+    fn not_found() -> AppError {
+        AuthError::RoleNotFound.into()
+    }
+    async fn tenant(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Uuid>, AppError> {
+        let role = RoleState::load(conn, id).await?;
+        Ok(role.filter(|r| !r.deleted).map(|r| r.tenant_id))
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        owner: Uuid,
+        current: Option<&AclState>,
+        target: Option<&AclState>,
+    ) -> Result<(), AppError> {
+        authorize::role_acl(conn, ctx, owner, current, target).await
+    }
+}
+
+impl AclOwner for UserOwner {
+    const KIND: &'static str = USER_KIND;
+    const TABLE: &'static str = "users";
+    const VERSION: &'static str = "(SELECT a.updated_at FROM user_acls a \
+         WHERE a.user_id = users.id AND a.tenant_id = users.tenant_id)";
+    const ACLS: AclTable = USER_ACLS;
+    const COMMAND: &'static str = USER_ACL_UPDATE;
+    const LABEL: &'static str = "Update user access";
+    const EVENT: &'static str = USER_ACL_UPDATED_EVENT;
+    const ID_KEY: &'static str = "userId";
+    fn not_found() -> AppError {
+        AuthError::UserNotFound.into()
+    }
+    async fn tenant(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Uuid>, AppError> {
+        let user = UserState::load(conn, id).await?;
+        Ok(user.filter(|u| !u.deleted).and_then(|u| u.tenant_id))
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        owner: Uuid,
+        current: Option<&AclState>,
+        target: Option<&AclState>,
+    ) -> Result<(), AppError> {
+        authorize::user_acl(conn, ctx, owner, current, target).await
+    }
+}
+
+/// An owner's ACL in its tenant (`acl: None` = no row). Undo payloads of
+/// entries written before the two kinds were one state name the owner
+/// `roleId` / `userId`; they still read.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", bound = "")]
+pub struct Acl<O: AclOwner> {
+    #[serde(alias = "roleId", alias = "userId")]
+    pub owner_id: Uuid,
+    pub tenant_id: Uuid,
+    pub acl: Option<AclState>,
+    #[serde(skip)]
+    pub owner: PhantomData<O>,
+}
+
+pub type RoleAcl = Acl<RoleOwner>;
+pub type UserAcl = Acl<UserOwner>;
+
+impl<O: AclOwner> Acl<O> {
+    /// The ACL `acl` of `owner` in `tenant`.
+    pub fn new(owner_id: Uuid, tenant_id: Uuid, acl: Option<AclState>) -> Self {
+        Self {
+            owner_id,
+            tenant_id,
+            acl,
+            owner: PhantomData,
+        }
+    }
+
+    /// When the ACL last changed (`None`: no row): its optimistic lock.
+    pub async fn updated_at(
+        &self,
+        conn: &mut AsyncPgConnection,
+    ) -> Result<Option<OffsetDateTime>, AppError> {
+        O::ACLS
+            .updated_at(conn, self.owner_id, self.tenant_id)
+            .await
+    }
+}
+
+impl<O: AclOwner> Tracked for Acl<O> {
+    const KIND: &'static str = O::KIND;
+
+    /// The owner's row, as the owner's own state locks it.
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "roles", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        let tenant: Option<Uuid> = roles::table
-            .filter(roles::id.eq(id))
-            .filter(roles::deleted_at.is_null())
-            .select(roles::tenant_id)
-            .first(conn)
-            .await
-            .optional()?;
-        let Some(tenant) = tenant else {
+        let Some(tenant) = O::tenant(conn, id).await? else {
             return Ok(None);
         };
-        Ok(Some(Self {
-            role_id: id,
-            tenant_id: tenant,
-            acl: state::role_acl(conn, id, tenant).await?,
-        }))
+        let acl = O::ACLS.read(conn, id, tenant).await?;
+        Ok(Some(Self::new(id, tenant, acl)))
     }
 
     async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
         match &self.acl {
-            Some(acl) => state::write_role_acl(conn, self.role_id, acl).await,
+            Some(acl) => O::ACLS.write(conn, self.owner_id, acl).await,
             None => {
-                diesel::delete(
-                    role_acls::table
-                        .filter(role_acls::role_id.eq(self.role_id))
-                        .filter(role_acls::tenant_id.eq(self.tenant_id)),
-                )
-                .execute(conn)
-                .await?;
-                Ok(())
+                O::ACLS
+                    .remove(conn, self.owner_id, Some(self.tenant_id))
+                    .await
             }
         }
     }
 
     async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        diesel::delete(role_acls::table.filter(role_acls::role_id.eq(id)))
-            .execute(conn)
-            .await?;
-        Ok(())
+        O::ACLS.remove(conn, id, None).await
     }
 
     fn view(&self) -> Value {
-        json!({"roleId": self.role_id, "acl": self.acl.as_ref().map(AclState::view)})
+        let mut view = json!({"acl": self.acl.as_ref().map(AclState::view)});
+        view[O::ID_KEY] = json!(self.owner_id);
+        view
     }
 
     fn tenant(&self) -> Option<Uuid> {
@@ -100,174 +215,54 @@ impl Tracked for RoleAclState {
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        let role = current.or(target).map(|s| s.role_id);
-        let role = role.ok_or(AuthError::RoleNotFound)?;
-        let (current, target) = (
-            current.and_then(|c| c.acl.as_ref()),
-            target.and_then(|t| t.acl.as_ref()),
-        );
-        authorize::role_acl(conn, ctx, role, current, target).await
+        resource::authorize(conn, actor, current, target).await
     }
 }
 
-/// Replaces a role's ACL with `acl` (validated and sanitised by the caller).
-pub struct UpdateRoleAclCommand {
-    pub role: Uuid,
-    pub acl: AclState,
-}
+/// The ACL target through the kit: locked with its owner's row, versioned
+/// by the ACL row's `updatedAt`, `auth.acl.manage` in the owner's tenant
+/// ([`Resource::writable_by`]: a super admin reaches every tenant); the
+/// owner's reach and the grant boundary are the owner's check.
+impl<O: AclOwner> Resource for Acl<O> {
+    const TABLE: &'static str = O::TABLE;
+    const VERSION: Option<&'static str> = Some(O::VERSION);
+    const FEATURE: &'static str = MANAGE;
+    type Services = ();
 
-impl Command for UpdateRoleAclCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        ROLE_ACL_UPDATE
+    fn id(&self) -> Uuid {
+        self.owner_id
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let Self { role, acl } = self;
-            let entry = tracked::<RoleAclState, _>(conn, "Update role access", role, move |c| {
-                Box::pin(async move { state::write_role_acl(c, role, &acl).await })
-            })
-            .await?
-            .with_event(
-                ROLE_ACL_UPDATED_EVENT,
-                serde_json::json!({ "roleId": role }),
-            );
-            Ok(((), entry))
-        })
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
     }
-}
-
-/// A user's ACL override in their tenant (`acl: None` = the role ACLs apply).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct UserAclState {
-    pub user_id: Uuid,
-    pub tenant_id: Uuid,
-    pub acl: Option<AclState>,
-}
-
-impl Tracked for UserAclState {
-    const KIND: &'static str = USER_KIND;
-
-    /// The user row, as `UserState` locks it.
-    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "users", id).await
+    fn organization(&self) -> Option<Uuid> {
+        None
     }
-
-    async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        let tenant: Option<Option<Uuid>> = users::table
-            .filter(users::id.eq(id))
-            .filter(users::deleted_at.is_null())
-            .select(users::tenant_id)
-            .first(conn)
-            .await
-            .optional()?;
-        let Some(Some(tenant)) = tenant else {
-            return Ok(None);
-        };
-        Ok(Some(Self {
-            user_id: id,
-            tenant_id: tenant,
-            acl: state::user_acl(conn, id, tenant).await?,
-        }))
+    fn not_found() -> AppError {
+        O::not_found()
     }
-
-    async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
-        match &self.acl {
-            Some(acl) => state::write_user_acl(conn, self.user_id, acl).await,
-            None => delete_user_acl(conn, self.user_id, self.tenant_id).await,
+    fn writable_by(&self, ctx: &AuthContext) -> Option<Result<(), AppError>> {
+        if !ctx.may_target_tenant(self.tenant_id) {
+            return Some(Err(O::not_found()));
         }
+        Some(ctx.require(MANAGE))
     }
-
-    async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        diesel::delete(user_acls::table.filter(user_acls::user_id.eq(id)))
-            .execute(conn)
-            .await?;
-        Ok(())
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        let Some(any) = after.or(before) else {
+            return LogEntry::default();
+        };
+        let mut payload = json!({});
+        payload[O::ID_KEY] = json!(any.owner_id);
+        entry(label, any.owner_id, before, after).with_event(O::EVENT, payload)
     }
-
-    fn view(&self) -> Value {
-        json!({"userId": self.user_id, "acl": self.acl.as_ref().map(AclState::view)})
-    }
-
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.tenant_id)
-    }
-
-    fn keep_protected(&mut self, current: Option<&Self>) -> Vec<&'static str> {
-        authorize::keep_flag_only(self.acl.as_mut(), current.and_then(|c| c.acl.as_ref()))
-    }
-
-    async fn authorize(
+    async fn check(
         conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
+        ctx: &AuthContext,
+        _: Option<&()>,
+        target: &Self,
+        previous: Option<&Self>,
     ) -> Result<(), AppError> {
-        let ctx = AuthContext::of(actor)?;
-        let user = current.or(target).map(|s| s.user_id);
-        let user = user.ok_or(AuthError::UserNotFound)?;
-        let (current, target) = (
-            current.and_then(|c| c.acl.as_ref()),
-            target.and_then(|t| t.acl.as_ref()),
-        );
-        authorize::user_acl(conn, ctx, user, current, target).await
-    }
-}
-
-async fn delete_user_acl(
-    conn: &mut AsyncPgConnection,
-    user: Uuid,
-    tenant: Uuid,
-) -> Result<(), AppError> {
-    diesel::delete(
-        user_acls::table
-            .filter(user_acls::user_id.eq(user))
-            .filter(user_acls::tenant_id.eq(tenant)),
-    )
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Sets (`Some`) or removes (`None`) a user's ACL override in `tenant`.
-pub struct UpdateUserAclCommand {
-    pub user: Uuid,
-    pub tenant: Uuid,
-    pub acl: Option<AclState>,
-}
-
-impl Command for UpdateUserAclCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        USER_ACL_UPDATE
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let Self { user, tenant, acl } = self;
-            let entry = tracked::<UserAclState, _>(conn, "Update user access", user, move |c| {
-                Box::pin(async move {
-                    match acl {
-                        Some(acl) => state::write_user_acl(c, user, &acl).await,
-                        None => delete_user_acl(c, user, tenant).await,
-                    }
-                })
-            })
-            .await?
-            .with_event(
-                USER_ACL_UPDATED_EVENT,
-                serde_json::json!({ "userId": user }),
-            );
-            Ok(((), entry))
-        })
+        let current = previous.and_then(|p| p.acl.as_ref());
+        O::check(conn, ctx, target.owner_id, current, target.acl.as_ref()).await
     }
 }

@@ -1,10 +1,14 @@
-//! Auth mutations as commands. Users, roles and their ACLs are undoable: each
-//! command records the full state of the resource before and after it ran
+//! Auth mutations as commands. Users, roles and their ACLs are tenant
+//! resources of the resource kit (`stoa_acl::resource`): two `Resource`s,
+//! [`UserState`] and [`RoleState`], and one ACL target, [`Acl`] of either
+//! owner. Each write records the full state before and after it ran
 //! (`stoa_core::command::Tracked`); undo writes the "before" state back (or
-//! removes what the command created) and redo writes the "after" state again,
-//! keeping ids. What undo may write is authorized in `authorize.rs`; e-mail,
-//! password hash and super-admin flags are never written back.
+//! removes what the write created) and redo writes the "after" state again,
+//! keeping ids. The rules a write and its undo both answer to are in
+//! `authorize.rs`; e-mail, password hash and super-admin flags are never
+//! written back.
 
+mod account;
 pub mod acls;
 mod authorize;
 pub mod roles;
@@ -15,12 +19,11 @@ use std::sync::Arc;
 
 use stoa_core::command::{CommandHandler, StateHandler};
 
-pub use acls::{RoleAclState, UpdateRoleAclCommand, UpdateUserAclCommand, UserAclState};
-pub use roles::{CreateRoleCommand, DeleteRoleCommand, UpdateRoleCommand};
+pub use acls::{Acl, AclOwner, RoleAcl, RoleOwner, UserAcl, UserOwner};
+pub use authorize::{role_in_reach, user_in_reach};
 pub use state::{AclState, RoleState, UserState};
-pub use stoa_core::command::tracked::lock_row;
 pub use stoa_core::command::{Tracked, entry, tracked};
-pub use users::{CreateUserCommand, DeleteUserCommand, UpdateProfileCommand, UpdateUserCommand};
+pub use users::UpdateProfileCommand;
 
 pub use stoa_acl::accounts::USER_KIND;
 pub const ROLE_KIND: &str = "auth.role";
@@ -34,7 +37,7 @@ pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
         StateHandler::<RoleState>::boxed(roles::CREATE),
         StateHandler::<RoleState>::boxed(roles::UPDATE),
         StateHandler::<RoleState>::boxed(roles::DELETE),
-        StateHandler::<RoleAclState>::boxed(acls::ROLE_ACL_UPDATE),
-        StateHandler::<UserAclState>::boxed(acls::USER_ACL_UPDATE),
+        StateHandler::<RoleAcl>::boxed(acls::ROLE_ACL_UPDATE),
+        StateHandler::<UserAcl>::boxed(acls::USER_ACL_UPDATE),
     ]
 }

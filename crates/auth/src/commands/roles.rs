@@ -1,19 +1,22 @@
-//! Role commands: `auth.roles.create|update|delete` (all undoable).
+//! Roles through the resource kit (`stoa_acl::resource`): `auth.roles.create`,
+//! `auth.roles.update` and `auth.roles.delete` are the kit's one `Save`
+//! command over [`RoleState`] (all undoable). A delete is soft: the state
+//! after it is the same role marked deleted, its ACL kept for undo.
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use futures_util::future::BoxFuture;
 use serde_json::Value;
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::{Actor, Command, LogEntry};
-use time::OffsetDateTime;
+use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
-use super::state::{self, AclState, RoleState};
-use super::{ROLE_KIND, Tracked, authorize, entry, lock_row, tracked};
+use super::account::{self, Account};
+use super::state::{self, RoleState};
+use super::{ROLE_KIND, Tracked, authorize};
 use crate::error::AuthError;
-use crate::schema::{role_acls, roles};
+use crate::schema::roles;
 
 pub const CREATE: &str = "auth.roles.create";
 pub const UPDATE: &str = "auth.roles.update";
@@ -22,13 +25,15 @@ pub const DELETE: &str = "auth.roles.delete";
 pub const CREATED_EVENT: &str = "auth.role.created";
 pub const UPDATED_EVENT: &str = "auth.role.updated";
 pub const DELETED_EVENT: &str = "auth.role.deleted";
+/// What every role write needs.
+pub const MANAGE: &str = "auth.roles.manage";
 
 impl Tracked for RoleState {
     const KIND: &'static str = ROLE_KIND;
 
     /// The role row: every writer of a role and its ACL locks it first.
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "roles", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -36,17 +41,15 @@ impl Tracked for RoleState {
     }
 
     async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
-        if self.deleted && state::role_user_count(conn, self.id).await? > 0 {
-            return Err(AuthError::RoleHasUsers.into());
+        if self.deleted {
+            unheld(conn, self.id).await?;
         }
         RoleState::restore(self, conn).await
     }
 
     /// Undoing a create removes the role, unless users were given it meanwhile.
     async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        if state::role_user_count(conn, id).await? > 0 {
-            return Err(AuthError::RoleHasUsers.into());
-        }
+        unheld(conn, id).await?;
         diesel::delete(roles::table.filter(roles::id.eq(id)))
             .execute(conn)
             .await?;
@@ -65,6 +68,8 @@ impl Tracked for RoleState {
         authorize::keep_flag_only(self.acl.as_mut(), current.and_then(|c| c.acl.as_ref()))
     }
 
+    /// The kit's checks with the role's rules, also when the undo removes
+    /// the role (`authorize::role` with no target).
     async fn authorize(
         conn: &mut AsyncPgConnection,
         actor: &Actor,
@@ -75,136 +80,74 @@ impl Tracked for RoleState {
     }
 }
 
-/// Creates a role (with an empty ACL row, so the ACL editor has one to show).
-pub struct CreateRoleCommand {
-    pub tenant: Uuid,
-    pub name: String,
-    /// The organizations its ACL reaches (`None` = every one).
-    pub organizations: Option<Vec<Uuid>>,
+/// 400 while live users hold the role: it is neither deleted nor removed.
+async fn unheld(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+    if state::role_user_count(conn, id).await? > 0 {
+        return Err(AuthError::RoleHasUsers.into());
+    }
+    Ok(())
 }
 
-impl Command for CreateRoleCommand {
-    type Output = Uuid;
-    fn id(&self) -> &'static str {
-        CREATE
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
-        Box::pin(async move {
-            let id: Uuid = diesel::insert_into(roles::table)
-                .values((roles::tenant_id.eq(self.tenant), roles::name.eq(&self.name)))
-                .returning(roles::id)
-                .get_result(conn)
-                .await?;
-            let acl = AclState {
-                tenant_id: self.tenant,
-                organizations: self.organizations,
-                ..Default::default()
-            };
-            state::write_role_acl(conn, id, &acl).await?;
-            let after = RoleState::load(conn, id).await?;
-            let entry = entry("Create role", id, None, after.as_ref())
-                .with_event(CREATED_EVENT, serde_json::json!({ "id": id }));
-            Ok((id, entry))
-        })
-    }
-}
+/// A role through the kit. Roles are tenant-wide records that a restricted
+/// caller may still write when every holder's reach stays inside its
+/// organizations, so the role decides its reach itself
+/// ([`Resource::writable_by`], and `authorize::role` in [`Resource::check`]).
+impl Resource for RoleState {
+    const TABLE: &'static str = "roles";
+    const FEATURE: &'static str = MANAGE;
+    type Services = ();
 
-/// Renames a role and/or moves it to another tenant (its ACL does not move).
-pub struct UpdateRoleCommand {
-    pub id: Uuid,
-    pub name: Option<String>,
-    pub tenant: Option<Uuid>,
-}
-
-impl Command for UpdateRoleCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        UPDATE
+    fn id(&self) -> Uuid {
+        self.id
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let Self { id, name, tenant } = self;
-            let entry = tracked::<RoleState, _>(conn, "Update role", id, move |conn| {
-                Box::pin(async move {
-                    let current = RoleState::load(conn, id)
-                        .await?
-                        .filter(|r| !r.deleted)
-                        .ok_or(AuthError::RoleNotFound)?;
-                    let tenant = tenant.unwrap_or(current.tenant_id);
-                    diesel::update(roles::table.filter(roles::id.eq(id)))
-                        .set((
-                            roles::name.eq(name.unwrap_or(current.name)),
-                            roles::tenant_id.eq(tenant),
-                        ))
-                        .execute(conn)
-                        .await?;
-                    if tenant != current.tenant_id {
-                        diesel::delete(role_acls::table.filter(role_acls::role_id.eq(id)))
-                            .execute(conn)
-                            .await?;
-                        let acl = AclState {
-                            tenant_id: tenant,
-                            ..Default::default()
-                        };
-                        state::write_role_acl(conn, id, &acl).await?;
-                    }
-                    Ok(())
-                })
-            })
-            .await?
-            .with_event(UPDATED_EVENT, serde_json::json!({ "id": id }));
-            Ok(((), entry))
-        })
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        None
+    }
+    fn not_found() -> AppError {
+        AuthError::RoleNotFound.into()
+    }
+    fn writable_by(&self, ctx: &AuthContext) -> Option<Result<(), AppError>> {
+        Some(authorize::role_writable(ctx, self))
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        account::entry_of(label, before, after)
+    }
+    /// Writes only what changed from `before` ([`RoleState::write_over`]).
+    async fn write(
+        conn: &mut AsyncPgConnection,
+        before: Option<&Self>,
+        after: Option<&Self>,
+    ) -> Result<Option<Self>, AppError> {
+        account::write(conn, before, after).await
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        _: Option<&()>,
+        target: &Self,
+        previous: Option<&Self>,
+    ) -> Result<(), AppError> {
+        authorize::role(conn, ctx, previous, Some(target)).await
     }
 }
 
-/// Deletes a role nobody holds: marked deleted, its ACL kept for undo.
-pub struct DeleteRoleCommand {
-    pub id: Uuid,
-}
-
-impl Command for DeleteRoleCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        DELETE
+/// A role is deleted only while nobody holds it.
+impl Account for RoleState {
+    const EVENTS: [&'static str; 3] = [CREATED_EVENT, UPDATED_EVENT, DELETED_EVENT];
+    fn deleted(&self) -> bool {
+        self.deleted
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let id = self.id;
-            let entry = tracked::<RoleState, _>(conn, "Delete role", id, move |conn| {
-                Box::pin(async move {
-                    if state::role_user_count(conn, id).await? > 0 {
-                        return Err(AuthError::RoleHasUsers.into());
-                    }
-                    let updated = diesel::update(
-                        roles::table
-                            .filter(roles::id.eq(id))
-                            .filter(roles::deleted_at.is_null()),
-                    )
-                    .set(roles::deleted_at.eq(OffsetDateTime::now_utc()))
-                    .execute(conn)
-                    .await?;
-                    if updated == 0 {
-                        return Err(AuthError::RoleNotFound.into());
-                    }
-                    Ok(())
-                })
-            })
-            .await?
-            .with_event(DELETED_EVENT, serde_json::json!({ "id": id }));
-            Ok(((), entry))
-        })
+    async fn save_over(
+        &self,
+        conn: &mut AsyncPgConnection,
+        before: Option<&Self>,
+    ) -> Result<(), AppError> {
+        if self.deleted {
+            unheld(conn, self.id).await?;
+        }
+        RoleState::write_over(self, conn, before).await
     }
 }

@@ -1,21 +1,25 @@
-//! User commands: `auth.users.create|update|delete` (all undoable). The
-//! profile change (`PUT /auth/profile`) is an `auth.users.update` too.
+//! Users through the resource kit (`stoa_acl::resource`): `auth.users.create`,
+//! `auth.users.update` and `auth.users.delete` are the kit's one `Save`
+//! command over [`UserState`] (all undoable). A delete is soft: the row is
+//! kept (so logs still name the actor), marked deleted, without memberships,
+//! override, sessions or reset tokens. The profile change
+//! (`PUT /auth/profile`) is an `auth.users.update` too, logged but not
+//! undoable ([`UpdateProfileCommand`]).
 
-use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{Value, json};
 use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
-use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::account::{self, Account};
 use super::state::{self, UserState};
-use super::{Tracked, USER_KIND, authorize, entry, lock_row, tracked};
+use super::{Tracked, USER_KIND, authorize, tracked};
 use crate::error::AuthError;
 use crate::queries;
-use crate::schema::{user_acls, users};
 
 pub const CREATE: &str = "auth.users.create";
 pub const UPDATE: &str = "auth.users.update";
@@ -29,9 +33,9 @@ impl Tracked for UserState {
     const KIND: &'static str = USER_KIND;
 
     /// The user row: every writer of a user, its memberships and its ACL
-    /// override locks it first (`UserAclState` too).
+    /// override locks it first (the ACL target too).
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        lock_row(conn, "users", id).await
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -88,203 +92,112 @@ impl Tracked for UserState {
         kept
     }
 
+    /// The kit's checks with the user's rules, also when the undo removes
+    /// the user (`authorize::user` with no target needs the delete feature).
     async fn authorize(
         conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
-        authorize::user(conn, AuthContext::of(actor)?, current, target).await
+        let ctx = AuthContext::of(actor)?;
+        for state in current.into_iter().chain(target) {
+            authorize::user_writable(ctx, state)?;
+        }
+        authorize::user(conn, ctx, current, target).await
     }
 }
 
-/// Creates a confirmed user with the given roles.
-pub struct CreateUserCommand {
-    pub tenant: Uuid,
-    pub organization: Uuid,
-    /// Normalised (trimmed, lower-cased).
-    pub email: String,
-    pub name: Option<String>,
-    pub password_hash: Option<String>,
-    pub role_ids: Vec<Uuid>,
-}
+/// A user through the kit. The feature depends on the verb
+/// (`auth.users.create|edit|delete`, told apart by the two states: a
+/// delete's target is the user marked deleted) and a super admin reaches
+/// every tenant's users, so the user decides steps 2–4 itself
+/// ([`Resource::writable_by`]: the tenant) and the rest in
+/// [`Resource::check`] (`authorize::user`: the verb's feature, the
+/// super-admin account, the home organization, the grant boundary).
+impl Resource for UserState {
+    const TABLE: &'static str = "users";
+    /// Unused: [`Resource::writable_by`] and the check decide the feature.
+    const FEATURE: &'static str = "auth.users.edit";
+    type Services = ();
 
-impl Command for CreateUserCommand {
-    type Output = Uuid;
-    fn id(&self) -> &'static str {
-        CREATE
+    fn id(&self) -> Uuid {
+        self.id
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(Uuid, LogEntry), AppError>> {
-        Box::pin(async move {
-            let id: Uuid = diesel::insert_into(users::table)
-                .values((
-                    users::tenant_id.eq(self.tenant),
-                    users::organization_id.eq(self.organization),
-                    users::email.eq(&self.email),
-                    users::name.eq(&self.name),
-                    users::password_hash.eq(&self.password_hash),
-                    users::is_confirmed.eq(true),
-                ))
-                .returning(users::id)
-                .get_result(conn)
-                .await?;
-            state::set_user_roles(conn, id, &self.role_ids).await?;
-            let after = UserState::load(conn, id).await?;
-            let entry = entry("Create user", id, None, after.as_ref())
-                .with_event(CREATED_EVENT, serde_json::json!({ "id": id }));
-            Ok((id, entry))
-        })
+    /// A super admin's account may have no tenant (then nil): only the
+    /// kit's default rule reads this, which users do not use.
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id.unwrap_or_default()
     }
-}
-
-/// What an update changes; `None` leaves a field as it is.
-#[derive(Clone, Debug, Default)]
-pub struct UserChanges {
-    pub email: Option<String>,
-    /// `Some(None)` clears the name.
-    pub name: Option<Option<String>>,
-    pub password_hash: Option<String>,
-    /// A new home organization and its tenant.
-    pub organization: Option<(Uuid, Uuid)>,
-    /// Replaces the role memberships.
-    pub role_ids: Option<Vec<Uuid>>,
-}
-
-/// Updates a user. A password change ends the user's sessions (except
-/// `keep_session`); a move to another tenant drops the memberships and the ACL
-/// override of the old tenant unless new roles are given.
-pub struct UpdateUserCommand {
-    pub id: Uuid,
-    pub changes: UserChanges,
-    pub keep_session: Option<Uuid>,
-    pub label: &'static str,
-}
-
-impl Command for UpdateUserCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        UPDATE
+    fn organization(&self) -> Option<Uuid> {
+        self.organization_id
     }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let id = self.id;
-            let keep = self.keep_session;
-            let c = self.changes;
-            let entry = tracked::<UserState, _>(conn, self.label, id, move |conn| {
-                Box::pin(async move { apply(conn, id, c, keep).await })
-            })
-            .await?
-            .with_event(UPDATED_EVENT, serde_json::json!({ "id": id }));
-            Ok(((), entry))
-        })
+    fn not_found() -> AppError {
+        AuthError::UserNotFound.into()
+    }
+    fn writable_by(&self, ctx: &AuthContext) -> Option<Result<(), AppError>> {
+        Some(authorize::user_writable(ctx, self))
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        account::entry_of(label, before, after)
+    }
+    /// Writes only what changed from `before` ([`UserState::write_over`]).
+    async fn write(
+        conn: &mut AsyncPgConnection,
+        before: Option<&Self>,
+        after: Option<&Self>,
+    ) -> Result<Option<Self>, AppError> {
+        account::write(conn, before, after).await
+    }
+    async fn check(
+        conn: &mut AsyncPgConnection,
+        ctx: &AuthContext,
+        _: Option<&()>,
+        target: &Self,
+        previous: Option<&Self>,
+    ) -> Result<(), AppError> {
+        authorize::user(conn, ctx, previous, Some(target)).await
     }
 }
 
-async fn apply(
+impl Account for UserState {
+    const EVENTS: [&'static str; 3] = [CREATED_EVENT, UPDATED_EVENT, DELETED_EVENT];
+    fn deleted(&self) -> bool {
+        self.deleted
+    }
+    async fn save_over(
+        &self,
+        conn: &mut AsyncPgConnection,
+        before: Option<&Self>,
+    ) -> Result<(), AppError> {
+        UserState::write_over(self, conn, before).await
+    }
+}
+
+/// What a user write does beyond its state, in the same transaction: a new
+/// password ends the user's sessions (except `keep_session`), and reset and
+/// invitation links went to the old address or open the old password's
+/// account, so a new e-mail or password ends them, on every route.
+pub async fn after_write(
     conn: &mut AsyncPgConnection,
-    id: Uuid,
-    c: UserChanges,
+    before: &UserState,
+    after: &UserState,
     keep_session: Option<Uuid>,
 ) -> Result<(), AppError> {
-    let current = UserState::load(conn, id)
-        .await?
-        .filter(|u| !u.deleted)
-        .ok_or(AuthError::UserNotFound)?;
-    let email = c.email.unwrap_or(current.email.clone());
-    let name = c.name.unwrap_or(current.name.clone());
-    let hash = c.password_hash.clone().or(current.password_hash.clone());
-    let (organization, tenant) = match c.organization {
-        Some((org, tenant)) => (Some(org), Some(tenant)),
-        None => (current.organization_id, current.tenant_id),
-    };
-    diesel::update(users::table.filter(users::id.eq(id)))
-        .set((
-            users::email.eq(&email),
-            users::name.eq(&name),
-            users::password_hash.eq(&hash),
-            users::organization_id.eq(organization),
-            users::tenant_id.eq(tenant),
-        ))
-        .execute(conn)
-        .await?;
-    let moved = tenant != current.tenant_id;
-    match c.role_ids {
-        Some(roles) => state::set_user_roles(conn, id, &roles).await?,
-        None if moved => state::set_user_roles(conn, id, &[]).await?,
-        None => {}
+    let new_password = after.password_hash != before.password_hash;
+    if new_password {
+        queries::delete_user_sessions(conn, after.id, keep_session).await?;
     }
-    if moved {
-        diesel::delete(user_acls::table.filter(user_acls::user_id.eq(id)))
-            .execute(conn)
-            .await?;
-    }
-    if c.password_hash.is_some() {
-        queries::delete_user_sessions(conn, id, keep_session).await?;
-    }
-    // Reset and invitation links went to the old address or open the old
-    // password's account: a new e-mail or password ends them, on every route.
-    if c.password_hash.is_some() || email != current.email {
-        crate::invite::invalidate_tokens(conn, id).await?;
+    if new_password || after.email != before.email {
+        crate::invite::invalidate_tokens(conn, after.id).await?;
     }
     Ok(())
 }
 
-/// Deletes a user: the row is kept (so logs still name the actor) but marked
-/// deleted; memberships, the ACL override, sessions and reset tokens go.
-pub struct DeleteUserCommand {
-    pub id: Uuid,
-}
-
-impl Command for DeleteUserCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        DELETE
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let id = self.id;
-            let entry = tracked::<UserState, _>(conn, "Delete user", id, move |conn| {
-                Box::pin(async move {
-                    let updated = diesel::update(
-                        users::table
-                            .filter(users::id.eq(id))
-                            .filter(users::deleted_at.is_null()),
-                    )
-                    .set(users::deleted_at.eq(OffsetDateTime::now_utc()))
-                    .execute(conn)
-                    .await?;
-                    if updated == 0 {
-                        return Err(AuthError::UserNotFound.into());
-                    }
-                    state::set_user_roles(conn, id, &[]).await?;
-                    diesel::delete(user_acls::table.filter(user_acls::user_id.eq(id)))
-                        .execute(conn)
-                        .await?;
-                    state::end_access(conn, id).await
-                })
-            })
-            .await?
-            .with_event(DELETED_EVENT, serde_json::json!({ "id": id }));
-            Ok(((), entry))
-        })
-    }
-}
-
 /// A user changes their own e-mail and/or password (`PUT /auth/profile`).
 /// Logged, not undoable: undo never writes credentials back, so there would
-/// be nothing left to undo.
+/// be nothing left to undo. Not through the kit: it is one's own account,
+/// written without any `auth.users.*` feature.
 pub struct UpdateProfileCommand {
     pub user: Uuid,
     pub email: String,
@@ -300,20 +213,32 @@ impl Command for UpdateProfileCommand {
     fn execute<'a>(
         self,
         conn: &'a mut AsyncPgConnection,
-        actor: &'a Actor,
+        _: &'a Actor,
     ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        let command = UpdateUserCommand {
-            id: self.user,
-            changes: UserChanges {
-                email: Some(self.email),
-                password_hash: self.password_hash,
-                ..Default::default()
-            },
-            keep_session: self.keep_session,
-            label: "Update profile",
-        };
         Box::pin(async move {
-            let ((), mut entry) = Command::execute(command, conn, actor).await?;
+            let Self {
+                user: id,
+                email,
+                password_hash,
+                keep_session,
+            } = self;
+            let mut entry = tracked::<UserState, _>(conn, "Update profile", id, move |conn| {
+                Box::pin(async move {
+                    let before = UserState::load(conn, id)
+                        .await?
+                        .filter(|u| !u.deleted)
+                        .ok_or(AuthError::UserNotFound)?;
+                    let mut after = before.clone();
+                    after.email = email;
+                    if password_hash.is_some() {
+                        after.password_hash = password_hash;
+                    }
+                    after.write_over(conn, Some(&before)).await?;
+                    after_write(conn, &before, &after, keep_session).await
+                })
+            })
+            .await?
+            .with_event(UPDATED_EVENT, json!({ "id": id }));
             entry.undo = None;
             Ok(((), entry))
         })

@@ -9,8 +9,8 @@ use stoa_core::AppError;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::AclState;
-use crate::schema::{role_acls, roles, user_roles, users};
+use super::{AclState, ROLE_ACLS};
+use crate::schema::{roles, user_roles, users};
 
 /// Everything about a role that undo restores.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl RoleState {
         let Some((id, tenant_id, name, deleted_at)) = row else {
             return Ok(None);
         };
-        let acl = role_acl(conn, id, tenant_id).await?;
+        let acl = ROLE_ACLS.read(conn, id, tenant_id).await?;
         Ok(Some(Self {
             id,
             tenant_id,
@@ -57,6 +57,17 @@ impl RoleState {
 
     /// Writes this state back (re-creating the row with the same id when it is gone).
     pub async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
+        self.write_over(conn, None).await
+    }
+
+    /// Writes this state over `before` (`None`: unknown, everything is
+    /// written): the ACL only when it changed, so a rename leaves the ACL's
+    /// `updatedAt` (its optimistic lock) as it was.
+    pub async fn write_over(
+        &self,
+        conn: &mut AsyncPgConnection,
+        before: Option<&Self>,
+    ) -> Result<(), AppError> {
         let deleted_at = self.deleted.then(OffsetDateTime::now_utc);
         diesel::insert_into(roles::table)
             .values((
@@ -74,67 +85,11 @@ impl RoleState {
             ))
             .execute(conn)
             .await?;
-        diesel::delete(role_acls::table.filter(role_acls::role_id.eq(self.id)))
-            .execute(conn)
-            .await?;
-        if let Some(acl) = &self.acl {
-            write_role_acl(conn, self.id, acl).await?;
+        if before.is_some_and(|b| b.acl == self.acl) {
+            return Ok(());
         }
-        Ok(())
+        ROLE_ACLS.replace(conn, self.id, self.acl.as_ref()).await
     }
-}
-
-/// The role's ACL in `tenant`.
-pub async fn role_acl(
-    conn: &mut AsyncPgConnection,
-    role: Uuid,
-    tenant: Uuid,
-) -> Result<Option<AclState>, AppError> {
-    let row: Option<(Vec<String>, bool, Option<Vec<Uuid>>)> = role_acls::table
-        .filter(role_acls::role_id.eq(role))
-        .filter(role_acls::tenant_id.eq(tenant))
-        .select((
-            role_acls::features,
-            role_acls::is_super_admin,
-            role_acls::organizations,
-        ))
-        .first(conn)
-        .await
-        .optional()?;
-    Ok(
-        row.map(|(features, is_super_admin, organizations)| AclState {
-            tenant_id: tenant,
-            features,
-            is_super_admin,
-            organizations,
-        }),
-    )
-}
-
-/// Upserts the role's ACL in `acl.tenant_id`.
-pub async fn write_role_acl(
-    conn: &mut AsyncPgConnection,
-    role: Uuid,
-    acl: &AclState,
-) -> Result<(), AppError> {
-    diesel::insert_into(role_acls::table)
-        .values((
-            role_acls::role_id.eq(role),
-            role_acls::tenant_id.eq(acl.tenant_id),
-            role_acls::features.eq(&acl.features),
-            role_acls::is_super_admin.eq(acl.is_super_admin),
-            role_acls::organizations.eq(&acl.organizations),
-        ))
-        .on_conflict((role_acls::role_id, role_acls::tenant_id))
-        .do_update()
-        .set((
-            role_acls::features.eq(excluded(role_acls::features)),
-            role_acls::is_super_admin.eq(excluded(role_acls::is_super_admin)),
-            role_acls::organizations.eq(excluded(role_acls::organizations)),
-        ))
-        .execute(conn)
-        .await?;
-    Ok(())
 }
 
 /// Live users holding `role`.

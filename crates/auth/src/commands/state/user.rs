@@ -9,8 +9,8 @@ use stoa_core::AppError;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::AclState;
-use crate::schema::{roles, user_acls, user_roles, users};
+use super::{AclState, USER_ACLS};
+use crate::schema::{roles, user_roles, users};
 
 /// Everything about a user that undo restores.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -72,7 +72,7 @@ impl UserState {
             .load(conn)
             .await?;
         let acl = match tenant_id {
-            Some(tenant) => user_acl(conn, id, tenant).await?,
+            Some(tenant) => USER_ACLS.read(conn, id, tenant).await?,
             None => None,
         };
         Ok(Some(Self {
@@ -113,6 +113,18 @@ impl UserState {
     /// Writes this state back: the row (re-created with the same id when it is
     /// gone), its role memberships and its ACL override.
     pub async fn restore(&self, conn: &mut AsyncPgConnection) -> Result<(), AppError> {
+        self.write_over(conn, None).await
+    }
+
+    /// Writes this state over `before` (`None`: unknown, everything is
+    /// written): memberships and override only when they changed, so an
+    /// edit of the name leaves the override's `updatedAt` (its optimistic
+    /// lock) as it was; a deleted user loses sessions and reset tokens.
+    pub async fn write_over(
+        &self,
+        conn: &mut AsyncPgConnection,
+        before: Option<&Self>,
+    ) -> Result<(), AppError> {
         let deleted_at = self.deleted.then(OffsetDateTime::now_utc);
         diesel::insert_into(users::table)
             .values((
@@ -140,12 +152,11 @@ impl UserState {
             ))
             .execute(conn)
             .await?;
-        set_user_roles(conn, self.id, &self.role_ids).await?;
-        diesel::delete(user_acls::table.filter(user_acls::user_id.eq(self.id)))
-            .execute(conn)
-            .await?;
-        if let Some(acl) = &self.acl {
-            write_user_acl(conn, self.id, acl).await?;
+        if before.is_none_or(|b| b.role_ids != self.role_ids) {
+            set_user_roles(conn, self.id, &self.role_ids).await?;
+        }
+        if before.is_none_or(|b| b.acl != self.acl) {
+            USER_ACLS.replace(conn, self.id, self.acl.as_ref()).await?;
         }
         if self.deleted {
             end_access(conn, self.id).await?;
@@ -210,59 +221,6 @@ pub async fn end_access(conn: &mut AsyncPgConnection, user: Uuid) -> Result<(), 
         .execute(conn)
         .await?;
     diesel::delete(password_resets::table.filter(password_resets::user_id.eq(user)))
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// The user's ACL override in `tenant`.
-pub async fn user_acl(
-    conn: &mut AsyncPgConnection,
-    user: Uuid,
-    tenant: Uuid,
-) -> Result<Option<AclState>, AppError> {
-    let row: Option<(Vec<String>, bool, Option<Vec<Uuid>>)> = user_acls::table
-        .filter(user_acls::user_id.eq(user))
-        .filter(user_acls::tenant_id.eq(tenant))
-        .select((
-            user_acls::features,
-            user_acls::is_super_admin,
-            user_acls::organizations,
-        ))
-        .first(conn)
-        .await
-        .optional()?;
-    Ok(
-        row.map(|(features, is_super_admin, organizations)| AclState {
-            tenant_id: tenant,
-            features,
-            is_super_admin,
-            organizations,
-        }),
-    )
-}
-
-/// Upserts the user's ACL override in `acl.tenant_id`.
-pub async fn write_user_acl(
-    conn: &mut AsyncPgConnection,
-    user: Uuid,
-    acl: &AclState,
-) -> Result<(), AppError> {
-    diesel::insert_into(user_acls::table)
-        .values((
-            user_acls::user_id.eq(user),
-            user_acls::tenant_id.eq(acl.tenant_id),
-            user_acls::features.eq(&acl.features),
-            user_acls::is_super_admin.eq(acl.is_super_admin),
-            user_acls::organizations.eq(&acl.organizations),
-        ))
-        .on_conflict((user_acls::user_id, user_acls::tenant_id))
-        .do_update()
-        .set((
-            user_acls::features.eq(excluded(user_acls::features)),
-            user_acls::is_super_admin.eq(excluded(user_acls::is_super_admin)),
-            user_acls::organizations.eq(excluded(user_acls::organizations)),
-        ))
         .execute(conn)
         .await?;
     Ok(())
