@@ -14,6 +14,7 @@ mod api {
     pub mod delegation;
     pub mod execute;
     pub mod guard;
+    pub mod lists;
     pub mod parser;
     #[expect(
         clippy::unwrap_used,

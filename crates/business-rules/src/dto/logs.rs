@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
+use super::ListPage;
 use super::SortDir;
 
 #[derive(Clone, Copy, Debug, Deserialize, ToSchema, PartialEq, Eq)]
@@ -35,9 +36,9 @@ pub enum ExecutionResult {
 pub struct LogListQuery {
     pub id: Option<i64>,
     #[validate(range(min = 1, max = 100000))]
-    pub page: Option<i64>,
+    pub page: Option<u64>,
     #[validate(range(min = 1, max = 100))]
-    pub page_size: Option<i64>,
+    pub page_size: Option<u64>,
     /// The rule's uuid.
     pub rule_id: Option<Uuid>,
     #[validate(length(max = 255))]
@@ -93,11 +94,10 @@ pub struct LogItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogList {
-    pub items: Vec<LogItem>,
-    pub total: i64,
-    pub page: i64,
-    pub page_size: i64,
-    pub total_pages: i64,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<LogItem>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -54,10 +54,8 @@ pub struct MemberIdQuery {
     pub member_id: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum SortDir {
-    Asc,
-    #[default]
-    Desc,
-}
+/// The list envelope every list DTO flattens.
+pub use stoa_core::list::ListPage;
+/// The one sort direction of every list (`stoa_core::list`); each list
+/// names its own default.
+pub use stoa_core::list::SortDir;

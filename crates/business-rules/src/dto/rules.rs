@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
+use super::ListPage;
 use super::{SortDir, present};
 
 /// The five rule types.
@@ -157,9 +158,9 @@ pub enum RuleSort {
 pub struct RuleListQuery {
     pub id: Option<Uuid>,
     #[validate(range(min = 1, max = 100000))]
-    pub page: Option<i64>,
+    pub page: Option<u64>,
     #[validate(range(min = 1, max = 100))]
-    pub page_size: Option<i64>,
+    pub page_size: Option<u64>,
     /// Part of the rule name (case-insensitive).
     #[validate(length(max = 200))]
     pub search: Option<String>,
@@ -230,9 +231,8 @@ pub struct RuleDetail {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleList {
-    pub items: Vec<RuleItem>,
-    pub total: i64,
-    pub page: i64,
-    pub page_size: i64,
-    pub total_pages: i64,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<RuleItem>,
 }

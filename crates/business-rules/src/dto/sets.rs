@@ -6,6 +6,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
 
+use super::ListPage;
 use super::{SortDir, present};
 
 /// `POST /business_rules/sets`.
@@ -52,9 +53,9 @@ pub enum SetSort {
 pub struct SetListQuery {
     pub id: Option<Uuid>,
     #[validate(range(min = 1, max = 100000))]
-    pub page: Option<i64>,
+    pub page: Option<u64>,
     #[validate(range(min = 1, max = 100))]
-    pub page_size: Option<i64>,
+    pub page_size: Option<u64>,
     #[validate(length(max = 200))]
     pub search: Option<String>,
     #[validate(length(max = 50))]
@@ -89,11 +90,10 @@ pub struct SetItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SetList {
-    pub items: Vec<SetItem>,
-    pub total: i64,
-    pub page: i64,
-    pub page_size: i64,
-    pub total_pages: i64,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<SetItem>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -4,6 +4,7 @@ use actix_web::{get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Path, Query};
 
 use crate::VIEW_LOGS;
@@ -13,7 +14,7 @@ use crate::service::logs;
 
 #[utoipa::path(
     tag = "Business rules",
-    params(LogListQuery),
+    params(LogListQuery, ListParams),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LogList),
@@ -27,10 +28,11 @@ pub async fn list_logs(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<LogListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<LogList>> {
     ctx.require(VIEW_LOGS)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(logs::list(&mut conn, &ctx, &q).await?))
+    Ok(web::Json(logs::list(&mut conn, &ctx, &q, &params).await?))
 }
 
 #[utoipa::path(

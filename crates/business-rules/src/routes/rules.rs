@@ -7,18 +7,19 @@ use stoa_core::command::with_operation;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Path, Query};
 
 use super::uuid_or;
 use crate::dto::*;
 use crate::error::RulesError;
-use crate::service::rules;
+use crate::service::{rule_list, rules};
 use crate::{MANAGE, VIEW};
 
 /// Rules of the caller's tenant in the organizations it sees.
 #[utoipa::path(
     tag = "Business rules",
-    params(RuleListQuery),
+    params(RuleListQuery, ListParams),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RuleList),
@@ -32,10 +33,13 @@ pub async fn list_rules(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<RuleListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<RuleList>> {
     ctx.require(VIEW)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(rules::list(&mut conn, &ctx, &q).await?))
+    Ok(web::Json(
+        rule_list::list(&mut conn, &ctx, &q, &params).await?,
+    ))
 }
 
 /// Creates a rule; its condition and actions are checked first (400 naming

@@ -6,17 +6,18 @@ use stoa_core::collection::WithId;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Path, Query};
 
 use super::uuid_or;
 use crate::dto::*;
 use crate::error::RulesError;
-use crate::service::sets;
+use crate::service::{set_list, sets};
 use crate::{MANAGE_SETS, VIEW};
 
 #[utoipa::path(
     tag = "Business rules",
-    params(SetListQuery),
+    params(SetListQuery, ListParams),
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SetList),
@@ -30,10 +31,13 @@ pub async fn list_sets(
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<SetListQuery>,
+    params: Query<ListParams>,
 ) -> AppResult<web::Json<SetList>> {
     ctx.require(VIEW)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(sets::list(&mut conn, &ctx, &q).await?))
+    Ok(web::Json(
+        set_list::list(&mut conn, &ctx, &q, &params).await?,
+    ))
 }
 
 #[utoipa::path(

@@ -5,9 +5,10 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
+use stoa_core::list::{ListParams, ListRequest};
 use uuid::Uuid;
 
-use super::{page_of, parse_time, total_pages};
+use super::{SortValue, after, by, list_request, mapped, parse_time};
 use crate::condition::Problem;
 use crate::dto::*;
 use crate::error::{RulesError, invalid};
@@ -93,54 +94,113 @@ fn filtered<'a>(
     Ok(query)
 }
 
+/// A log-list cursor's key: the sorted value, then the id (descending).
+type LogKey = (SortValue, i64);
+
+fn tag(sort: LogSort, dir: SortDir) -> &'static str {
+    match (sort, dir) {
+        (LogSort::Id, SortDir::Asc) => "business_rules.logs:id:asc",
+        (LogSort::Id, SortDir::Desc) => "business_rules.logs:id:desc",
+        (LogSort::RuleId, SortDir::Asc) => "business_rules.logs:ruleId:asc",
+        (LogSort::RuleId, SortDir::Desc) => "business_rules.logs:ruleId:desc",
+        (LogSort::EntityType, SortDir::Asc) => "business_rules.logs:entityType:asc",
+        (LogSort::EntityType, SortDir::Desc) => "business_rules.logs:entityType:desc",
+        (LogSort::ExecutionResult, SortDir::Asc) => "business_rules.logs:executionResult:asc",
+        (LogSort::ExecutionResult, SortDir::Desc) => "business_rules.logs:executionResult:desc",
+        (LogSort::ExecutionTimeMs, SortDir::Asc) => "business_rules.logs:executionTimeMs:asc",
+        (LogSort::ExecutionTimeMs, SortDir::Desc) => "business_rules.logs:executionTimeMs:desc",
+        (LogSort::ExecutedAt, SortDir::Asc) => "business_rules.logs:executedAt:asc",
+        (LogSort::ExecutedAt, SortDir::Desc) => "business_rules.logs:executedAt:desc",
+    }
+}
+
+fn key_of(row: &LogRow, sort: LogSort) -> LogKey {
+    let value = match sort {
+        LogSort::Id => SortValue::Int(row.id),
+        LogSort::RuleId => SortValue::Uuid(row.rule_id),
+        LogSort::EntityType => SortValue::Text(row.entity_type.clone()),
+        LogSort::ExecutionResult => SortValue::Text(row.execution_result.clone()),
+        LogSort::ExecutionTimeMs => SortValue::Int(i64::from(row.execution_time_ms)),
+        LogSort::ExecutedAt => SortValue::time(row.executed_at),
+    };
+    (value, row.id)
+}
+
+/// [`filtered`] plus, in keyset mode, "after the cursor's row".
+fn windowed<'a>(
+    ctx: &AuthContext,
+    tenant: Uuid,
+    q: &'a LogListQuery,
+    (sort, desc): (LogSort, bool),
+    after: Option<&LogKey>,
+) -> Result<Boxed<'a>, AppError> {
+    let query = filtered(ctx, tenant, q)?;
+    let Some((value, id)) = after else {
+        return Ok(query);
+    };
+    let tail = l::id.lt(*id);
+    Ok(match sort {
+        LogSort::Id => after!(query, l::id, value.big()?, desc, tail),
+        LogSort::RuleId => after!(query, l::rule_id, value.uuid()?, desc, tail),
+        LogSort::EntityType => after!(query, l::entity_type, value.text()?, desc, tail),
+        LogSort::ExecutionResult => after!(query, l::execution_result, value.text()?, desc, tail),
+        LogSort::ExecutionTimeMs => after!(query, l::execution_time_ms, value.int()?, desc, tail),
+        LogSort::ExecutedAt => after!(query, l::executed_at, value.at()?, desc, tail),
+    })
+}
+
+/// `GET /business_rules/logs`: one statement for the page and its capped
+/// count (a second one only for a page past the end). Default order:
+/// `executedAt`, descending; ties by id, descending.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &LogListQuery,
+    params: &ListParams,
 ) -> Result<LogList, AppError> {
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
-    let (page, page_size) = page_of(q.page, q.page_size);
-    let total: i64 = filtered(ctx, tenant, q)?.count().get_result(conn).await?;
-    let desc = q.sort_dir.unwrap_or(SortDir::Desc) == SortDir::Desc;
-    let mut query = filtered(ctx, tenant, q)?;
-    macro_rules! by {
-        ($col:expr) => {
-            if desc {
-                query.order($col.desc())
-            } else {
-                query.order($col.asc())
-            }
-        };
-    }
-    query = match q.sort_field.unwrap_or(LogSort::ExecutedAt) {
-        LogSort::Id => by!(l::id),
-        LogSort::RuleId => by!(l::rule_id),
-        LogSort::EntityType => by!(l::entity_type),
-        LogSort::ExecutionResult => by!(l::execution_result),
-        LogSort::ExecutionTimeMs => by!(l::execution_time_ms),
-        LogSort::ExecutedAt => by!(l::executed_at),
+    let sort = q.sort_field.unwrap_or(LogSort::ExecutedAt);
+    let dir = q.sort_dir.unwrap_or(SortDir::Desc);
+    let req: ListRequest<LogKey> = list_request(q.page, q.page_size, params, tag(sort, dir))?;
+    let order = (sort, dir == SortDir::Desc);
+    let after = req.after.as_ref();
+    let query = windowed(ctx, tenant, q, order, after)?;
+    let desc = order.1;
+    let query = match sort {
+        LogSort::Id => by!(query, l::id, desc),
+        LogSort::RuleId => by!(query, l::rule_id, desc),
+        LogSort::EntityType => by!(query, l::entity_type, desc),
+        LogSort::ExecutionResult => by!(query, l::execution_result, desc),
+        LogSort::ExecutionTimeMs => by!(query, l::execution_time_ms, desc),
+        LogSort::ExecutedAt => by!(query, l::executed_at, desc),
     };
-    let rows: Vec<(LogRow, (String, String))> = query
+    let counted = windowed(ctx, tenant, q, order, after)?.select(l::id);
+    type Row = (LogRow, (String, String), i64);
+    let rows: Vec<Row> = query
         .then_order_by(l::id.desc())
-        .limit(page_size)
-        .offset((page - 1) * page_size)
-        .select((LogRow::as_select(), (r::rule_name, r::rule_type)))
+        .select((
+            LogRow::as_select(),
+            (r::rule_name, r::rule_type),
+            req.count(counted),
+        ))
+        .offset(req.offset())
+        .limit(req.limit())
         .load(conn)
         .await?;
+    let mut count = <[_]>::first(&rows).map(|r| r.2);
+    if req.needs_separate_count(rows.len()) {
+        let again = windowed(ctx, tenant, q, order, after)?.select(l::id);
+        count = Some(diesel::select(req.count(again)).get_result(conn).await?);
+    }
+    let rows: Vec<(LogRow, (String, String))> = rows.into_iter().map(|r| (r.0, r.1)).collect();
+    let page = req.finish(rows, count, |(row, _)| key_of(row, sort));
     Ok(LogList {
-        items: rows
-            .into_iter()
-            .map(|(row, (rule_name, rule_type))| LogItem {
-                fields: fields(&row),
-                rule_id: row.rule_id,
-                rule_name,
-                rule_type,
-            })
-            .collect(),
-        total,
-        page,
-        page_size,
-        total_pages: total_pages(total, page_size),
+        page: mapped(page, |(row, (rule_name, rule_type))| LogItem {
+            fields: fields(&row),
+            rule_id: row.rule_id,
+            rule_name,
+            rule_type,
+        }),
     })
 }
 

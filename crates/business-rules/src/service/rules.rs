@@ -8,12 +8,11 @@ use stoa_core::AppError;
 use stoa_core::command::{Operation, execute};
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
-use stoa_core::search::escape_like;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::checks::calls_webhook;
-use super::{page_of, parse_time, target_organization, total_pages};
+use super::{parse_time, target_organization};
 use crate::commands as cmd;
 use crate::condition::Problem;
 use crate::dto::*;
@@ -237,7 +236,7 @@ pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, A
     Ok(op)
 }
 
-fn item(row: RuleRow) -> (RuleItem, RuleState) {
+pub(super) fn item(row: RuleRow) -> (RuleItem, RuleState) {
     let s = row.state;
     (
         RuleItem {
@@ -288,87 +287,5 @@ pub async fn get(
         failure_actions: s.failure_actions,
         created_by: s.created_by,
         updated_by: s.updated_by,
-    })
-}
-
-type Boxed<'a> = r::BoxedQuery<'a, diesel::pg::Pg>;
-
-fn filtered<'a>(ctx: &AuthContext, tenant: Uuid, q: &'a RuleListQuery) -> Boxed<'a> {
-    let mut query = r::table
-        .filter(r::tenant_id.eq(tenant))
-        .filter(r::deleted_at.is_null())
-        .into_boxed();
-    if let Some(orgs) = &ctx.acl.visible_organization_ids {
-        query = query.filter(r::organization_id.eq_any(orgs.clone()));
-    }
-    if let Some(id) = q.id {
-        query = query.filter(r::id.eq(id));
-    }
-    if let Some(s) = q.search.as_deref().filter(|s| !s.trim().is_empty()) {
-        query = query.filter(r::rule_name.ilike(format!("%{}%", escape_like(s.trim()))));
-    }
-    if let Some(s) = q.rule_id.as_deref().filter(|s| !s.trim().is_empty()) {
-        query = query.filter(r::rule_id.ilike(format!("%{}%", escape_like(s.trim()))));
-    }
-    if let Some(t) = q.rule_type {
-        query = query.filter(r::rule_type.eq(t.as_str()));
-    }
-    if let Some(e) = &q.entity_type {
-        query = query.filter(r::entity_type.eq(e.clone()));
-    }
-    if let Some(e) = &q.event_type {
-        query = query.filter(r::event_type.eq(e.clone()));
-    }
-    if let Some(e) = q.enabled {
-        query = query.filter(r::enabled.eq(e));
-    }
-    if let Some(c) = &q.rule_category {
-        query = query.filter(r::rule_category.eq(c.clone()));
-    }
-    query
-}
-
-pub async fn list(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    q: &RuleListQuery,
-) -> Result<RuleList, AppError> {
-    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
-    let (page, page_size) = page_of(q.page, q.page_size);
-    let total: i64 = filtered(ctx, tenant, q).count().get_result(conn).await?;
-    let desc = q.sort_dir.unwrap_or(SortDir::Desc) == SortDir::Desc;
-    let mut query = filtered(ctx, tenant, q);
-    macro_rules! by {
-        ($col:expr) => {
-            if desc {
-                query.order($col.desc())
-            } else {
-                query.order($col.asc())
-            }
-        };
-    }
-    query = match q.sort_field.unwrap_or(RuleSort::Priority) {
-        RuleSort::RuleId => by!(r::rule_id),
-        RuleSort::RuleName => by!(r::rule_name),
-        RuleSort::RuleType => by!(r::rule_type),
-        RuleSort::EntityType => by!(r::entity_type),
-        RuleSort::Priority => by!(r::priority),
-        RuleSort::CreatedAt => by!(r::created_at),
-        RuleSort::UpdatedAt => by!(r::updated_at),
-    };
-    let rows: Vec<RuleRow> = query
-        .then_order_by(r::rule_id.asc())
-        .then_order_by(r::id.asc())
-        .limit(page_size)
-        .offset((page - 1) * page_size)
-        .select(RuleRow::as_select())
-        .load(conn)
-        .await?;
-    Ok(RuleList {
-        items: rows.into_iter().map(|row| item(row).0).collect(),
-        total,
-        page,
-        page_size,
-        total_pages: total_pages(total, page_size),
     })
 }

@@ -7,11 +7,10 @@ use stoa_acl::resource::{self as kit, Write};
 use stoa_core::AppError;
 use stoa_core::command::Operation;
 use stoa_core::db::Db;
-use stoa_core::search::escape_like;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::{page_of, target_organization, total_pages};
+use super::target_organization;
 use crate::commands as cmd;
 use crate::dto::*;
 use crate::error::RulesError;
@@ -106,7 +105,7 @@ pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> Result<Operation, A
     .await
 }
 
-fn item(row: SetRow) -> SetItem {
+pub(super) fn item(row: SetRow) -> SetItem {
     let x = row.state;
     SetItem {
         id: x.id,
@@ -168,73 +167,6 @@ pub async fn get(
                 },
             )
             .collect(),
-    })
-}
-
-type Boxed<'a> = s::BoxedQuery<'a, diesel::pg::Pg>;
-
-fn filtered<'a>(ctx: &AuthContext, tenant: Uuid, q: &'a SetListQuery) -> Boxed<'a> {
-    let mut query = s::table
-        .filter(s::tenant_id.eq(tenant))
-        .filter(s::deleted_at.is_null())
-        .into_boxed();
-    if let Some(orgs) = &ctx.acl.visible_organization_ids {
-        query = query.filter(s::organization_id.eq_any(orgs.clone()));
-    }
-    if let Some(id) = q.id {
-        query = query.filter(s::id.eq(id));
-    }
-    if let Some(x) = q.search.as_deref().filter(|x| !x.trim().is_empty()) {
-        query = query.filter(s::set_name.ilike(format!("%{}%", escape_like(x.trim()))));
-    }
-    if let Some(x) = q.set_id.as_deref().filter(|x| !x.trim().is_empty()) {
-        query = query.filter(s::set_id.ilike(format!("%{}%", escape_like(x.trim()))));
-    }
-    if let Some(e) = q.enabled {
-        query = query.filter(s::enabled.eq(e));
-    }
-    query
-}
-
-pub async fn list(
-    conn: &mut AsyncPgConnection,
-    ctx: &AuthContext,
-    q: &SetListQuery,
-) -> Result<SetList, AppError> {
-    let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
-    let (page, page_size) = page_of(q.page, q.page_size);
-    let total: i64 = filtered(ctx, tenant, q).count().get_result(conn).await?;
-    let desc = q.sort_dir.unwrap_or(SortDir::Asc) == SortDir::Desc;
-    let mut query = filtered(ctx, tenant, q);
-    macro_rules! by {
-        ($col:expr) => {
-            if desc {
-                query.order($col.desc())
-            } else {
-                query.order($col.asc())
-            }
-        };
-    }
-    query = match q.sort_field.unwrap_or(SetSort::SetId) {
-        SetSort::SetId => by!(s::set_id),
-        SetSort::SetName => by!(s::set_name),
-        SetSort::Enabled => by!(s::enabled),
-        SetSort::CreatedAt => by!(s::created_at),
-        SetSort::UpdatedAt => by!(s::updated_at),
-    };
-    let rows: Vec<SetRow> = query
-        .then_order_by(s::id.asc())
-        .limit(page_size)
-        .offset((page - 1) * page_size)
-        .select(SetRow::as_select())
-        .load(conn)
-        .await?;
-    Ok(SetList {
-        items: rows.into_iter().map(item).collect(),
-        total,
-        page,
-        page_size,
-        total_pages: total_pages(total, page_size),
     })
 }
 
