@@ -1,13 +1,10 @@
 //! `GET /audit_logs/audit-logs/access`.
 
 use actix_web::{get, web};
-use diesel::dsl::sql;
-use diesel::pg::data_types::PgInterval;
 use diesel::prelude::*;
-use diesel::sql_types::{Interval, Nullable, Timestamptz};
 use diesel_async::RunQueryDsl;
 use stoa_acl::{AuthContext, UserDirectory};
-use stoa_core::command::access::REPEAT_SPAN_MICROS;
+use stoa_core::command::access::REPEAT_SPAN;
 use stoa_core::command::schema::access_logs;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -25,11 +22,6 @@ use crate::error::AuditLogError;
 use crate::queries::{
     AccessRow, access_after, access_filtered, actor_names, instant, name, visibility,
 };
-
-diesel::define_sql_function! {
-    /// SQL `coalesce(x, y)` of a timestamp that may be missing.
-    fn coalesce(x: Nullable<Timestamptz>, y: Timestamptz) -> Timestamptz;
-}
 
 /// How long a read of the access log waits for queued entries.
 const SETTLE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -102,41 +94,51 @@ pub async fn list_access(
     // The page reaches no older than the newest `offset + limit` entries
     // in row order (the rows' time, which the index gives without sorting),
     // so the statement sorts a bounded set whatever the planner believes.
-    // With stale statistics (a reader with a large, young log) it otherwise
-    // sorted every entry of the reader: seconds per page. Why the floor
-    // holds: the first `reach + 1` entries in row order are no older than
-    // it (a row's reads are no older than the row), so neither is any entry
-    // of the page. Two conditions use it: the reads' own time (`created_at`,
-    // pushed into the view's expansion, so only reads that may be on the
-    // page are expanded) and their rows' time less `REPEAT_SPAN` (an index
-    // condition, so the scan stops there).
+    // Why the floor holds: the first `reach + 1` entries in row order are no
+    // older than it (a row's reads are no older than the row), so neither is
+    // any entry of the page. Two conditions use it: the reads' own time
+    // (`created_at`, pushed into the view's expansion, so only reads that
+    // may be on the page are expanded) and their rows' time less
+    // `REPEAT_SPAN` (an index condition, so the scan stops there).
+    //
+    // The floor is its own statement (one ordered index probe) and reaches
+    // the page as a value: as a subquery it was a parameter the planner
+    // could not see, which it priced at a third of the reader's rows, so it
+    // read them all (a sequential scan, or under the policy's `OR` a bitmap
+    // of every row: 90-500 ms for 40,000 reads; 0.7 ms with the value;
+    // issue 52, docs/benchmarks.md).
     let reach = req.offset().saturating_add(req.limit()).saturating_sub(1);
-    let floor = || {
-        let newest = filtered()
-            .select(access_logs::stored_at)
-            .order(access_logs::stored_at.desc())
-            .offset(reach)
-            .limit(1)
-            .single_value();
-        coalesce(newest, sql::<Timestamptz>("'-infinity'::timestamptz"))
+    let floor: Option<OffsetDateTime> = filtered()
+        .select(access_logs::stored_at)
+        .order(access_logs::stored_at.desc())
+        .offset(reach)
+        .limit(1)
+        .first(&mut *conn)
+        .await
+        .optional()?;
+    let count = || req.count(filtered().select(access_logs::id));
+    let page = match floor {
+        Some(floor) => {
+            let page = filtered().filter(access_logs::created_at.ge(floor));
+            match floor.checked_sub(REPEAT_SPAN) {
+                Some(row_floor) => page.filter(access_logs::stored_at.ge(row_floor)),
+                None => page,
+            }
+        }
+        None => filtered(),
     };
-    let row_floor =
-        floor() - PgInterval::from_microseconds(REPEAT_SPAN_MICROS).into_sql::<Interval>();
     // The page, its (capped) total and the place names in one statement.
     type Row = (AccessRow, Option<String>, Option<String>, i64);
     // A prepared statement kept per connection: its text varies only with
     // which filters are present, and planning it (four scans of the
     // `access_logs` view) cost more than running it.
     let rows: Vec<Row> = Cached(
-        filtered()
-            .filter(access_logs::created_at.ge(floor()))
-            .filter(access_logs::stored_at.ge(row_floor))
-            .order((access_logs::created_at.desc(), access_logs::id.desc()))
+        page.order((access_logs::created_at.desc(), access_logs::id.desc()))
             .select((
                 AccessRow::as_select(),
                 tenant_name("access_logs.tenant_id"),
                 organization_name("access_logs.organization_id"),
-                req.count(filtered().select(access_logs::id)),
+                count(),
             ))
             .offset(req.offset())
             .limit(req.limit()),
@@ -145,11 +147,7 @@ pub async fn list_access(
     .await?;
     let mut counted = <[Row]>::first(&rows).map(|r| r.3);
     if req.needs_separate_count(rows.len()) {
-        counted = Some(
-            diesel::select(req.count(filtered().select(access_logs::id)))
-                .get_result(&mut *conn)
-                .await?,
-        );
+        counted = Some(diesel::select(count()).get_result(&mut *conn).await?);
     }
     // Actors' display names are one batched lookup (stoa-auth owns them).
     let actors = actor_names(

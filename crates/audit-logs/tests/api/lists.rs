@@ -433,7 +433,7 @@ fn entry_ids(body: &serde_json::Value) -> Vec<String> {
 }
 
 #[actix_web::test]
-async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
+async fn the_access_list_is_a_floor_and_one_statement_with_capped_totals_and_cursors() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let globex = seed(&app.db, "Globex", "globex.com").await;
@@ -458,13 +458,14 @@ async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
     }
     let path = "/api/audit_logs/audit-logs/access";
     app.send(get(path, &admin)).await;
-    // Cached caller: session check, the page with its count and place names,
+    // Cached caller: session check, the page's floor (a value the page's
+    // plan must see, issue 52), the page with its count and place names,
     // one batched lookup of the actors' display names.
     let before = stoa_core::db::thread_queries();
     let res = app.send(get(path, &admin)).await;
     assert_eq!(
         stoa_core::db::thread_queries() - before,
-        3,
+        4,
         "access list statements"
     );
     assert_eq!(res.status, 200, "{}", res.text());
@@ -527,7 +528,8 @@ async fn the_access_list_is_one_statement_with_capped_totals_and_cursors() {
         let before = stoa_core::db::thread_queries();
         let res = app.send(get(&url, &admin)).await;
         assert_eq!(res.status, 200, "{}", res.text());
-        assert_eq!(stoa_core::db::thread_queries() - before, 3);
+        // The same four statements as a page (the floor starts at the key).
+        assert_eq!(stoa_core::db::thread_queries() - before, 4);
         let body = res.json();
         by_cursor.extend(ids(&body));
         match body["nextCursor"].as_str() {
