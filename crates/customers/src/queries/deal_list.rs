@@ -11,6 +11,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Int4, Numeric, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest, SortDir, in_page};
 use stoa_core::money::Money;
 use stoa_core::prepared::Cached;
@@ -254,7 +255,8 @@ pub async fn list(
     q: &DealListQuery,
     page: Page,
     params: &ListParams,
-) -> Result<DealList, AppError> {
+) -> Result<(DealList, ReadDeps, Option<Vec<i64>>), AppError> {
+    let deps = ReadDeps::new(READ_DEPS, Some(scope.tenant_id));
     let sort = q.sort_field.unwrap_or(DealSort::CreatedAt);
     let dir = q.sort_dir.unwrap_or(SortDir::Desc);
     let req = ListRequest::<DealKey>::new(page, params, tag(sort, dir))?;
@@ -282,18 +284,20 @@ pub async fn list(
         .order(sql::<Bool>(&order))
         .limit(req.limit())
         .offset(req.offset());
-    let rows: Vec<(DealRow, i64)> = Cached(
+    let rows: Vec<(DealRow, i64, Vec<i64>)> = Cached(
         customer_deals::table
             .filter(in_page(customer_deals::id, window))
             .select((
                 DealRow::as_select(),
                 req.count(keyed()?.select(customer_deals::id)),
+                versions(deps),
             ))
             .order(sql::<Bool>(&order)),
     )
     .load(conn)
     .await?;
-    let mut counted = <[(DealRow, i64)]>::first(&rows).map(|r| r.1);
+    let mut counted = <[(DealRow, i64, Vec<i64>)]>::first(&rows).map(|r| r.1);
+    let read_versions = <[(DealRow, i64, Vec<i64>)]>::first(&rows).map(|r| r.2.clone());
     if req.needs_separate_count(rows.len()) {
         counted = Some(
             diesel::select(req.count(keyed()?.select(customer_deals::id)))
@@ -301,9 +305,9 @@ pub async fn list(
                 .await?,
         );
     }
-    let items: Vec<DealItem> = rows.into_iter().map(|(row, _)| row.into()).collect();
+    let items: Vec<DealItem> = rows.into_iter().map(|(row, _, _)| row.into()).collect();
     let page = req.finish(items, counted, key_of(sort));
-    Ok(DealList {
+    let list = DealList {
         items: page.items,
         total: page.total,
         page: page.page,
@@ -311,5 +315,12 @@ pub async fn list(
         total_pages: page.total_pages,
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
-    })
+    };
+    Ok((list, deps, read_versions))
 }
+
+/// The read model of the deal list: every write to `customer_deals` bumps
+/// its tenant's version (migration `customers_deals_read_version`), so a
+/// session's kept page is served again only while no deal of the tenant
+/// changed.
+pub const READ_DEPS: &[&str] = &["customers.deals"];

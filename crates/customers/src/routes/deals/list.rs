@@ -1,9 +1,10 @@
 //! `GET /customers/deals`: one page of deals.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::pagination::PageQuery;
 use stoa_core::{AppResult, Query};
@@ -15,7 +16,9 @@ use crate::service::visible;
 
 /// The deals of the caller's tenant in the organizations it sees, newest
 /// first by default: the page, its total (capped, see `includeTotal`) and
-/// `nextCursor`.
+/// `nextCursor`. A session's answer is kept (`stoa_core::http::read_cache`):
+/// the same page again is the session check alone while no deal of the
+/// tenant changed.
 #[utoipa::path(
     tag = "Customers",
     params(PageQuery, ListParams, DealListQuery),
@@ -29,12 +32,13 @@ use crate::service::visible;
 )]
 #[get("/customers/deals")]
 pub async fn list_deals(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     page: Query<PageQuery>,
     params: Query<ListParams>,
     q: Query<DealListQuery>,
-) -> AppResult<web::Json<DealList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(DEALS_VIEW)?;
     let page = page.resolve(50, 100)?;
     let scope = ListScope {
@@ -42,5 +46,6 @@ pub async fn list_deals(
         organizations: visible(&ctx),
     };
     let mut conn = db.conn().await?;
-    Ok(web::Json(list(&mut conn, &scope, &q, page, &params).await?))
+    let (list, deps, versions) = list(&mut conn, &scope, &q, page, &params).await?;
+    answer_json(&http, ctx.read_owner(), &list, deps, versions, None)
 }
