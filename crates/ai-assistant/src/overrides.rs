@@ -29,15 +29,25 @@ use crate::schema::{
 /// organization-scope rule, `AuthContext::require_organizations`: 403
 /// `organization_out_of_scope`). *Why:* an administrator restricted to one
 /// branch selecting `__all__` wrote tenant-wide loop and mutation-policy
-/// overrides that bind every organization (issue 49's matrix).
-fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>), AppError> {
+/// overrides that bind every organization (issue 49's matrix); the tenant
+/// settings and model allowlist (`crate::settings`) are written through it
+/// too.
+pub(crate) fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>), AppError> {
     let tenant = ctx.tenant_id.ok_or(AiError::TenantRequired)?;
     let organization = ctx.organization_id();
     ctx.require_organizations([organization])?;
     Ok((tenant, organization))
 }
 
-fn entry(ctx: &AuthContext, kind: &str, id: Uuid, label: &str, after: Option<Value>) -> LogEntry {
+/// The action-log entry of a write of one override or setting row, in the
+/// caller's tenant and organization.
+pub(crate) fn entry(
+    ctx: &AuthContext,
+    kind: &str,
+    id: Uuid,
+    label: &str,
+    after: Option<Value>,
+) -> LogEntry {
     LogEntry {
         action_label: Some(label.into()),
         resource_kind: Some(kind.into()),

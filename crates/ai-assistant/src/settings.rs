@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
-use stoa_core::command::{LogEntry, record_batch};
+use stoa_core::command::record_batch;
 use stoa_core::crypto::Binding;
 use stoa_core::db::Db;
 use stoa_core::serde_util::double_option;
@@ -23,6 +23,7 @@ use validator::Validate;
 
 use crate::config;
 use crate::error::AiError;
+use crate::overrides::{entry, scope};
 use crate::providers::{self, AllowlistRow, KEY_PURPOSE, OverrideRow};
 use crate::schema::{ai_agent_runtime_overrides as ro, ai_tenant_model_allowlists as al};
 use crate::state::AiState;
@@ -103,24 +104,6 @@ impl From<OverrideRow> for SavedSettings {
             api_key_configured: r.api_key_encrypted.is_some(),
             updated_at: r.updated_at,
         }
-    }
-}
-
-fn scope(ctx: &AuthContext) -> Result<(Uuid, Option<Uuid>), AppError> {
-    Ok((
-        ctx.tenant_id.ok_or(AiError::TenantRequired)?,
-        ctx.organization_id(),
-    ))
-}
-
-fn entry(ctx: &AuthContext, kind: &str, id: Uuid, label: &str) -> LogEntry {
-    LogEntry {
-        action_label: Some(label.into()),
-        resource_kind: Some(kind.into()),
-        resource_id: Some(id.to_string()),
-        tenant_id: ctx.tenant_id,
-        organization_id: ctx.organization_id(),
-        ..LogEntry::default()
     }
 }
 
@@ -281,6 +264,7 @@ pub async fn put(
             "ai_assistant.runtime_override",
             row.id,
             "Save AI settings",
+            None,
         );
         record_batch(conn, &actor, vec![("ai_assistant.settings.update", e)]).await?;
         Ok(row.into())
@@ -325,6 +309,7 @@ pub async fn clear(db: &Db, ctx: &AuthContext, agent: Option<String>) -> Result<
             "ai_assistant.runtime_override",
             row.id,
             "Clear AI settings",
+            None,
         );
         record_batch(conn, &actor, vec![("ai_assistant.settings.delete", e)]).await?;
         Ok(true)
@@ -443,6 +428,7 @@ pub async fn put_allowlist(
             "ai_assistant.allowlist",
             row.id,
             "Save AI model allowlist",
+            None,
         );
         record_batch(conn, &actor, vec![("ai_assistant.allowlist.update", e)]).await?;
         Ok(row.into())
@@ -464,6 +450,7 @@ pub async fn clear_allowlist(db: &Db, ctx: &AuthContext) -> Result<bool, AppErro
             "ai_assistant.allowlist",
             row.id,
             "Clear AI model allowlist",
+            None,
         );
         record_batch(conn, &actor, vec![("ai_assistant.allowlist.delete", e)]).await?;
         Ok(true)

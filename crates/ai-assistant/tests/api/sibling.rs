@@ -109,3 +109,71 @@ async fn a_restricted_admin_under_all_writes_no_tenant_wide_override_nor_others_
         .await;
     assert!(res.status.is_success(), "{}", res.text());
 }
+
+/// The same attacker on the tenant's AI settings and model allowlist:
+/// under `__all__` they would be the tenant-level rows every organization
+/// falls back to, so they are 403 like the agent overrides, and nothing
+/// changes; in its own branch it still manages them.
+#[actix_web::test]
+async fn a_restricted_admin_under_all_writes_no_tenant_wide_settings_nor_allowlist() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let branch =
+        stoa_auth::testing::organization(&app.db, acme.tenant_id, acme.organization_id, "Branch")
+            .await;
+    let attacker = user_with_features(
+        &app.db,
+        &acme,
+        "branch-admin@acme.com",
+        &["*"],
+        Some(vec![branch]),
+        Some(branch),
+    )
+    .await;
+    let token = token_for(&app.db, attacker).await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let settings = "/api/ai_assistant/settings";
+    let allowlist = "/api/ai_assistant/settings/allowlist";
+    // The tenant's own rows, which the attack must not touch.
+    let res = app
+        .send(all(put_json(
+            allowlist,
+            &admin,
+            json!({"allowedProviders": []}),
+        )))
+        .await;
+    assert!(res.status.is_success(), "{}", res.text());
+    let res = app.send(all(put_json(settings, &admin, json!({})))).await;
+    assert!(res.status.is_success(), "{}", res.text());
+    let tables = ["ai_agent_runtime_overrides", "ai_tenant_model_allowlists"];
+    let mut before = Vec::new();
+    for table in tables {
+        before.push(digest(&app.db, table).await);
+    }
+
+    for res in [
+        app.send(all(put_json(settings, &token, json!({})))).await,
+        app.send(all(delete(settings, &token))).await,
+        app.send(all(put_json(
+            allowlist,
+            &token,
+            json!({"allowedProviders": []}),
+        )))
+        .await,
+        app.send(all(delete(allowlist, &token))).await,
+    ] {
+        assert_eq!(res.status, 403, "{}", res.text());
+        assert_eq!(res.json()["code"], "organization_out_of_scope");
+    }
+    for (table, was) in tables.iter().zip(&before) {
+        assert_eq!(&digest(&app.db, table).await, was, "{table} changed");
+    }
+
+    let res = app
+        .send(
+            put_json(allowlist, &token, json!({"allowedProviders": []}))
+                .insert_header((stoa_core::http::headers::SELECTED_ORG, branch.to_string())),
+        )
+        .await;
+    assert!(res.status.is_success(), "{}", res.text());
+}
