@@ -15,9 +15,10 @@ use crate::service::{self, ListScope};
 use super::*;
 
 /// Lists the live keys of the caller's tenant and organization scope, newest
-/// first. Never returns a secret or hash. A session's answer is kept
-/// (`stoa_core::http::read_cache`): the same page again is one statement
-/// while no key of the tenant, role or organization changed.
+/// first. Never returns a secret or hash.
+// A session's answer is kept (`stoa_core::http::read_cache`): the same page
+// again is one statement while no key of the tenant, role or organization
+// changed.
 #[utoipa::path(
     tag = "API Keys",
     params(ApiKeyListQuery, ListParams),

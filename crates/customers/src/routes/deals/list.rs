@@ -16,9 +16,9 @@ use crate::service::visible;
 
 /// The deals of the caller's tenant in the organizations it sees, newest
 /// first by default: the page, its total (capped, see `includeTotal`) and
-/// `nextCursor`. A session's answer is kept (`stoa_core::http::read_cache`):
-/// the same page again is the session check alone while no deal of the
-/// tenant changed.
+/// `nextCursor`.
+// A session's answer is kept (`stoa_core::http::read_cache`): the same page
+// again is the session check alone while no deal of the tenant changed.
 #[utoipa::path(
     tag = "Customers",
     params(PageQuery, ListParams, DealListQuery),

@@ -15,9 +15,9 @@ use crate::queries::TENANTS_READ_DEPS;
 use crate::routes::require_super_admin;
 use crate::service::PgDirectory;
 
-/// Lists tenants (super admins with `directory.tenants.view`). The answer
-/// is kept for the session (`stoa_core::http::read_cache`): the same page
-/// again is one statement, its access-log entry written behind it.
+/// Lists tenants (super admins with `directory.tenants.view`).
+// The answer is kept for the session (`stoa_core::http::read_cache`): the
+// same page again is one statement, its access-log entry written behind it.
 #[utoipa::path(
     tag = "Directory",
     params(TenantListQuery, ListParams),
