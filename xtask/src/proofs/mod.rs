@@ -13,6 +13,8 @@ pub mod faults;
 mod formation;
 mod model_hang;
 pub mod pooler;
+mod pooler_share;
+mod pooler_turn;
 pub mod replica;
 pub mod schemathesis;
 pub mod soak;

@@ -8,51 +8,61 @@
 //! - **session** mode: `stoa migrate` runs, and the authorization matrix
 //!   (`stoa-server authorization`) and the row-level security tests
 //!   (`stoa-core rls`) pass with every test database reached through
-//!   PgBouncer.
+//!   PgBouncer, and so do the modules' tenant-isolation tests (`scope::`).
+//! - **the shared server connection** (`pooler_share`, `pooler_turn`; alone
+//!   with `--share-only`): two tenants hammering through few server
+//!   connections never get or write a foreign row.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::balancer::system_tool;
-use super::{release_flag, stop_child, verdict};
+use super::{pooler_share, pooler_turn, stoa_binary, stop_child, verdict};
 use crate::cmd::{self, Result, cargo, output};
-use crate::pg::Database;
+use crate::pg::{self, Database};
 
 pub fn run(args: &[String]) -> Result<u8> {
-    let stoa = cmd::build_stoa(release_flag(args))?;
+    let stoa = stoa_binary(args)?;
     let db = Database::discover()?;
-    let result = drill(&stoa, &db);
+    let result = drill(&stoa, &db, args.iter().any(|a| a == "--share-only"));
     db.finish();
     Ok(verdict("pooler", &result?))
 }
 
 /// A PgBouncer child in one pool mode; stopped on drop.
-struct Bouncer {
+pub(super) struct Bouncer {
     child: Child,
     port: u16,
     dir: PathBuf,
 }
 
 impl Bouncer {
-    fn start(server_url: &str, mode: &str) -> Result<Self> {
-        let program = system_tool("pgbouncer", "pgbouncer")?;
+    /// PgBouncer in `mode` with at most `servers` server connections per
+    /// database (`default_pool_size` and `max_db_connections`).
+    pub(super) fn start(server_url: &str, mode: &str, servers: u32) -> Result<Self> {
+        let program = pgbouncer()?;
         let (host, port) = host_port(server_url)?;
         // PgBouncer refuses to run as root: as root it runs as `postgres`,
         // from a folder that user can read.
         let root = cmd_output_ok(Command::new("id").arg("-u")).is_some_and(|o| o.trim() == "0");
-        let dir =
-            std::env::temp_dir().join(format!("stoa-pgbouncer-{}-{mode}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!(
+            "stoa-pgbouncer-{}-{mode}-{servers}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let listen = cmd::free_port()?;
         // `*`: every database name, so that each test's own database is
         // reached through the pooler too. Trust, as the private cluster.
+        // `server_reset_query` is the default, written out as docs/operations.md
+        // says; the admin console (`SHOW SERVERS`) is open to `postgres`.
         let config = format!(
             "[databases]\n* = host={host} port={port}\n\n\
              [pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {listen}\nunix_socket_dir =\n\
-             auth_type = trust\nauth_file = {auth}\npool_mode = {mode}\n\
-             max_client_conn = 2000\ndefault_pool_size = 20\nmax_db_connections = 200\n\
+             auth_type = trust\nauth_file = {auth}\npool_mode = {mode}\nadmin_users = postgres\n\
+             max_client_conn = 2000\ndefault_pool_size = {servers}\nmax_db_connections = {servers}\n\
+             server_reset_query = DISCARD ALL\n\
              ignore_startup_parameters = extra_float_digits,options\n",
             auth = dir.join("users.txt").display()
         );
@@ -98,8 +108,43 @@ impl Bouncer {
         Ok(bouncer)
     }
 
-    fn url(&self, database: &str) -> String {
+    pub(super) fn url(&self, database: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// `SHOW <what>` on the admin console: a row per line, each a map from
+    /// column name to value.
+    pub(super) fn show(
+        &self,
+        what: &str,
+    ) -> Result<Vec<std::collections::HashMap<String, String>>> {
+        let (ok, out) = output(
+            Command::new(pg::psql())
+                .args([
+                    "-XAq",
+                    "-P",
+                    "footer=off",
+                    "-d",
+                    &self.url("pgbouncer"),
+                    "-c",
+                ])
+                .arg(format!("SHOW {what}"))
+                .env("PGCONNECT_TIMEOUT", "5"),
+        )?;
+        if !ok {
+            return Err(format!("SHOW {what}: {out}"));
+        }
+        let mut lines = out.lines();
+        let header: Vec<&str> = lines.next().unwrap_or_default().split('|').collect();
+        Ok(lines
+            .map(|l| {
+                header
+                    .iter()
+                    .zip(l.split('|'))
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            })
+            .collect())
     }
 
     fn log(&self) -> String {
@@ -113,6 +158,27 @@ impl Drop for Bouncer {
         stop_child(&mut self.child, Duration::from_secs(5));
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `pgbouncer` of the system, installing the distribution's package when it
+/// is missing and this process may (root with apt-get), as the failover
+/// drill does for pg_auto_failover.
+fn pgbouncer() -> Result<PathBuf> {
+    if let Ok(found) = system_tool("pgbouncer", "pgbouncer") {
+        return Ok(found);
+    }
+    if pg::is_root() && Path::new("/usr/bin/apt-get").is_file() {
+        println!("xtask: pgbouncer is missing; running `apt-get install -y pgbouncer`");
+        let (ok, out) = output(
+            Command::new("apt-get")
+                .args(["install", "-y", "-q", "pgbouncer"])
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )?;
+        if !ok {
+            return Err(format!("`apt-get install -y pgbouncer` failed:\n{out}"));
+        }
+    }
+    system_tool("pgbouncer", "pgbouncer")
 }
 
 fn cmd_output_ok(c: &mut Command) -> Option<String> {
@@ -144,7 +210,7 @@ fn migrate(stoa: &Path, url: &str) -> Result<(bool, String)> {
 }
 
 fn refused(stoa: &Path, db: &Database, mode: &str) -> Result<String> {
-    let bouncer = Bouncer::start(&db.server_url, mode)?;
+    let bouncer = Bouncer::start(&db.server_url, mode, 20)?;
     let started = Instant::now();
     let (ok, out) = migrate(stoa, &bouncer.url("postgres"))?;
     let said = out
@@ -166,13 +232,16 @@ fn refused(stoa: &Path, db: &Database, mode: &str) -> Result<String> {
     }
 }
 
-fn tests(bouncer: &Bouncer, package: &str, filter: &str) -> Result<String> {
+/// `cargo nextest run -p <each package> <filter>` with every test database
+/// reached through `bouncer`.
+fn tests(bouncer: &Bouncer, packages: &[&str], filter: &str) -> Result<String> {
     let started = Instant::now();
-    let (ok, out) = output(
-        cargo()
-            .args(["nextest", "run", "--no-fail-fast", "-p", package, filter])
-            .env("DATABASE_URL", bouncer.url("postgres")),
-    )?;
+    let mut run = cargo();
+    run.args(["nextest", "run", "--no-fail-fast"]);
+    for package in packages {
+        run.args(["-p", package]);
+    }
+    let (ok, out) = output(run.arg(filter).env("DATABASE_URL", bouncer.url("postgres")))?;
     let summary = out
         .lines()
         .rev()
@@ -181,7 +250,8 @@ fn tests(bouncer: &Bouncer, package: &str, filter: &str) -> Result<String> {
         .trim()
         .to_string();
     let figures = format!(
-        "{package} {filter}: {summary} ({:.0} s)",
+        "{} {filter}: {summary} ({:.0} s)",
+        packages.join(" "),
         started.elapsed().as_secs_f64()
     );
     if ok {
@@ -196,7 +266,8 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-fn drill(stoa: &Path, db: &Database) -> Result<Vec<String>> {
+/// `share_only` (`--share-only`): the two shared-connection checks alone.
+fn drill(stoa: &Path, db: &Database, share_only: bool) -> Result<Vec<String>> {
     let mut failures = Vec::new();
     let mut record = |name: &str, outcome: Result<String>| match outcome {
         Ok(figures) => println!("xtask: PASS {name}: {figures}"),
@@ -205,27 +276,48 @@ fn drill(stoa: &Path, db: &Database) -> Result<Vec<String>> {
             failures.push(format!("{name}: {why}"));
         }
     };
+    if !share_only {
+        record(
+            "transaction pooling refused",
+            refused(stoa, db, "transaction"),
+        );
+        record("statement pooling refused", refused(stoa, db, "statement"));
+        let session = Bouncer::start(&db.server_url, "session", 20)?;
+        let scratch = db.scratch_database("stoa_pooler")?;
+        let name = scratch.rsplit('/').next().unwrap_or("stoa_pooler");
+        record(
+            "stoa migrate through session pooling",
+            migrate(stoa, &session.url(name)).and_then(|(ok, out)| {
+                if ok { Ok("migrated".into()) } else { Err(out) }
+            }),
+        );
+        record(
+            "authorization matrix through session pooling",
+            tests(&session, &["stoa-server"], "authorization"),
+        );
+        record(
+            "row-level security tests through session pooling",
+            tests(&session, &["stoa-core"], "rls"),
+        );
+        // The modules' tenant-isolation files (`tests/api/scope.rs`: another
+        // tenant's rows, from the attacker's side).
+        record(
+            "tenant isolation tests through session pooling",
+            tests(
+                &session,
+                &["stoa-customers", "stoa-catalog", "stoa-directory"],
+                "scope::",
+            ),
+        );
+    }
+    let (url, tenants) = pooler_share::prepare(stoa, db)?;
     record(
-        "transaction pooling refused",
-        refused(stoa, db, "transaction"),
+        "two tenants on two shared tenant-pool server connections",
+        pooler_share::hammer(stoa, db, &url, &tenants),
     );
-    record("statement pooling refused", refused(stoa, db, "statement"));
-    let session = Bouncer::start(&db.server_url, "session")?;
-    let scratch = db.scratch_database("stoa_pooler")?;
-    let name = scratch.rsplit('/').next().unwrap_or("stoa_pooler");
     record(
-        "stoa migrate through session pooling",
-        migrate(stoa, &session.url(name)).and_then(|(ok, out)| {
-            if ok { Ok("migrated".into()) } else { Err(out) }
-        }),
-    );
-    record(
-        "authorization matrix through session pooling",
-        tests(&session, "stoa-server", "authorization"),
-    );
-    record(
-        "row-level security tests through session pooling",
-        tests(&session, "stoa-core", "rls"),
+        "two tenants' clients in turn on one server connection",
+        pooler_turn::in_turn(db, &tenants),
     );
     Ok(failures)
 }
