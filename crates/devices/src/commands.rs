@@ -6,28 +6,32 @@
 //! - `devices.user_devices.update`: undo puts back the previous metadata.
 //! - `devices.user_devices.deactivate`: undo revives the device.
 //!
-//! Undo and redo go through the shared `stoa_core::command::StateHandler`:
-//! [`DeviceState`] implements `Tracked`. Push credentials (token, provider,
-//! token time) are never restored: the action log never holds the token.
-//! Snapshots show only its fingerprint (`pushTokenFingerprint`).
+//! Every write goes through the resource kit (`stoa_acl::resource`):
+//! [`DeviceState`] implements `Tracked` and `Resource` (owned by its user;
+//! a device admin writes others' inside its organization reach). The kit
+//! locks the row, checks, and its `Save` command applies the state's
+//! forward change (`DeviceState::change`) and records the entry; undo and
+//! redo go through the shared `stoa_core::command::StateHandler`, whose
+//! `authorize` (the kit's) repeats the checks for the caller of the undo.
+//! Push credentials (token, provider, token time) are never restored: the
+//! action log never holds the token. Snapshots show only its fingerprint
+//! (`pushTokenFingerprint`).
 
 use std::sync::Arc;
 
 use diesel_async::AsyncPgConnection;
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stoa_acl::AuthContext;
+use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, entry};
-use stoa_core::command::{Actor, Command, CommandHandler, Event, LogEntry};
+use stoa_core::command::{Actor, CommandHandler, Event, LogEntry};
 use time::OffsetDateTime;
-
-use crate::dto::UpdateDevice;
-use crate::error::DevicesError;
-use crate::model::{DeviceRow, DeviceState};
-use crate::queries::{self, Registered, Registration};
-use crate::secrets::StoredToken;
 use uuid::Uuid;
+
+use crate::error::DevicesError;
+use crate::model::DeviceState;
+use crate::queries;
+use crate::{ADMIN, MANAGE};
 
 /// The action log's resource kind of a device.
 pub const DEVICE_KIND: &str = "devices.user_device";
@@ -38,6 +42,10 @@ pub const DEACTIVATE: &str = "devices.user_devices.deactivate";
 pub const REGISTERED_EVENT: &str = "devices.user_device.registered";
 pub const UPDATED_EVENT: &str = "devices.user_device.updated";
 pub const DEACTIVATED_EVENT: &str = "devices.user_device.deactivated";
+
+pub const REGISTER_LABEL: &str = "Register device";
+pub const UPDATE_LABEL: &str = "Update device";
+pub const DEACTIVATE_LABEL: &str = "Deactivate device";
 
 fn rfc3339(ts: OffsetDateTime) -> Value {
     stoa_core::serde_util::timestamp::value(ts)
@@ -65,14 +73,14 @@ pub fn view(state: &DeviceState) -> Value {
     })
 }
 
-fn event(name: &str, row: &DeviceRow, extra: Option<(&str, Value)>) -> Event {
+fn event(name: &str, state: &DeviceState, extra: Option<(&str, Value)>) -> Event {
     let mut payload = json!({
-        "id": row.id,
-        "tenantId": row.tenant_id,
-        "organizationId": row.organization_id,
-        "userId": row.user_id,
-        "deviceId": row.device_id,
-        "platform": row.platform,
+        "id": state.id,
+        "tenantId": state.tenant_id,
+        "organizationId": state.organization_id,
+        "userId": state.user_id,
+        "deviceId": state.device_id,
+        "platform": state.platform,
     });
     if let (Some((key, value)), Value::Object(map)) = (extra, &mut payload) {
         map.insert(key.into(), value);
@@ -87,125 +95,52 @@ fn event(name: &str, row: &DeviceRow, extra: Option<(&str, Value)>) -> Event {
 /// that created the device records as "before" the same device deactivated
 /// (undo deactivates it, as a deletion would; redo revives the same id); the
 /// log shows no previous state.
-fn device_entry(label: &str, before: Option<&DeviceRow>, after: &DeviceRow) -> LogEntry {
-    let after = DeviceState::from(after);
+fn device_entry(label: &str, before: Option<&DeviceState>, after: &DeviceState) -> LogEntry {
     match before {
-        Some(row) => entry(label, after.id, Some(&DeviceState::from(row)), Some(&after)),
+        Some(before) => entry(label, after.id, Some(before), Some(after)),
         None => {
             let absent = DeviceState {
                 deleted_at: Some(after.last_seen_at),
                 ..after.clone()
             };
-            let mut log = entry(label, after.id, Some(&absent), Some(&after));
+            let mut log = entry(label, after.id, Some(&absent), Some(after));
             log.snapshot_before = None;
             log
         }
     }
 }
 
-/// Registers (or refreshes, or revives) a device.
-pub struct RegisterDeviceCommand(pub Registration);
-
-impl Command for RegisterDeviceCommand {
-    type Output = Registered;
-    fn id(&self) -> &'static str {
-        REGISTER
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(Registered, LogEntry), AppError>> {
-        Box::pin(async move {
-            let done = queries::register(conn, &self.0).await?;
-            let mut log = device_entry("Register device", done.before.as_ref(), &done.after);
-            log.events.push(event(
+/// The entry of a forward write (the kit's `Save`), with its event: which
+/// one the command's label says (a registration and an update both go from
+/// a device to a device).
+fn write_entry(label: &str, before: Option<&DeviceState>, after: Option<&DeviceState>) -> LogEntry {
+    // Devices are never erased forward: every write leaves a row.
+    let Some(after) = after else {
+        return LogEntry::default();
+    };
+    let event = match label {
+        REGISTER_LABEL => {
+            let revived = before.is_some_and(|b| b.deleted_at.is_some());
+            event(
                 REGISTERED_EVENT,
-                &done.after,
-                Some(("revived", Value::Bool(done.revived))),
-            ));
-            Ok((done, log))
-        })
-    }
-}
-
-/// Changes a device's metadata; `device` is the live row, locked by the caller.
-pub struct UpdateDeviceCommand {
-    pub device: DeviceRow,
-    pub body: UpdateDevice,
-    /// The body's `pushToken`, sealed by the handler (absent keeps, `Some(None)` clears).
-    pub push: Option<Option<StoredToken>>,
-}
-
-impl Command for UpdateDeviceCommand {
-    type Output = DeviceRow;
-    fn id(&self) -> &'static str {
-        UPDATE
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<(DeviceRow, LogEntry), AppError>> {
-        Box::pin(async move {
-            let push = self.push.as_ref().map(Option::as_ref);
-            let after = queries::update(conn, &self.device, &self.body, push).await?;
-            let mut log = device_entry("Update device", Some(&self.device), &after);
-            log.events.push(event(UPDATED_EVENT, &after, None));
-            Ok((after, log))
-        })
-    }
-}
-
-/// Deactivates a device; `device` is the live row, locked by the caller.
-pub struct DeactivateDeviceCommand(pub DeviceRow);
-
-impl Command for DeactivateDeviceCommand {
-    type Output = ();
-    fn id(&self) -> &'static str {
-        DEACTIVATE
-    }
-    fn execute<'a>(
-        self,
-        conn: &'a mut AsyncPgConnection,
-        _: &'a Actor,
-    ) -> BoxFuture<'a, Result<((), LogEntry), AppError>> {
-        Box::pin(async move {
-            let after = queries::deactivate(conn, &self.0).await?;
-            let mut log = device_entry("Deactivate device", Some(&self.0), &after);
-            log.events.push(event(DEACTIVATED_EVENT, &self.0, None));
-            Ok(((), log))
-        })
-    }
-}
-
-/// Undo and redo write a device as the routes do, for the caller of the undo
-/// now: a device of the caller's tenant, its own (`devices.manage`) or any
-/// device inside its organizations (`devices.admin`).
-fn may_write(actor: &Actor, state: &DeviceState) -> Result<(), AppError> {
-    let ctx = AuthContext::of(actor)?;
-    if ctx.tenant_id != Some(state.tenant_id) {
-        return Err(DevicesError::NotFound.into());
-    }
-    let owner = ctx.user_id == Some(state.user_id) && ctx.has("devices.manage");
-    if ctx.has("devices.admin") {
-        ctx.require_organizations([state.organization_id])?;
-    } else if !owner {
-        return Err(DevicesError::AccessDenied.into());
-    }
-    match state.organization_id {
-        Some(org) if !ctx.can_see_organization(org) => Err(DevicesError::AccessDenied.into()),
-        _ => Ok(()),
-    }
+                after,
+                Some(("revived", Value::Bool(revived))),
+            )
+        }
+        DEACTIVATE_LABEL => event(DEACTIVATED_EVENT, before.unwrap_or(after), None),
+        _ => event(UPDATED_EVENT, after, None),
+    };
+    let mut log = device_entry(label, before, after);
+    log.events.push(event);
+    log
 }
 
 impl Tracked for DeviceState {
     const KIND: &'static str = DEVICE_KIND;
 
-    /// The device row (`load` locks it again, harmlessly).
+    /// The device row.
     async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::lock_any(conn, id).await?;
-        Ok(())
+        resource::lock::<Self>(conn, id).await
     }
 
     async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
@@ -226,7 +161,7 @@ impl Tracked for DeviceState {
         if let Some(row) = queries::lock_any(conn, id).await?
             && row.deleted_at.is_none()
         {
-            queries::deactivate(conn, &row).await?;
+            queries::deactivate(conn, row.id).await?;
         }
         Ok(())
     }
@@ -257,17 +192,62 @@ impl Tracked for DeviceState {
     }
 
     async fn authorize(
-        _: &mut AsyncPgConnection,
+        conn: &mut AsyncPgConnection,
         actor: &Actor,
         current: Option<&Self>,
         target: Option<&Self>,
     ) -> Result<(), AppError> {
+        // Every entry records a device on both sides.
         let current = current.ok_or(DevicesError::NotFound)?;
-        may_write(actor, current)?;
-        match target {
-            Some(target) => may_write(actor, target),
-            None => Ok(()),
-        }
+        resource::authorize(conn, actor, Some(current), target).await
+    }
+}
+
+/// A device through the resource kit: its user's (`devices.manage`), or any
+/// device inside the caller's organization reach for a device admin
+/// (`devices.admin`; outside it `Access denied`, the module's contract).
+impl Resource for DeviceState {
+    const TABLE: &'static str = "user_devices";
+    const FEATURE: &'static str = MANAGE;
+    const OTHERS_FEATURE: Option<&'static str> = Some(ADMIN);
+    // A device outside the caller's visible organizations is not there for
+    // its owner (404) and out of reach for an admin (403 `Access denied`).
+    const SELECTION_HIDES: bool = true;
+    type Services = ();
+
+    fn id(&self) -> Uuid {
+        self.id
+    }
+    fn tenant_id(&self) -> Uuid {
+        self.tenant_id
+    }
+    fn organization(&self) -> Option<Uuid> {
+        self.organization_id
+    }
+    fn owner(&self) -> Option<Uuid> {
+        Some(self.user_id)
+    }
+    fn not_found() -> AppError {
+        DevicesError::NotFound.into()
+    }
+    fn not_owner() -> AppError {
+        DevicesError::AccessDenied.into()
+    }
+    fn hidden() -> AppError {
+        DevicesError::AccessDenied.into()
+    }
+    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+        write_entry(label, before, after)
+    }
+    /// The forward change in one statement ([`queries::apply_change`]),
+    /// returning the row as stored; without one (never forward), the
+    /// recorded metadata is written back as undo does.
+    async fn save(&self, conn: &mut AsyncPgConnection) -> Result<Self, AppError> {
+        let row = match &self.change {
+            Some(change) => queries::apply_change(conn, self.id, change).await?,
+            None => queries::restore(conn, self).await?.1,
+        };
+        Ok(DeviceState::from(&row))
     }
 }
 

@@ -138,6 +138,12 @@ pub struct DeviceState {
     pub push_token_fingerprint: Option<String>,
     #[serde(with = "stoa_core::serde_util::timestamp::option")]
     pub push_token_updated_at: Option<OffsetDateTime>,
+    /// The change a forward write applies (`Resource::save` of a device
+    /// runs it in one statement and returns the row as stored, so the
+    /// entry's "after" is what was written). Never recorded, compared or
+    /// shown: undo and redo write the recorded metadata back instead.
+    #[serde(skip)]
+    pub change: Option<std::sync::Arc<crate::queries::Change>>,
 }
 
 impl PartialEq for DeviceState {
@@ -176,6 +182,7 @@ impl From<&DeviceRow> for DeviceState {
             push_provider: row.push_provider.clone(),
             push_token_fingerprint: row.push_token_fingerprint.clone(),
             push_token_updated_at: row.push_token_updated_at,
+            change: None,
         }
     }
 }

@@ -61,17 +61,21 @@ pub fn may_write<R: Resource>(ctx: &AuthContext, state: &R) -> Result<(), AppErr
     if ctx.tenant_id != Some(state.tenant_id()) {
         return Err(R::not_found());
     }
-    if R::SELECTION_HIDES
-        && state
+    // Outside the caller's selection: not there for its owner (404), out
+    // of reach for anyone else (`Resource::hidden`).
+    let selected = !R::SELECTION_HIDES
+        || state
             .organization()
-            .is_some_and(|o| !ctx.can_see_organization(o))
-    {
-        return Err(R::not_found());
-    }
+            .is_none_or(|o| ctx.can_see_organization(o));
     if ctx.user_id == Some(owner) && ctx.has(R::FEATURE) {
-        return Ok(());
+        return if selected {
+            Ok(())
+        } else {
+            Err(R::not_found())
+        };
     }
     match R::OTHERS_FEATURE {
+        Some(feature) if ctx.has(feature) && !selected => Err(R::hidden()),
         Some(feature) if ctx.has(feature) => {
             ctx.require_writable(Some(state.tenant_id()), state.organization(), R::hidden)
         }

@@ -17,7 +17,9 @@ use crate::schema::user_devices::dsl as d;
 
 pub use list::{DeviceKey, ListFilter, cursor_tag, key_of, list};
 pub use stoa_acl::Scope;
-pub use write::{Registered, Registration, deactivate, register, restore, update};
+pub use write::{
+    Change, Registration, apply_change, deactivate, register_now, registered, restore,
+};
 
 /// A live device of the tenant.
 pub async fn find_live(

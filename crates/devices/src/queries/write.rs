@@ -74,24 +74,48 @@ impl DeviceChanges {
     }
 }
 
-/// What a registration did.
-#[derive(Clone, Debug)]
-pub struct Registered {
-    /// The row before (`None` when the registration created it).
-    pub before: Option<DeviceRow>,
-    pub after: DeviceRow,
-    /// Whether a deactivated device came back.
-    pub revived: bool,
+/// The change a forward write of a device applies (`DeviceState::change`).
+#[derive(Debug)]
+pub enum Change {
+    /// A registration over `existing` (see [`registered`]), or a new device.
+    Register {
+        registration: Box<Registration>,
+        existing: Option<Box<DeviceRow>>,
+    },
+    /// A tri-state metadata update; `push` is the body's token, sealed.
+    Update {
+        body: UpdateDevice,
+        push: Option<Option<StoredToken>>,
+    },
+    Deactivate,
 }
 
-/// Registers a device: updates the live row with the same key, else revives
-/// the most recently deactivated one, else inserts. A concurrent insert of the
-/// same key answers [`DevicesError::AlreadyRegistered`].
-pub async fn register(
+/// Applies `change` to device `id` (a new one for a registration of a new
+/// device); the row as stored.
+pub async fn apply_change(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    change: &Change,
+) -> Result<DeviceRow, DevicesError> {
+    match change {
+        Change::Register {
+            registration,
+            existing,
+        } => register(conn, registration, existing.as_deref(), id).await,
+        Change::Update { body, push } => {
+            update(conn, id, body, push.as_ref().map(Option::as_ref)).await
+        }
+        Change::Deactivate => deactivate(conn, id).await,
+    }
+}
+
+/// The row a registration writes over, locked: the live row with the same
+/// key, else the most recently deactivated one (`None`: a new device).
+pub async fn registered(
     conn: &mut AsyncPgConnection,
     r: &Registration,
-) -> Result<Registered, DevicesError> {
-    let existing: Option<DeviceRow> = d::user_devices
+) -> Result<Option<DeviceRow>, DevicesError> {
+    Ok(d::user_devices
         .filter(d::tenant_id.eq(r.tenant_id))
         .filter(d::user_id.eq(r.user_id))
         .filter(d::device_id.eq(&r.device_id))
@@ -101,7 +125,29 @@ pub async fn register(
         .for_update()
         .first(conn)
         .await
-        .optional()?;
+        .optional()?)
+}
+
+/// A registration's lookup and write in one step (the kit's path is
+/// [`registered`], then [`apply_change`] through `Resource::save`): what two
+/// racing registrations do underneath.
+pub async fn register_now(
+    conn: &mut AsyncPgConnection,
+    r: &Registration,
+) -> Result<DeviceRow, DevicesError> {
+    let existing = registered(conn, r).await?;
+    register(conn, r, existing.as_ref(), Uuid::new_v4()).await
+}
+
+/// Registers a device over `existing` (from [`registered`]): refreshes or
+/// revives it, else inserts device `id`. A concurrent insert of the same key
+/// answers [`DevicesError::AlreadyRegistered`].
+async fn register(
+    conn: &mut AsyncPgConnection,
+    r: &Registration,
+    existing: Option<&DeviceRow>,
+    id: Uuid,
+) -> Result<DeviceRow, DevicesError> {
     let now = OffsetDateTime::now_utc();
     let token = r.push_token.as_ref();
     match existing {
@@ -132,21 +178,16 @@ pub async fn register(
                 Some(t) => changes.push(Some(t)),
                 None => changes,
             };
-            let after = apply(conn, before.id, &changes).await?;
-            let revived = before.deleted_at.is_some();
-            Ok(Registered {
-                before: Some(before),
-                after,
-                revived,
-            })
+            apply(conn, before.id, &changes).await
         }
         None => {
             let locale = match &r.locale {
                 Some(explicit) => explicit.clone(),
                 None => r.default_locale.clone(),
             };
-            let after = diesel::insert_into(d::user_devices)
+            Ok(diesel::insert_into(d::user_devices)
                 .values((
+                    d::id.eq(id),
                     d::tenant_id.eq(r.tenant_id),
                     d::organization_id.eq(r.organization_id),
                     d::user_id.eq(r.user_id),
@@ -164,12 +205,7 @@ pub async fn register(
                 ))
                 .returning(DeviceRow::as_returning())
                 .get_result(conn)
-                .await?;
-            Ok(Registered {
-                before: None,
-                after,
-                revived: false,
-            })
+                .await?)
         }
     }
 }
@@ -178,9 +214,9 @@ pub async fn register(
 /// `push_token_updated_at`; `lastSeenAt` defaults to now.
 /// `push` is the body's `pushToken`, already sealed: absent keeps the
 /// stored token, `Some(None)` clears it.
-pub async fn update(
+async fn update(
     conn: &mut AsyncPgConnection,
-    device: &DeviceRow,
+    id: Uuid,
     body: &UpdateDevice,
     push: Option<Option<&StoredToken>>,
 ) -> Result<DeviceRow, DevicesError> {
@@ -198,19 +234,16 @@ pub async fn update(
         Some(token) => changes.push(token),
         None => changes,
     };
-    apply(conn, device.id, &changes).await
+    apply(conn, id, &changes).await
 }
 
 /// Deactivates (soft-deletes) a device.
-pub async fn deactivate(
-    conn: &mut AsyncPgConnection,
-    device: &DeviceRow,
-) -> Result<DeviceRow, DevicesError> {
+pub async fn deactivate(conn: &mut AsyncPgConnection, id: Uuid) -> Result<DeviceRow, DevicesError> {
     let changes = DeviceChanges {
         deleted_at: Some(Some(OffsetDateTime::now_utc())),
         ..Default::default()
     };
-    apply(conn, device.id, &changes).await
+    apply(conn, id, &changes).await
 }
 
 /// Puts a device's metadata and liveness back to `state` (undo and redo);

@@ -31,6 +31,6 @@ pub async fn delete_device(
     id: Path<String>,
 ) -> AppResult<HttpResponse> {
     let target = write_target(&ctx, &id, false)?;
-    let op = deactivate_device(&db, ctx.actor(), target).await?;
+    let op = deactivate_device(&db, &ctx, target).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(DeviceDeactivated { ok: true }))
 }

@@ -34,6 +34,6 @@ pub async fn delete_device_by_query(
     id: CollectionId,
 ) -> AppResult<HttpResponse> {
     let target = write_target(&ctx, id.raw(), false)?;
-    let op = deactivate_device(&db, ctx.actor(), target).await?;
+    let op = deactivate_device(&db, &ctx, target).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(DeviceDeactivated { ok: true }))
 }

@@ -48,6 +48,6 @@ pub async fn register_device(
         body.into_inner(),
         Some(&req),
     )?;
-    let (registered, op) = writes::register_device(&db, ctx.actor(), registration, None).await?;
+    let (registered, op) = writes::register_device(&db, &ctx, registration, None).await?;
     Ok(with_operation(HttpResponse::Created(), &op).json(registered))
 }

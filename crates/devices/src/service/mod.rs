@@ -13,8 +13,9 @@ use stoa_acl::AuthContext;
 use uuid::Uuid;
 
 pub use crate::queries::{
-    DeviceKey, ListFilter, Registered, Registration, Scope, cursor_tag, deactivate, find_live,
-    key_of, list, lock_any, lock_live, register, restore, target_user_organization, update,
+    Change, DeviceKey, ListFilter, Registration, Scope, apply_change, cursor_tag, deactivate,
+    find_live, key_of, list, lock_any, lock_live, register_now, registered, restore,
+    target_user_organization,
 };
 
 /// The organization a caller's own writes go to: the selected one, else the

@@ -1,22 +1,29 @@
-//! Device writes as the handlers ask for them: who may write, which device,
-//! and each write in one transaction with its command. Each returns the body
+//! Device writes as the handlers ask for them: which device, and each write
+//! in one transaction through the resource kit (which locks and checks who
+//! may write). Each returns the body
 //! and the logged operation (the handler adds `x-om-operation`).
+
+use std::sync::Arc;
 
 use actix_web::HttpRequest;
 use actix_web::http::header::ACCEPT_LANGUAGE;
-use diesel_async::AsyncConnection;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use stoa_acl::resource::{self as kit, Write};
 use stoa_acl::{AuthContext, CredentialKind, UserDirectory};
-use stoa_core::command::{self, Actor, Operation};
+use stoa_core::command::Operation;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::{AppError, AppResult};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::commands::{DeactivateDeviceCommand, RegisterDeviceCommand, UpdateDeviceCommand};
+use crate::commands::{
+    DEACTIVATE, DEACTIVATE_LABEL, REGISTER, REGISTER_LABEL, UPDATE, UPDATE_LABEL,
+};
 use crate::dto::{DeviceDetail, DeviceRegistered, DeviceUpdated, RegisterDevice, UpdateDevice};
 use crate::error::DevicesError;
-use crate::model::DeviceRow;
-use crate::queries::{self, Registration, Scope};
+use crate::model::{DeviceRow, DeviceState};
+use crate::queries::{self, Change, Registration, Scope};
 use crate::secrets;
 
 /// The caller as a device owner: a signed-in user. API keys (and any other
@@ -77,39 +84,65 @@ pub fn registration(
 /// caller must see.
 pub type TargetUser = (Scope, Uuid, actix_web::web::Data<dyn UserDirectory>);
 
-/// Runs the register command: `{id, deviceId, revived}` and its operation.
-/// `check` runs first in the same transaction (admin: the target user).
+/// Registers (or refreshes, or revives) a device through the kit:
+/// `{id, deviceId, revived}` and its operation. `check` runs first in the
+/// same transaction (admin: the target user).
 pub async fn register_device(
     db: &Db,
-    actor: Actor,
+    ctx: &AuthContext,
     registration: Registration,
     check: Option<TargetUser>,
 ) -> AppResult<(DeviceRegistered, Operation)> {
-    let (done, op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let mut registration = registration;
-                if let Some((scope, user, users)) = check {
-                    let org = queries::target_user_organization(
-                        conn,
-                        users.get_ref(),
-                        scope.tenant_id,
-                        user,
-                    )
-                    .await?;
-                    if !scope.can_see(org) {
-                        return Err(DevicesError::AccessDenied.into());
-                    }
-                    registration.organization_id = org;
+    let mut conn = db.conn().await?;
+    let (after, revived, op) = conn
+        .transaction(async |conn| {
+            let mut registration = registration;
+            if let Some((scope, user, users)) = check {
+                let org =
+                    queries::target_user_organization(conn, users.get_ref(), scope.tenant_id, user)
+                        .await?;
+                if !scope.can_see(org) {
+                    return Err(DevicesError::AccessDenied.into());
                 }
-                command::execute(conn, &actor, RegisterDeviceCommand(registration)).await
-            })
+                registration.organization_id = org;
+            }
+            let existing = queries::registered(conn, &registration).await?;
+            let before = existing.as_ref().map(DeviceState::from);
+            let revived = existing.as_ref().is_some_and(|e| e.deleted_at.is_some());
+            let now = OffsetDateTime::now_utc();
+            // What the kit checks: the device as it will be (its owner,
+            // tenant and organization); the change writes the rest.
+            let mut after = before.clone().unwrap_or_else(|| DeviceState {
+                id: Uuid::new_v4(),
+                tenant_id: registration.tenant_id,
+                organization_id: registration.organization_id,
+                user_id: registration.user_id,
+                device_id: registration.device_id.clone(),
+                platform: registration.platform.as_str().to_string(),
+                client_app_version: None,
+                os_version: None,
+                locale: None,
+                last_seen_at: now,
+                deleted_at: None,
+                push_provider: None,
+                push_token_fingerprint: None,
+                push_token_updated_at: None,
+                change: None,
+            });
+            after.change = Some(Arc::new(Change::Register {
+                registration: Box::new(registration),
+                existing: existing.map(Box::new),
+            }));
+            let how = Write::new(REGISTER, REGISTER_LABEL);
+            let (after, op) = kit::save_in(conn, ctx, None, how, before, Some(after)).await?;
+            Ok::<_, AppError>((after, revived, op))
         })
         .await?;
+    let after = after.ok_or(DevicesError::NotFound)?;
     let body = DeviceRegistered {
-        id: done.after.id,
-        device_id: done.after.device_id,
-        revived: done.revived,
+        id: after.id,
+        device_id: after.device_id,
+        revived,
     };
     Ok((body, op))
 }
@@ -121,8 +154,9 @@ pub enum Access {
     Admin,
 }
 
-/// Self-service: a device outside the caller's organizations is not found,
-/// another user's is 403. Admin: outside the caller's organizations is 403.
+/// Reads. Self-service: a device outside the caller's organizations is not
+/// found, another user's is 403. Admin: outside the caller's organizations
+/// is 403. (Writes are checked by the kit: [`crate::commands`].)
 pub fn authorize(scope: &Scope, access: Access, row: &DeviceRow) -> Result<(), DevicesError> {
     match access {
         Access::Owner(_) if !scope.can_see(row.organization_id) => Err(DevicesError::NotFound),
@@ -161,67 +195,72 @@ pub async fn device_detail(db: &Db, scope: &Scope, id: Uuid) -> AppResult<Device
     Ok(DeviceDetail { item: row.into() })
 }
 
-/// Locks the live device `id` and checks access, inside the transaction.
-async fn load_for_write(
-    conn: &mut diesel_async::AsyncPgConnection,
-    scope: &Scope,
+/// The live device `id` locked and checked by the kit for a write by
+/// `ctx`; the self-service routes act on the caller's own devices only
+/// (another user's is 403, even for a device admin: those go through the
+/// admin routes).
+async fn locked_device(
+    conn: &mut AsyncPgConnection,
+    ctx: &AuthContext,
     access: Access,
     id: Uuid,
-) -> Result<DeviceRow, DevicesError> {
-    let row = queries::lock_live(conn, scope.tenant_id, id)
-        .await?
-        .ok_or(DevicesError::NotFound)?;
-    authorize(scope, access, &row)?;
-    Ok(row)
+) -> Result<DeviceState, AppError> {
+    let device = kit::locked_in::<DeviceState>(conn, ctx, id, None).await?;
+    if device.deleted_at.is_some() {
+        return Err(DevicesError::NotFound.into());
+    }
+    match access {
+        Access::Owner(user) if device.user_id != user => Err(DevicesError::AccessDenied.into()),
+        _ => Ok(device),
+    }
 }
 
-/// Runs the update command: `{ok, id}` and its operation.
+/// Updates a device through the kit: `{ok, id}` and its operation.
 pub async fn update_device(
     db: &Db,
     keys: &KeyRing,
-    actor: Actor,
-    (scope, access, id): (Scope, Access, Uuid),
+    ctx: &AuthContext,
+    (_, access, id): (Scope, Access, Uuid),
     body: UpdateDevice,
 ) -> AppResult<(DeviceUpdated, Operation)> {
     let mut conn = db.conn().await?;
-    let (after, op) = conn
+    let op = conn
         .transaction(async |conn| {
-            let device = load_for_write(conn, &scope, access, id).await?;
+            let before = locked_device(conn, ctx, access, id).await?;
             // Sealed for this device's row (the binding needs it); the
             // plaintext goes no further than the handler.
-            let record = secrets::record_key(device.user_id, &device.device_id);
+            let record = secrets::record_key(before.user_id, &before.device_id);
             let push = match &body.push_token {
                 None => None,
                 Some(None) => Some(None),
                 Some(Some(token)) => {
-                    Some(Some(secrets::seal(keys, token, device.tenant_id, &record)?))
+                    Some(Some(secrets::seal(keys, token, before.tenant_id, &record)?))
                 }
             };
-            command::execute(conn, &actor, UpdateDeviceCommand { device, body, push }).await
+            let mut after = before.clone();
+            after.change = Some(Arc::new(Change::Update { body, push }));
+            let how = Write::new(UPDATE, UPDATE_LABEL);
+            let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
+            Ok::<_, AppError>(op)
         })
         .await?;
-    Ok((
-        DeviceUpdated {
-            ok: true,
-            id: after.id,
-        },
-        op,
-    ))
+    Ok((DeviceUpdated { ok: true, id }, op))
 }
 
-/// Runs the deactivate command; returns its operation.
+/// Deactivates a device through the kit; returns its operation.
 pub async fn deactivate_device(
     db: &Db,
-    actor: Actor,
-    (scope, access, id): (Scope, Access, Uuid),
+    ctx: &AuthContext,
+    (_, access, id): (Scope, Access, Uuid),
 ) -> AppResult<Operation> {
-    let ((), op) = db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move {
-                let device = load_for_write(conn, &scope, access, id).await?;
-                command::execute(conn, &actor, DeactivateDeviceCommand(device)).await
-            })
-        })
-        .await?;
-    Ok(op)
+    let mut conn = db.conn().await?;
+    conn.transaction(async |conn| {
+        let before = locked_device(conn, ctx, access, id).await?;
+        let mut after = before.clone();
+        after.change = Some(Arc::new(Change::Deactivate));
+        let how = Write::new(DEACTIVATE, DEACTIVATE_LABEL);
+        let (_, op) = kit::save_in(conn, ctx, None, how, Some(before), Some(after)).await?;
+        Ok(op)
+    })
+    .await
 }

@@ -307,13 +307,13 @@ async fn a_concurrent_duplicate_registration_is_a_conflict() {
         .execute(&mut *first)
         .await
         .unwrap();
-    service::register(&mut first, &registration(&acme))
+    service::register_now(&mut first, &registration(&acme))
         .await
         .unwrap();
     let loser = async {
         let reg = registration(&acme);
         second
-            .transaction::<_, DevicesError, _>(async |conn| service::register(conn, &reg).await)
+            .transaction::<_, DevicesError, _>(async |conn| service::register_now(conn, &reg).await)
             .await
     };
     let winner = async {

@@ -43,6 +43,6 @@ pub async fn register_admin_device(
     // the admin's own `Accept-Language` says nothing about the user's device.
     let registration = registration(&keys, scope.tenant_id, None, user, body, None)?;
     let (registered, op) =
-        register_device(&db, ctx.actor(), registration, Some((scope, user, users))).await?;
+        register_device(&db, &ctx, registration, Some((scope, user, users))).await?;
     Ok(with_operation(HttpResponse::Created(), &op).json(registered))
 }

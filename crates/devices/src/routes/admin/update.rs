@@ -34,6 +34,6 @@ pub async fn update_admin_device(
     body: DevicePayload<UpdateDevice>,
 ) -> AppResult<HttpResponse> {
     let target = write_target(&ctx, &id, true)?;
-    let (updated, op) = update_device(&db, &keys, ctx.actor(), target, body.into_inner()).await?;
+    let (updated, op) = update_device(&db, &keys, &ctx, target, body.into_inner()).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(updated))
 }

@@ -36,7 +36,6 @@ pub async fn update_admin_device_by_body(
     body: WithId<DevicePayload<UpdateDevice>>,
 ) -> AppResult<HttpResponse> {
     let target = write_target(&ctx, body.id.raw(), true)?;
-    let (updated, op) =
-        update_device(&db, &keys, ctx.actor(), target, body.body.into_inner()).await?;
+    let (updated, op) = update_device(&db, &keys, &ctx, target, body.body.into_inner()).await?;
     Ok(with_operation(HttpResponse::Ok(), &op).json(updated))
 }
