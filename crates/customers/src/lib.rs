@@ -120,6 +120,16 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
+/// The module's migrations: the `migrations/` folders named
+/// `<version>_customers_<what>`. They reference identity tables they do not
+/// own, which must exist before the first of them (2026-11-28-110000):
+/// `tenants (id)`, `organizations (id)` and `users (id, tenant_id)` (stoa's
+/// are stoa-directory's and stoa-auth's; an embedder without them creates
+/// its own, see examples/embed-deals).
+pub fn migrations() -> stoa_core::db::Migrations {
+    stoa_core::db::Migrations::module("customers")
+}
+
 /// The bulk jobs' handlers (the server chains them into `job_handlers`).
 pub fn job_handlers(users: Arc<dyn UserDirectory>) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     vec![

@@ -174,12 +174,86 @@ pub async fn enqueue_recorded(
             },
         )
         .await?;
-    let job_id = diesel::insert_into(job_queue::table)
+    let job_id = insert_scoped(
+        conn,
+        scope,
+        &spec.kind,
+        &spec.payload,
+        spec.max_attempts,
+        Some(progress_job_id),
+    )
+    .await?;
+    Ok(Queued {
+        progress_job_id,
+        job_id,
+    })
+}
+
+/// What [`enqueue_job`] created: the queue row, and the record where the
+/// program keeps records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enqueued {
+    pub job_id: Uuid,
+    /// What clients poll (`progressJobId`); `None` where no records are kept.
+    pub progress_job_id: Option<Uuid>,
+}
+
+/// Enqueues `spec` in the caller's scope ([`JobScope::of`], 403 without a
+/// tenant) on `conn`, with a record through `records` when the program keeps
+/// them, else the queue row alone. A module's route calls it with the
+/// `web::Data<dyn JobRecords>` it finds as app data: stoa's server has
+/// stoa-progress's (`stoa_progress::configure` registers them), a program
+/// that embeds the module without stoa-progress has none and its clients
+/// get no record to poll.
+pub async fn enqueue_job(
+    conn: &mut AsyncPgConnection,
+    records: Option<&dyn JobRecords>,
+    ctx: &AuthContext,
+    spec: JobSpec,
+) -> Result<Enqueued, AppError> {
+    let scope = JobScope::of(ctx)?;
+    match records {
+        Some(records) => {
+            let queued = enqueue_recorded(conn, records, &scope, spec).await?;
+            Ok(Enqueued {
+                job_id: queued.job_id,
+                progress_job_id: Some(queued.progress_job_id),
+            })
+        }
+        None => {
+            i32::try_from(spec.items_total).map_err(|_| JobsError::TooManyItems)?;
+            let job_id = insert_scoped(
+                conn,
+                &scope,
+                &spec.kind,
+                &spec.payload,
+                spec.max_attempts,
+                None,
+            )
+            .await?;
+            Ok(Enqueued {
+                job_id,
+                progress_job_id: None,
+            })
+        }
+    }
+}
+
+/// The queue row of a job in `scope` (and its record, if any).
+async fn insert_scoped(
+    conn: &mut AsyncPgConnection,
+    scope: &JobScope,
+    kind: &str,
+    payload: &Value,
+    max_attempts: i32,
+    progress_job_id: Option<Uuid>,
+) -> QueryResult<Uuid> {
+    diesel::insert_into(job_queue::table)
         .values((
-            job_queue::kind.eq(&spec.kind),
-            job_queue::payload.eq(&spec.payload),
+            job_queue::kind.eq(kind),
+            job_queue::payload.eq(payload),
             job_queue::progress_job_id.eq(progress_job_id),
-            job_queue::max_attempts.eq(spec.max_attempts.max(1)),
+            job_queue::max_attempts.eq(max_attempts.max(1)),
             job_queue::tenant_id.eq(scope.tenant_id),
             job_queue::organization_id.eq(scope.organization_id),
             job_queue::created_by_user_id.eq(scope.user_id),
@@ -188,9 +262,5 @@ pub async fn enqueue_recorded(
         ))
         .returning(job_queue::id)
         .get_result(conn)
-        .await?;
-    Ok(Queued {
-        progress_job_id,
-        job_id,
-    })
+        .await
 }

@@ -19,7 +19,10 @@ use std::sync::Arc;
 /// The future a [`JobHandler`] returns.
 pub use futures_util::future::BoxFuture;
 
-pub use enqueue::{DEFAULT_MAX_ATTEMPTS, JobScope, JobSpec, Queued, enqueue, enqueue_recorded};
+pub use enqueue::{
+    DEFAULT_MAX_ATTEMPTS, Enqueued, JobScope, JobSpec, Queued, enqueue, enqueue_job,
+    enqueue_recorded,
+};
 pub use error::JobsError;
 pub use queue::{Job, JobHandler, Outcome, WorkerConfig, Workers, wake_workers};
 pub use records::{JobRecords, NewRecord, NoRecords};

@@ -80,9 +80,15 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     Ok(())
 }
 
-/// Mounts the routes (under `/api`).
+/// Mounts the routes (under `/api`) and registers progress's records as
+/// `web::Data<dyn stoa_jobs::JobRecords>`, where modules' bulk routes find
+/// them (`stoa_jobs::enqueue_job`): where progress is mounted, every queued
+/// job gets a record clients poll.
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(routes::active::active)
+    let records: actix_web::web::Data<dyn stoa_jobs::JobRecords> =
+        actix_web::web::Data::from(records());
+    cfg.app_data(records)
+        .service(routes::active::active)
         .service(routes::list::list)
         .service(routes::create::create)
         .service(routes::detail::detail)

@@ -73,9 +73,12 @@ fn owner_part(name: &str) -> Option<&str> {
 }
 
 /// stoa-core's own migrations (functions, the action log, the outbox, read
-/// versions, row-level security).
+/// versions, row-level security). The action log's later folders name the
+/// log itself (`action_logs_*`, `audit_log_*`): they are core's too.
 pub fn core() -> Migrations {
     Migrations::module("core")
+        .and(Migrations::module("action_logs"))
+        .and(Migrations::module("audit_log"))
 }
 
 impl MigrationSource<Pg> for Migrations {
@@ -104,6 +107,9 @@ mod tests {
         // A module's name is a whole part, not a prefix of another's.
         assert!(!Migrations::module("progress").owns("2026-11-22-004000_progressive_jobs"));
         assert!(!Migrations::module("customers").owns("2026-11-28-110000_customers"));
+        // The action log's own folders are core's.
+        assert!(core().owns("2026-12-01-300000_audit_log_partitions"));
+        assert!(core().owns("2026-12-01-100000_action_logs_business_rule_source"));
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The bulk routes: validate what can be validated up front, then queue the
-//! job in the same transaction (`stoa_progress::enqueue_job_with`).
+//! job in the same transaction (`stoa_jobs::enqueue_job`), with a record to
+//! poll through the program's `JobRecords` (stoa's: stoa-progress's; a
+//! program that embeds customers without them queues the job alone).
 
 use diesel_async::AsyncConnection;
 use serde_json::json;
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
 use stoa_core::db::Db;
-use stoa_jobs::JobSpec;
-use stoa_progress::enqueue_job_with;
+use stoa_jobs::{JobRecords, JobSpec, enqueue_job};
 use uuid::Uuid;
 
 use super::target_organization;
@@ -26,6 +27,7 @@ pub fn dedupe(ids: Vec<Uuid>) -> Vec<Uuid> {
 /// Queues `customers.deals.bulk_update_owner` (`owner` `None` clears owners).
 pub async fn queue_owner(
     db: &Db,
+    records: Option<&dyn JobRecords>,
     ctx: &AuthContext,
     users: &dyn UserDirectory,
     ids: Vec<Uuid>,
@@ -47,13 +49,13 @@ pub async fn queue_owner(
                 .description(format!("{n} deals queued for owner reassignment"))
                 .meta(json!({"source": "customers.deals.bulk-update-owner", "ownerUserId": owner}))
                 .cancellable(false);
-            enqueue_job_with(conn, ctx, spec).await
+            enqueue_job(conn, records, ctx, spec).await
         })
         .await?;
     stoa_jobs::wake_workers();
     Ok(BulkQueued {
         ok: true,
-        progress_job_id: Some(queued.progress_job_id),
+        progress_job_id: queued.progress_job_id,
         message: format!("Bulk owner update started ({n} deals)."),
     })
 }
@@ -61,6 +63,7 @@ pub async fn queue_owner(
 /// Queues `customers.deals.bulk_update_stage`.
 pub async fn queue_stage(
     db: &Db,
+    records: Option<&dyn JobRecords>,
     ctx: &AuthContext,
     ids: Vec<Uuid>,
     stage: Uuid,
@@ -82,13 +85,13 @@ pub async fn queue_stage(
                 .description(format!("{n} deals queued for stage update"))
                 .meta(json!({"source": "customers.deals.bulk-update-stage", "pipelineStageId": stage}))
                 .cancellable(false);
-            enqueue_job_with(conn, ctx, spec).await
+            enqueue_job(conn, records, ctx, spec).await
         })
         .await?;
     stoa_jobs::wake_workers();
     Ok(BulkQueued {
         ok: true,
-        progress_job_id: Some(queued.progress_job_id),
+        progress_job_id: queued.progress_job_id,
         message: format!("Bulk stage update started ({n} deals)."),
     })
 }

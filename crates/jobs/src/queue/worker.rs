@@ -80,9 +80,22 @@ impl Workers {
 
     /// Gives handlers the module context's creator resolver and the
     /// registry's write guards ([`JobContext::creator`]).
-    pub fn with_services(mut self, services: &Services) -> Self {
-        self.creators = Some(services.creators.clone());
-        self.guards = services.registry.write_guards().clone();
+    pub fn with_services(self, services: &Services) -> Self {
+        self.with_creators(
+            services.creators.clone(),
+            services.registry.write_guards().clone(),
+        )
+    }
+
+    /// [`Workers::with_services`] for a program without stoa's module
+    /// context: its own creator resolver and write guards (an embedder's).
+    pub fn with_creators(
+        mut self,
+        creators: Arc<dyn CreatorResolver>,
+        guards: WriteGuards,
+    ) -> Self {
+        self.creators = Some(creators);
+        self.guards = guards;
         self
     }
 

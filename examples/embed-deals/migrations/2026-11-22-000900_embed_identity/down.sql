@@ -1,0 +1,3 @@
+DROP TABLE users;
+DROP TABLE organizations;
+DROP TABLE tenants;
