@@ -3,10 +3,10 @@
 use actix_web::{HttpResponse, post, web};
 use serde_json::Value;
 use stoa_acl::{AuthContext, Registry};
+use stoa_core::AppResult;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::AppResult;
 
 use crate::dto::{TransferBody, Transferred};
 use crate::error::AttachmentsError;
