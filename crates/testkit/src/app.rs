@@ -129,7 +129,8 @@ impl TestAppBuilder {
             (db, None)
         } else {
             let test_db = TestDb::new().await;
-            let db = Db::from_url(test_db.url(), 4, Duration::from_secs(10)).expect("build a pool");
+            let (size, timeout) = test_pool();
+            let db = Db::from_url(test_db.url(), size, timeout).expect("build a pool");
             (db, Some(test_db))
         };
         let mut configurators: Vec<ApiConfigurator> =
@@ -365,4 +366,20 @@ where
     B: MessageBody + 'static,
 {
     type Body = B;
+}
+
+/// The test app's pool: 4 connections per pool and a 10 s timeout, or
+/// `STOA_TEST_POOL_SIZE` connections and a 2 s timeout. With 1, a request
+/// that holds a connection while it asks the same pool for another (a
+/// hold-and-wait that deadlocks a loaded server whose every connection is
+/// held so) fails its test with 503 instead of passing.
+fn test_pool() -> (usize, Duration) {
+    match std::env::var("STOA_TEST_POOL_SIZE")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        Some(size) => (size, Duration::from_secs(2)),
+        None => (4, Duration::from_secs(10)),
+    }
 }
