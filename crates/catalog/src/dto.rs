@@ -356,7 +356,8 @@ impl Validate for BulkDelete {
 #[serde(rename_all = "camelCase")]
 pub struct BulkDeleteStarted {
     pub ok: bool,
-    /// Poll `GET /progress/jobs/{progressJobId}`.
-    pub progress_job_id: Uuid,
+    /// Poll `GET /progress/jobs/{progressJobId}` (`null` where the program
+    /// keeps no job records).
+    pub progress_job_id: Option<Uuid>,
     pub message: String,
 }

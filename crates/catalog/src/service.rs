@@ -13,8 +13,7 @@ use stoa_core::error::Issue;
 use stoa_core::http::read_cache::ReadDeps;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppError, AppResult, PageQuery};
-use stoa_jobs::{JobSpec, Queued};
-use stoa_progress::enqueue_job_with;
+use stoa_jobs::{Enqueued, JobRecords, JobSpec, enqueue_job};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -309,11 +308,17 @@ pub async fn delete_product(
     .await
 }
 
-/// Starts a bulk delete: the progress record and the job, created in one
-/// transaction in the caller's scope. Duplicate ids are dropped (first
+/// Starts a bulk delete: the job and, where the program keeps job records
+/// (`records`: stoa's server registers progress's), its record, created in
+/// one transaction in the caller's scope. Duplicate ids are dropped (first
 /// occurrence kept). Which products exist and may be deleted is the job's
 /// to find out, as the creator, unit by unit ([`bulk`]).
-pub async fn start_bulk_delete(db: &Db, ctx: &AuthContext, body: BulkDelete) -> AppResult<Queued> {
+pub async fn start_bulk_delete(
+    db: &Db,
+    records: Option<&dyn JobRecords>,
+    ctx: &AuthContext,
+    body: BulkDelete,
+) -> AppResult<Enqueued> {
     ctx.require(MANAGE)?;
     ctx.tenant()?;
     let mut seen = std::collections::HashSet::with_capacity(body.ids.len());
@@ -331,7 +336,7 @@ pub async fn start_bulk_delete(db: &Db, ctx: &AuthContext, body: BulkDelete) -> 
         .meta(json!({"source": "catalog.bulk-delete", "scope": body.scope.as_str()}));
     let mut conn = db.conn().await?;
     let queued = conn
-        .transaction(async |conn| enqueue_job_with(conn, ctx, spec).await)
+        .transaction(async |conn| enqueue_job(conn, records, ctx, spec).await)
         .await?;
     stoa_jobs::wake_workers();
     Ok(queued)
