@@ -27,6 +27,8 @@ use crate::schedules::{self, Schedule};
 use crate::schema::job_queue;
 use crate::units::{self, JobContext, JobError};
 
+mod setup;
+
 /// Rings when this process queued a job (see [`wake_workers`]).
 static QUEUED: LazyLock<tokio::sync::Notify> = LazyLock::new(tokio::sync::Notify::new);
 
@@ -57,58 +59,6 @@ pub struct Workers {
 }
 
 impl Workers {
-    pub fn new(db: Db, handlers: Vec<Arc<dyn JobHandler>>, config: WorkerConfig) -> Self {
-        Self {
-            db,
-            handlers: handlers.into_iter().map(|h| (h.kind(), h)).collect(),
-            schedules: Vec::new(),
-            config,
-            name: format!("{}-{}", std::process::id(), Uuid::new_v4().simple()),
-            creators: None,
-            guards: WriteGuards::default(),
-            records: Arc::new(NoRecords),
-        }
-    }
-
-    /// Keeps the records of jobs enqueued with one (stoa's:
-    /// `stoa_progress::records()`); without it the workers run jobs and
-    /// update no record ([`NoRecords`]).
-    pub fn with_records(mut self, records: Arc<dyn JobRecords>) -> Self {
-        self.records = records;
-        self
-    }
-
-    /// Gives handlers the module context's creator resolver and the
-    /// registry's write guards ([`JobContext::creator`]).
-    pub fn with_services(self, services: &Services) -> Self {
-        self.with_creators(
-            services.creators.clone(),
-            services.registry.write_guards().clone(),
-        )
-    }
-
-    /// [`Workers::with_services`] for a program without stoa's module
-    /// context: its own creator resolver and write guards (an embedder's).
-    pub fn with_creators(
-        mut self,
-        creators: Arc<dyn CreatorResolver>,
-        guards: WriteGuards,
-    ) -> Self {
-        self.creators = Some(creators);
-        self.guards = guards;
-        self
-    }
-
-    /// Recurring jobs this process registers and enqueues when due.
-    pub fn with_schedules(mut self, schedules: Vec<Schedule>) -> Self {
-        self.schedules = schedules;
-        self
-    }
-
-    pub fn config(&self) -> &WorkerConfig {
-        &self.config
-    }
-
     /// Claims the next due job (queued, or running with a lapsed lease). Every
     /// idle worker runs this each poll, so the statement is built with diesel's
     /// query builder and kept prepared ([`Cached`]): Postgres parses and plans it
