@@ -28,8 +28,10 @@ use crate::command::access::AccessQueue;
 use crate::config::DbConfig;
 use crate::rls::{self, Scope};
 
+mod plans;
 mod replica;
 
+pub use plans::generic_plans;
 pub use replica::{lagging_reads, note_write, replica_reads_total};
 
 /// Queries sent by this process (all threads), for `/metrics`.

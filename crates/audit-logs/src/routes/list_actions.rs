@@ -2,10 +2,11 @@
 
 use actix_web::{get, web};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use stoa_acl::{AuthContext, UserDirectory};
+use stoa_core::AppError;
 use stoa_core::command::schema::action_logs;
-use stoa_core::db::Db;
+use stoa_core::db::{Db, generic_plans};
 use stoa_core::error::ErrorBody;
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::pagination::total_pages;
@@ -51,42 +52,55 @@ pub async fn list_actions(
         TotalMode::Skip => Some(0),
         TotalMode::Capped => Some(offset.saturating_add(COUNT_AHEAD + 1)),
     };
-    let count = CountUpTo::new(filtered(&q, &vis)?.select(action_logs::id), count_limit);
-    let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = ordered(
-        filtered(&q, &vis)?,
-        q.sort_field.unwrap_or_default(),
-        q.sort_dir.unwrap_or(SortDir::Desc),
-    )
-    .select((
-        ActionRow::as_select(),
-        tenant_name("action_logs.tenant_id"),
-        organization_name("action_logs.organization_id"),
-        count,
-    ))
-    .offset(offset)
-    .limit(i64::try_from(window.size).unwrap_or(50))
-    .load(&mut *conn)
-    .await?;
-    let mut counted = counted_rows.iter().map(|r| r.3).next();
-    let mut place_names = Vec::with_capacity(counted_rows.len());
-    let rows: Vec<ActionRow> = counted_rows
-        .into_iter()
-        .map(|(row, tenant, organization, _)| {
-            place_names.push((tenant, organization));
-            row
-        })
-        .collect();
-    if rows.is_empty() && offset > 0 && mode != TotalMode::Skip {
-        // A page past the end carries no count: ask for it alone.
-        counted = Some(
-            diesel::select(CountUpTo::new(
-                filtered(&q, &vis)?.select(action_logs::id),
-                count_limit,
+    // One read transaction on generic plans (stoa_core::db::generic_plans):
+    // planning the page over every monthly partition cost more than
+    // running it.
+    let (rows, place_names, counted, actors) = conn
+        .transaction(async |conn| {
+            generic_plans(conn).await?;
+            let count = CountUpTo::new(filtered(&q, &vis)?.select(action_logs::id), count_limit);
+            let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = ordered(
+                filtered(&q, &vis)?,
+                q.sort_field.unwrap_or_default(),
+                q.sort_dir.unwrap_or(SortDir::Desc),
+            )
+            .select((
+                ActionRow::as_select(),
+                tenant_name("action_logs.tenant_id"),
+                organization_name("action_logs.organization_id"),
+                count,
             ))
-            .get_result(&mut *conn)
-            .await?,
-        );
-    }
+            .offset(offset)
+            .limit(i64::try_from(window.size).unwrap_or(50))
+            .load(conn)
+            .await?;
+            let mut counted = counted_rows.iter().map(|r| r.3).next();
+            let mut place_names = Vec::with_capacity(counted_rows.len());
+            let rows: Vec<ActionRow> = counted_rows
+                .into_iter()
+                .map(|(row, tenant, organization, _)| {
+                    place_names.push((tenant, organization));
+                    row
+                })
+                .collect();
+            if rows.is_empty() && offset > 0 && mode != TotalMode::Skip {
+                // A page past the end carries no count: ask for it alone.
+                counted = Some(
+                    diesel::select(CountUpTo::new(
+                        filtered(&q, &vis)?.select(action_logs::id),
+                        count_limit,
+                    ))
+                    .get_result(conn)
+                    .await?,
+                );
+            }
+            // Tenant and organization names came with the rows; actors' display
+            // names are one batched lookup (stoa-auth owns them).
+            let actors =
+                actor_names(conn, users.get_ref(), rows.iter().map(|r| r.actor_user_id)).await?;
+            Ok::<_, AppError>((rows, place_names, counted, actors))
+        })
+        .await?;
     let seen = rows.len() as u64;
     let (total, total_capped) = match (mode, counted) {
         (TotalMode::Skip, _) | (_, None) => (window.offset + seen, false),
@@ -97,14 +111,6 @@ pub async fn list_actions(
         ),
         (TotalMode::Capped, Some(n)) => (u64::try_from(n).unwrap_or(0), false),
     };
-    // Tenant and organization names came with the rows; actors' display
-    // names are one batched lookup (stoa-auth owns them).
-    let actors = actor_names(
-        &mut conn,
-        users.get_ref(),
-        rows.iter().map(|r| r.actor_user_id),
-    )
-    .await?;
     let items = rows
         .into_iter()
         .zip(place_names)
