@@ -8,6 +8,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::db::{Db, generic_plans};
 use stoa_core::error::ErrorBody;
+use stoa_core::prepared::Cached;
 use stoa_core::{AppResult, Query};
 
 use super::VIEW;
@@ -65,13 +66,15 @@ pub async fn export_actions(
     let (rows, actors) = conn
         .transaction(async |conn| {
             generic_plans(conn).await?;
-            let rows: Vec<ExportRow> = ordered(
-                filtered(&q, &vis)?,
-                q.sort_field.unwrap_or_default(),
-                q.sort_dir.unwrap_or(SortDir::Desc),
+            let rows: Vec<ExportRow> = Cached(
+                ordered(
+                    filtered(&q, &vis)?,
+                    q.sort_field.unwrap_or_default(),
+                    q.sort_dir.unwrap_or(SortDir::Desc),
+                )
+                .select(ExportRow::as_select())
+                .limit(i64::try_from(limit).unwrap_or(1000)),
             )
-            .select(ExportRow::as_select())
-            .limit(i64::try_from(limit).unwrap_or(1000))
             .load(conn)
             .await?;
             let actors =

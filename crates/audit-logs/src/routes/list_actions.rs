@@ -10,6 +10,7 @@ use stoa_core::db::{Db, generic_plans};
 use stoa_core::error::ErrorBody;
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::pagination::total_pages;
+use stoa_core::prepared::Cached;
 use stoa_core::{AppResult, Query};
 use stoa_directory::names::{organization_name, tenant_name};
 
@@ -52,26 +53,30 @@ pub async fn list_actions(
         TotalMode::Skip => Some(0),
         TotalMode::Capped => Some(offset.saturating_add(COUNT_AHEAD + 1)),
     };
-    // One read transaction on generic plans (stoa_core::db::generic_plans):
-    // planning the page over every monthly partition cost more than
-    // running it.
+    // One read transaction on generic plans (stoa_core::db::generic_plans)
+    // with the page kept prepared ([`Cached`]: the place names are SQL
+    // literals, which diesel never caches): planning the page over every
+    // monthly partition cost more than running it. One prepared statement
+    // per combination of filters present, per connection.
     let (rows, place_names, counted, actors) = conn
         .transaction(async |conn| {
             generic_plans(conn).await?;
             let count = CountUpTo::new(filtered(&q, &vis)?.select(action_logs::id), count_limit);
-            let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = ordered(
-                filtered(&q, &vis)?,
-                q.sort_field.unwrap_or_default(),
-                q.sort_dir.unwrap_or(SortDir::Desc),
+            let counted_rows: Vec<(ActionRow, Option<String>, Option<String>, i64)> = Cached(
+                ordered(
+                    filtered(&q, &vis)?,
+                    q.sort_field.unwrap_or_default(),
+                    q.sort_dir.unwrap_or(SortDir::Desc),
+                )
+                .select((
+                    ActionRow::as_select(),
+                    tenant_name("action_logs.tenant_id"),
+                    organization_name("action_logs.organization_id"),
+                    count,
+                ))
+                .offset(offset)
+                .limit(i64::try_from(window.size).unwrap_or(50)),
             )
-            .select((
-                ActionRow::as_select(),
-                tenant_name("action_logs.tenant_id"),
-                organization_name("action_logs.organization_id"),
-                count,
-            ))
-            .offset(offset)
-            .limit(i64::try_from(window.size).unwrap_or(50))
             .load(conn)
             .await?;
             let mut counted = counted_rows.iter().map(|r| r.3).next();
