@@ -87,8 +87,13 @@ fn filtered(scope: &LibraryScope, filter: &LibraryFilter) -> Boxed {
     let mut q = a::attachments
         .filter(a::tenant_id.eq(scope.tenant_id))
         .into_boxed();
-    if let Some(orgs) = &scope.organizations {
-        q = q.filter(a::organization_id.eq_any(orgs.clone()));
+    // One organization as an equality, so the page is read in order from
+    // `attachments_library` (tenant, organization, created_at, id); `= ANY`
+    // of an array reads every listed organization and sorts.
+    match scope.organizations.as_deref() {
+        Some([only]) => q = q.filter(a::organization_id.eq(*only)),
+        Some(orgs) => q = q.filter(a::organization_id.eq_any(orgs.to_vec())),
+        None => {}
     }
     if let Some(pattern) = &filter.search {
         q = q.filter(a::file_name.ilike(pattern.clone()));
@@ -168,12 +173,14 @@ fn ordered(q: Boxed, sort: SortField, ascending: bool) -> Boxed {
     }
 }
 
-/// `ARRAY(every distinct tag of the caller's attachments, sorted)`. A macro,
-/// not a function: the expression's type carries its binds.
+/// `ARRAY(every distinct tag of the caller's attachments, sorted)`, read from
+/// the trigger-kept counts (migration `attachments_library_tags`): a
+/// `DISTINCT` over every attachment's tags was most of the page's time. A
+/// macro, not a function: the expression's type carries its binds.
 macro_rules! tags_in_use {
     ($scope:expr) => {
         sql::<Array<Text>>(
-            "ARRAY(SELECT DISTINCT t.tag FROM attachments AS s, unnest(s.tags) AS t(tag) \
+            "ARRAY(SELECT DISTINCT s.tag FROM attachment_tag_counts AS s \
              WHERE s.tenant_id = ",
         )
         .bind::<diesel::sql_types::Uuid, _>($scope.tenant_id)

@@ -113,6 +113,12 @@ async fn the_library_lists_searches_filters_patches_and_deletes() {
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     assert_eq!(res.json()["item"]["tags"], json!(["green"]));
+    // The tags in use follow the change (kept by triggers, not recomputed).
+    let tags_in_use = |res: stoa_testkit::TestResponse| res.json()["availableTags"].clone();
+    assert_eq!(
+        tags_in_use(h.app.send(get(LIBRARY, &admin)).await),
+        json!(["green", "red"])
+    );
     assert_eq!(res.json()["item"]["customFields"], json!({"owner": "ann"}));
     assert_eq!(
         res.json()["item"]["assignments"],
@@ -147,6 +153,10 @@ async fn the_library_lists_searches_filters_patches_and_deletes() {
     let globex = seed(h.db(), "Globex", "globex.com").await;
     let other = token_for(h.db(), globex.admin).await;
     assert_eq!(h.app.send(get(LIBRARY, &other)).await.json()["total"], 0);
+    assert_eq!(
+        tags_in_use(h.app.send(get(LIBRARY, &other)).await),
+        json!([])
+    );
     assert_eq!(
         h.app
             .send(get(&format!("{LIBRARY}/{a}"), &other))
@@ -193,6 +203,11 @@ async fn the_library_lists_searches_filters_patches_and_deletes() {
 
     let res = h.app.send(delete(&format!("{LIBRARY}/{a}"), &admin)).await;
     assert_eq!(res.status, 200);
+    assert_eq!(
+        tags_in_use(h.app.send(get(LIBRARY, &admin)).await),
+        json!(["red"]),
+        "a deleted file's only tag is no longer in use"
+    );
     assert_eq!(
         h.app
             .send(get(&format!("{LIBRARY}/{a}"), &admin))
