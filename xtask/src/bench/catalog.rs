@@ -113,13 +113,13 @@ pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<String> {
     )?;
     let left = json_of("/api/catalog/products", 200, &remaining)?["total"].clone();
     Ok(format!(
-        "{} products in {} requests (queued in {:.1} s), all jobs completed after {:.1} s \
-         ({:.0} products/s); {} distinct progress values over {} polls; products left: {left}; \
-         server RSS while running ≤ {:.1} MiB",
+        "{:.1} s end to end: {} products in {} requests (queued in {:.1} s), all jobs \
+         completed ({:.0} products/s); {} distinct progress values over {} polls; products \
+         left: {left}; server RSS while running ≤ {:.1} MiB",
+        total.as_secs_f64(),
         ids.len(),
         jobs.len(),
         queued.as_secs_f64(),
-        total.as_secs_f64(),
         ids.len() as f64 / total.as_secs_f64().max(1e-9),
         distinct.len(),
         snapshots,

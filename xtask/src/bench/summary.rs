@@ -154,6 +154,84 @@ pub const TARGETS: &[Target] = &[
         goals: &[Goal::PeakMib(143.1)],
         issue: "32",
     },
+    Target {
+        label: "action-log list, 2 filters, 10M entries, 4 connections",
+        row: "GET action logs, 2 filters, 10M entries, 4 connections",
+        goals: &[Goal::P99Ms(20.0)],
+        issue: "52",
+    },
+    Target {
+        label: "action-log list, 2 filters, 10M entries, 32 connections",
+        row: "GET action logs, 2 filters, 10M entries (count 1,000 ahead)",
+        goals: &[Goal::ShareOfProfile(0.5)],
+        issue: "52",
+    },
+    Target {
+        label: "access log, the admin's own reads",
+        row: "GET access logs, the admin's own reads",
+        goals: &[Goal::ShareOfProfile(0.5)],
+        issue: "52",
+    },
+    Target {
+        label: "action-log CSV export, 1,000 of 10M, 4 connections",
+        row: "GET action-log CSV export, 1000 of 10M entries, 4 connections",
+        goals: &[Goal::P99Ms(50.0)],
+        issue: "52",
+    },
+    Target {
+        label: "bulk stage update of 100,000 deals (issue 52)",
+        row: "bulk stage update of",
+        goals: &[Goal::Seconds(5.0)],
+        issue: "52",
+    },
+    Target {
+        label: "bulk delete of 100,000 products",
+        row: "bulk delete of every catalog product",
+        goals: &[Goal::Seconds(5.0)],
+        issue: "52",
+    },
+    Target {
+        label: "API keys list",
+        row: "GET /api/api_keys/keys",
+        goals: &[Goal::ShareOfProfile(0.75)],
+        issue: "52",
+    },
+    Target {
+        label: "AI conversations list, 100k",
+        row: "GET /api/ai_assistant/ai/conversations",
+        goals: &[Goal::ShareOfProfile(0.75)],
+        issue: "52",
+    },
+    Target {
+        label: "admin navigation",
+        row: "GET /api/auth/admin/nav",
+        goals: &[Goal::ShareOfProfile(0.75)],
+        issue: "52",
+    },
+    Target {
+        label: "tenants list (super admin)",
+        row: "GET /api/directory/tenants",
+        goals: &[Goal::ShareOfProfile(0.75)],
+        issue: "52",
+    },
+    Target {
+        label: "progress jobs list",
+        row: "GET /api/progress/jobs",
+        goals: &[Goal::ShareOfProfile(0.75)],
+        issue: "52",
+    },
+    Target {
+        label: "deals list, filtered over 1M deals, 4 connections (issue 52)",
+        row: "GET /api/customers/deals, stage + owner + value range over 1M deals, 4 connections",
+        goals: &[Goal::P99Ms(5.0)],
+        issue: "52",
+    },
+    Target {
+        label: "deal update (PUT), 32 connections",
+        row: "PUT /api/customers/deals/{id} (title), tenant without business rules",
+        goals: &[Goal::ShareOfProfile(0.25), Goal::P99Ms(30.0)],
+        issue: "52",
+    },
 ];
 
 /// What one run measured that the table needs besides its rows.
