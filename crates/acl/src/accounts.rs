@@ -145,6 +145,16 @@ pub trait RoleDirectory: Send + Sync + 'static {
         references: &'a [String],
     ) -> BoxFuture<'a, Result<Result<Vec<RoleGrant>, RoleLookupError>, AppError>>;
 
+    /// The live roles of `tenant` as `(id, name)`, by name then id: every
+    /// one, or only those among `ids` (unknown ids, deleted roles and other
+    /// tenants' roles are left out).
+    fn tenant_roles<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        tenant: Uuid,
+        ids: Option<&'a [Uuid]>,
+    ) -> BoxFuture<'a, Result<Vec<(Uuid, String)>, AppError>>;
+
     /// The SQL expression (type `text[]`) of the names of the live roles whose ids the uuid
     /// array `ids_column` holds (SQL, e.g. `api_keys.role_ids`), in the
     /// array's order, NULL for a missing or deleted role. Other modules'

@@ -24,6 +24,30 @@ diesel::define_sql_function! {
     fn lower(x: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
 
+/// The live roles of `tenant` as `(id, name)` by name then id, all or those
+/// among `ids` (`RoleDirectory::tenant_roles`).
+pub async fn tenant_roles(
+    conn: &mut AsyncPgConnection,
+    tenant: Uuid,
+    ids: Option<&[Uuid]>,
+) -> diesel::QueryResult<Vec<(Uuid, String)>> {
+    let mut query = roles::table
+        .filter(roles::tenant_id.eq(tenant))
+        .filter(roles::deleted_at.is_null())
+        .into_boxed();
+    if let Some(ids) = ids {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        query = query.filter(roles::id.eq_any(ids.to_vec()));
+    }
+    query
+        .order((roles::name.asc(), roles::id.asc()))
+        .select((roles::id, roles::name))
+        .load(conn)
+        .await
+}
+
 /// The live roles `ids` with their ACLs in their own tenant (missing ids are
 /// left out).
 pub async fn role_grants(

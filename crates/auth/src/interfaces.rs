@@ -98,6 +98,15 @@ impl RoleDirectory for PgAccounts {
         Box::pin(grants::role_grants(conn, ids))
     }
 
+    fn tenant_roles<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        tenant: Uuid,
+        ids: Option<&'a [Uuid]>,
+    ) -> BoxFuture<'a, Result<Vec<(Uuid, String)>, AppError>> {
+        Box::pin(async move { Ok(grants::tenant_roles(conn, tenant, ids).await?) })
+    }
+
     fn resolve_roles<'a>(
         &'a self,
         conn: &'a mut AsyncPgConnection,

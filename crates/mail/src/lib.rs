@@ -29,6 +29,27 @@ diesel::table! {
     }
 }
 
+/// The statement that stores one message in `mail_outbox` as delivered by
+/// the outbox mailer, as SQL text for another module's data-modifying CTE:
+/// `INSERT ... SELECT <recipient>, <subject>, <body>, 'stored' FROM <source>
+/// WHERE <condition>`, each argument an SQL expression of the caller's
+/// statement (a column, a `$n` parameter). The password-reset request stores
+/// its token and its message in one statement whether or not the account
+/// exists (the same work either way); the table's SQL stays here, with its
+/// owner.
+pub fn store_select_sql(
+    recipient: &str,
+    subject: &str,
+    body: &str,
+    source: &str,
+    condition: &str,
+) -> String {
+    format!(
+        "INSERT INTO mail_outbox (recipient, subject, body, status) \
+         SELECT {recipient}, {subject}, {body}, 'stored' FROM {source} WHERE {condition}"
+    )
+}
+
 /// One message: a text body, and optionally an HTML one (sent as
 /// `multipart/alternative`, text first).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -29,14 +29,17 @@ struct Recipient {
 
 /// One statement, whether or not the account exists: finds the first live,
 /// active user with the e-mail (any tenant, oldest first), stores a reset token
-/// for them and, with `store_mail`, the message in `mail_outbox`. Returns the
+/// for them and, with `store_mail`, the message in `mail_outbox` (through
+/// stoa-mail's [`stoa_mail::store_select_sql`]). Returns the
 /// recipient when there was one.
 pub async fn store_reset_request(
     conn: &mut AsyncPgConnection,
     request: &ResetRequest<'_>,
 ) -> QueryResult<Option<String>> {
     use diesel::sql_types::{Bool, Text, Timestamptz};
-    let found: Vec<Recipient> = diesel::sql_query(
+    // The message's INSERT is stoa-mail's (it owns `mail_outbox`).
+    let store_mail = stoa_mail::store_select_sql("email", "$4", "$5", "target", "$6");
+    let found: Vec<Recipient> = diesel::sql_query(format!(
         "WITH target AS ( \
              SELECT id, email FROM users \
              WHERE email = $1 AND deleted_at IS NULL AND is_active \
@@ -44,12 +47,9 @@ pub async fn store_reset_request(
          ), token AS ( \
              INSERT INTO password_resets (user_id, token_hash, kind, expires_at) \
              SELECT id, $2, 'reset', $3 FROM target RETURNING user_id \
-         ), mail AS ( \
-             INSERT INTO mail_outbox (recipient, subject, body, status) \
-             SELECT email, $4, $5, 'stored' FROM target WHERE $6 RETURNING id \
-         ) \
+         ), mail AS ({store_mail} RETURNING id) \
          SELECT email FROM target",
-    )
+    ))
     .bind::<Text, _>(normalize_email(request.email))
     .bind::<Text, _>(request.token_hash)
     .bind::<Timestamptz, _>(request.expires_at)

@@ -87,6 +87,7 @@ pub async fn admin_nav(
     let mut conn = state.db.conn().await?;
     let (role_pref, user_pref) = queries::nav_preferences(
         &mut conn,
+        &*state.roles,
         ctx.user_id,
         ctx.tenant_id,
         preference_organization(&ctx),

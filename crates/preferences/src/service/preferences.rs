@@ -20,10 +20,17 @@ use crate::sidebar::{MANAGE, SidebarSettings, UserScope, no_user};
 use crate::state::PreferencesState;
 
 /// The live role `id` of the caller's tenant, or 404.
-async fn tenant_role(conn: &mut AsyncPgConnection, ctx: &AuthContext, id: Uuid) -> AppResult<Uuid> {
+async fn tenant_role(
+    conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
+    ctx: &AuthContext,
+    id: Uuid,
+) -> AppResult<Uuid> {
     let tenant = ctx.tenant_id.ok_or(PreferencesError::RoleNotFound)?;
-    Ok(queries::tenant_role(conn, id, tenant)
-        .await?
+    let found = queries::roles_in_tenant(conn, roles, &[id], tenant).await?;
+    Ok(found
+        .into_iter()
+        .next()
         .ok_or(PreferencesError::RoleNotFound)?)
 }
 
@@ -51,11 +58,12 @@ async fn may_write_for_roles(
 /// The roles list of a response: the tenant's roles for managers, else empty.
 async fn roles_for(
     conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
     ctx: &AuthContext,
     locale: &str,
 ) -> AppResult<Vec<RoleEntry>> {
     match ctx.tenant_id.filter(|_| ctx.has(MANAGE)) {
-        Some(tenant) => Ok(queries::tenant_roles(conn, tenant, locale).await?),
+        Some(tenant) => queries::tenant_roles(conn, roles, tenant, locale).await,
         None => Ok(Vec::new()),
     }
 }
@@ -91,10 +99,10 @@ pub async fn get(
 ) -> AppResult<PreferenceResponse> {
     let mut conn = state.db.conn().await?;
     if let Some(role_id) = role_id {
-        let role = tenant_role(&mut conn, ctx, role_id).await?;
+        let role = tenant_role(&mut conn, &*state.roles, ctx, role_id).await?;
         let tenant = ctx.tenant()?;
         let stored = queries::role_preference(&mut conn, role, tenant, locale, false).await?;
-        let roles = roles_for(&mut conn, ctx, locale).await?;
+        let roles = roles_for(&mut conn, &*state.roles, ctx, locale).await?;
         return Ok(response(
             ctx,
             locale,
@@ -107,7 +115,7 @@ pub async fn get(
         Some(scope) => queries::user_preference(&mut conn, &scope, false).await?,
         None => None,
     };
-    let roles = roles_for(&mut conn, ctx, locale).await?;
+    let roles = roles_for(&mut conn, &*state.roles, ctx, locale).await?;
     Ok(response(ctx, locale, stored, roles, PreferenceScope::User))
 }
 
@@ -124,6 +132,7 @@ fn dedup(ids: Option<Vec<Uuid>>) -> Vec<Uuid> {
 /// 400 `{error:"Invalid roles", missing}` unless every id is a live role of `tenant`.
 async fn check_known_roles(
     conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
     tenant: Option<Uuid>,
     wanted: &[Uuid],
 ) -> AppResult<()> {
@@ -131,7 +140,7 @@ async fn check_known_roles(
         return Ok(());
     }
     let known = match tenant {
-        Some(tenant) => queries::roles_in_tenant(conn, wanted, tenant).await?,
+        Some(tenant) => queries::roles_in_tenant(conn, roles, wanted, tenant).await?,
         None => Vec::new(),
     };
     let missing = dedup(Some(
@@ -211,10 +220,10 @@ async fn save_for_user(
                     .chain(&command.clear_roles)
                     .copied()
                     .collect();
-                check_known_roles(conn, command.scope.tenant_id, &wanted).await?;
+                check_known_roles(conn, &*directory, command.scope.tenant_id, &wanted).await?;
                 may_write_for_roles(conn, &*directory, &caller, &wanted).await?;
                 let (saved, _) = stoa_core::command::execute(conn, &actor, command).await?;
-                let roles = roles_for(conn, &caller, locale).await?;
+                let roles = roles_for(conn, &*directory, &caller, locale).await?;
                 Ok((saved, roles))
             })
         })
@@ -248,7 +257,7 @@ async fn save_for_role(
         .db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
-                let role = tenant_role(conn, &caller, role_id).await?;
+                let role = tenant_role(conn, &*directory, &caller, role_id).await?;
                 may_write_for_roles(conn, &*directory, &caller, &[role]).await?;
                 let command = SaveRolePreference {
                     role,
@@ -258,7 +267,7 @@ async fn save_for_role(
                     expected,
                 };
                 let (stored, _) = stoa_core::command::execute(conn, &actor, command).await?;
-                let roles = roles_for(conn, &caller, locale).await?;
+                let roles = roles_for(conn, &*directory, &caller, locale).await?;
                 Ok((stored, roles))
             })
         })
@@ -291,7 +300,7 @@ pub async fn delete_role(
         .db
         .transaction::<_, AppError, _>(|conn| {
             Box::pin(async move {
-                let role = tenant_role(conn, &caller, role_id).await?;
+                let role = tenant_role(conn, &*directory, &caller, role_id).await?;
                 may_write_for_roles(conn, &*directory, &caller, &[role]).await?;
                 let tenant = caller.tenant()?;
                 if let Some(before) =

@@ -2,13 +2,17 @@
 //! connection so it composes into the caller's transaction; none knows about HTTP.
 
 use diesel::PgExpressionMethods;
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use stoa_acl::RoleDirectory;
+use stoa_core::AppError;
+use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::schema::auth_mirror::{roles, user_roles};
 use super::schema::{role_sidebar_preferences, user_sidebar_preferences};
 use super::settings::SidebarSettings;
 use super::{RoleEntry, UserScope};
@@ -171,78 +175,52 @@ pub async fn delete_role_preferences(
     .await
 }
 
-/// The live roles of `tenant` by name, each with whether it has a preference
+/// The live roles of `tenant` by name (from the owner of roles,
+/// [`RoleDirectory::tenant_roles`]), each with whether it has a preference
 /// for `locale`.
 pub async fn tenant_roles(
     conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
     tenant: Uuid,
     locale: &str,
-) -> QueryResult<Vec<RoleEntry>> {
-    let rows: Vec<(Uuid, String, Option<Uuid>)> = roles::table
-        .left_join(
-            role_sidebar_preferences::table.on(role_sidebar_preferences::role_id
-                .eq(roles::id)
-                .and(role_sidebar_preferences::tenant_id.eq(roles::tenant_id))
-                .and(role_sidebar_preferences::locale.eq(locale))),
-        )
-        .filter(roles::tenant_id.eq(tenant))
-        .filter(roles::deleted_at.is_null())
-        .order((roles::name.asc(), roles::id.asc()))
-        .select((
-            roles::id,
-            roles::name,
-            role_sidebar_preferences::id.nullable(),
-        ))
+) -> Result<Vec<RoleEntry>, AppError> {
+    let listed = roles.tenant_roles(conn, tenant, None).await?;
+    let with_preference: Vec<Uuid> = role_sidebar_preferences::table
+        .filter(role_sidebar_preferences::tenant_id.eq(tenant))
+        .filter(role_sidebar_preferences::locale.eq(locale))
+        .select(role_sidebar_preferences::role_id)
         .load(conn)
         .await?;
-    Ok(rows
+    Ok(listed
         .into_iter()
-        .map(|(id, name, pref)| RoleEntry {
+        .map(|(id, name)| RoleEntry {
+            has_preference: with_preference.contains(&id),
             id,
             name,
-            has_preference: pref.is_some(),
         })
         .collect())
-}
-
-/// The live role `id` of `tenant`, if there is one.
-pub async fn tenant_role(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    tenant: Uuid,
-) -> QueryResult<Option<Uuid>> {
-    roles::table
-        .filter(roles::id.eq(id))
-        .filter(roles::tenant_id.eq(tenant))
-        .filter(roles::deleted_at.is_null())
-        .select(roles::id)
-        .first(conn)
-        .await
-        .optional()
 }
 
 /// Which of `ids` are live roles of `tenant`.
 pub async fn roles_in_tenant(
     conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
     ids: &[Uuid],
     tenant: Uuid,
-) -> QueryResult<Vec<Uuid>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    roles::table
-        .filter(roles::id.eq_any(ids))
-        .filter(roles::tenant_id.eq(tenant))
-        .filter(roles::deleted_at.is_null())
-        .select(roles::id)
-        .load(conn)
-        .await
+) -> Result<Vec<Uuid>, AppError> {
+    Ok(roles
+        .tenant_roles(conn, tenant, Some(ids))
+        .await?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect())
 }
 
 /// What the navigation applies, in one round trip: the first preference (by
 /// role name) of the user's roles in `tenant`, and the user's own preference.
 pub async fn nav_preferences(
     conn: &mut AsyncPgConnection,
+    roles: &dyn RoleDirectory,
     user: Option<Uuid>,
     tenant: Option<Uuid>,
     organization: Option<Uuid>,
@@ -250,21 +228,20 @@ pub async fn nav_preferences(
 ) -> QueryResult<(Option<SidebarSettings>, Option<SidebarSettings>)> {
     // A caller without a user or tenant matches nothing (the nil uuid is never an id).
     let user = user.unwrap_or(Uuid::nil());
-    let role_pref = role_sidebar_preferences::table
-        .inner_join(roles::table)
-        .filter(roles::deleted_at.is_null())
-        .filter(role_sidebar_preferences::tenant_id.eq(tenant.unwrap_or(Uuid::nil())))
-        .filter(role_sidebar_preferences::locale.eq(locale))
-        .filter(
-            role_sidebar_preferences::role_id.eq_any(
-                user_roles::table
-                    .filter(user_roles::user_id.eq(user))
-                    .select(user_roles::role_id),
-            ),
-        )
-        .order((roles::name.asc(), roles::id.asc()))
-        .select(role_sidebar_preferences::settings)
-        .single_value();
+    // The user's live roles and their names are stoa-auth's SQL
+    // (`RoleDirectory`): the user id reaches its fragment as a column of a
+    // one-row subquery, so every value stays bound and the text fixed.
+    let role_pref = sql::<Nullable<Jsonb>>("(SELECT p.settings FROM (SELECT ")
+        .bind::<SqlUuid, _>(user)
+        .sql("::uuid AS user_id) AS stoa_me, role_sidebar_preferences AS p WHERE p.tenant_id = ")
+        .bind::<SqlUuid, _>(tenant.unwrap_or(Uuid::nil()))
+        .sql(" AND p.locale = ")
+        .bind::<Text, _>(locale.to_string())
+        .sql(&format!(
+            " AND p.role_id = ANY({}) ORDER BY ({})[1], p.role_id LIMIT 1)",
+            roles.user_role_ids_sql("stoa_me.user_id"),
+            roles.role_names_sql("ARRAY[p.role_id]"),
+        ));
     let user_pref = user_sidebar_preferences::table
         .filter(user_sidebar_preferences::user_id.eq(user))
         .filter(user_sidebar_preferences::tenant_id.is_not_distinct_from(tenant))
@@ -272,9 +249,11 @@ pub async fn nav_preferences(
         .filter(user_sidebar_preferences::locale.eq(locale))
         .select(user_sidebar_preferences::settings)
         .single_value();
-    let (role, own): (Option<Value>, Option<Value>) = diesel::select((role_pref, user_pref))
-        .get_result(conn)
-        .await?;
+    // Kept prepared: the `sql(...)` text is fixed for every caller.
+    let (role, own): (Option<Value>, Option<Value>) =
+        Cached(diesel::select((role_pref, user_pref)))
+            .get_result(conn)
+            .await?;
     Ok((
         role.map(SidebarSettings::from_stored),
         own.map(SidebarSettings::from_stored),
