@@ -330,7 +330,7 @@ pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_jobs::JobHandler>> 
     handlers.extend(stoa_audit_logs::retention::handlers());
     handlers.extend(stoa_catalog::job_handlers());
     handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
-    handlers.extend(stoa_onboarding::job_handlers());
+    handlers.extend(stoa_onboarding::job_handlers(&services.registry));
     handlers.extend(stoa_business_rules::job_handlers(
         services.outbound.clone(),
         services.keys.clone(),

@@ -58,7 +58,7 @@ pub use registry::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, Regist
 pub use scope::{Reach, Scope, foreign_tenant, out_of_scope};
 pub use services::Services;
 pub use slots::{
-    AiTool, AnalyticsField, AnalyticsSource, FieldKind, FieldWrite, FieldWriter, RecordChecker,
-    RecordTarget, RuleEntity, RuleField, RuleFieldKind, RuleWriter, ToolCall, ToolHandler,
-    ToolKind, WidgetDef, WidgetSize,
+    AiTool, AnalyticsField, AnalyticsSource, DemoData, DemoScope, DemoSeeder, FieldKind,
+    FieldWrite, FieldWriter, RecordChecker, RecordTarget, RuleEntity, RuleField, RuleFieldKind,
+    RuleWriter, ToolCall, ToolHandler, ToolKind, WidgetDef, WidgetSize,
 };

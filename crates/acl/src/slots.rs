@@ -9,6 +9,7 @@
 //! | [`RuleEntity`] | modules whose records business rules may watch | business rules (the condition language's entities, fields and events) |
 //! | [`RuleWriter`] | modules whose records business rules may change | business rules (`SET_FIELD`: checked at save, written by the event trigger) |
 //! | [`RecordTarget`] | modules whose records files may be attached to | attachments (upload and transfer: the record exists and the caller may write it) |
+//! | [`DemoData`] | modules whose records a new workspace may start with | onboarding (the "prepare workspace" job) |
 //!
 //! Every slot names the features a caller must hold to use it; the registry
 //! refuses an id declared twice, and [`Registry::check_slots`] (run once all
@@ -104,6 +105,7 @@ pub struct AnalyticsSource {
 pub use ai::{AiTool, ToolCall, ToolHandler, ToolKind};
 pub use rules::{FieldWrite, FieldWriter, RuleEntity, RuleField, RuleFieldKind, RuleWriter};
 
+pub use demo::{DemoData, DemoScope, DemoSeeder};
 pub use records::{RecordChecker, RecordTarget};
 
 /// The slots of a registry (one field of [`Registry`]).
@@ -115,6 +117,7 @@ pub struct Slots {
     rule_entities: Vec<RuleEntity>,
     rule_writers: Vec<RuleWriter>,
     record_targets: Vec<RecordTarget>,
+    demo_data: Vec<DemoData>,
 }
 
 fn once<T>(
@@ -262,6 +265,18 @@ impl Registry {
             .find(|t| t.entity_id == entity_id)
     }
 
+    /// Declares a kind of demo records (once per kind).
+    pub fn add_demo_data(&mut self, data: DemoData) -> Result<(), RegistryError> {
+        once(&self.slots().demo_data, data.kind, |d| d.kind)?;
+        self.slots_mut().demo_data.push(data);
+        Ok(())
+    }
+
+    /// Every kind of demo records, in registration order.
+    pub fn demo_data(&self) -> &[DemoData] {
+        &self.slots().demo_data
+    }
+
     /// Refuses a slot naming a feature no module registers (run once every
     /// module has registered: slots may name other modules' features).
     pub fn check_slots(&self) -> Result<(), RegistryError> {
@@ -285,6 +300,7 @@ impl Registry {
 }
 
 mod ai;
+mod demo;
 mod records;
 mod rules;
 #[cfg(test)]

@@ -86,6 +86,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register_nav(NAV);
     slots::register(registry)?;
     registry.add_record_target(record_target::product_target())?;
+    registry.add_demo_data(seed::demo_data())?;
     for tool in ai_tools::tools() {
         registry.add_ai_tool(tool)?;
     }

@@ -77,3 +77,31 @@ pub async fn demo_products(
         .await?;
     Ok(added)
 }
+
+/// The demo products of a new workspace (the registry's demo-data slot,
+/// which onboarding's "prepare workspace" job runs): [`demo_products`]
+/// into the scope, without a progress bar.
+pub fn demo_data() -> stoa_acl::DemoData {
+    stoa_acl::DemoData {
+        kind: "products",
+        module: crate::MODULE.id,
+        seeder: std::sync::Arc::new(DemoProducts),
+    }
+}
+
+struct DemoProducts;
+
+impl stoa_acl::DemoSeeder for DemoProducts {
+    fn seed<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        scope: stoa_acl::DemoScope<'a>,
+        count: i64,
+    ) -> futures_util::future::BoxFuture<'a, Result<u64, AppError>> {
+        Box::pin(async move {
+            let written =
+                demo_products(conn, scope.tenant_id, scope.organization_id, count, false).await?;
+            Ok(u64::try_from(written).unwrap_or(0))
+        })
+    }
+}

@@ -114,6 +114,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.add_rule_entity(slots::DEAL_RULES)?;
     registry.add_rule_writer(rule_writes::deal_writer())?;
     registry.add_record_target(record_target::deal_target())?;
+    registry.add_demo_data(seed::demo_data())?;
     for tool in ai_tools::tools() {
         registry.add_ai_tool(tool)?;
     }

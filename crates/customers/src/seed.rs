@@ -205,3 +205,34 @@ pub async fn demo_with_bar(
     bar.finish();
     added
 }
+
+/// The demo deals of a new workspace (the registry's demo-data slot, which
+/// onboarding's "prepare workspace" job runs): [`demo`] into the scope,
+/// owned by its owners.
+pub fn demo_data() -> stoa_acl::DemoData {
+    stoa_acl::DemoData {
+        kind: "deals",
+        module: crate::MODULE.id,
+        seeder: std::sync::Arc::new(DemoDeals),
+    }
+}
+
+struct DemoDeals;
+
+impl stoa_acl::DemoSeeder for DemoDeals {
+    fn seed<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        scope: stoa_acl::DemoScope<'a>,
+        count: i64,
+    ) -> futures_util::future::BoxFuture<'a, Result<u64, AppError>> {
+        Box::pin(demo(
+            conn,
+            scope.tenant_id,
+            scope.organization_id,
+            scope.owners,
+            count,
+            |_| {},
+        ))
+    }
+}

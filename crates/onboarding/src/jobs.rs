@@ -1,12 +1,14 @@
 //! The module's jobs: preparing a verified workspace's demo data (a progress
 //! job the status page follows) and pruning expired requests (recurring).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures_util::future::BoxFuture;
 use serde_json::json;
+use stoa_acl::{DemoData, DemoScope, Registry};
 use stoa_jobs::{JobContext, JobError, JobHandler, Outcome, Schedule, UnitReport};
 use uuid::Uuid;
 
@@ -22,11 +24,14 @@ pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// expired rather than that it is unknown.
 pub const KEEP_EXPIRED_HOURS: i32 = 24;
 
-/// The module's job handlers.
-pub fn job_handlers() -> Vec<std::sync::Arc<dyn JobHandler>> {
+/// The module's job handlers. The workspace job seeds every kind of demo
+/// records the modules declared in `registry` (its demo-data slot).
+pub fn job_handlers(registry: &Registry) -> Vec<Arc<dyn JobHandler>> {
     vec![
-        std::sync::Arc::new(PrepareWorkspace),
-        std::sync::Arc::new(PruneExpired),
+        Arc::new(PrepareWorkspace {
+            demo: registry.demo_data().to_vec(),
+        }),
+        Arc::new(PruneExpired),
     ]
 }
 
@@ -35,12 +40,15 @@ pub fn schedules() -> Vec<Schedule> {
     vec![Schedule::new(PRUNE_EXPIRED, PRUNE_EXPIRED, PRUNE_EVERY)]
 }
 
-/// `onboarding.prepare_workspace` `{requestId, deals, products}`: seeds the
-/// demo pipeline and deals (`stoa_customers::seed`) and demo products
-/// (`stoa_catalog::seed`) into the job's tenant and organization, each a
-/// unit (a retry skips what is done), then marks the request prepared.
-/// The deals are owned by the job's creator, the new admin.
-pub struct PrepareWorkspace;
+/// `onboarding.prepare_workspace` `{requestId, deals, products}`: seeds, for
+/// each kind of demo records a module declared (`deals` by stoa-customers,
+/// `products` by stoa-catalog), the payload's count of them into the job's
+/// tenant and organization, each a unit (a retry skips what is done), then
+/// marks the request prepared. Records with owners are owned by the job's
+/// creator, the new admin.
+pub struct PrepareWorkspace {
+    demo: Vec<DemoData>,
+}
 
 impl JobHandler for PrepareWorkspace {
     fn kind(&self) -> &'static str {
@@ -58,44 +66,29 @@ impl JobHandler for PrepareWorkspace {
                 .ok_or_else(|| JobError::fatal("the workspace job has no organization"))?;
             let payload = ctx.payload();
             let request: Option<Uuid> = payload["requestId"].as_str().and_then(|s| s.parse().ok());
-            let deals = payload["deals"].as_i64().unwrap_or(0).clamp(0, 10_000);
-            let products = payload["products"].as_i64().unwrap_or(0).clamp(0, 10_000);
-            let owners: Vec<Uuid> = scope.user_id.into_iter().collect();
-            if deals > 0 {
+            let owners: Arc<[Uuid]> = scope.user_id.into_iter().collect();
+            let mut result = serde_json::Map::new();
+            let mut affected = 0;
+            for data in &self.demo {
+                let count = payload[data.kind].as_i64().unwrap_or(0).clamp(0, 10_000);
+                result.insert(data.kind.to_string(), json!(count));
+                if count == 0 {
+                    continue;
+                }
+                affected += count;
+                let seeder = Arc::clone(&data.seeder);
+                let owners = Arc::clone(&owners);
                 ctx.unit(
-                    "deals",
-                    usize::try_from(deals).unwrap_or(0),
+                    data.kind,
+                    usize::try_from(count).unwrap_or(0),
                     Box::new(move |conn| {
                         Box::pin(async move {
-                            stoa_customers::seed::demo(
-                                conn,
-                                tenant,
-                                organization,
-                                &owners,
-                                deals,
-                                |_| {},
-                            )
-                            .await?;
-                            Ok(UnitReport::ok())
-                        })
-                    }),
-                )
-                .await?;
-            }
-            if products > 0 {
-                ctx.unit(
-                    "products",
-                    usize::try_from(products).unwrap_or(0),
-                    Box::new(move |conn| {
-                        Box::pin(async move {
-                            stoa_catalog::seed::demo_products(
-                                conn,
-                                tenant,
-                                organization,
-                                products,
-                                false,
-                            )
-                            .await?;
+                            let scope = DemoScope {
+                                tenant_id: tenant,
+                                organization_id: organization,
+                                owners: &owners,
+                            };
+                            seeder.seed(conn, scope, count).await?;
                             Ok(UnitReport::ok())
                         })
                     }),
@@ -116,9 +109,8 @@ impl JobHandler for PrepareWorkspace {
                 .execute(&mut *conn)
                 .await?;
             }
-            Ok(Outcome::Completed(Some(
-                json!({"affectedCount": deals + products, "deals": deals, "products": products}),
-            )))
+            result.insert("affectedCount".into(), json!(affected));
+            Ok(Outcome::Completed(Some(serde_json::Value::Object(result))))
         })
     }
 }

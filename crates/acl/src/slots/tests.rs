@@ -309,3 +309,40 @@ async fn a_tool_runs_for_a_caller_holding_its_features_only() {
         .await;
     assert_eq!(out.err().map(|e| e.status().as_u16()), Some(403));
 }
+
+struct NoDemo;
+
+impl DemoSeeder for NoDemo {
+    fn seed<'a>(
+        &'a self,
+        _conn: &'a mut AsyncPgConnection,
+        _scope: DemoScope<'a>,
+        count: i64,
+    ) -> BoxFuture<'a, Result<u64, AppError>> {
+        Box::pin(async move { Ok(u64::try_from(count).unwrap_or(0)) })
+    }
+}
+
+#[test]
+fn demo_data_is_declared_once_per_kind_in_order() {
+    let mut reg = registry();
+    let data = |kind| DemoData {
+        kind,
+        module: "deals",
+        seeder: Arc::new(NoDemo),
+    };
+    assert_eq!(
+        reg.add_demo_data(data("deals")).map_err(|e| e.to_string()),
+        Ok(())
+    );
+    assert_eq!(
+        reg.add_demo_data(data("notes")).map_err(|e| e.to_string()),
+        Ok(())
+    );
+    assert_eq!(
+        reg.add_demo_data(data("deals")),
+        Err(RegistryError::DuplicateSlot("deals"))
+    );
+    let kinds: Vec<&str> = reg.demo_data().iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, ["deals", "notes"]);
+}

@@ -201,7 +201,7 @@ pub fn workers(db: &Db) -> Workers {
     let services = stoa_auth::testing::services(db, registry());
     Workers::new(
         db.clone(),
-        stoa_onboarding::job_handlers(),
+        stoa_onboarding::job_handlers(&registry()),
         WorkerConfig {
             count: 1,
             visibility: Duration::from_secs(30),
