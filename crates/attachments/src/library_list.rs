@@ -9,6 +9,7 @@ use diesel::sql_types::{Array, Json, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use stoa_core::AppError;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::ListRequest;
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
@@ -209,23 +210,31 @@ macro_rules! partitions_seen {
     };
 }
 
-/// One page of the library: `(rows, counted, tags in use, partitions)`.
-/// The page, the count, the tags and the partitions come in one statement;
-/// only an empty page (past the end, or nothing matches) needs a second.
+/// The read models a library page is computed from (migration
+/// `attachments_library_read_version`: attachments and partitions).
+pub const READ_DEPS: &[&str] = &["attachments.library"];
+
+/// One page of the library and what keeps it.
+pub struct LibraryPage {
+    pub rows: Vec<Attachment>,
+    pub counted: Option<i64>,
+    pub tags: Vec<String>,
+    pub partitions: Vec<PartitionSummary>,
+    /// What the page was read from, and the versions its statement saw.
+    pub deps: ReadDeps,
+    pub versions: Vec<i64>,
+}
+
+/// One page of the library: the page, the count, the tags, the partitions
+/// and the read versions come in one statement; only an empty page (past
+/// the end, or nothing matches) needs a second.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     scope: &LibraryScope,
     filter: &LibraryFilter,
     req: &ListRequest<LibraryKey>,
-) -> Result<
-    (
-        Vec<Attachment>,
-        Option<i64>,
-        Vec<String>,
-        Vec<PartitionSummary>,
-    ),
-    AppError,
-> {
+) -> Result<LibraryPage, AppError> {
+    let deps = ReadDeps::new(READ_DEPS, Some(scope.tenant_id));
     let after = req.after.as_ref();
     let q = ordered(
         windowed(scope, filter, after)?,
@@ -233,7 +242,7 @@ pub async fn list(
         filter.ascending,
     );
     let counted_query = windowed(scope, filter, after)?.select(a::id);
-    type Row = (Attachment, i64, Vec<String>, serde_json::Value);
+    type Row = (Attachment, i64, Vec<String>, serde_json::Value, Vec<i64>);
     // The text depends only on which filters are set (lists are bound as one
     // array), so the statement stays prepared on the connection.
     let rows: Vec<Row> = Cached(
@@ -242,6 +251,7 @@ pub async fn list(
             req.count(counted_query),
             tags_in_use!(scope),
             partitions_seen!(scope),
+            versions(deps),
         ))
         .offset(req.offset())
         .limit(req.limit()),
@@ -249,31 +259,37 @@ pub async fn list(
     .load(conn)
     .await?;
     let Some(first) = <[Row]>::first(&rows) else {
-        type Empty = (i64, Vec<String>, serde_json::Value);
+        type Empty = (i64, Vec<String>, serde_json::Value, Vec<i64>);
         let again = windowed(scope, filter, after)?.select(a::id);
-        let (counted, tags, partitions): Empty = Cached(diesel::select((
+        let (counted, tags, partitions, versions): Empty = Cached(diesel::select((
             req.count(again),
             tags_in_use!(scope),
             partitions_seen!(scope),
+            versions(deps),
         )))
         .get_result(conn)
         .await?;
-        return Ok((
-            Vec::new(),
-            Some(counted),
+        return Ok(LibraryPage {
+            rows: Vec::new(),
+            counted: Some(counted),
             tags,
-            parse_partitions(partitions)?,
-        ));
+            partitions: parse_partitions(partitions)?,
+            deps,
+            versions,
+        });
     };
     let counted = Some(first.1);
     let tags = first.2.clone();
     let partitions = parse_partitions(first.3.clone())?;
-    Ok((
-        rows.into_iter().map(|r| r.0).collect(),
+    let versions = first.4.clone();
+    Ok(LibraryPage {
+        rows: rows.into_iter().map(|r| r.0).collect(),
         counted,
         tags,
         partitions,
-    ))
+        deps,
+        versions,
+    })
 }
 
 fn parse_partitions(value: serde_json::Value) -> Result<Vec<PartitionSummary>, AppError> {

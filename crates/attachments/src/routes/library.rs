@@ -1,12 +1,13 @@
 //! `/attachments/library`: every attachment of the caller's tenant and
 //! organizations, searchable; detail, metadata changes, deletion.
 
-use actix_web::{HttpResponse, delete, get, patch, web};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, web};
 use serde_json::Value;
 use stoa_acl::AuthContext;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::pagination::Page;
 use stoa_core::{AppResult, Path, Query};
@@ -115,11 +116,12 @@ fn item(row: &Attachment, titles: &[PartitionSummary]) -> LibraryItem {
 )]
 #[get("/attachments/library")]
 pub async fn list_library(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<LibraryQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<LibraryList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
     let scope = LibraryScope {
         tenant_id: ctx.tenant()?,
@@ -132,24 +134,42 @@ pub async fn list_library(
         &params,
         library_list::cursor_tag(q.filter.sort, q.filter.ascending),
     )?;
-    // May lag a moment behind (stoa_core::db::Db::reader).
+    // May lag a moment behind (stoa_core::db::Db::reader): a page kept from
+    // a replica carries the replica's versions, which the next request's
+    // check against the primary finds moved, never the other way round.
     let mut conn = db.reader().conn().await?;
-    let (rows, counted, available_tags, partitions) =
-        library_list::list(&mut conn, &scope, &q.filter, &req).await?;
+    let listed = library_list::list(&mut conn, &scope, &q.filter, &req).await?;
     drop(conn);
     let sort = q.filter.sort;
-    let page = req.finish(rows, counted, |row| library_list::key_of(row, sort));
-    Ok(web::Json(LibraryList {
-        items: page.items.iter().map(|r| item(r, &partitions)).collect(),
+    let page = req.finish(listed.rows, listed.counted, |row| {
+        library_list::key_of(row, sort)
+    });
+    let list = LibraryList {
+        items: page
+            .items
+            .iter()
+            .map(|r| item(r, &listed.partitions))
+            .collect(),
         page: page.page,
         page_size: page.page_size,
         total: page.total,
         total_pages: page.total_pages,
         total_capped: page.total_capped,
         next_cursor: page.next_cursor,
-        available_tags,
-        partitions,
-    }))
+        available_tags: listed.tags,
+        partitions: listed.partitions,
+    };
+    // Kept (stoa_core::http::read_cache): the same page again is the
+    // session check alone while no attachment or partition of the tenant
+    // (and no ACL) changed.
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &list,
+        listed.deps,
+        Some(listed.versions),
+        None,
+    )
 }
 
 /// One attachment with its custom fields.

@@ -75,6 +75,8 @@ pub async fn start(
             cfg.app_data(data.clone());
         })
         .module(stoa_attachments::configure_with(config, renderer.clone()))
+        // Kept answers, as `stoa serve` keeps them (the library is one).
+        .reads_with(stoa_auth::testing::reads)
         .start()
         .await;
     Harness {

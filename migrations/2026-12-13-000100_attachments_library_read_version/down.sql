@@ -1,0 +1,6 @@
+DROP TRIGGER attachment_partitions_read_version_delete ON attachment_partitions;
+DROP TRIGGER attachment_partitions_read_version_update ON attachment_partitions;
+DROP TRIGGER attachment_partitions_read_version_insert ON attachment_partitions;
+DROP TRIGGER attachments_read_version_delete ON attachments;
+DROP TRIGGER attachments_read_version_update ON attachments;
+DROP TRIGGER attachments_read_version_insert ON attachments;
