@@ -157,15 +157,7 @@ impl Resource for ProductState {
     const FEATURE: &'static str = MANAGE;
     type Services = ();
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         CatalogError::NotFound.into()
     }

@@ -36,6 +36,7 @@
 //! defines on top of stoa-core; stoa-core cannot name it without a cycle.
 
 mod command;
+mod macros;
 mod many;
 mod steps;
 #[cfg(test)]

@@ -4,12 +4,12 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde_json::{Value, json};
+use serde_json::json;
 use stoa_acl::resource::{self, Resource};
 use stoa_acl::{AuthContext, Services};
 use stoa_core::AppError;
+use stoa_core::command::LogEntry;
 use stoa_core::command::tracked::Tracked;
-use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use super::{RULE_KIND, scoped_entry};
@@ -89,22 +89,7 @@ impl Tracked for RuleState {
         Ok(())
     }
 
-    fn view(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.tenant_id)
-    }
-
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::tracked_by_kit!();
 }
 
 /// A rule through the resource kit: `business_rules.manage` and its
@@ -118,15 +103,7 @@ impl Resource for RuleState {
     /// The registry, the outbound policy and the creator resolver.
     type Services = Services;
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         RulesError::RuleNotFound.into()
     }

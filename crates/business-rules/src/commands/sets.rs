@@ -3,12 +3,11 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde_json::Value;
 use stoa_acl::AuthContext;
 use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
+use stoa_core::command::LogEntry;
 use stoa_core::command::tracked::Tracked;
-use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use super::{MEMBER_KIND, SET_KIND, scoped_entry};
@@ -75,22 +74,7 @@ impl Tracked for SetState {
         Ok(())
     }
 
-    fn view(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.tenant_id)
-    }
-
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::tracked_by_kit!();
 }
 
 /// A set through the resource kit: `business_rules.manage_sets` and its
@@ -102,15 +86,7 @@ impl Resource for SetState {
     const SELECTION_HIDES: bool = true;
     type Services = ();
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         RulesError::SetNotFound.into()
     }
@@ -152,22 +128,7 @@ impl Tracked for MemberState {
         Ok(())
     }
 
-    fn view(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.tenant_id)
-    }
-
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::tracked_by_kit!();
 }
 
 /// A member's references: its set live in its tenant and organization
@@ -213,15 +174,7 @@ impl Resource for MemberState {
     const SELECTION_HIDES: bool = true;
     type Services = ();
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         RulesError::MemberNotFound.into()
     }

@@ -183,15 +183,7 @@ impl Resource for DealState {
     const SELECTION_HIDES: bool = true;
     type Services = dyn UserDirectory;
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         CustomersError::DealNotFound.into()
     }

@@ -2,11 +2,11 @@
 //! update, delete.
 
 use diesel_async::AsyncPgConnection;
-use serde_json::{Value, json};
+use serde_json::json;
 use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
+use stoa_core::command::LogEntry;
 use stoa_core::command::tracked::{Tracked, entry};
-use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use crate::PIPELINES_MANAGE;
@@ -81,22 +81,7 @@ impl Tracked for PipelineState {
         delete(conn, id).await
     }
 
-    fn view(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.tenant_id)
-    }
-
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::tracked_by_kit!();
 }
 
 /// A pipeline through the resource kit: `customers.pipelines.manage` and
@@ -107,15 +92,7 @@ impl Resource for PipelineState {
     const SELECTION_HIDES: bool = true;
     type Services = ();
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         CustomersError::PipelineNotFound.into()
     }

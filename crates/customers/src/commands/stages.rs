@@ -111,15 +111,7 @@ impl Resource for StageState {
     const SELECTION_HIDES: bool = true;
     type Services = ();
 
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        Some(self.organization_id)
-    }
+    stoa_acl::resource_identity!();
     fn not_found() -> AppError {
         AppError::not_found("Pipeline stage not found")
     }
