@@ -38,6 +38,7 @@ mod scenarios;
 mod server;
 mod summary;
 pub(crate) mod svg;
+mod targets;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
