@@ -1,9 +1,10 @@
 //! `GET /business_rules/logs` and `/business_rules/logs/{id}`.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Path, Query};
 
@@ -25,14 +26,26 @@ use crate::service::logs;
 )]
 #[get("/business_rules/logs")]
 pub async fn list_logs(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<LogListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<LogList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(VIEW_LOGS)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(logs::list(&mut conn, &ctx, &q, &params).await?))
+    let kept = logs::list(&mut conn, &ctx, &q, &params).await?;
+    drop(conn);
+    // Kept (stoa_core::http::read_cache): the same page again is the
+    // session check alone while no log or rule of the tenant changed.
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &kept.value,
+        kept.deps,
+        kept.versions,
+        None,
+    )
 }
 
 #[utoipa::path(

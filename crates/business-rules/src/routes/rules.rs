@@ -1,12 +1,13 @@
 //! `/business_rules/rules`: list, create, update, delete, detail.
 
-use actix_web::{HttpResponse, delete, get, post, put, web};
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use stoa_acl::{AuthContext, Services};
 use stoa_core::collection::WithId;
 use stoa_core::command::with_operation;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Path, Query};
 
@@ -30,16 +31,26 @@ use crate::{MANAGE, VIEW};
 )]
 #[get("/business_rules/rules")]
 pub async fn list_rules(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<RuleListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<RuleList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(
-        rule_list::list(&mut conn, &ctx, &q, &params).await?,
-    ))
+    let kept = rule_list::list(&mut conn, &ctx, &q, &params).await?;
+    drop(conn);
+    // Kept (stoa_core::http::read_cache): the same page again is the
+    // session check alone while no rule of the tenant (and no ACL) changed.
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &kept.value,
+        kept.deps,
+        kept.versions,
+        None,
+    )
 }
 
 /// Creates a rule; its condition and actions are checked first (400 naming

@@ -5,10 +5,11 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use uuid::Uuid;
 
-use super::{SortValue, after, by, list_request, mapped, parse_time};
+use super::{Kept, SortValue, after, by, list_request, mapped, parse_time};
 use crate::condition::Problem;
 use crate::dto::*;
 use crate::error::{RulesError, invalid};
@@ -152,13 +153,18 @@ fn windowed<'a>(
 /// `GET /business_rules/logs`: one statement for the page and its capped
 /// count (a second one only for a page past the end). Default order:
 /// `executedAt`, descending; ties by id, descending.
+/// The read models a log-list page is computed from: the logs and the rules
+/// whose names and types it shows (migration `business_rules_read_versions`).
+pub const READ_DEPS: &[&str] = &["business_rules.logs", "business_rules.rules"];
+
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &LogListQuery,
     params: &ListParams,
-) -> Result<LogList, AppError> {
+) -> Result<Kept<LogList>, AppError> {
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let deps = ReadDeps::new(READ_DEPS, Some(tenant));
     let sort = q.sort_field.unwrap_or(LogSort::ExecutedAt);
     let dir = q.sort_dir.unwrap_or(SortDir::Desc);
     let req: ListRequest<LogKey> = list_request(q.page, q.page_size, params, tag(sort, dir))?;
@@ -175,32 +181,38 @@ pub async fn list(
         LogSort::ExecutedAt => by!(query, l::executed_at, desc),
     };
     let counted = windowed(ctx, tenant, q, order, after)?.select(l::id);
-    type Row = (LogRow, (String, String), i64);
+    type Row = (LogRow, (String, String), i64, Vec<i64>);
     let rows: Vec<Row> = query
         .then_order_by(l::id.desc())
         .select((
             LogRow::as_select(),
             (r::rule_name, r::rule_type),
             req.count(counted),
+            versions(deps),
         ))
         .offset(req.offset())
         .limit(req.limit())
         .load(conn)
         .await?;
     let mut count = <[_]>::first(&rows).map(|r| r.2);
+    let versions = <[_]>::first(&rows).map(|r| r.3.clone());
     if req.needs_separate_count(rows.len()) {
         let again = windowed(ctx, tenant, q, order, after)?.select(l::id);
         count = Some(diesel::select(req.count(again)).get_result(conn).await?);
     }
     let rows: Vec<(LogRow, (String, String))> = rows.into_iter().map(|r| (r.0, r.1)).collect();
     let page = req.finish(rows, count, |(row, _)| key_of(row, sort));
-    Ok(LogList {
-        page: mapped(page, |(row, (rule_name, rule_type))| LogItem {
-            fields: fields(&row),
-            rule_id: row.rule_id,
-            rule_name,
-            rule_type,
-        }),
+    Ok(Kept {
+        value: LogList {
+            page: mapped(page, |(row, (rule_name, rule_type))| LogItem {
+                fields: fields(&row),
+                rule_id: row.rule_id,
+                rule_name,
+                rule_type,
+            }),
+        },
+        deps,
+        versions,
     })
 }
 

@@ -156,3 +156,12 @@ pub fn mapped<A, B>(page: ListPage<A>, f: impl FnMut(A) -> B) -> ListPage<B> {
         next_cursor: page.next_cursor,
     }
 }
+
+/// A list page and what keeps it (`stoa_core::http::read_cache`): the read
+/// models it was computed from and the versions its statement saw (`None`
+/// when it returned no row: an empty page is not kept).
+pub struct Kept<T> {
+    pub value: T,
+    pub deps: stoa_core::http::read_cache::ReadDeps,
+    pub versions: Option<Vec<i64>>,
+}

@@ -5,12 +5,13 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use uuid::Uuid;
 
 use super::rules::item;
-use super::{SortValue, after, by, list_request, mapped};
+use super::{Kept, SortValue, after, by, list_request, mapped};
 use crate::dto::*;
 use crate::error::RulesError;
 use crate::model::RuleRow;
@@ -119,16 +120,22 @@ fn windowed<'a>(
     })
 }
 
-/// `GET /business_rules/rules`: one statement for the page and its capped
-/// count (a second one only for a page past the end). Default order:
-/// priority, descending; ties by `ruleId`, then id.
+/// The read models a rule-list page is computed from (migration
+/// `business_rules_read_versions`).
+pub const READ_DEPS: &[&str] = &["business_rules.rules"];
+
+/// `GET /business_rules/rules`: one statement for the page, its capped
+/// count and the read versions it was computed from (a second one only for
+/// a page past the end, which is then not kept). Default order: priority,
+/// descending; ties by `ruleId`, then id.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &RuleListQuery,
     params: &ListParams,
-) -> Result<RuleList, AppError> {
+) -> Result<Kept<RuleList>, AppError> {
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let deps = ReadDeps::new(READ_DEPS, Some(tenant));
     let sort = q.sort_field.unwrap_or(RuleSort::Priority);
     let dir = q.sort_dir.unwrap_or(SortDir::Desc);
     let req: ListRequest<RuleKey> = list_request(q.page, q.page_size, params, tag(sort, dir))?;
@@ -146,22 +153,27 @@ pub async fn list(
         RuleSort::UpdatedAt => by!(query, r::updated_at, desc),
     };
     let counted = windowed(ctx, tenant, q, order, after)?.select(r::id);
-    let rows: Vec<(RuleRow, i64)> = query
+    let rows: Vec<(RuleRow, i64, Vec<i64>)> = query
         .then_order_by(r::rule_id.asc())
         .then_order_by(r::id.asc())
-        .select((RuleRow::as_select(), req.count(counted)))
+        .select((RuleRow::as_select(), req.count(counted), versions(deps)))
         .offset(req.offset())
         .limit(req.limit())
         .load(conn)
         .await?;
     let mut count = <[_]>::first(&rows).map(|r| r.1);
+    let versions = <[_]>::first(&rows).map(|r| r.2.clone());
     if req.needs_separate_count(rows.len()) {
         let again = windowed(ctx, tenant, q, order, after)?.select(r::id);
         count = Some(diesel::select(req.count(again)).get_result(conn).await?);
     }
     let rows: Vec<RuleRow> = rows.into_iter().map(|r| r.0).collect();
     let page = req.finish(rows, count, |row| key_of(row, sort));
-    Ok(RuleList {
-        page: mapped(page, |row| item(row).0),
+    Ok(Kept {
+        value: RuleList {
+            page: mapped(page, |row| item(row).0),
+        },
+        deps,
+        versions,
     })
 }

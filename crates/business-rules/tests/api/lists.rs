@@ -66,3 +66,44 @@ async fn rule_and_set_lists_page_by_cursor_without_overlap() {
         .json();
     assert_eq!(exact["items"].as_array().unwrap().len(), 3, "{exact}");
 }
+
+#[actix_web::test]
+async fn rule_and_log_pages_are_kept_until_a_rule_or_log_changes() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    rule(&app, &admin, json!({"ruleId": "first", "priority": 1})).await;
+    let page = format!("{RULES}?pageSize=10");
+    // Warm the ACL cache, then read the page twice: the second is the
+    // session check alone, with the same body.
+    app.send(get(&page, &admin)).await;
+    let (_, first) = app.statements(&page, &admin).await;
+    let (n, again) = app.statements(&page, &admin).await;
+    assert_eq!((n, &again), (1, &first), "a kept rule page");
+    rule(&app, &admin, json!({"ruleId": "second", "priority": 2})).await;
+    let (n, after) = app.statements(&page, &admin).await;
+    assert!(n > 1, "recomputed after a new rule ({n} statements)");
+    assert_eq!(after["items"][0]["ruleId"], "second", "{after}");
+
+    // The log list: kept, and read again once a log of the tenant is written.
+    let rule_id = after["items"][0]["id"].as_str().unwrap().to_string();
+    let logs = format!("{LOGS}?pageSize=10");
+    let log = |entity: &str| {
+        format!(
+            "INSERT INTO business_rule_logs (rule_id, tenant_id, organization_id, entity_id, \
+               entity_type, execution_result, execution_time_ms, executed_by) \
+             VALUES ('{rule_id}', '{t}', '{o}', '{entity}', 'customers.deal', 'SUCCESS', 1, 'test')",
+            t = acme.tenant_id,
+            o = acme.organization_id,
+        )
+    };
+    stoa_testkit::sql(&app.db, &log("deal-1")).await;
+    let (_, first) = app.statements(&logs, &admin).await;
+    assert_eq!(first["total"], 1, "{first}");
+    let (n, _) = app.statements(&logs, &admin).await;
+    assert_eq!(n, 1, "a kept log page");
+    stoa_testkit::sql(&app.db, &log("deal-2")).await;
+    let (_, after) = app.statements(&logs, &admin).await;
+    assert_eq!(after["total"], 2, "a new log is seen: {after}");
+    assert_eq!(after["items"][0]["ruleName"], first["items"][0]["ruleName"]);
+}

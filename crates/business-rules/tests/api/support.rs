@@ -151,6 +151,8 @@ pub async fn start() -> TestApp<
         .module(stoa_progress::configure)
         .module(stoa_customers::configure(users()))
         .module(stoa_business_rules::configure)
+        // Kept answers, as `stoa serve` keeps them (the rule and log lists).
+        .reads_with(stoa_auth::testing::reads)
         .start()
         .await
 }
