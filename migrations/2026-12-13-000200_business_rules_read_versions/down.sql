@@ -1,3 +1,6 @@
+DROP TRIGGER business_rule_sets_read_version_delete ON business_rule_sets;
+DROP TRIGGER business_rule_sets_read_version_update ON business_rule_sets;
+DROP TRIGGER business_rule_sets_read_version_insert ON business_rule_sets;
 DROP TRIGGER business_rule_logs_read_version_delete ON business_rule_logs;
 DROP TRIGGER business_rule_logs_read_version_update ON business_rule_logs;
 DROP TRIGGER business_rule_logs_read_version_insert ON business_rule_logs;

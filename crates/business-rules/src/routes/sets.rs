@@ -1,11 +1,12 @@
 //! `/business_rules/sets`: list, create, update, delete, detail.
 
-use actix_web::{HttpResponse, delete, get, post, put, web};
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, put, web};
 use stoa_acl::AuthContext;
 use stoa_core::collection::WithId;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Path, Query};
 
@@ -28,16 +29,26 @@ use crate::{MANAGE_SETS, VIEW};
 )]
 #[get("/business_rules/sets")]
 pub async fn list_sets(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<SetListQuery>,
     params: Query<ListParams>,
-) -> AppResult<web::Json<SetList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
     let mut conn = db.conn().await?;
-    Ok(web::Json(
-        set_list::list(&mut conn, &ctx, &q, &params).await?,
-    ))
+    let kept = set_list::list(&mut conn, &ctx, &q, &params).await?;
+    drop(conn);
+    // Kept (stoa_core::http::read_cache): the same page again is the
+    // session check alone while no set of the tenant (and no ACL) changed.
+    answer_json(
+        &http,
+        ctx.read_owner(),
+        &kept.value,
+        kept.deps,
+        kept.versions,
+        None,
+    )
 }
 
 #[utoipa::path(

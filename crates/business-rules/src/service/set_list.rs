@@ -5,12 +5,13 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stoa_acl::AuthContext;
 use stoa_core::AppError;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::search::escape_like;
 use uuid::Uuid;
 
 use super::sets::item;
-use super::{SortValue, after, by, list_request, mapped};
+use super::{Kept, SortValue, after, by, list_request, mapped};
 use crate::dto::*;
 use crate::error::RulesError;
 use crate::model::SetRow;
@@ -93,16 +94,21 @@ fn windowed<'a>(
     })
 }
 
-/// `GET /business_rules/sets`: one statement for the page and its capped
-/// count (a second one only for a page past the end). Default order:
-/// `setId`, ascending; ties by id.
+/// The read models a set-list page is computed from (migration
+/// `business_rules_read_versions`).
+pub const READ_DEPS: &[&str] = &["business_rules.sets"];
+
+/// `GET /business_rules/sets`: one statement for the page, its capped count
+/// and its read versions (a second one only for a page past the end, which
+/// is then not kept). Default order: `setId`, ascending; ties by id.
 pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     q: &SetListQuery,
     params: &ListParams,
-) -> Result<SetList, AppError> {
+) -> Result<Kept<SetList>, AppError> {
     let tenant = ctx.tenant().map_err(|_| RulesError::ScopeRequired)?;
+    let deps = ReadDeps::new(READ_DEPS, Some(tenant));
     let sort = q.sort_field.unwrap_or(SetSort::SetId);
     let dir = q.sort_dir.unwrap_or(SortDir::Asc);
     let req: ListRequest<SetKey> = list_request(q.page, q.page_size, params, tag(sort, dir))?;
@@ -118,21 +124,26 @@ pub async fn list(
         SetSort::UpdatedAt => by!(query, s::updated_at, desc),
     };
     let counted = windowed(ctx, tenant, q, order, after)?.select(s::id);
-    let rows: Vec<(SetRow, i64)> = query
+    let rows: Vec<(SetRow, i64, Vec<i64>)> = query
         .then_order_by(s::id.asc())
-        .select((SetRow::as_select(), req.count(counted)))
+        .select((SetRow::as_select(), req.count(counted), versions(deps)))
         .offset(req.offset())
         .limit(req.limit())
         .load(conn)
         .await?;
     let mut count = <[_]>::first(&rows).map(|r| r.1);
+    let versions = <[_]>::first(&rows).map(|r| r.2.clone());
     if req.needs_separate_count(rows.len()) {
         let again = windowed(ctx, tenant, q, order, after)?.select(s::id);
         count = Some(diesel::select(req.count(again)).get_result(conn).await?);
     }
     let rows: Vec<SetRow> = rows.into_iter().map(|r| r.0).collect();
     let page = req.finish(rows, count, |row| key_of(row, sort));
-    Ok(SetList {
-        page: mapped(page, item),
+    Ok(Kept {
+        value: SetList {
+            page: mapped(page, item),
+        },
+        deps,
+        versions,
     })
 }

@@ -68,7 +68,7 @@ async fn rule_and_set_lists_page_by_cursor_without_overlap() {
 }
 
 #[actix_web::test]
-async fn rule_and_log_pages_are_kept_until_a_rule_or_log_changes() {
+async fn rule_log_and_set_pages_are_kept_until_they_change() {
     let app = start().await;
     let acme = seed(&app.db, "Acme Corp", "acme.com").await;
     let admin = token_for(&app.db, acme.admin).await;
@@ -106,4 +106,24 @@ async fn rule_and_log_pages_are_kept_until_a_rule_or_log_changes() {
     let (_, after) = app.statements(&logs, &admin).await;
     assert_eq!(after["total"], 2, "a new log is seen: {after}");
     assert_eq!(after["items"][0]["ruleName"], first["items"][0]["ruleName"]);
+
+    // The set list: kept, and read again once a set changes.
+    app.send(post_json(
+        SETS,
+        &admin,
+        json!({"setId": "set-1", "setName": "One"}),
+    ))
+    .await;
+    let sets = format!("{SETS}?pageSize=10");
+    let (_, first) = app.statements(&sets, &admin).await;
+    let (n, again) = app.statements(&sets, &admin).await;
+    assert_eq!((n, &again), (1, &first), "a kept set page");
+    app.send(post_json(
+        SETS,
+        &admin,
+        json!({"setId": "set-2", "setName": "Two"}),
+    ))
+    .await;
+    let (_, after) = app.statements(&sets, &admin).await;
+    assert_eq!(after["total"], 2, "a new set is seen: {after}");
 }
