@@ -1,6 +1,2 @@
-DROP TRIGGER attachment_partitions_read_version_delete ON attachment_partitions;
-DROP TRIGGER attachment_partitions_read_version_update ON attachment_partitions;
-DROP TRIGGER attachment_partitions_read_version_insert ON attachment_partitions;
-DROP TRIGGER attachments_read_version_delete ON attachments;
-DROP TRIGGER attachments_read_version_update ON attachments;
-DROP TRIGGER attachments_read_version_insert ON attachments;
+SELECT stoa_drop_read_version_triggers('attachment_partitions');
+SELECT stoa_drop_read_version_triggers('attachments');

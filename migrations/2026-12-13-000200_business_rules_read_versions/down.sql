@@ -1,9 +1,3 @@
-DROP TRIGGER business_rule_sets_read_version_delete ON business_rule_sets;
-DROP TRIGGER business_rule_sets_read_version_update ON business_rule_sets;
-DROP TRIGGER business_rule_sets_read_version_insert ON business_rule_sets;
-DROP TRIGGER business_rule_logs_read_version_delete ON business_rule_logs;
-DROP TRIGGER business_rule_logs_read_version_update ON business_rule_logs;
-DROP TRIGGER business_rule_logs_read_version_insert ON business_rule_logs;
-DROP TRIGGER business_rules_read_version_delete ON business_rules;
-DROP TRIGGER business_rules_read_version_update ON business_rules;
-DROP TRIGGER business_rules_read_version_insert ON business_rules;
+SELECT stoa_drop_read_version_triggers('business_rule_sets');
+SELECT stoa_drop_read_version_triggers('business_rule_logs');
+SELECT stoa_drop_read_version_triggers('business_rules');

@@ -4,7 +4,6 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Path, Query};
 
@@ -33,19 +32,13 @@ pub async fn list_logs(
     params: Query<ListParams>,
 ) -> AppResult<HttpResponse> {
     ctx.require(VIEW_LOGS)?;
-    let mut conn = db.conn().await?;
-    let kept = logs::list(&mut conn, &ctx, &q, &params).await?;
-    drop(conn);
-    // Kept (stoa_core::http::read_cache): the same page again is the
-    // session check alone while no log or rule of the tenant changed.
-    answer_json(
-        &http,
-        ctx.read_owner(),
-        &kept.value,
-        kept.deps,
-        kept.versions,
-        None,
-    )
+    let kept = {
+        let mut conn = db.conn().await?;
+        logs::list(&mut conn, &ctx, &q, &params).await?
+    };
+    // Kept: the same page again is the session check alone while no log or rule
+    // of the tenant (and no ACL) changed.
+    kept.answer(&http, &ctx)
 }
 
 #[utoipa::path(

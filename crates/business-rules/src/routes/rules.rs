@@ -7,7 +7,6 @@ use stoa_core::command::with_operation;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Path, Query};
 
@@ -38,19 +37,13 @@ pub async fn list_rules(
     params: Query<ListParams>,
 ) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
-    let mut conn = db.conn().await?;
-    let kept = rule_list::list(&mut conn, &ctx, &q, &params).await?;
-    drop(conn);
-    // Kept (stoa_core::http::read_cache): the same page again is the
-    // session check alone while no rule of the tenant (and no ACL) changed.
-    answer_json(
-        &http,
-        ctx.read_owner(),
-        &kept.value,
-        kept.deps,
-        kept.versions,
-        None,
-    )
+    let kept = {
+        let mut conn = db.conn().await?;
+        rule_list::list(&mut conn, &ctx, &q, &params).await?
+    };
+    // Kept: the same page again is the session check alone while no rule
+    // of the tenant (and no ACL) changed.
+    kept.answer(&http, &ctx)
 }
 
 /// Creates a rule; its condition and actions are checked first (400 naming

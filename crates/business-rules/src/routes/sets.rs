@@ -6,7 +6,6 @@ use stoa_core::collection::WithId;
 use stoa_core::command::with_operation;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
-use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Json, Path, Query};
 
@@ -36,19 +35,13 @@ pub async fn list_sets(
     params: Query<ListParams>,
 ) -> AppResult<HttpResponse> {
     ctx.require(VIEW)?;
-    let mut conn = db.conn().await?;
-    let kept = set_list::list(&mut conn, &ctx, &q, &params).await?;
-    drop(conn);
-    // Kept (stoa_core::http::read_cache): the same page again is the
-    // session check alone while no set of the tenant (and no ACL) changed.
-    answer_json(
-        &http,
-        ctx.read_owner(),
-        &kept.value,
-        kept.deps,
-        kept.versions,
-        None,
-    )
+    let kept = {
+        let mut conn = db.conn().await?;
+        set_list::list(&mut conn, &ctx, &q, &params).await?
+    };
+    // Kept: the same page again is the session check alone while no set
+    // of the tenant (and no ACL) changed.
+    kept.answer(&http, &ctx)
 }
 
 #[utoipa::path(

@@ -165,3 +165,23 @@ pub struct Kept<T> {
     pub deps: stoa_core::http::read_cache::ReadDeps,
     pub versions: Option<Vec<i64>>,
 }
+
+impl<T: Serialize> Kept<T> {
+    /// The page as JSON, kept for the caller when its statement returned a
+    /// row (`read_cache::answer_json`): the same page again is then the
+    /// session check alone.
+    pub fn answer(
+        self,
+        http: &actix_web::HttpRequest,
+        ctx: &AuthContext,
+    ) -> Result<actix_web::HttpResponse, AppError> {
+        stoa_core::http::read_cache::answer_json(
+            http,
+            ctx.read_owner(),
+            &self.value,
+            self.deps,
+            self.versions,
+            None,
+        )
+    }
+}
