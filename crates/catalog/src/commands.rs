@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, entry};
-use stoa_core::command::{Actor, CommandHandler, LogEntry};
+use stoa_core::command::{CommandHandler, LogEntry};
 use uuid::Uuid;
 
 use crate::MANAGE;
@@ -136,14 +136,7 @@ impl Tracked for ProductState {
         Some(self.tenant_id)
     }
 
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// A product through the resource kit: `catalog.products.manage` and its

@@ -25,10 +25,10 @@ use diesel_async::AsyncPgConnection;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_acl::accounts::Accounts;
-use stoa_acl::resource::{self, Resource};
+use stoa_acl::resource::Resource;
 use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, entry};
-use stoa_core::command::{Actor, CommandHandler, LogEntry};
+use stoa_core::command::{CommandHandler, LogEntry};
 use uuid::Uuid;
 
 use crate::error::DashboardsError;
@@ -97,14 +97,7 @@ impl Tracked for LayoutState {
     fn tenant(&self) -> Option<Uuid> {
         Some(self.scope.tenant_id)
     }
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// A layout through the kit: its user's alone (`dashboards.configure`, 403
@@ -115,15 +108,7 @@ impl Resource for LayoutState {
     const VERSION: Option<&'static str> = None;
     const FEATURE: &'static str = CONFIGURE;
     type Services = ();
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.scope.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        self.scope.organization_id
-    }
+    stoa_acl::resource_identity!(scope);
     fn owner(&self) -> Option<Uuid> {
         Some(self.user_id)
     }
@@ -165,14 +150,7 @@ impl Tracked for RoleWidgetsState {
     fn parent(&self) -> Option<(&'static str, String)> {
         Some(("auth.role", self.role_id.to_string()))
     }
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// A role's widgets through the kit: `dashboards.admin.assign-widgets`, the
@@ -183,15 +161,7 @@ impl Resource for RoleWidgetsState {
     const VERSION: Option<&'static str> = None;
     const FEATURE: &'static str = ASSIGN;
     type Services = dyn Accounts;
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.scope.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        self.scope.organization_id
-    }
+    stoa_acl::resource_identity!(scope);
     fn not_found() -> AppError {
         DashboardsError::NotFound.into()
     }
@@ -257,14 +227,7 @@ impl Tracked for UserWidgetsState {
     fn parent(&self) -> Option<(&'static str, String)> {
         Some((stoa_acl::accounts::USER_KIND, self.user_id.to_string()))
     }
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// A user's widgets through the kit: `dashboards.admin.assign-widgets`, the
@@ -275,15 +238,7 @@ impl Resource for UserWidgetsState {
     const VERSION: Option<&'static str> = None;
     const FEATURE: &'static str = ASSIGN;
     type Services = dyn Accounts;
-    fn id(&self) -> Uuid {
-        self.id
-    }
-    fn tenant_id(&self) -> Uuid {
-        self.scope.tenant_id
-    }
-    fn organization(&self) -> Option<Uuid> {
-        self.scope.organization_id
-    }
+    stoa_acl::resource_identity!(scope);
     fn not_found() -> AppError {
         DashboardsError::NotFound.into()
     }

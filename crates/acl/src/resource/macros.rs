@@ -18,6 +18,16 @@ macro_rules! tracked_by_kit {
             ::core::option::Option::Some(self.tenant_id)
         }
 
+        $crate::kit_authorize!();
+    };
+}
+
+/// Inside `impl Tracked for S`: undo and redo authorize through the kit
+/// ([`crate::resource::authorize`]), for a state whose view or tenant is
+/// its own.
+#[macro_export]
+macro_rules! kit_authorize {
+    () => {
         async fn authorize(
             conn: &mut ::diesel_async::AsyncPgConnection,
             actor: &::stoa_core::command::Actor,
@@ -30,9 +40,24 @@ macro_rules! tracked_by_kit {
 }
 
 /// Inside `impl Resource for S`: the id, tenant and organization of a state
-/// with `id`, `tenant_id` and `organization_id` (all `Uuid`) fields.
+/// with `id`, `tenant_id` and `organization_id` (all `Uuid`) fields; with
+/// `(scope)`, of one whose tenant and (optional) organization are in a
+/// `scope` field (`stoa_core::scope`-like: `tenant_id`, `organization_id`).
 #[macro_export]
 macro_rules! resource_identity {
+    (scope) => {
+        fn id(&self) -> ::uuid::Uuid {
+            self.id
+        }
+
+        fn tenant_id(&self) -> ::uuid::Uuid {
+            self.scope.tenant_id
+        }
+
+        fn organization(&self) -> ::core::option::Option<::uuid::Uuid> {
+            self.scope.organization_id
+        }
+    };
     () => {
         fn id(&self) -> ::uuid::Uuid {
             self.id

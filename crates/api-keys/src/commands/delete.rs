@@ -13,7 +13,7 @@ use stoa_acl::AuthContext;
 use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
 use stoa_core::command::tracked::Tracked;
-use stoa_core::command::{Actor, Event, LogEntry};
+use stoa_core::command::{Event, LogEntry};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -103,14 +103,7 @@ impl Tracked for KeySnapshot {
         Some(self.tenant_id)
     }
 
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// Who may delete `key`: a caller of its tenant that sees its organization

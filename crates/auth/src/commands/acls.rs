@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
-use stoa_core::command::{Actor, LogEntry};
+use stoa_core::command::LogEntry;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -209,14 +209,7 @@ impl<O: AclOwner> Tracked for Acl<O> {
         authorize::keep_flag_only(self.acl.as_mut(), current.and_then(|c| c.acl.as_ref()))
     }
 
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// The ACL target through the kit: locked with its owner's row, versioned

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use stoa_acl::resource::{self, Resource};
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
+use stoa_core::command::LogEntry;
 use stoa_core::command::tracked::{Tracked, entry};
-use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use crate::error::CustomersError;
@@ -163,14 +163,7 @@ impl Tracked for DealState {
         Some(self.tenant_id)
     }
 
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// A deal through the resource kit: `customers.deals.manage`, its

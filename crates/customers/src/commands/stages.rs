@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_acl::resource::{self, Resource};
 use stoa_core::AppError;
+use stoa_core::command::LogEntry;
 use stoa_core::command::tracked::{Tracked, entry};
-use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
 use crate::PIPELINES_MANAGE;
@@ -93,14 +93,7 @@ impl Tracked for StageState {
         ))
     }
 
-    async fn authorize(
-        conn: &mut AsyncPgConnection,
-        actor: &Actor,
-        current: Option<&Self>,
-        target: Option<&Self>,
-    ) -> Result<(), AppError> {
-        resource::authorize(conn, actor, current, target).await
-    }
+    stoa_acl::kit_authorize!();
 }
 
 /// A stage through the resource kit: `customers.pipelines.manage`, its
