@@ -23,7 +23,7 @@ pub const END: &str = "<!-- bench:summary:end -->";
 /// The scenario whose rate is each run's yardstick.
 pub const PROFILE: &str = "GET /api/auth/profile (cached ACL)";
 
-pub use super::targets::{Goal, TARGETS, Target};
+pub use super::targets::{Goal, TARGETS, Target, target_text};
 
 /// What one run measured that the table needs besides its rows.
 pub struct Yardstick {
@@ -120,31 +120,12 @@ fn short(v: f64) -> String {
 }
 
 /// A target's number as written: `20`, `76.3`.
-fn plain(v: f64) -> String {
+pub(super) fn plain(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
         format!("{v}")
     }
-}
-
-/// The target's text, e.g. "p99 ≤ 20 ms; ≤ 2 statements".
-pub fn target_text(goals: &[Goal]) -> String {
-    goals
-        .iter()
-        .map(|g| match *g {
-            Goal::P99Ms(ms) => format!("p99 ≤ {} ms", plain(ms)),
-            Goal::Rps(r) => format!("≥ {} req/s", thousands(Some(r))),
-            Goal::ShareOfProfile(s) => format!("≥ {:.0}% of `/auth/profile`", s * 100.0),
-            Goal::Seconds(s) => format!("≤ {} s", plain(s)),
-            Goal::PeakMib(m) => format!("peak ≤ {} MiB", plain(m)),
-            Goal::Statements(n) => format!("≤ {} statements/request", plain(n)),
-            Goal::P50OverheadPct(p) => format!("p50 ≤ +{}% over no rules", plain(p)),
-            Goal::OwnMs(ms) => format!("≤ {} ms of stoa's own", plain(ms)),
-            Goal::NoteP99Ms(ms) => format!("p99 ≤ {} ms", plain(ms)),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// One goal's figure in `row` and whether it is met.

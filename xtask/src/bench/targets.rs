@@ -2,6 +2,8 @@
 //! target: the bench row it is read from, its goals and the issue that set
 //! them (the table itself is drawn by `summary`).
 
+use super::summary::{plain, thousands};
+
 /// What a scenario must reach.
 #[derive(Clone, Copy)]
 pub enum Goal {
@@ -212,3 +214,22 @@ pub const TARGETS: &[Target] = &[
         issue: "52",
     },
 ];
+
+/// The target's text, e.g. "p99 ≤ 20 ms; ≤ 2 statements".
+pub fn target_text(goals: &[Goal]) -> String {
+    goals
+        .iter()
+        .map(|g| match *g {
+            Goal::P99Ms(ms) => format!("p99 ≤ {} ms", plain(ms)),
+            Goal::Rps(r) => format!("≥ {} req/s", thousands(Some(r))),
+            Goal::ShareOfProfile(s) => format!("≥ {:.0}% of `/auth/profile`", s * 100.0),
+            Goal::Seconds(s) => format!("≤ {} s", plain(s)),
+            Goal::PeakMib(m) => format!("peak ≤ {} MiB", plain(m)),
+            Goal::Statements(n) => format!("≤ {} statements/request", plain(n)),
+            Goal::P50OverheadPct(p) => format!("p50 ≤ +{}% over no rules", plain(p)),
+            Goal::OwnMs(ms) => format!("≤ {} ms of stoa's own", plain(ms)),
+            Goal::NoteP99Ms(ms) => format!("p99 ≤ {} ms", plain(ms)),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
