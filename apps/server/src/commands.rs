@@ -144,6 +144,7 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     let modules = crate::modules(&services, auth).map_err(CommandError::Other)?;
     let api_keys = modules.api_keys;
     let configurators = modules.configurators;
+    let list = modules.list;
     let mut ctx = AppContext::new(db.clone(), config.http.clone(), configurators)
         .with_access(modules.access)
         .with_reads(modules.reads);
@@ -179,13 +180,14 @@ pub async fn serve(config: Config) -> Result<(), CommandError> {
     // Events are delivered after commit by the outbox dispatcher.
     let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
         db.clone(),
-        crate::subscribers(&services),
+        crate::subscribers(&services, &list),
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     start_workers(
         &services,
+        &list,
         stoa_jobs::WorkerConfig::from_env()?,
-        crate::job_schedules()?,
+        crate::job_schedules(&list)?,
     );
     // Push tokens stored before encryption (or under a rotated key) are
     // rewritten under the current key, in the background.
@@ -335,6 +337,7 @@ async fn reencrypt_push_tokens(db: Db, keys: std::sync::Arc<stoa_core::crypto::K
 /// `config.count` jobs in flight and enqueuing due recurring jobs.
 fn start_workers(
     services: &stoa_acl::Services,
+    modules: &stoa_module::Modules,
     config: stoa_jobs::WorkerConfig,
     schedules: Vec<stoa_jobs::Schedule>,
 ) {
@@ -342,7 +345,7 @@ fn start_workers(
     if count == 0 {
         return;
     }
-    let workers = std::sync::Arc::new(crate::workers(services, config, schedules));
+    let workers = std::sync::Arc::new(crate::workers(services, modules, config, schedules));
     actix_web::rt::spawn(workers.run());
     tracing::info!(count, "job workers started");
 }
@@ -357,17 +360,26 @@ pub async fn worker(config: Config) -> Result<(), CommandError> {
     let services = build_services(&db, &config, &auth, std::sync::Arc::new(keys))?;
     // Rules' platform calls run in this process too: the same app, unserved.
     let modules = crate::modules(&services, auth).map_err(CommandError::Other)?;
-    let ctx = AppContext::new(db.clone(), config.http.clone(), modules.configurators)
-        .with_access(modules.access);
-    crate::register_platform_caller(&services, modules.api_keys, &ctx)
+    let ctx = AppContext::new(
+        db.clone(),
+        config.http.clone(),
+        modules.configurators.clone(),
+    )
+    .with_access(modules.access.clone());
+    crate::register_platform_caller(&services, modules.api_keys.clone(), &ctx)
         .map_err(CommandError::Other)?;
     let mut workers = stoa_jobs::WorkerConfig::from_env()?;
     workers.count = workers.count.max(1);
     let count = workers.count;
-    start_workers(&services, workers, crate::job_schedules()?);
+    start_workers(
+        &services,
+        &modules.list,
+        workers,
+        crate::job_schedules(&modules.list)?,
+    );
     let dispatcher = std::sync::Arc::new(stoa_core::command::outbox::Dispatcher::new(
         db,
-        crate::subscribers(&services),
+        crate::subscribers(&services, &modules.list),
     ));
     actix_web::rt::spawn(dispatcher.run(std::time::Duration::from_millis(250)));
     println!("stoa worker: {count} worker(s) running");

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use stoa_acl::{AccessMatrix, Accounts, Registry, RegistryError, Services};
-use stoa_auth::{AuthConfig, AuthState};
+use stoa_acl::{AccessMatrix, Accounts, Registry, Services};
+use stoa_auth::AuthConfig;
 use stoa_core::Config;
 use stoa_core::command::CommandRegistry;
 use stoa_core::crypto::KeyRing;
@@ -19,63 +19,58 @@ use stoa_core::storage::Storage;
 pub mod bench;
 pub mod commands;
 
-/// Every module's features (the catalog behind `GET /api/auth/features`).
-pub fn registry() -> Result<Registry, RegistryError> {
-    // Modules register in dependency order; each new module crate adds itself here.
-    let mut registry = stoa_auth::base_registry()?;
-    stoa_preferences::register(&mut registry)?;
-    stoa_audit_logs::register(&mut registry)?;
-    stoa_progress::register(&mut registry)?;
-    stoa_devices::register(&mut registry)?;
-    stoa_api_keys::register(&mut registry)?;
-    stoa_catalog::register(&mut registry)?;
-    stoa_dashboards::register(&mut registry)?;
-    stoa_customers::register(&mut registry)?;
-    stoa_attachments::register(&mut registry)?;
-    stoa_onboarding::register(&mut registry)?;
-    stoa_business_rules::register(&mut registry)?;
-    stoa_ai_assistant::register(&mut registry)?;
-    // Who may call each operation, declared next to each module's routes (the
-    // authorization matrix, docs/security.md). A documented operation missing
-    // here fails the matrix test.
-    for operations in [
-        stoa_core::system::OPERATIONS,
-        stoa_auth::operations::OPERATIONS,
-        stoa_preferences::operations::OPERATIONS,
-        stoa_directory::operations::OPERATIONS,
-        stoa_audit_logs::operations::OPERATIONS,
-        stoa_progress::operations::OPERATIONS,
-        stoa_devices::operations::OPERATIONS,
-        stoa_api_keys::operations::OPERATIONS,
-        stoa_catalog::operations::OPERATIONS,
-        stoa_dashboards::operations::OPERATIONS,
-        stoa_customers::operations::OPERATIONS,
-        stoa_attachments::operations::OPERATIONS,
-        stoa_onboarding::operations::OPERATIONS,
-        stoa_business_rules::operations::OPERATIONS,
-        stoa_ai_assistant::operations::OPERATIONS,
-    ] {
-        registry.register_operations(operations)?;
-    }
-    // Widgets, analytics sources, AI tools and rule entities may name other
-    // modules' features: checked once every module has registered.
-    registry.check_slots()?;
-    Ok(registry)
+/// Every module the server mounts, in mount order (dependency order: a
+/// module registers after those whose features its slots name). The one
+/// list everything else derives from: the registry, the undo handlers, the
+/// routes, the job handlers, the recurring jobs and the subscribers. Each
+/// module is built from the module context (`services`); auth, preferences
+/// and onboarding also take their settings. A new module crate adds itself
+/// here, once.
+pub fn module_list(
+    services: &Services,
+    auth: &Arc<stoa_auth::AuthModule>,
+    onboarding: Option<stoa_onboarding::OnboardingConfig>,
+) -> stoa_module::Modules {
+    let secret = auth.config().jwt_secret.expose();
+    vec![
+        stoa_directory::module(),
+        auth.module(),
+        stoa_preferences::module(secret),
+        stoa_audit_logs::module(),
+        stoa_progress::module(),
+        stoa_devices::module(),
+        stoa_api_keys::module(),
+        stoa_catalog::module(services),
+        stoa_dashboards::module(services),
+        stoa_customers::module(services),
+        stoa_attachments::module(),
+        stoa_onboarding::module(secret, onboarding),
+        stoa_business_rules::module(),
+        stoa_ai_assistant::module(),
+    ]
+}
+
+/// Every module's features, operations and slots (the catalog behind
+/// `GET /api/auth/features`), as [`services`] builds it.
+pub fn registry() -> Result<Registry, String> {
+    Ok(test_services(&docs_db()?)?.registry.as_ref().clone())
+}
+
+/// The registry of `modules`: core's system operations, then each module's
+/// features and operations (who may call each operation, declared next to
+/// its routes: the authorization matrix, docs/security.md; a documented
+/// operation missing there fails the matrix test), and the slots checked
+/// once every module has registered.
+fn registry_of(modules: &stoa_module::Modules) -> Result<Registry, String> {
+    let mut base = Registry::new();
+    base.register_operations(stoa_core::system::OPERATIONS)
+        .map_err(|e| e.to_string())?;
+    stoa_module::registry_of(base, modules).map_err(|e| e.to_string())
 }
 
 /// Every module's undo/redo handlers.
-pub fn commands() -> CommandRegistry {
-    stoa_directory::commands::handlers()
-        .into_iter()
-        .chain(stoa_auth::commands::handlers())
-        .chain(stoa_devices::handlers())
-        .chain(stoa_catalog::handlers())
-        .chain(stoa_dashboards::handlers_with(Arc::new(
-            stoa_auth::PgAccounts,
-        )))
-        .chain(stoa_customers::handlers())
-        .chain(stoa_business_rules::handlers())
-        .fold(CommandRegistry::new(), CommandRegistry::handler)
+pub fn commands(modules: &stoa_module::Modules) -> CommandRegistry {
+    stoa_module::commands_of(modules)
 }
 
 /// Builds every shared service once: the one module context that
@@ -90,7 +85,6 @@ pub fn services(
     keys: Arc<KeyRing>,
     storage: Storage,
 ) -> Result<Services, String> {
-    let registry = Arc::new(registry().map_err(|e| e.to_string())?);
     // The account interfaces (stoa_acl::accounts) other modules use instead
     // of depending on stoa-auth.
     let accounts: Arc<dyn Accounts> = Arc::new(stoa_auth::PgAccounts);
@@ -112,10 +106,13 @@ pub fn services(
         accounts.clone(),
         organizations.clone(),
     ));
-    Ok(Services {
+    let mut services = Services {
         db: db.clone(),
         config: Arc::new(config),
-        registry,
+        // Filled below from the modules, which are built from the rest of
+        // the context (they keep the directories they need, never the
+        // registry).
+        registry: Arc::default(),
         accounts,
         api_keys,
         creators,
@@ -129,7 +126,10 @@ pub fn services(
         mailer,
         // Filled by `serve` and `worker` once the app exists (`platform_caller`).
         platform: Default::default(),
-    })
+    };
+    let auth = Arc::new(stoa_auth::AuthModule::new(auth.clone()));
+    services.registry = Arc::new(registry_of(&module_list(&services, &auth, None))?);
+    Ok(services)
 }
 
 /// [`services`] for tests and the OpenAPI document: memory storage, a fixed
@@ -168,16 +168,16 @@ pub struct Modules {
     pub access: Arc<dyn AccessPolicy>,
     /// Kept list answers of session callers, served before authentication.
     pub reads: Arc<dyn ReadCache>,
+    /// The modules themselves ([`module_list`]): their job handlers,
+    /// recurring jobs and subscribers.
+    pub list: stoa_module::Modules,
 }
 
 /// Builds every module from the module context. The first configurator
 /// registers every shared service as app data (`Services::configurator`),
 /// so a handler extracting one finds it wherever the modules are mounted.
-/// Each new module crate adds its `configure` here (and its features to
-/// [`registry`]).
 pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String> {
-    let onboarding = stoa_onboarding::OnboardingConfig::from_env().map_err(|e| e.to_string())?;
-    modules_with_onboarding(services, auth, onboarding)
+    modules_with_onboarding(services, auth, None)
 }
 
 /// [`modules`] with the onboarding settings given rather than read from the
@@ -185,69 +185,29 @@ pub fn modules(services: &Services, auth: AuthConfig) -> Result<Modules, String>
 pub fn modules_with_onboarding(
     services: &Services,
     auth: AuthConfig,
-    onboarding: stoa_onboarding::OnboardingConfig,
+    onboarding: Option<stoa_onboarding::OnboardingConfig>,
 ) -> Result<Modules, String> {
-    let db = &services.db;
-    let onboarding = Arc::new(stoa_onboarding::OnboardingState::new(
-        db.clone(),
-        onboarding,
-        services.registry.clone(),
-        services.onboarding.clone(),
-        auth.jwt_secret.expose(),
-    ));
-    let accounts = services.accounts.clone();
-    let api_keys = stoa_api_keys::ApiKeyAuthenticator::new(db.clone(), accounts.clone());
-    let preferences = stoa_preferences::PreferencesState::new(
-        db.clone(),
-        auth.jwt_secret.expose(),
-        accounts.clone(),
-    );
-    let mut auth =
-        AuthState::new(db.clone(), auth, services.registry.clone()).map_err(|e| e.to_string())?;
-    auth.mailer = services.mailer.clone();
-    let auth = Arc::new(auth.with_api_keys(api_keys.clone()));
+    let api_keys =
+        stoa_api_keys::ApiKeyAuthenticator::new(services.db.clone(), services.accounts.clone());
+    let auth = Arc::new(stoa_auth::AuthModule::new(auth).with_api_keys(api_keys.clone()));
+    // Auth's state is also the access policy and the kept reads: the same
+    // one its routes use.
+    let state = auth.state(services)?;
     let access = Arc::new(AccessMatrix::new(
         services.registry.operations(),
-        auth.clone(),
+        state.clone(),
     ));
-    let reads = Arc::new(auth.reads());
+    let reads = Arc::new(state.reads());
+    let list = module_list(services, &auth, onboarding);
+    let commands = Arc::new(commands(&list));
+    let mut configurators = vec![services.configurator()];
+    configurators.extend(stoa_module::configurators_of(&list, services, &commands)?);
     Ok(Modules {
-        configurators: vec![
-            services.configurator(),
-            Arc::new(stoa_auth::configure(auth)),
-            Arc::new(stoa_preferences::configure(preferences)),
-            Arc::new(stoa_directory::configure),
-            Arc::new(stoa_audit_logs::configure(
-                Arc::new(commands()),
-                accounts.clone(),
-            )),
-            Arc::new(stoa_progress::configure),
-            Arc::new(stoa_devices::configure(
-                services.keys.clone(),
-                accounts.clone(),
-            )),
-            Arc::new(stoa_api_keys::configure(
-                accounts.clone(),
-                services.organizations.clone(),
-            )),
-            Arc::new(stoa_catalog::configure(services.organizations.clone())),
-            Arc::new(stoa_dashboards::configure),
-            Arc::new(stoa_customers::configure(accounts)),
-            Arc::new(stoa_attachments::configure(
-                stoa_attachments::AttachmentsConfig::from_env().map_err(|e| e.to_string())?,
-            )),
-            Arc::new(stoa_onboarding::configure(onboarding)),
-            Arc::new(stoa_business_rules::configure),
-            Arc::new(stoa_ai_assistant::configure(Arc::new(
-                stoa_ai_assistant::AiState::new(
-                    services,
-                    stoa_ai_assistant::AiConfig::from_env().map_err(|e| e.to_string())?,
-                ),
-            ))),
-        ],
+        configurators,
         api_keys,
         access,
         reads,
+        list,
     })
 }
 
@@ -279,75 +239,64 @@ pub fn register_platform_caller(
     Ok(())
 }
 
-/// The OpenAPI document of the whole API.
-pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
-    // Documentation needs no database: the pool never connects.
-    let db = Db::from_url(
+/// A pool that never connects: documentation and the registry need no
+/// database.
+fn docs_db() -> Result<Db, String> {
+    Db::from_url(
         "postgres://docs@127.0.0.1:1/none",
         1,
         Duration::from_millis(1),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())
+}
+
+/// The OpenAPI document of the whole API.
+pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
     // The document's app serves no request: test services (memory storage,
     // a fixed key) build the same routes as `serve`.
-    let services = test_services(&db)?;
+    let services = test_services(&docs_db()?)?;
     let modules = modules(&services, AuthConfig::for_tests())?;
     let mut doc = stoa_core::http::openapi_doc(&modules.configurators, stoa_core::BUILD_VERSION);
     modules.access.document(&mut doc);
     Ok(doc)
 }
 
-/// In-process event subscribers (modules append theirs, built from the
-/// module context). Events nobody subscribes to are logged at debug level
-/// and marked delivered.
-pub fn subscribers(services: &Services) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
+/// In-process event subscribers: core's and the mail queue's, then the
+/// modules'. Events nobody subscribes to are logged at debug level and
+/// marked delivered.
+pub fn subscribers(
+    services: &Services,
+    modules: &stoa_module::Modules,
+) -> Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> {
     let mut list: Vec<Arc<dyn stoa_core::command::outbox::Subscriber>> = vec![
         Arc::new(stoa_core::command::outbox::LogSubscriber),
         // Mail queued in a transaction (`stoa_mail::queue`) goes out after commit.
         Arc::new(stoa_mail::MailSubscriber::new(services.mailer.clone())),
-        // A deleted attachment's objects leave storage after commit, at least once.
-        Arc::new(stoa_attachments::StorageCleanup::new(
-            services.storage.clone(),
-            services.db.clone(),
-        )),
     ];
-    // Business rules run on domain events after commit.
-    list.extend(stoa_business_rules::subscribers(
-        services.db.clone(),
-        services.registry.clone(),
-        services.platform.clone(),
-        services.creators.clone(),
-    ));
+    list.extend(stoa_module::subscribers_of(modules, services));
     list
 }
 
-/// Every job handler (modules append theirs, built from the module
-/// context). The workers that run them get the context too
-/// ([`workers`]), so a handler can act as its job's creator.
-pub fn job_handlers(services: &Services) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
+/// Every job handler: the queue's own, then the modules'. The workers that
+/// run them get the module context too ([`workers`]), so a handler can act
+/// as its job's creator.
+pub fn job_handlers(
+    services: &Services,
+    modules: &stoa_module::Modules,
+) -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     let mut handlers = stoa_jobs::handlers();
-    handlers.extend(stoa_progress::handlers());
-    handlers.extend(stoa_audit_logs::retention::handlers());
-    handlers.extend(stoa_catalog::job_handlers());
-    handlers.extend(stoa_customers::job_handlers(services.accounts.clone()));
-    handlers.extend(stoa_onboarding::job_handlers(&services.registry));
-    handlers.extend(stoa_business_rules::job_handlers(
-        services.outbound.clone(),
-        services.keys.clone(),
-    ));
-    handlers.extend(stoa_ai_assistant::job_handlers());
+    handlers.extend(stoa_module::job_handlers_of(modules, services));
     handlers
 }
 
-/// Every recurring job (modules append theirs); each runs once per period
-/// across all processes. Reads the modules' settings from the environment
-/// (audit-log retention): a malformed one stops start-up.
-pub fn job_schedules() -> Result<Vec<stoa_jobs::Schedule>, stoa_core::config::ConfigError> {
+/// Every recurring job: the queue's own, then the modules'; each runs once
+/// per period across all processes. Modules read their settings from the
+/// environment (audit-log retention): a malformed one stops start-up.
+pub fn job_schedules(
+    modules: &stoa_module::Modules,
+) -> Result<Vec<stoa_jobs::Schedule>, stoa_core::config::ConfigError> {
     let mut schedules = stoa_jobs::schedules();
-    schedules.extend(stoa_progress::schedules());
-    schedules.extend(stoa_audit_logs::retention::RetentionConfig::from_env()?.schedules());
-    schedules.extend(stoa_onboarding::schedules());
-    schedules.extend(stoa_ai_assistant::schedules()?);
+    schedules.extend(stoa_module::schedules_of(modules)?);
     Ok(schedules)
 }
 
@@ -356,10 +305,11 @@ pub fn job_schedules() -> Result<Vec<stoa_jobs::Schedule>, stoa_core::config::Co
 /// progress's records of the jobs (what clients poll).
 pub fn workers(
     services: &Services,
+    modules: &stoa_module::Modules,
     config: stoa_jobs::WorkerConfig,
     schedules: Vec<stoa_jobs::Schedule>,
 ) -> stoa_jobs::Workers {
-    stoa_jobs::Workers::new(services.db.clone(), job_handlers(services), config)
+    stoa_jobs::Workers::new(services.db.clone(), job_handlers(services, modules), config)
         .with_services(services)
         .with_records(stoa_progress::records())
         .with_schedules(schedules)

@@ -126,7 +126,13 @@ async fn a_request_that_queues_a_job_yields_one_connected_trace() {
     assert_eq!(res.status, 201, "{}", res.text());
 
     let services = stoa_server::test_services(&app.db).unwrap();
-    let workers = stoa_server::workers(&services, stoa_jobs::WorkerConfig::default(), Vec::new());
+    let modules = stoa_server::modules(&services, stoa_auth::AuthConfig::for_tests()).unwrap();
+    let workers = stoa_server::workers(
+        &services,
+        &modules.list,
+        stoa_jobs::WorkerConfig::default(),
+        Vec::new(),
+    );
     let mut ran = 0;
     while workers.run_one().await.unwrap() {
         ran += 1;

@@ -143,3 +143,18 @@ pub fn job_handlers() -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
 pub fn schedules() -> Result<Vec<stoa_jobs::Schedule>, stoa_core::config::ConfigError> {
     jobs::schedules_from(&std::env::vars().collect())
 }
+
+/// The module descriptor the server mounts: its settings (`AI_*`) come
+/// from the environment when mounted.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .routes(|services, _| {
+            let config = AiConfig::from_env().map_err(|e| e.to_string())?;
+            Ok(Arc::new(configure(Arc::new(AiState::new(
+                services, config,
+            )))))
+        })
+        .jobs(|_| job_handlers())
+        .schedules(schedules)
+}

@@ -21,6 +21,7 @@ pub mod routes;
 pub mod schema;
 pub mod secret;
 pub mod service;
+
 #[doc(hidden)]
 use std::sync::Arc;
 
@@ -99,4 +100,18 @@ pub fn configure(
             .service(routes::create::create_key)
             .service(routes::delete::delete_key);
     }
+}
+
+/// The module descriptor the server mounts: keys are checked against the
+/// context's roles and organizations.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .routes(|services, _| {
+            let organizations = services.organizations.clone();
+            Ok(Arc::new(configure(
+                services.accounts.clone(),
+                organizations,
+            )))
+        })
 }

@@ -31,6 +31,8 @@ pub mod sniff;
 pub mod store;
 pub mod upload;
 
+use std::sync::Arc;
+
 use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError};
 use stoa_core::http::ServiceConfig;
@@ -119,4 +121,20 @@ pub fn configure_with(
             .service(routes::image::serve_image_with_slug)
             .service(routes::image::serve_image);
     }
+}
+
+/// The module descriptor the server mounts: its settings come from the
+/// environment when mounted; a deleted file's objects leave storage after
+/// commit (its subscriber).
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .routes(|_, _| {
+            let config = AttachmentsConfig::from_env().map_err(|e| e.to_string())?;
+            Ok(Arc::new(configure(config)))
+        })
+        .subscribers(|services| {
+            let storage = services.storage.clone();
+            vec![Arc::new(StorageCleanup::new(storage, services.db.clone()))]
+        })
 }

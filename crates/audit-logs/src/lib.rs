@@ -155,3 +155,17 @@ pub fn configure(
             .service(routes::list_access::list_access);
     }
 }
+
+/// The module descriptor the server mounts: its undo and redo routes
+/// dispatch through every module's handlers; retention (settings from the
+/// environment, a malformed one stops start-up) runs as a recurring job.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .routes(|services, commands| {
+            let users = services.accounts.clone();
+            Ok(Arc::new(configure(commands.clone(), users)))
+        })
+        .jobs(|_| retention::handlers())
+        .schedules(|| Ok(retention::RetentionConfig::from_env()?.schedules()))
+}

@@ -25,6 +25,7 @@ pub mod interfaces;
 pub mod invite;
 pub mod limits;
 pub mod lock;
+mod module;
 pub mod nav;
 pub mod onboarding;
 pub mod operations;
@@ -53,6 +54,7 @@ pub use config::AuthConfig;
 pub use creators::PgCreators;
 pub use error::AuthError;
 pub use interfaces::PgAccounts;
+pub use module::AuthModule;
 pub use onboarding::PgOnboarding;
 pub use state::AuthState;
 
@@ -106,6 +108,9 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     registry.register_nav(nav::NAV);
     registry.add_seeder(Arc::new(bootstrap::AccountsSeeder));
     registry.add_analytics_source(USERS_ANALYTICS)?;
+    // Seeders of other modules find the default roles through this crate's
+    // interface, never its table.
+    registry.provide_roles(Arc::new(PgAccounts));
     Ok(())
 }
 
@@ -173,9 +178,6 @@ pub fn base_registry() -> Result<Registry, RegistryError> {
     let mut registry = Registry::new();
     stoa_directory::register(&mut registry)?;
     register(&mut registry)?;
-    // Seeders of other modules find the default roles through this crate's
-    // interface, never its table.
-    registry.provide_roles(Arc::new(PgAccounts));
     Ok(registry)
 }
 

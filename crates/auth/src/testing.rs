@@ -20,6 +20,16 @@ use crate::state::AuthState;
 pub const PASSWORD: &str = "secret";
 
 /// Auth state over `db` with test settings adjusted by `tweak`.
+/// The user directory the server hands modules (this crate's accounts).
+pub fn user_directory() -> Arc<dyn stoa_acl::UserDirectory> {
+    Arc::new(crate::PgAccounts)
+}
+
+/// The organization directory the server hands modules (stoa-directory's).
+pub fn organization_directory() -> Arc<dyn stoa_acl::OrganizationDirectory> {
+    Arc::new(stoa_directory::PgDirectory)
+}
+
 pub fn state_with(db: &Db, tweak: impl FnOnce(&mut AuthConfig)) -> Arc<AuthState> {
     let registry = crate::base_registry().unwrap_or_default();
     state_with_registry(db, registry, tweak)

@@ -147,3 +147,23 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::logs::get_log)
         .service(routes::options::call_options);
 }
+
+/// The module descriptor the server mounts: rules run on domain events
+/// after commit (its subscribers) and call webhooks as jobs.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .handlers(handlers())
+        .routes(|_, _| Ok(Arc::new(configure)))
+        .jobs(|services| job_handlers(services.outbound.clone(), services.keys.clone()))
+        .subscribers(|services| {
+            let registry = services.registry.clone();
+            let creators = services.creators.clone();
+            subscribers(
+                services.db.clone(),
+                registry,
+                services.platform.clone(),
+                creators,
+            )
+        })
+}

@@ -3,7 +3,7 @@
 //! user, never its tables, so a change is authorized, logged, undoable and
 //! seen by write guards exactly like the route.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
@@ -17,14 +17,6 @@ use validator::Validate;
 use crate::dto::UpdateProduct;
 use crate::service;
 use crate::{MANAGE, VIEW};
-
-static ORGANIZATIONS: OnceLock<Arc<dyn OrganizationDirectory>> = OnceLock::new();
-
-/// Installs the organization directory the update tool checks with (by
-/// [`crate::configure`], once per process; the first one wins).
-pub fn install(organizations: Arc<dyn OrganizationDirectory>) {
-    let _ = ORGANIZATIONS.set(organizations);
-}
 
 fn product_id(input: &Value) -> Result<String, AppError> {
     input["productId"]
@@ -123,7 +115,9 @@ fn product_body(
 
 /// `catalog.update_product`: `PUT /catalog/products/{id}` through the
 /// catalog service, as the caller (`_recordVersion`: the optimistic lock).
-struct UpdateProductTool;
+struct UpdateProductTool {
+    organizations: Arc<dyn OrganizationDirectory>,
+}
 
 impl ToolHandler for UpdateProductTool {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
@@ -151,13 +145,10 @@ impl ToolHandler for UpdateProductTool {
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             body.validate()
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
-            let organizations = ORGANIZATIONS.get().ok_or_else(|| {
-                AppError::internal("catalog: no organization directory installed")
-            })?;
             let op = service::update_product_in(
                 call.conn,
                 call.auth,
-                organizations.as_ref(),
+                self.organizations.as_ref(),
                 &id,
                 body,
                 expected,
@@ -211,7 +202,7 @@ fn update_schema() -> Value {
 }
 
 /// The product tools.
-pub fn tools() -> Vec<AiTool> {
+pub fn tools(organizations: &Arc<dyn OrganizationDirectory>) -> Vec<AiTool> {
     vec![
         AiTool {
             name: "catalog.get_product",
@@ -232,7 +223,9 @@ pub fn tools() -> Vec<AiTool> {
             input_schema: update_schema,
             kind: ToolKind::Mutation,
             features: &[VIEW, MANAGE],
-            handler: Arc::new(UpdateProductTool),
+            handler: Arc::new(UpdateProductTool {
+                organizations: organizations.clone(),
+            }),
             before: Some(Arc::new(ProductBefore)),
         },
     ]

@@ -78,7 +78,11 @@ pub const NAV: &[NavEntry] = &[NavEntry {
 /// Registers the features, the default grants (superadmin and admin:
 /// `catalog.*`; employee: view and manage products, as the reference), the
 /// products page and the registry slots ([`slots`]).
-pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+/// `organizations` checks where the AI update tool moves a product.
+pub fn register(
+    registry: &mut Registry,
+    organizations: &Arc<dyn OrganizationDirectory>,
+) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("superadmin", &["catalog.*"]);
     registry.add_role_defaults("admin", &["catalog.*"]);
@@ -87,7 +91,7 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
     slots::register(registry)?;
     registry.add_record_target(record_target::product_target())?;
     registry.add_demo_data(seed::demo_data())?;
-    for tool in ai_tools::tools() {
+    for tool in ai_tools::tools(organizations) {
         registry.add_ai_tool(tool)?;
     }
     Ok(())
@@ -99,7 +103,6 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
 pub fn configure(
     organizations: Arc<dyn OrganizationDirectory>,
 ) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
-    ai_tools::install(organizations.clone());
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(organizations.clone()))
             .service(routes::list::list_products)
@@ -117,4 +120,18 @@ pub fn configure(
 /// `job_handlers(services)`.
 pub fn job_handlers() -> Vec<Arc<dyn stoa_jobs::JobHandler>> {
     vec![Arc::new(bulk::BulkDelete)]
+}
+
+/// The module descriptor the server mounts, with the context's
+/// organization directory for the routes and the AI update tool alike.
+pub fn module(services: &stoa_acl::Services) -> stoa_module::Module {
+    let organizations = services.organizations.clone();
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers({
+            let organizations = organizations.clone();
+            move |registry| register(registry, &organizations)
+        })
+        .handlers(handlers())
+        .routes(move |_, _| Ok(Arc::new(configure(organizations.clone()))))
+        .jobs(|_| job_handlers())
 }

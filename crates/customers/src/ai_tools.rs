@@ -19,11 +19,7 @@ use crate::dto::UpdateDeal;
 use crate::error::CustomersError;
 use crate::queries::stages;
 use crate::service::deals;
-use crate::{DEALS_MANAGE, DEALS_VIEW, owners};
-
-fn users() -> Result<Arc<dyn UserDirectory>, AppError> {
-    owners::installed().ok_or_else(|| AppError::internal("customers: no user directory installed"))
-}
+use crate::{DEALS_MANAGE, DEALS_VIEW};
 
 fn deal_id(input: &Value) -> Result<Uuid, AppError> {
     input["dealId"]
@@ -33,30 +29,32 @@ fn deal_id(input: &Value) -> Result<Uuid, AppError> {
 }
 
 /// `customers.get_deal {dealId}`: the deal as `GET /customers/deals/{id}` shows it.
-struct GetDeal;
+struct GetDeal {
+    users: Arc<dyn UserDirectory>,
+}
 
 impl ToolHandler for GetDeal {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
         Box::pin(async move {
             call.auth.require(DEALS_VIEW)?;
             let id = deal_id(&call.input)?;
-            let users = users()?;
-            let detail = deals::detail(call.conn, call.auth, users.as_ref(), id).await?;
+            let detail = deals::detail(call.conn, call.auth, self.users.as_ref(), id).await?;
             serde_json::to_value(detail).map_err(AppError::internal)
         })
     }
 }
 
 /// The deal a mutation would change: `{recordId, entityType, recordVersion, before}`.
-struct DealBefore;
+struct DealBefore {
+    users: Arc<dyn UserDirectory>,
+}
 
 impl ToolHandler for DealBefore {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
         Box::pin(async move {
             call.auth.require(DEALS_VIEW)?;
             let id = deal_id(&call.input)?;
-            let users = users()?;
-            let detail = deals::detail(call.conn, call.auth, users.as_ref(), id).await?;
+            let detail = deals::detail(call.conn, call.auth, self.users.as_ref(), id).await?;
             let before = serde_json::to_value(&detail.deal).map_err(AppError::internal)?;
             Ok(json!({
                 "recordId": id,
@@ -91,6 +89,7 @@ fn expected_version(raw: Option<&str>) -> Result<Option<OffsetDateTime>, AppErro
 /// transaction).
 async fn update_deal(
     call: ToolCall<'_>,
+    users: &dyn UserDirectory,
     id: Uuid,
     body: serde_json::Map<String, Value>,
     expected: Option<OffsetDateTime>,
@@ -99,9 +98,8 @@ async fn update_deal(
         .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
     body.validate()
         .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
-    let users = users()?;
     let by = deals::WrittenBy::caller(call.auth);
-    let op = deals::update_in(call.conn, call.auth, users.as_ref(), id, body, expected, by).await?;
+    let op = deals::update_in(call.conn, call.auth, users, id, body, expected, by).await?;
     Ok(json!({
         "recordId": id,
         "commandName": op.command_id,
@@ -113,7 +111,9 @@ async fn update_deal(
 /// service, as the caller. The assistant passes the version it showed for
 /// approval as `_recordVersion` (the optimistic lock: a change since then
 /// fails the write).
-struct UpdateDealTool;
+struct UpdateDealTool {
+    users: Arc<dyn UserDirectory>,
+}
 
 impl ToolHandler for UpdateDealTool {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
@@ -124,7 +124,7 @@ impl ToolHandler for UpdateDealTool {
                 .map_err(|e| AppError::bad_request(format!("Invalid input: {e}")))?;
             patch.rest.remove("dealId");
             let expected = expected_version(patch.record_version.as_deref())?;
-            update_deal(call, id, patch.rest, expected).await
+            update_deal(call, self.users.as_ref(), id, patch.rest, expected).await
         })
     }
 }
@@ -177,7 +177,9 @@ fn stage_body(target: &StageTarget) -> serde_json::Map<String, Value> {
 
 /// `customers.update_deal_stage {dealId, toPipelineStageId | toStage}`:
 /// the deal's update command as the caller, like `customers.update_deal`.
-struct UpdateDealStageTool;
+struct UpdateDealStageTool {
+    users: Arc<dyn UserDirectory>,
+}
 
 impl ToolHandler for UpdateDealStageTool {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
@@ -186,7 +188,7 @@ impl ToolHandler for UpdateDealStageTool {
             let id = deal_id(&call.input)?;
             let target = stage_target(&call.input)?;
             let expected = expected_version(call.input["_recordVersion"].as_str())?;
-            update_deal(call, id, stage_body(&target), expected).await
+            update_deal(call, self.users.as_ref(), id, stage_body(&target), expected).await
         })
     }
 }
@@ -194,7 +196,9 @@ impl ToolHandler for UpdateDealStageTool {
 /// The deal a stage move would change, and what it would become: the stage
 /// (id and label; a stage of the deal's organization, else 400) or the
 /// status, so the approval card shows the move.
-struct DealStageBefore;
+struct DealStageBefore {
+    users: Arc<dyn UserDirectory>,
+}
 
 impl ToolHandler for DealStageBefore {
     fn call<'a>(&'a self, call: ToolCall<'a>) -> BoxFuture<'a, Result<Value, AppError>> {
@@ -202,8 +206,7 @@ impl ToolHandler for DealStageBefore {
             call.auth.require(DEALS_VIEW)?;
             let id = deal_id(&call.input)?;
             let target = stage_target(&call.input)?;
-            let users = users()?;
-            let detail = deals::detail(call.conn, call.auth, users.as_ref(), id).await?;
+            let detail = deals::detail(call.conn, call.auth, self.users.as_ref(), id).await?;
             let after = match &target {
                 StageTarget::Stage(stage) => {
                     let found = stages::find(call.conn, detail.deal.tenant_id, *stage)
@@ -283,8 +286,9 @@ fn update_schema() -> Value {
     })
 }
 
-/// The deal tools.
-pub fn tools() -> Vec<AiTool> {
+/// The deal tools, which look owners up in `users`.
+pub fn tools(users: &Arc<dyn UserDirectory>) -> Vec<AiTool> {
+    let users = || users.clone();
     vec![
         AiTool {
             name: "customers.get_deal",
@@ -294,7 +298,7 @@ pub fn tools() -> Vec<AiTool> {
             input_schema: get_schema,
             kind: ToolKind::Read,
             features: &[DEALS_VIEW],
-            handler: Arc::new(GetDeal),
+            handler: Arc::new(GetDeal { users: users() }),
             before: None,
         },
         AiTool {
@@ -305,8 +309,8 @@ pub fn tools() -> Vec<AiTool> {
             input_schema: stage_schema,
             kind: ToolKind::Mutation,
             features: &[DEALS_VIEW, DEALS_MANAGE],
-            handler: Arc::new(UpdateDealStageTool),
-            before: Some(Arc::new(DealStageBefore)),
+            handler: Arc::new(UpdateDealStageTool { users: users() }),
+            before: Some(Arc::new(DealStageBefore { users: users() })),
         },
         AiTool {
             name: "customers.update_deal",
@@ -316,8 +320,8 @@ pub fn tools() -> Vec<AiTool> {
             input_schema: update_schema,
             kind: ToolKind::Mutation,
             features: &[DEALS_VIEW, DEALS_MANAGE],
-            handler: Arc::new(UpdateDealTool),
-            before: Some(Arc::new(DealBefore)),
+            handler: Arc::new(UpdateDealTool { users: users() }),
+            before: Some(Arc::new(DealBefore { users: users() })),
         },
     ]
 }

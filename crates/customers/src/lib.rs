@@ -101,7 +101,11 @@ pub const NAV: &[NavEntry] = &[
 /// Registers the features, the default grants (superadmin and admin:
 /// `customers.*`; employee: deals view and manage, pipelines view, as the
 /// reference grants), the pages and the registry slots.
-pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
+/// `users` checks the owners the AI tools and the rule writer set.
+pub fn register(
+    registry: &mut Registry,
+    users: &Arc<dyn UserDirectory>,
+) -> Result<(), RegistryError> {
     registry.register(MODULE, FEATURES)?;
     registry.add_role_defaults("superadmin", &["customers.*"]);
     registry.add_role_defaults("admin", &["customers.*"]);
@@ -112,10 +116,10 @@ pub fn register(registry: &mut Registry) -> Result<(), RegistryError> {
         registry.add_widget(widget)?;
     }
     registry.add_rule_entity(slots::DEAL_RULES)?;
-    registry.add_rule_writer(rule_writes::deal_writer())?;
+    registry.add_rule_writer(rule_writes::deal_writer(users.clone()))?;
     registry.add_record_target(record_target::deal_target())?;
     registry.add_demo_data(seed::demo_data())?;
-    for tool in ai_tools::tools() {
+    for tool in ai_tools::tools(users) {
         registry.add_ai_tool(tool)?;
     }
     Ok(())
@@ -140,12 +144,11 @@ pub fn job_handlers(users: Arc<dyn UserDirectory>) -> Vec<Arc<dyn stoa_jobs::Job
 }
 
 /// Mounts the routes (under `/api`). `users` checks deal owners (stoa-auth's
-/// accounts, handed over by the server); it is also installed for undo and
-/// redo ([`owners`]). The bulk routes come before `/customers/deals/{id}`.
+/// accounts, handed over by the server). The bulk routes come before
+/// `/customers/deals/{id}`.
 pub fn configure(
     users: Arc<dyn UserDirectory>,
 ) -> impl Fn(&mut ServiceConfig) + Send + Sync + 'static {
-    owners::install(users.clone());
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(users.clone()))
             .service(routes::deals::bulk_owner::bulk_update_owner)
@@ -171,4 +174,17 @@ pub fn configure(
             .service(routes::stages::delete::delete_stage)
             .service(routes::stages::delete_by_query::delete_stage_by_query);
     }
+}
+
+/// The module descriptor the server mounts, with the context's accounts as
+/// the user directory every path checks deal owners in: the routes, the
+/// bulk jobs, the AI tools, the rule writer, undo and redo.
+pub fn module(services: &stoa_acl::Services) -> stoa_module::Module {
+    let users: Arc<dyn UserDirectory> = services.accounts.clone();
+    let (slots, jobs) = (users.clone(), users.clone());
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(move |registry| register(registry, &slots))
+        .handlers(handlers(users.clone()))
+        .routes(move |_, _| Ok(Arc::new(configure(users.clone()))))
+        .jobs(move |_| job_handlers(jobs.clone()))
 }

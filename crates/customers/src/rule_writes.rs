@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
-use stoa_acl::{FieldWrite, FieldWriter, RuleWriter};
+use stoa_acl::{FieldWrite, FieldWriter, RuleWriter, UserDirectory};
 use stoa_core::AppError;
 use uuid::Uuid;
 use validator::Validate;
@@ -16,7 +16,7 @@ use validator::Validate;
 use crate::commands::deals::DEAL_KIND;
 use crate::dto::UpdateDeal;
 use crate::service::deals::{self, WrittenBy};
-use crate::{DEALS_MANAGE, DEALS_VIEW, MODULE, owners};
+use crate::{DEALS_MANAGE, DEALS_VIEW, MODULE};
 
 /// The fields of `PUT /customers/deals/{id}` a rule may set.
 pub const WRITABLE: &[&str] = &[
@@ -46,7 +46,9 @@ fn body_of(field: &str, value: &Value) -> Result<UpdateDeal, String> {
     Ok(body)
 }
 
-struct DealFields;
+struct DealFields {
+    users: Arc<dyn UserDirectory>,
+}
 
 impl FieldWriter for DealFields {
     fn check(&self, field: &str, value: &Value) -> Result<(), String> {
@@ -61,14 +63,20 @@ impl FieldWriter for DealFields {
                 .map_err(|_| AppError::bad_request("the record id is not a deal id"))?;
             let body = body_of(call.field, &call.value)
                 .map_err(|m| AppError::bad_request(format!("{} {m}", call.field)))?;
-            let users = owners::installed()
-                .ok_or_else(|| AppError::internal("customers: no user directory installed"))?;
             let by = WrittenBy {
                 actor: call.actor(),
                 context: Some(call.context.clone()),
             };
-            let op =
-                deals::update_in(call.conn, call.auth, users.as_ref(), id, body, None, by).await?;
+            let op = deals::update_in(
+                call.conn,
+                call.auth,
+                self.users.as_ref(),
+                id,
+                body,
+                None,
+                by,
+            )
+            .await?;
             Ok(json!({"operationId": op.id, "commandId": op.command_id}))
         })
     }
@@ -76,13 +84,13 @@ impl FieldWriter for DealFields {
 
 /// The slot [`crate::register`] declares. Saving a rule that writes deals
 /// takes the features of the update route.
-pub fn deal_writer() -> RuleWriter {
+pub fn deal_writer(users: Arc<dyn UserDirectory>) -> RuleWriter {
     RuleWriter {
         entity_type: DEAL_KIND,
         module: MODULE.id,
         fields: WRITABLE,
         features: &[DEALS_VIEW, DEALS_MANAGE],
-        writer: Arc::new(DealFields),
+        writer: Arc::new(DealFields { users }),
     }
 }
 

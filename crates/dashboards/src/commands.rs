@@ -19,13 +19,13 @@
 //! locks the key (`queries::lock_key`, an advisory lock: `Tracked::lock`,
 //! which the kit takes for a resource without a version column).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use diesel_async::AsyncPgConnection;
 use serde_json::{Value, json};
 use stoa_acl::AuthContext;
 use stoa_acl::accounts::Accounts;
-use stoa_acl::resource::Resource;
+use stoa_acl::resource::{Resource, handler};
 use stoa_core::AppError;
 use stoa_core::command::tracked::{StateHandler, Tracked, entry};
 use stoa_core::command::{CommandHandler, LogEntry};
@@ -46,11 +46,6 @@ pub const SAVE_USER_WIDGETS: &str = "dashboards.user_widgets.save";
 pub const LAYOUT_LABEL: &str = "Save dashboard layout";
 pub const ROLE_WIDGETS_LABEL: &str = "Assign dashboard widgets to a role";
 pub const USER_WIDGETS_LABEL: &str = "Assign dashboard widgets to a user";
-
-/// The accounts undo and redo check a row's role or user with (they
-/// receive no module services): installed by [`handlers_with`], once per
-/// process (the first one wins: every caller passes the same accounts).
-static ACCOUNTS: OnceLock<Arc<dyn Accounts>> = OnceLock::new();
 
 /// The entry of a row going from `before` to `after`, with its `event`.
 fn saved_entry<S: Resource>(
@@ -194,9 +189,6 @@ impl Resource for RoleWidgetsState {
         .await?;
         Ok(())
     }
-    fn installed() -> Option<Arc<dyn Accounts>> {
-        ACCOUNTS.get().cloned()
-    }
 }
 
 impl Tracked for UserWidgetsState {
@@ -265,18 +257,14 @@ impl Resource for UserWidgetsState {
         reach::reachable_user(conn, accounts, accounts, ctx, current.user_id, tenant).await?;
         Ok(())
     }
-    fn installed() -> Option<Arc<dyn Accounts>> {
-        ACCOUNTS.get().cloned()
-    }
 }
 
 /// The undo/redo handlers of every dashboards command (the shared state
-/// handler); installs `accounts` for the reach checks of undo and redo.
+/// handler); the widget assignments' check their reach with `accounts`.
 pub fn handlers_with(accounts: Arc<dyn Accounts>) -> Vec<Arc<dyn CommandHandler>> {
-    let _ = ACCOUNTS.set(accounts);
     vec![
         StateHandler::<LayoutState>::boxed(SAVE_LAYOUT),
-        StateHandler::<RoleWidgetsState>::boxed(SAVE_ROLE_WIDGETS),
-        StateHandler::<UserWidgetsState>::boxed(SAVE_USER_WIDGETS),
+        handler::<RoleWidgetsState>(SAVE_ROLE_WIDGETS, accounts.clone()),
+        handler::<UserWidgetsState>(SAVE_USER_WIDGETS, accounts),
     ]
 }

@@ -166,3 +166,12 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::data::widget_data_batch)
         .service(routes::data::widget_data);
 }
+
+/// The module descriptor the server mounts, with the context's accounts for
+/// the widget assignments' undo and redo.
+pub fn module(services: &stoa_acl::Services) -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .handlers(handlers_with(services.accounts.clone()))
+        .routes(|_, _| Ok(std::sync::Arc::new(configure)))
+}

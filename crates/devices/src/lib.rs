@@ -117,3 +117,15 @@ pub fn configure(
             .service(routes::delete_by_query::delete_device_by_query);
     }
 }
+
+/// The module descriptor the server mounts; push tokens are sealed with
+/// the context's key ring.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .handlers(handlers())
+        .routes(|services, _| {
+            let keys = services.keys.clone();
+            Ok(Arc::new(configure(keys, services.accounts.clone())))
+        })
+}

@@ -160,3 +160,11 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(routes::organizations::delete::delete_organization)
         .service(routes::switcher::organization_switcher);
 }
+
+/// The module descriptor the server mounts: tenants and organizations.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .handlers(commands::handlers())
+        .routes(|_, _| Ok(std::sync::Arc::new(configure)))
+}

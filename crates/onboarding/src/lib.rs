@@ -55,3 +55,28 @@ pub fn configure(
             .service(routes::status::status);
     }
 }
+
+/// The module descriptor the server mounts: the consent key derives from
+/// `secret` (`STOA_JWT_SECRET`); `config` `None` reads
+/// `SELF_SERVICE_ONBOARDING_*` from the environment when mounted.
+pub fn module(secret: &str, config: Option<OnboardingConfig>) -> stoa_module::Module {
+    let secret = secret.to_string();
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .routes(move |services, _| {
+            let config = match &config {
+                Some(config) => config.clone(),
+                None => OnboardingConfig::from_env().map_err(|e| e.to_string())?,
+            };
+            let state = OnboardingState::new(
+                services.db.clone(),
+                config,
+                services.registry.clone(),
+                services.onboarding.clone(),
+                &secret,
+            );
+            Ok(Arc::new(configure(Arc::new(state))))
+        })
+        .jobs(|services| job_handlers(&services.registry))
+        .schedules(|| Ok(schedules()))
+}

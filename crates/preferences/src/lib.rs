@@ -108,6 +108,19 @@ pub fn configure(state: PreferencesState) -> impl Fn(&mut ServiceConfig) + Send 
     }
 }
 
+/// The module descriptor the server mounts; the consent key derives from
+/// `secret` (`STOA_JWT_SECRET`).
+pub fn module(secret: &str) -> stoa_module::Module {
+    let secret = secret.to_string();
+    stoa_module::Module::new("preferences", operations::OPERATIONS)
+        .registers(register)
+        .routes(move |services, _| {
+            let state =
+                PreferencesState::new(services.db.clone(), &secret, services.accounts.clone());
+            Ok(Arc::new(configure(state)))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -114,3 +114,13 @@ pub fn schedules() -> Vec<Schedule> {
 pub fn migrations() -> stoa_core::db::Migrations {
     stoa_core::db::Migrations::module("progress")
 }
+
+/// The module descriptor the server mounts: progress records and their
+/// sweep.
+pub fn module() -> stoa_module::Module {
+    stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
+        .registers(register)
+        .routes(|_, _| Ok(std::sync::Arc::new(configure)))
+        .jobs(|_| handlers())
+        .schedules(|| Ok(schedules()))
+}

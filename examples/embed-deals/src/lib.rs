@@ -36,9 +36,10 @@ pub fn migrations() -> Migrations {
         .with(OWN_MIGRATIONS)
 }
 
-/// The undo and redo handlers of the commands this program runs.
-pub fn commands() -> CommandRegistry {
-    stoa_customers::handlers()
+/// The undo and redo handlers of the commands this program runs; a deal's
+/// check owners in `users` (the program's identity).
+pub fn commands(users: Arc<dyn UserDirectory>) -> CommandRegistry {
+    stoa_customers::handlers(users)
         .into_iter()
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
@@ -50,8 +51,8 @@ pub fn commands() -> CommandRegistry {
 /// `progressJobId: null` and the job runs all the same.
 pub fn configurators(identity: Arc<Identity>) -> Vec<ApiConfigurator> {
     let auth = authenticator_data(identity.clone());
-    let commands = web::Data::new(commands());
     let users: Arc<dyn UserDirectory> = identity;
+    let commands = web::Data::new(commands(users.clone()));
     vec![
         Arc::new(move |cfg: &mut ServiceConfig<'_, '_>| {
             cfg.app_data(auth.clone())

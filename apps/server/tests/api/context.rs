@@ -94,12 +94,13 @@ fn the_document_and_the_workers_use_the_same_context() {
     )
     .unwrap();
     let services = stoa_server::test_services(&db).unwrap();
+    let modules = stoa_server::modules(&services, AuthConfig::for_tests()).unwrap();
     // Every recurring job has a handler in the context-built list.
-    let kinds: Vec<&str> = stoa_server::job_handlers(&services)
+    let kinds: Vec<&str> = stoa_server::job_handlers(&services, &modules.list)
         .iter()
         .map(|h| h.kind())
         .collect();
-    for schedule in stoa_server::job_schedules().unwrap() {
+    for schedule in stoa_server::job_schedules(&modules.list).unwrap() {
         assert!(
             kinds.contains(&schedule.kind),
             "schedule {} has no handler",
@@ -155,7 +156,12 @@ async fn mail_queued_in_a_transaction_is_sent_after_commit_and_never_after_a_rol
     assert!(sent().await.is_empty());
     let dispatcher = stoa_core::command::outbox::Dispatcher::new(
         app.db.clone(),
-        stoa_server::subscribers(&services),
+        stoa_server::subscribers(
+            &services,
+            &stoa_server::modules(&services, AuthConfig::for_tests())
+                .unwrap()
+                .list,
+        ),
     );
     assert_eq!(
         dispatcher.run_once().await.unwrap(),

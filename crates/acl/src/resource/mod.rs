@@ -42,10 +42,8 @@ mod steps;
 #[cfg(test)]
 mod tests;
 
-use std::future::Future;
-use std::sync::Arc;
-
 use diesel_async::AsyncPgConnection;
+use std::future::Future;
 use stoa_core::AppError;
 use stoa_core::command::LogEntry;
 use stoa_core::command::tracked::{Tracked, entry};
@@ -56,8 +54,8 @@ use crate::AuthContext;
 pub use command::Save;
 pub use many::{Many, Refusals, write_many_in};
 pub use steps::{
-    Write, authorize, create_in, current_in, delete_in, lock, locked_in, may_write, may_write_at,
-    save_in, update_in,
+    Write, authorize, authorize_with, create_in, current_in, delete_in, handler, lock, locked_in,
+    may_write, may_write_at, save_in, update_in,
 };
 
 /// A tenant resource written through the kit.
@@ -77,7 +75,7 @@ pub trait Resource: Tracked {
     const SELECTION_HIDES: bool = false;
     /// What the resource's own checks need (a user directory ...); `()`
     /// when they need nothing.
-    type Services: ?Sized + Sync;
+    type Services: ?Sized + Send + Sync + 'static;
 
     fn id(&self) -> Uuid;
     fn tenant_id(&self) -> Uuid;
@@ -158,11 +156,6 @@ pub trait Resource: Tracked {
     ) -> impl Future<Output = Result<(), AppError>> + Send + 'a {
         let _ = (conn, ctx, services, current);
         async { Ok(()) }
-    }
-
-    /// The services undo and redo check with (they receive none).
-    fn installed() -> Option<Arc<Self::Services>> {
-        None
     }
 
     /// Writes this state and returns it as stored. The default restores

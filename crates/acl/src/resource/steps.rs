@@ -2,13 +2,15 @@
 //! its transaction) and the caller, locks first, checks, then writes and
 //! records through [`Save`].
 
+use std::sync::Arc;
+
 use diesel::sql_types::{Nullable, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use stoa_core::AppError;
 use stoa_core::command::tracked::lock_row;
-use stoa_core::command::{Actor, Operation, execute};
+use stoa_core::command::{Actor, Authorize, CommandHandler, Operation, StateHandler, execute};
 use stoa_core::http::lock::check_lock;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -248,10 +250,23 @@ pub async fn delete_in<R: Resource>(
 /// `Tracked::authorize` of a resource: undo and redo are writes like any
 /// other. The caller of the undo (403 without one) must be able to leave
 /// `current` and write `target` now ([`may_write`]), and `target` must pass
-/// the resource's own checks (with its installed services).
+/// the resource's own checks. Without services (an undo through a handler
+/// built without them, `StateHandler::boxed`) the checks that need them
+/// fail closed; the module's handlers hold them ([`handler`]).
 pub async fn authorize<R: Resource>(
     conn: &mut AsyncPgConnection,
     actor: &Actor,
+    current: Option<&R>,
+    target: Option<&R>,
+) -> Result<(), AppError> {
+    authorize_with(conn, actor, None, current, target).await
+}
+
+/// [`authorize`] with the resource's services.
+pub async fn authorize_with<R: Resource>(
+    conn: &mut AsyncPgConnection,
+    actor: &Actor,
+    services: Option<&R::Services>,
     current: Option<&R>,
     target: Option<&R>,
 ) -> Result<(), AppError> {
@@ -259,15 +274,47 @@ pub async fn authorize<R: Resource>(
     for state in current.into_iter().chain(target) {
         may_write(ctx, state)?;
     }
-    let services = R::installed();
     match (target, current) {
         (Some(target), current) => {
-            R::check(conn, ctx, services.as_deref(), target, current).await?;
+            R::check(conn, ctx, services, target, current).await?;
         }
         (None, Some(current)) => {
-            R::check_delete(conn, ctx, services.as_deref(), current).await?;
+            R::check_delete(conn, ctx, services, current).await?;
         }
         (None, None) => {}
     }
     Ok(())
+}
+
+/// The undo/redo handler of `command_id` for a resource whose checks need
+/// `services`: they are the module's, handed over when the module is built,
+/// so an undo checks with the same directory as the forward write.
+pub fn handler<R: Resource>(
+    command_id: &'static str,
+    services: Arc<R::Services>,
+) -> Arc<dyn CommandHandler> {
+    StateHandler::<R>::authorized_by(command_id, Arc::new(WithServices::<R> { services }))
+}
+
+/// [`Authorize`] by [`authorize_with`] with the services it holds.
+struct WithServices<R: Resource> {
+    services: Arc<R::Services>,
+}
+
+impl<R: Resource> Authorize<R> for WithServices<R> {
+    fn authorize<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        actor: &'a Actor,
+        current: Option<&'a R>,
+        target: Option<&'a R>,
+    ) -> BoxFuture<'a, Result<(), AppError>> {
+        Box::pin(authorize_with(
+            conn,
+            actor,
+            Some(&*self.services),
+            current,
+            target,
+        ))
+    }
 }

@@ -95,7 +95,7 @@ impl ToolHandler for Failpoint {
 }
 
 fn tools() -> Vec<AiTool> {
-    let stage = stoa_customers::ai_tools::tools()
+    let stage = stoa_customers::ai_tools::tools(&stoa_auth::testing::user_directory())
         .into_iter()
         .find(|t| t.name == "customers.update_deal_stage")
         .unwrap();

@@ -22,7 +22,7 @@ pub const ACTIONS: &str = "/api/ai_assistant/ai/actions";
 pub const CHAT: &str = "/api/ai_assistant/ai/chat";
 
 pub fn commands() -> CommandRegistry {
-    stoa_customers::handlers()
+    stoa_customers::handlers(stoa_auth::testing::user_directory())
         .into_iter()
         .chain(stoa_catalog::handlers())
         .chain(stoa_directory::commands::handlers())
@@ -39,8 +39,8 @@ pub fn registry_with(tools: Vec<stoa_acl::AiTool>) -> stoa_acl::Registry {
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
     stoa_api_keys::register(&mut registry).unwrap();
-    stoa_catalog::register(&mut registry).unwrap();
-    stoa_customers::register(&mut registry).unwrap();
+    stoa_catalog::register(&mut registry, &stoa_auth::testing::organization_directory()).unwrap();
+    stoa_customers::register(&mut registry, &stoa_auth::testing::user_directory()).unwrap();
     stoa_ai_assistant::register(&mut registry).unwrap();
     for tool in tools {
         registry.add_ai_tool(tool).unwrap();

@@ -26,8 +26,8 @@ pub const PARTITIONS: &str = "/api/attachments/partitions";
 /// attachments.
 pub fn registry() -> Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
-    stoa_catalog::register(&mut registry).unwrap();
-    stoa_customers::register(&mut registry).unwrap();
+    stoa_catalog::register(&mut registry, &stoa_auth::testing::organization_directory()).unwrap();
+    stoa_customers::register(&mut registry, &stoa_auth::testing::user_directory()).unwrap();
     stoa_attachments::register(&mut registry).unwrap();
     registry.check_slots().unwrap();
     registry

@@ -28,7 +28,7 @@ pub const LOGS: &str = "/api/business_rules/logs";
 pub const DEALS: &str = "/api/customers/deals";
 
 pub fn commands() -> CommandRegistry {
-    stoa_customers::handlers()
+    stoa_customers::handlers(stoa_auth::testing::user_directory())
         .into_iter()
         .chain(stoa_business_rules::handlers())
         .chain(stoa_directory::commands::handlers())
@@ -94,7 +94,7 @@ pub fn registry() -> stoa_acl::Registry {
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
     stoa_api_keys::register(&mut registry).unwrap();
-    stoa_customers::register(&mut registry).unwrap();
+    stoa_customers::register(&mut registry, &stoa_auth::testing::user_directory()).unwrap();
     stoa_business_rules::register(&mut registry).unwrap();
     for operations in [
         stoa_customers::operations::OPERATIONS,

@@ -66,7 +66,7 @@ pub fn registry_with(guards: Vec<Arc<dyn WriteGuard>>) -> Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
-    stoa_catalog::register(&mut registry).unwrap();
+    stoa_catalog::register(&mut registry, &stoa_auth::testing::organization_directory()).unwrap();
     for guard in guards {
         registry.add_write_guard(guard);
     }

@@ -51,7 +51,7 @@ pub use operation::{OPERATION_HEADER, Operation, with_operation};
 pub use record::execute;
 pub(crate) use record::{Row, check_guards, in_transaction, record, source_key};
 pub use registry::{ActionLog, CommandHandler, CommandRegistry, UndoInterceptor, UndoReport};
-pub use tracked::{StateHandler, Tracked, entry, tracked};
+pub use tracked::{Authorize, StateHandler, Tracked, entry, tracked};
 pub use undo::{RedoOutcome, UndoOutcome};
 
 /// A domain event (`module.entity.verb`) to deliver after commit. A command

@@ -238,9 +238,40 @@ fn still<S: Tracked>(expected: Option<&S>, current: Option<&S>) -> bool {
     }
 }
 
+/// How a [`StateHandler`] authorizes the state it is about to write: by
+/// default [`Tracked::authorize`]; a resource whose checks need module
+/// services (a user directory ...) hands the handler an authorizer that
+/// holds them (`stoa_acl::resource::handler`), so undo and redo check with
+/// the same services as the forward write instead of a process-wide slot.
+pub trait Authorize<S>: Send + Sync {
+    fn authorize<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        actor: &'a Actor,
+        current: Option<&'a S>,
+        target: Option<&'a S>,
+    ) -> BoxFuture<'a, Result<(), AppError>>;
+}
+
+/// [`Authorize`] by [`Tracked::authorize`].
+struct ByTracked;
+
+impl<S: Tracked> Authorize<S> for ByTracked {
+    fn authorize<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        actor: &'a Actor,
+        current: Option<&'a S>,
+        target: Option<&'a S>,
+    ) -> BoxFuture<'a, Result<(), AppError>> {
+        Box::pin(S::authorize(conn, actor, current, target))
+    }
+}
+
 /// Authorizes and writes `target` over `current`; returns the fields kept.
 async fn apply<S: Tracked>(
     conn: &mut AsyncPgConnection,
+    authorizer: &dyn Authorize<S>,
     actor: &Actor,
     id: Uuid,
     current: Option<&S>,
@@ -251,7 +282,9 @@ async fn apply<S: Tracked>(
         Some(t) => t.keep_protected(current),
         None => Vec::new(),
     };
-    S::authorize(conn, actor, current, target.as_ref()).await?;
+    authorizer
+        .authorize(conn, actor, current, target.as_ref())
+        .await?;
     match &target {
         Some(state) => state.restore(conn).await?,
         None => S::erase(conn, id).await?,
@@ -262,15 +295,61 @@ async fn apply<S: Tracked>(
 /// Undo/redo of a tracked command: authorize, then write back the recorded state.
 pub struct StateHandler<S> {
     command_id: &'static str,
+    authorizer: Arc<dyn Authorize<S>>,
     _state: PhantomData<fn() -> S>,
 }
 
 impl<S: Tracked> StateHandler<S> {
+    /// The handler of `command_id`, authorizing by [`Tracked::authorize`].
     pub fn boxed(command_id: &'static str) -> Arc<dyn CommandHandler> {
+        Self::authorized_by(command_id, Arc::new(ByTracked))
+    }
+
+    /// The handler of `command_id`, authorizing with `authorizer`.
+    pub fn authorized_by(
+        command_id: &'static str,
+        authorizer: Arc<dyn Authorize<S>>,
+    ) -> Arc<dyn CommandHandler> {
         Arc::new(Self {
             command_id,
+            authorizer,
             _state: PhantomData,
         })
+    }
+}
+
+/// Which way a [`StateHandler`] replays an entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Undo,
+    Redo,
+}
+
+impl<S: Tracked> StateHandler<S> {
+    /// Locks and loads the entry's resource, refuses (409) unless it is
+    /// still in the state the entry left it in (undo: "after"; redo:
+    /// "before"), then authorizes and writes the other one. Returns the id,
+    /// the state it replaced and the fields kept.
+    async fn replay(
+        &self,
+        conn: &mut AsyncPgConnection,
+        log: &ActionLog,
+        actor: &Actor,
+        direction: Direction,
+    ) -> Result<(Uuid, Option<S>, Vec<&'static str>), AppError> {
+        let p = payload::<S>(log)?;
+        let (expected, target) = match direction {
+            Direction::Undo => (&p.after, &p.before),
+            Direction::Redo => (&p.before, &p.after),
+        };
+        S::lock(conn, p.id).await?;
+        let current = S::load(conn, p.id).await?;
+        if !still(expected.as_ref(), current.as_ref()) {
+            return Err(changed_since());
+        }
+        let authorizer = self.authorizer.as_ref();
+        let kept = apply(conn, authorizer, actor, p.id, current.as_ref(), target.as_ref()).await?;
+        Ok((p.id, current, kept))
     }
 }
 
@@ -286,13 +365,7 @@ impl<S: Tracked> CommandHandler for StateHandler<S> {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<UndoReport, AppError>> {
         Box::pin(async move {
-            let p = payload::<S>(log)?;
-            S::lock(conn, p.id).await?;
-            let current = S::load(conn, p.id).await?;
-            if !still(p.after.as_ref(), current.as_ref()) {
-                return Err(changed_since());
-            }
-            let kept = apply(conn, actor, p.id, current.as_ref(), p.before.as_ref()).await?;
+            let (_, _, kept) = self.replay(conn, log, actor, Direction::Undo).await?;
             Ok(UndoReport {
                 not_restored: kept.into_iter().map(String::from).collect(),
             })
@@ -306,16 +379,10 @@ impl<S: Tracked> CommandHandler for StateHandler<S> {
         actor: &'a Actor,
     ) -> BoxFuture<'a, Result<LogEntry, AppError>> {
         Box::pin(async move {
-            let p = payload::<S>(log)?;
-            S::lock(conn, p.id).await?;
-            let current = S::load(conn, p.id).await?;
-            if !still(p.before.as_ref(), current.as_ref()) {
-                return Err(changed_since());
-            }
-            apply(conn, actor, p.id, current.as_ref(), p.after.as_ref()).await?;
-            let now = S::load(conn, p.id).await?;
+            let (id, current, _) = self.replay(conn, log, actor, Direction::Redo).await?;
+            let now = S::load(conn, id).await?;
             let label = log.action_label.clone().unwrap_or_default();
-            Ok(entry(&label, p.id, current.as_ref(), now.as_ref()))
+            Ok(entry(&label, id, current.as_ref(), now.as_ref()))
         })
     }
 }

@@ -3,8 +3,6 @@
 //! update, delete and the bulk jobs' owner and stage changes all write
 //! through the kit.
 
-use std::sync::Arc;
-
 use diesel_async::AsyncPgConnection;
 use serde_json::{Value, json};
 use stoa_acl::resource::{self, Resource};
@@ -102,8 +100,8 @@ pub fn deal_entry(label: &str, before: Option<&DealState>, after: Option<&DealSt
 /// in the deal's tenant and organization, the owner a user of the tenant.
 /// `previous` skips what did not change (undo of a stage deleted since
 /// fails on the foreign key instead).
-/// `users` is `None` when no directory was handed over (an undo before
-/// `configure` installed one): an owner change is then refused.
+/// `users` is `None` when no directory was handed over (an undo handler
+/// built without one): an owner change is then refused.
 async fn check_references(
     conn: &mut AsyncPgConnection,
     users: Option<&dyn UserDirectory>,
@@ -168,7 +166,7 @@ impl Tracked for DealState {
 
 /// A deal through the resource kit: `customers.deals.manage`, its
 /// organization, its stage and owner (the owner through the user directory
-/// the route hands over, or for undo the one `configure` installed).
+/// the module is built with, for the routes and the undo handlers alike).
 impl Resource for DealState {
     const TABLE: &'static str = "customer_deals";
     const FEATURE: &'static str = DEALS_MANAGE;
@@ -191,9 +189,6 @@ impl Resource for DealState {
         previous: Option<&Self>,
     ) -> Result<(), AppError> {
         check_references(conn, users, target, previous).await
-    }
-    fn installed() -> Option<Arc<dyn UserDirectory>> {
-        owners::installed()
     }
     /// One statement: the upsert returns the row as stored.
     async fn save(&self, conn: &mut AsyncPgConnection) -> Result<Self, AppError> {

@@ -26,7 +26,7 @@ pub const STAGES: &str = "/api/customers/pipeline-stages";
 
 /// The undo/redo handlers the server registers (customers' among them).
 pub fn commands() -> CommandRegistry {
-    stoa_customers::handlers()
+    stoa_customers::handlers(stoa_auth::testing::user_directory())
         .into_iter()
         .chain(stoa_directory::commands::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
@@ -73,7 +73,7 @@ pub fn registry() -> stoa_acl::Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_audit_logs::register(&mut registry).unwrap();
     stoa_progress::register(&mut registry).unwrap();
-    stoa_customers::register(&mut registry).unwrap();
+    stoa_customers::register(&mut registry, &stoa_auth::testing::user_directory()).unwrap();
     registry
 }
 

@@ -33,9 +33,9 @@ pub const PASSWORD: &str = "Str0ng-Passw0rd!";
 pub fn registry() -> Registry {
     let mut registry = stoa_auth::base_registry().unwrap();
     stoa_progress::register(&mut registry).unwrap();
-    stoa_catalog::register(&mut registry).unwrap();
+    stoa_catalog::register(&mut registry, &stoa_auth::testing::organization_directory()).unwrap();
     stoa_dashboards::register(&mut registry).unwrap();
-    stoa_customers::register(&mut registry).unwrap();
+    stoa_customers::register(&mut registry, &stoa_auth::testing::user_directory()).unwrap();
     stoa_attachments::register(&mut registry).unwrap();
     stoa_onboarding::register(&mut registry).unwrap();
     registry

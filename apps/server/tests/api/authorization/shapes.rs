@@ -143,7 +143,9 @@ async fn every_operation_answers_malformed_input_in_its_declared_shape() {
             let modules = stoa_server::modules_with_onboarding(
                 &stoa_server::test_services(db).unwrap(),
                 AuthConfig::for_tests(),
-                stoa_onboarding::OnboardingConfig::enabled("http://localhost:8080"),
+                Some(stoa_onboarding::OnboardingConfig::enabled(
+                    "http://localhost:8080",
+                )),
             )
             .unwrap();
             (modules.configurators, Some(modules.access))
