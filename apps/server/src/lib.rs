@@ -45,7 +45,7 @@ pub fn module_list(
         stoa_customers::module(services),
         stoa_attachments::module(),
         stoa_onboarding::module(secret, onboarding),
-        stoa_business_rules::module(),
+        stoa_business_rules::module(services),
         stoa_ai_assistant::module(),
     ]
 }

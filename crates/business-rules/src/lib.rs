@@ -149,11 +149,12 @@ pub fn configure(cfg: &mut ServiceConfig) {
 }
 
 /// The module descriptor the server mounts: rules run on domain events
-/// after commit (its subscribers) and call webhooks as jobs.
-pub fn module() -> stoa_module::Module {
+/// after commit (its subscribers) and call webhooks as jobs; a rule's undo
+/// and redo check its content with the context, as its routes do.
+pub fn module(services: &stoa_acl::Services) -> stoa_module::Module {
     stoa_module::Module::new(MODULE.id, operations::OPERATIONS)
         .registers(register)
-        .handlers(handlers())
+        .handlers(handlers(Arc::new(services.clone())))
         .routes(|_, _| Ok(Arc::new(configure)))
         .jobs(|services| job_handlers(services.outbound.clone(), services.keys.clone()))
         .subscribers(|services| {

@@ -18,6 +18,8 @@ use std::sync::Arc;
 use diesel_async::AsyncPgConnection;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use stoa_acl::Services;
+use stoa_acl::resource::handler;
 use stoa_core::AppError;
 use stoa_core::command::tracked::entry;
 use stoa_core::command::{Actor, Command, CommandHandler, LogEntry, StateHandler};
@@ -41,12 +43,16 @@ pub const MEMBER_CREATE: &str = "business_rules.members.create";
 pub const MEMBER_UPDATE: &str = "business_rules.members.update";
 pub const MEMBER_DELETE: &str = "business_rules.members.delete";
 
-/// The module's undo/redo handlers.
-pub fn handlers() -> Vec<Arc<dyn CommandHandler>> {
+/// The module's undo/redo handlers. A rule's check its content with
+/// `services` for the caller of the undo, as its routes do: the entity
+/// type's features and the API keys its platform calls run as, so an undo
+/// cannot bring back a rule its caller could not write.
+pub fn handlers(services: Arc<Services>) -> Vec<Arc<dyn CommandHandler>> {
+    let rule = |id| handler::<RuleState>(id, services.clone());
     vec![
-        StateHandler::<RuleState>::boxed(RULE_CREATE),
-        StateHandler::<RuleState>::boxed(RULE_UPDATE),
-        StateHandler::<RuleState>::boxed(RULE_DELETE),
+        rule(RULE_CREATE),
+        rule(RULE_UPDATE),
+        rule(RULE_DELETE),
         StateHandler::<SetState>::boxed(SET_CREATE),
         StateHandler::<SetState>::boxed(SET_UPDATE),
         StateHandler::<SetState>::boxed(SET_DELETE),

@@ -122,10 +122,13 @@ impl Resource for RuleState {
         if target.deleted_at.is_some() {
             return Ok(());
         }
-        // Undo and redo receive no services and check no content, as
-        // before the kit: the state they write was checked when written.
+        // Every handler of the module holds the services (routes, undo and
+        // redo alike); without them nothing of the content is checked, so
+        // nothing is written.
         let Some(services) = services else {
-            return Ok(());
+            return Err(AppError::internal(
+                "business rules: a rule is checked with the module's services",
+            ));
         };
         crate::service::checks::check(conn, ctx, services, target, previous).await
     }

@@ -631,6 +631,61 @@ async fn a_rule_change_is_undone_through_the_audit_log() {
     );
 }
 
+/// Undo is a write like any other: bringing back a deleted rule checks its
+/// content for the caller of the undo, now. A rules manager who may not
+/// read deals cannot restore a rule that watches them, even through the
+/// audit log's undo of someone else's delete.
+#[actix_web::test]
+async fn an_undo_cannot_restore_a_rule_its_caller_could_not_write() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let id = rule(
+        &app,
+        &admin,
+        json!({"ruleId": "deals", "entityType": "customers.deal"}),
+    )
+    .await;
+    let res = app.send(delete(&format!("{RULES}?id={id}"), &admin)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let token = res.operation().unwrap().undo_token.unwrap();
+    let manager = user_with_features(
+        &app.db,
+        &acme,
+        "rules@acme.com",
+        &[
+            "business_rules.manage",
+            "business_rules.view",
+            "audit_logs.*",
+        ],
+        None,
+        None,
+    )
+    .await;
+    let manager = token_for(&app.db, manager).await;
+    let undo = |who: &str| {
+        post_json(
+            "/api/audit_logs/audit-logs/actions/undo",
+            who,
+            json!({"undoToken": token}),
+        )
+    };
+    let res = app.send(undo(&manager)).await;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(
+        app.send(get(&format!("{RULES}/{id}"), &admin)).await.status,
+        404,
+        "the refused undo restored nothing"
+    );
+    // The admin, who reads deals, may.
+    let res = app.send(undo(&admin)).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        app.send(get(&format!("{RULES}/{id}"), &admin)).await.status,
+        200
+    );
+}
+
 #[actix_web::test]
 async fn platform_call_options_list_the_declared_operations() {
     let app = start().await;

@@ -27,10 +27,10 @@ pub const EXECUTE: &str = "/api/business_rules/execute";
 pub const LOGS: &str = "/api/business_rules/logs";
 pub const DEALS: &str = "/api/customers/deals";
 
-pub fn commands() -> CommandRegistry {
+pub fn commands(db: &Db) -> CommandRegistry {
     stoa_customers::handlers(stoa_auth::testing::user_directory())
         .into_iter()
-        .chain(stoa_business_rules::handlers())
+        .chain(stoa_business_rules::handlers(Arc::new(services(db))))
         .chain(stoa_directory::commands::handlers())
         .fold(CommandRegistry::new(), CommandRegistry::handler)
 }
@@ -147,7 +147,7 @@ pub async fn start() -> TestApp<
                 stoa_auth::testing::state_with_registry(db, registry(), |_| {}),
             ))
         })
-        .module(stoa_audit_logs::configure(Arc::new(commands()), users()))
+        .module_with(|db| Arc::new(stoa_audit_logs::configure(Arc::new(commands(db)), users())))
         .module(stoa_progress::configure)
         .module(stoa_customers::configure(users()))
         .module(stoa_business_rules::configure)

@@ -348,7 +348,15 @@ impl<S: Tracked> StateHandler<S> {
             return Err(changed_since());
         }
         let authorizer = self.authorizer.as_ref();
-        let kept = apply(conn, authorizer, actor, p.id, current.as_ref(), target.as_ref()).await?;
+        let kept = apply(
+            conn,
+            authorizer,
+            actor,
+            p.id,
+            current.as_ref(),
+            target.as_ref(),
+        )
+        .await?;
         Ok((p.id, current, kept))
     }
 }
