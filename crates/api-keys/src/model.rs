@@ -2,6 +2,7 @@
 //! has a field for the hash, and only [`CreatedApiKey`] carries the secret.
 
 use serde::{Deserialize, Serialize};
+use stoa_core::list::ListPage;
 use stoa_core::serde_util::double_option;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
@@ -58,18 +59,10 @@ pub struct ApiKeyItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeyList {
-    pub items: Vec<ApiKeyItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more keys match than the default count looked at (1,000
-    /// past the page's start); `total` is then that bound (`includeTotal=true`
-    /// counts exactly).
-    pub total_capped: bool,
-    /// Send as `cursor` for the next page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<ApiKeyItem>,
 }
 
 fn not_blank(value: &str) -> Result<(), ValidationError> {

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use stoa_core::list::ListPage;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
@@ -275,17 +276,10 @@ pub struct PartitionSummary {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LibraryList {
-    pub items: Vec<LibraryItem>,
-    pub page: u64,
-    pub page_size: u64,
-    pub total: u64,
-    pub total_pages: u64,
-    /// True when more attachments match than the default count looked at
-    /// (1,000 past the page's start); `includeTotal=true` counts exactly.
-    pub total_capped: bool,
-    /// Send as `cursor` (same filters and sort) for the next page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<LibraryItem>,
     pub available_tags: Vec<String>,
     pub partitions: Vec<PartitionSummary>,
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use stoa_core::list::ListPage;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -145,16 +146,11 @@ pub struct ActionItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionList {
-    pub items: Vec<ActionItem>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<ActionItem>,
     pub can_view_tenant: bool,
-    pub page: u64,
-    pub page_size: u64,
-    pub total: u64,
-    pub total_pages: u64,
-    /// True when more entries match than the default count looked at (1,000
-    /// past the window's start); `total` is then that bound. Ask with
-    /// `includeTotal=true` for the exact number.
-    pub total_capped: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Validate, IntoParams)]
@@ -200,18 +196,11 @@ pub struct AccessItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AccessList {
-    pub items: Vec<AccessItem>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<AccessItem>,
     pub can_view_tenant: bool,
-    pub page: u64,
-    pub page_size: u64,
-    pub total: u64,
-    pub total_pages: u64,
-    /// True when more entries match than the default count looked at (1,000
-    /// past the page's start); `includeTotal=true` counts exactly.
-    pub total_capped: bool,
-    /// Send as `cursor` for the next page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -4,6 +4,7 @@
 //! `null` clears it, a value sets it.
 
 use serde::{Deserialize, Serialize};
+use stoa_core::list::ListPage;
 use stoa_core::money::Money;
 use stoa_core::serde_util::double_option;
 use utoipa::{IntoParams, ToSchema};
@@ -269,17 +270,10 @@ pub struct ProductListQuery {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProductList {
-    pub items: Vec<ProductItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more products match than the default count looked at (1,000
-    /// past the page's start); `includeTotal=true` counts exactly.
-    pub total_capped: bool,
-    /// Send as `cursor` (same filters and sort) for the next page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<ProductItem>,
 }
 
 /// `GET /catalog/products/{id}`.

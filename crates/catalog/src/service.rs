@@ -91,13 +91,7 @@ pub async fn list_products(
     let (rows, counted, versions) = queries::list(&mut conn, &scope, &filter, &req, deps).await?;
     let page = req.finish(rows, counted, |row| queries::key_of(row, filter.sort));
     let list = ProductList {
-        items: page.items.into_iter().map(Into::into).collect(),
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
+        page: page.map(Into::into),
     };
     Ok((list, deps, versions))
 }

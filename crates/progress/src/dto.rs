@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use stoa_core::list::ListPage;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
@@ -53,17 +54,10 @@ pub struct JobListQuery {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobList {
-    pub items: Vec<ProgressJob>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more jobs match than the default count looked at (1,000
-    /// past the page's start); `includeTotal=true` counts exactly.
-    pub total_capped: bool,
-    /// Send as `cursor` for the next page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<ProgressJob>,
 }
 
 #[derive(Debug, Deserialize, Validate, ToSchema)]

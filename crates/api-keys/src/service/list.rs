@@ -187,17 +187,10 @@ pub async fn list(
                 .collect(),
         })
         .collect();
-    let page = req.finish(items, counted, key_of);
-    let list = ApiKeyList {
-        items: page.items,
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        // The reference reports 0 pages for an empty list.
-        total_pages: page.total.div_ceil(page.page_size.max(1)),
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
-    };
+    let mut page = req.finish(items, counted, key_of);
+    // The reference reports 0 pages for an empty list.
+    page.total_pages = page.total.div_ceil(page.page_size.max(1));
+    let list = ApiKeyList { page };
     Ok(ListedKeys {
         list,
         deps,

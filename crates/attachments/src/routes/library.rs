@@ -145,17 +145,7 @@ pub async fn list_library(
         library_list::key_of(row, sort)
     });
     let list = LibraryList {
-        items: page
-            .items
-            .iter()
-            .map(|r| item(r, &listed.partitions))
-            .collect(),
-        page: page.page,
-        page_size: page.page_size,
-        total: page.total,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
+        page: page.map(|r| item(&r, &listed.partitions)),
         available_tags: listed.tags,
         partitions: listed.partitions,
     };

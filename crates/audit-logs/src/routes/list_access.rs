@@ -176,13 +176,7 @@ pub async fn list_access(
         .collect();
     let page = req.finish(items, counted, |i: &AccessItem| (i.created_at, i.id));
     Ok(web::Json(AccessList {
-        items: page.items,
+        page,
         can_view_tenant: vis.can_view_tenant,
-        page: page.page,
-        page_size: page.page_size,
-        total: page.total,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
     }))
 }

@@ -8,6 +8,7 @@ use stoa_core::AppError;
 use stoa_core::command::schema::action_logs;
 use stoa_core::db::{Db, generic_plans};
 use stoa_core::error::ErrorBody;
+use stoa_core::list::ListPage;
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::pagination::total_pages;
 use stoa_core::prepared::Cached;
@@ -144,12 +145,15 @@ pub async fn list_actions(
         })
         .collect();
     Ok(web::Json(ActionList {
-        items,
+        page: ListPage {
+            items,
+            total,
+            page: window.page,
+            page_size: window.size,
+            total_pages: total_pages(total, window.size),
+            total_capped,
+            next_cursor: None,
+        },
         can_view_tenant: vis.can_view_tenant,
-        page: window.page,
-        page_size: window.size,
-        total,
-        total_pages: total_pages(total, window.size),
-        total_capped,
     }))
 }

@@ -185,13 +185,7 @@ pub async fn list(
         .collect();
     let page = req.finish(items, counted, |r: &RoleItem| (r.name.clone(), r.id));
     let list = RoleList {
-        items: page.items,
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
+        page,
         is_super_admin: ctx.is_super_admin(),
     };
     Ok((list, deps, versions))

@@ -1,6 +1,7 @@
 //! `/auth/roles` bodies, queries and answers.
 
 use serde::{Deserialize, Serialize};
+use stoa_core::list::ListPage;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -38,17 +39,10 @@ pub struct RoleItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RoleList {
-    pub items: Vec<RoleItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more roles match than the default count looked at (1,000
-    /// past the page's start); `includeTotal=true` counts exactly.
-    pub total_capped: bool,
-    /// Send as `cursor` for the next page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<RoleItem>,
     pub is_super_admin: bool,
 }
 

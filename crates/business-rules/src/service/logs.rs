@@ -9,7 +9,7 @@ use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::list::{ListParams, ListRequest};
 use uuid::Uuid;
 
-use super::{Kept, SortValue, after, by, list_request, mapped, parse_time};
+use super::{Kept, SortValue, after, by, list_request, parse_time};
 use crate::condition::Problem;
 use crate::dto::*;
 use crate::error::{RulesError, invalid};
@@ -204,7 +204,7 @@ pub async fn list(
     let page = req.finish(rows, count, |(row, _)| key_of(row, sort));
     Ok(Kept {
         value: LogList {
-            page: mapped(page, |(row, (rule_name, rule_type))| LogItem {
+            page: page.map(|(row, (rule_name, rule_type))| LogItem {
                 fields: fields(&row),
                 rule_id: row.rule_id,
                 rule_name,

@@ -13,7 +13,7 @@ pub mod sets;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use stoa_acl::AuthContext;
-use stoa_core::list::{ListPage, ListParams, ListRequest};
+use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppError, PageQuery};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -143,19 +143,6 @@ macro_rules! by {
     };
 }
 pub(crate) use by;
-
-/// `page` with each item turned into what the list shows.
-pub fn mapped<A, B>(page: ListPage<A>, f: impl FnMut(A) -> B) -> ListPage<B> {
-    ListPage {
-        items: page.items.into_iter().map(f).collect(),
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
-    }
-}
 
 /// A list page and what keeps it (`stoa_core::http::read_cache`): the read
 /// models it was computed from and the versions its statement saw (`None`

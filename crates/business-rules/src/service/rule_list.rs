@@ -11,7 +11,7 @@ use stoa_core::search::escape_like;
 use uuid::Uuid;
 
 use super::rules::item;
-use super::{Kept, SortValue, after, by, list_request, mapped};
+use super::{Kept, SortValue, after, by, list_request};
 use crate::dto::*;
 use crate::error::RulesError;
 use crate::model::RuleRow;
@@ -171,7 +171,7 @@ pub async fn list(
     let page = req.finish(rows, count, |row| key_of(row, sort));
     Ok(Kept {
         value: RuleList {
-            page: mapped(page, |row| item(row).0),
+            page: page.map(|row| item(row).0),
         },
         deps,
         versions,

@@ -11,7 +11,7 @@ use stoa_core::search::escape_like;
 use uuid::Uuid;
 
 use super::sets::item;
-use super::{Kept, SortValue, after, by, list_request, mapped};
+use super::{Kept, SortValue, after, by, list_request};
 use crate::dto::*;
 use crate::error::RulesError;
 use crate::model::SetRow;
@@ -141,7 +141,7 @@ pub async fn list(
     let page = req.finish(rows, count, |row| key_of(row, sort));
     Ok(Kept {
         value: SetList {
-            page: mapped(page, item),
+            page: page.map(item),
         },
         deps,
         versions,

@@ -240,6 +240,21 @@ pub struct ListPage<T> {
     pub next_cursor: Option<String>,
 }
 
+impl<T> ListPage<T> {
+    /// The page with each item turned into what the list shows.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> ListPage<U> {
+        ListPage {
+            items: self.items.into_iter().map(f).collect(),
+            total: self.total,
+            page: self.page,
+            page_size: self.page_size,
+            total_pages: self.total_pages,
+            total_capped: self.total_capped,
+            next_cursor: self.next_cursor,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

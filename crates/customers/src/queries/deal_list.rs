@@ -307,15 +307,7 @@ pub async fn list(
     }
     let items: Vec<DealItem> = rows.into_iter().map(|(row, _, _)| row.into()).collect();
     let page = req.finish(items, counted, key_of(sort));
-    let list = DealList {
-        items: page.items,
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
-    };
+    let list = DealList { page };
     Ok((list, deps, read_versions))
 }
 

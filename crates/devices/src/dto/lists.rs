@@ -1,6 +1,7 @@
 //! List queries and the response bodies.
 
 use serde::{Deserialize, Serialize};
+use stoa_core::list::ListPage;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 use validator::Validate;
@@ -49,19 +50,10 @@ pub struct DeviceListQuery {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceList {
-    pub items: Vec<DeviceItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more devices match than the default count looked at (1,000
-    /// past the page's start); `total` is then that bound (`includeTotal=true`
-    /// counts exactly).
-    pub total_capped: bool,
-    /// Send as `cursor` (with the same `sortField`/`sortDir`) for the next
-    /// page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<DeviceItem>,
 }
 
 /// One device (admin detail).

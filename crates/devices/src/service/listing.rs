@@ -85,12 +85,6 @@ pub fn list_page(
 ) -> DeviceList {
     let page = req.finish(rows, counted, |row| queries::key_of(row, sort));
     DeviceList {
-        items: page.items.into_iter().map(Into::into).collect(),
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
+        page: page.map(Into::into),
     }
 }

@@ -1,6 +1,7 @@
 //! Shapes of the tenant endpoints (`/directory/tenants`).
 
 use serde::{Deserialize, Serialize};
+use stoa_core::list::ListPage;
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -65,19 +66,10 @@ pub struct TenantListQuery {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TenantList {
-    pub items: Vec<TenantItem>,
-    pub total: u64,
-    pub page: u64,
-    pub page_size: u64,
-    pub total_pages: u64,
-    /// True when more tenants match than the default count looked at (1,000
-    /// past the page's start); `total` is then that bound (`includeTotal=true`
-    /// counts exactly).
-    pub total_capped: bool,
-    /// Send as `cursor` (with the same `sortField`/`sortDir`) for the next
-    /// page (absent on the last page).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+    /// `{items, total, page, pageSize, totalPages, totalCapped, nextCursor}`.
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub page: ListPage<TenantItem>,
 }
 
 /// The sort key of a tenant-list cursor: the sorted value (the name, or a

@@ -123,15 +123,7 @@ pub async fn list(
     }
     let items: Vec<ProgressJob> = rows.into_iter().map(|(job, _, _)| job).collect();
     let page = req.finish(items, counted, |job| queries::job_key(job, sort));
-    let list = JobList {
-        items: page.items,
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
-    };
+    let list = JobList { page };
     answer_json(&http, ctx.read_owner(), &list, deps, read_versions, None)
 }
 

@@ -251,13 +251,7 @@ fn key_of(item: &UserListItem) -> (String, Uuid) {
 impl UserList {
     fn from_page(page: ListPage<UserListItem>, ctx: &AuthContext) -> Self {
         Self {
-            items: page.items,
-            total: page.total,
-            page: page.page,
-            page_size: page.page_size,
-            total_pages: page.total_pages,
-            total_capped: page.total_capped,
-            next_cursor: page.next_cursor,
+            page,
             is_super_admin: ctx.is_super_admin(),
         }
     }

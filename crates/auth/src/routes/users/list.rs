@@ -40,7 +40,13 @@ pub async fn list_users(
     let log = ReadLog {
         actor: ctx.actor(),
         resource_kind: read_log::USER,
-        ids: listed.list.items.iter().map(|u| u.id.to_string()).collect(),
+        ids: listed
+            .list
+            .page
+            .items
+            .iter()
+            .map(|u| u.id.to_string())
+            .collect(),
         by_id: listed.by_id,
         fields: listed.fields,
         path: PATH,

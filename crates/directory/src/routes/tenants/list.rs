@@ -65,13 +65,7 @@ pub async fn list_tenants(
         path: PATH,
     };
     let list = TenantList {
-        items: page.items.into_iter().map(TenantItem::from).collect(),
-        total: page.total,
-        page: page.page,
-        page_size: page.page_size,
-        total_pages: page.total_pages,
-        total_capped: page.total_capped,
-        next_cursor: page.next_cursor,
+        page: page.map(TenantItem::from),
     };
     answer_json(
         &http,
