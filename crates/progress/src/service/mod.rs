@@ -7,6 +7,12 @@
 //! `{id, jobType, status}`, envelope with the job's tenant, organization
 //! and the user who acted (`source: "system"` for the worker's transitions).
 
+mod cancel;
+mod stale;
+
+pub use cancel::{Cancel, cancel, cancel_requested, mark_cancelled};
+pub use stale::{sweep_stale, sweep_stale_everywhere};
+
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
@@ -339,149 +345,4 @@ pub async fn fail_with(
         })
     })
     .await
-}
-
-/// Outcome of a cancel request.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Cancel {
-    /// Pending: cancelled at once.
-    Cancelled,
-    /// Running: the worker will stop at its next check.
-    Requested,
-    /// Already finished: nothing to do.
-    Terminal,
-    /// The job cannot be cancelled.
-    NotCancellable,
-}
-
-pub async fn cancel(
-    conn: &mut AsyncPgConnection,
-    job: &ProgressJob,
-    by: Option<Uuid>,
-) -> QueryResult<Cancel> {
-    let id = job.id;
-    match job.status.as_str() {
-        "completed" | "failed" | "cancelled" => Ok(Cancel::Terminal),
-        _ if !job.cancellable => Ok(Cancel::NotCancellable),
-        "pending" => {
-            transition(conn, id, "cancelled", by, move |conn| {
-                Box::pin(async move {
-                    let row = progress_jobs::table.filter(progress_jobs::id.eq(id));
-                    diesel::update(row.filter(progress_jobs::status.eq("pending")))
-                        .set((
-                            progress_jobs::status.eq("cancelled"),
-                            progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
-                            progress_jobs::eta_seconds.eq(0),
-                            progress_jobs::cancelled_by_user_id.eq(by),
-                        ))
-                        .execute(conn)
-                        .await
-                })
-            })
-            .await?;
-            Ok(Cancel::Cancelled)
-        }
-        _ => {
-            transition(conn, id, "cancel_requested", by, move |conn| {
-                Box::pin(async move {
-                    let row = progress_jobs::table.filter(progress_jobs::id.eq(id));
-                    diesel::update(row)
-                        .set((
-                            progress_jobs::cancel_requested_at.eq(OffsetDateTime::now_utc()),
-                            progress_jobs::cancelled_by_user_id.eq(by),
-                        ))
-                        .execute(conn)
-                        .await
-                })
-            })
-            .await?;
-            Ok(Cancel::Requested)
-        }
-    }
-}
-
-/// Whether cancellation was requested (workers poll this between units).
-pub async fn cancel_requested(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<bool> {
-    let requested: Option<Option<OffsetDateTime>> = progress_jobs::table
-        .filter(progress_jobs::id.eq(id))
-        .select(progress_jobs::cancel_requested_at)
-        .first(conn)
-        .await
-        .optional()?;
-    Ok(requested.flatten().is_some())
-}
-
-pub async fn mark_cancelled(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
-    transition(conn, id, "cancelled", None, move |conn| {
-        Box::pin(async move {
-            diesel::update(
-                progress_jobs::table
-                    .filter(progress_jobs::id.eq(id))
-                    .filter(progress_jobs::status.eq("running")),
-            )
-            .set((
-                progress_jobs::status.eq("cancelled"),
-                progress_jobs::finished_at.eq(OffsetDateTime::now_utc()),
-                progress_jobs::eta_seconds.eq(0),
-            ))
-            .execute(conn)
-            .await
-        })
-    })
-    .await
-}
-
-/// Running jobs without a heartbeat for 60 s, and pending jobs never started
-/// within 900 s, are failed (run before answering `GET /progress/active`).
-pub async fn sweep_stale(conn: &mut AsyncPgConnection, tenant: Uuid) -> QueryResult<usize> {
-    let now = OffsetDateTime::now_utc();
-    let silent = diesel::update(
-        progress_jobs::table
-            .filter(progress_jobs::tenant_id.eq(tenant))
-            .filter(progress_jobs::status.eq("running"))
-            .filter(
-                progress_jobs::heartbeat_at
-                    .lt(now - time::Duration::seconds(60))
-                    .or(progress_jobs::heartbeat_at
-                        .is_null()
-                        .and(progress_jobs::started_at.lt(now - time::Duration::seconds(60)))),
-            ),
-    )
-    .set((
-        progress_jobs::status.eq("failed"),
-        progress_jobs::finished_at.eq(now),
-        progress_jobs::error_message.eq("Job stale: no heartbeat for 60 seconds"),
-    ))
-    .execute(conn)
-    .await?;
-    let unstarted = diesel::update(
-        progress_jobs::table
-            .filter(progress_jobs::tenant_id.eq(tenant))
-            .filter(progress_jobs::status.eq("pending"))
-            .filter(progress_jobs::created_at.lt(now - time::Duration::seconds(900))),
-    )
-    .set((
-        progress_jobs::status.eq("failed"),
-        progress_jobs::finished_at.eq(now),
-        progress_jobs::error_message.eq("Job stale: never started within 900 seconds"),
-    ))
-    .execute(conn)
-    .await?;
-    Ok(silent + unstarted)
-}
-
-/// [`sweep_stale`] for every tenant with pending or running records (the
-/// recurring `progress.sweep_stale` job); returns how many it failed.
-pub async fn sweep_stale_everywhere(conn: &mut AsyncPgConnection) -> QueryResult<usize> {
-    let tenants: Vec<Uuid> = progress_jobs::table
-        .filter(progress_jobs::status.eq_any(["pending", "running"]))
-        .select(progress_jobs::tenant_id)
-        .distinct()
-        .load(conn)
-        .await?;
-    let mut failed = 0;
-    for tenant in tenants {
-        failed += sweep_stale(conn, tenant).await?;
-    }
-    Ok(failed)
 }
