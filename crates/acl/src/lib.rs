@@ -59,6 +59,6 @@ pub use scope::{Reach, Scope, foreign_tenant, out_of_scope};
 pub use services::Services;
 pub use slots::{
     AiTool, AnalyticsField, AnalyticsSource, DemoData, DemoScope, DemoSeeder, FieldKind,
-    FieldWrite, FieldWriter, RecordChecker, RecordTarget, RuleEntity, RuleField, RuleFieldKind,
-    RuleWriter, ToolCall, ToolHandler, ToolKind, WidgetDef, WidgetSize,
+    FieldWrite, FieldWriter, OrganizationColumn, RecordChecker, RecordTarget, RuleEntity,
+    RuleField, RuleFieldKind, RuleWriter, ToolCall, ToolHandler, ToolKind, WidgetDef, WidgetSize,
 };

@@ -106,7 +106,7 @@ pub use ai::{AiTool, ToolCall, ToolHandler, ToolKind};
 pub use rules::{FieldWrite, FieldWriter, RuleEntity, RuleField, RuleFieldKind, RuleWriter};
 
 pub use demo::{DemoData, DemoScope, DemoSeeder};
-pub use records::{RecordChecker, RecordTarget};
+pub use records::{OrganizationColumn, RecordChecker, RecordTarget};
 
 /// The slots of a registry (one field of [`Registry`]).
 #[derive(Clone, Debug, Default)]

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use diesel_async::AsyncPgConnection;
+use diesel::OptionalExtension;
+use diesel::sql_types::Uuid as SqlUuid;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use stoa_core::AppError;
 use uuid::Uuid;
@@ -73,5 +75,42 @@ impl RecordTarget {
         };
         auth.require_writable(Some(tenant), organization, not_found)?;
         Ok(organization)
+    }
+}
+
+/// The usual [`RecordChecker`]: a row of the owner's `table` (a constant of
+/// the owning module, never input) keyed by a uuid `id`, with `tenant_id`
+/// and a non-null `organization_id` (deals, products). An id that is not a
+/// uuid is no record.
+pub struct OrganizationColumn(pub &'static str);
+
+#[derive(diesel::QueryableByName)]
+struct OrganizationRow {
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+}
+
+impl RecordChecker for OrganizationColumn {
+    fn organization_of<'a>(
+        &'a self,
+        conn: &'a mut AsyncPgConnection,
+        tenant: Uuid,
+        record_id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Option<Uuid>>, AppError>> {
+        Box::pin(async move {
+            let Ok(id) = Uuid::parse_str(record_id.trim()) else {
+                return Ok(None);
+            };
+            let table = self.0;
+            let row: Option<OrganizationRow> = diesel::sql_query(format!(
+                "SELECT organization_id FROM {table} WHERE id = $1 AND tenant_id = $2"
+            ))
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(tenant)
+            .get_result(conn)
+            .await
+            .optional()?;
+            Ok(row.map(|r| Some(r.organization_id)))
+        })
     }
 }
