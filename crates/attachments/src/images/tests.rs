@@ -1,7 +1,9 @@
 //! Unit tests of the parent module.
 
 use super::*;
-use image::{Rgb, RgbImage};
+use std::io::Cursor;
+
+use image::{DynamicImage, ImageFormat, Rgb, RgbImage};
 
 fn jpeg(w: u32, h: u32) -> Vec<u8> {
     let img = DynamicImage::ImageRgb8(RgbImage::from_pixel(w, h, Rgb([10, 20, 30])));
