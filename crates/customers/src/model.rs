@@ -93,124 +93,85 @@ impl From<&DealRow> for DealState {
     }
 }
 
-// snake_case keys, as the reference's list rows.
-/// A deal as the list shows it (snake_case keys).
-#[derive(Clone, Debug, Serialize, ToSchema)]
-pub struct DealItem {
-    pub id: Uuid,
-    pub title: String,
-    pub description: Option<String>,
-    pub status: String,
-    /// The stage's label.
-    pub pipeline_stage: Option<String>,
-    pub pipeline_id: Option<Uuid>,
-    pub pipeline_stage_id: Option<Uuid>,
-    /// A decimal string, e.g. `"1250.5"`.
-    #[schema(value_type = Option<String>)]
-    pub value_amount: Option<Money>,
-    pub value_currency: Option<String>,
-    pub probability: Option<i32>,
-    #[serde(with = "stoa_core::serde_util::timestamp::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub expected_close_at: Option<OffsetDateTime>,
-    pub owner_user_id: Option<Uuid>,
-    pub source: Option<String>,
-    pub closure_outcome: Option<String>,
-    pub loss_notes: Option<String>,
-    pub organization_id: Uuid,
-    pub tenant_id: Uuid,
-    #[serde(with = "stoa_core::serde_util::timestamp")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    #[serde(with = "stoa_core::serde_util::timestamp")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: OffsetDateTime,
-}
-
-impl From<DealRow> for DealItem {
-    fn from(row: DealRow) -> Self {
-        Self {
-            id: row.id,
-            title: row.title,
-            description: row.description,
-            status: row.status,
-            pipeline_stage: row.pipeline_stage,
-            pipeline_id: row.pipeline_id,
-            pipeline_stage_id: row.pipeline_stage_id,
-            value_amount: row.value_amount,
-            value_currency: row.value_currency,
-            probability: row.probability,
-            expected_close_at: row.expected_close_at,
-            owner_user_id: row.owner_user_id,
-            source: row.source,
-            closure_outcome: row.closure_outcome,
-            loss_notes: row.loss_notes,
-            organization_id: row.organization_id,
-            tenant_id: row.tenant_id,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
+/// Declares a deal as the API shows it, once for each key case: the list's rows
+/// use snake_case keys and the detail camelCase, as the reference does, and
+/// both carry the same fields.
+macro_rules! deal_view {
+    ($(#[$meta:meta])* $name:ident, $case:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Serialize, ToSchema)]
+        #[serde(rename_all = $case)]
+        pub struct $name {
+            pub id: Uuid,
+            pub title: String,
+            pub description: Option<String>,
+            pub status: String,
+            /// The stage's label.
+            pub pipeline_stage: Option<String>,
+            pub pipeline_id: Option<Uuid>,
+            pub pipeline_stage_id: Option<Uuid>,
+            /// A decimal string, e.g. `"1250.5"`.
+            #[schema(value_type = Option<String>)]
+            pub value_amount: Option<Money>,
+            pub value_currency: Option<String>,
+            pub probability: Option<i32>,
+            #[serde(with = "stoa_core::serde_util::timestamp::option")]
+            #[schema(value_type = Option<String>, format = DateTime)]
+            pub expected_close_at: Option<OffsetDateTime>,
+            pub owner_user_id: Option<Uuid>,
+            pub source: Option<String>,
+            pub closure_outcome: Option<String>,
+            pub loss_notes: Option<String>,
+            pub organization_id: Uuid,
+            pub tenant_id: Uuid,
+            #[serde(with = "stoa_core::serde_util::timestamp")]
+            #[schema(value_type = String, format = DateTime)]
+            pub created_at: OffsetDateTime,
+            #[serde(with = "stoa_core::serde_util::timestamp")]
+            #[schema(value_type = String, format = DateTime)]
+            pub updated_at: OffsetDateTime,
         }
-    }
-}
 
-/// A deal as `GET /customers/deals/{id}` shows it (camelCase keys, as the
-/// reference's detail).
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DealView {
-    pub id: Uuid,
-    pub title: String,
-    pub description: Option<String>,
-    pub status: String,
-    pub pipeline_stage: Option<String>,
-    pub pipeline_id: Option<Uuid>,
-    pub pipeline_stage_id: Option<Uuid>,
-    #[schema(value_type = Option<String>)]
-    pub value_amount: Option<Money>,
-    pub value_currency: Option<String>,
-    pub probability: Option<i32>,
-    #[serde(with = "stoa_core::serde_util::timestamp::option")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub expected_close_at: Option<OffsetDateTime>,
-    pub owner_user_id: Option<Uuid>,
-    pub source: Option<String>,
-    pub closure_outcome: Option<String>,
-    pub loss_notes: Option<String>,
-    pub organization_id: Uuid,
-    pub tenant_id: Uuid,
-    #[serde(with = "stoa_core::serde_util::timestamp")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: OffsetDateTime,
-    #[serde(with = "stoa_core::serde_util::timestamp")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: OffsetDateTime,
-}
-
-impl From<DealRow> for DealView {
-    fn from(row: DealRow) -> Self {
-        Self {
-            id: row.id,
-            title: row.title,
-            description: row.description,
-            status: row.status,
-            pipeline_stage: row.pipeline_stage,
-            pipeline_id: row.pipeline_id,
-            pipeline_stage_id: row.pipeline_stage_id,
-            value_amount: row.value_amount,
-            value_currency: row.value_currency,
-            probability: row.probability,
-            expected_close_at: row.expected_close_at,
-            owner_user_id: row.owner_user_id,
-            source: row.source,
-            closure_outcome: row.closure_outcome,
-            loss_notes: row.loss_notes,
-            organization_id: row.organization_id,
-            tenant_id: row.tenant_id,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
+        impl From<DealRow> for $name {
+            fn from(row: DealRow) -> Self {
+                Self {
+                    id: row.id,
+                    title: row.title,
+                    description: row.description,
+                    status: row.status,
+                    pipeline_stage: row.pipeline_stage,
+                    pipeline_id: row.pipeline_id,
+                    pipeline_stage_id: row.pipeline_stage_id,
+                    value_amount: row.value_amount,
+                    value_currency: row.value_currency,
+                    probability: row.probability,
+                    expected_close_at: row.expected_close_at,
+                    owner_user_id: row.owner_user_id,
+                    source: row.source,
+                    closure_outcome: row.closure_outcome,
+                    loss_notes: row.loss_notes,
+                    organization_id: row.organization_id,
+                    tenant_id: row.tenant_id,
+                    created_at: row.created_at,
+                    updated_at: row.updated_at,
+                }
+            }
         }
-    }
+    };
 }
+
+deal_view!(
+    /// A deal as the list shows it (snake_case keys, as the reference's list rows).
+    DealItem,
+    "snake_case"
+);
+
+deal_view!(
+    /// A deal as `GET /customers/deals/{id}` shows it (camelCase keys, as the
+    /// reference's detail).
+    DealView,
+    "camelCase"
+);
 
 /// One pipeline as stored.
 #[derive(Clone, Debug, PartialEq, Queryable, Selectable)]

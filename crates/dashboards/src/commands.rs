@@ -68,31 +68,75 @@ fn accounts(services: Option<&dyn Accounts>) -> Result<&dyn Accounts, AppError> 
     services.ok_or_else(AppError::forbidden)
 }
 
+/// Inside `impl Tracked for S`: every dashboards row is keyed by owner and
+/// scope and may not exist yet, so it is locked by its key; it is loaded and
+/// saved by `queries`' functions, erased from `table`, and its tenant is its
+/// scope's.
+macro_rules! keyed_row {
+    ($load:path, $save:path, $table:literal) => {
+        async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+            queries::lock_key(conn, id).await
+        }
+        async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
+            $load(conn, id).await
+        }
+        fn restore<'a>(
+            &'a self,
+            conn: &'a mut AsyncPgConnection,
+        ) -> impl Future<Output = Result<(), AppError>> + Send + 'a {
+            $save(conn, self)
+        }
+        async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
+            queries::delete_row(conn, $table, id).await
+        }
+        fn tenant(&self) -> Option<Uuid> {
+            Some(self.scope.tenant_id)
+        }
+        stoa_acl::kit_authorize!();
+    };
+}
+
+/// Inside `impl Resource for S`: a widget assignment (a role's or a user's)
+/// is written with `dashboards.admin.assign-widgets` within the organization
+/// reach of its scope, and both writing and removing it check whom it is
+/// about (`check_delete`, the impl's own), so a removal cannot reach further
+/// than a write.
+macro_rules! widget_assignment {
+    ($table:literal, $event:literal) => {
+        const TABLE: &'static str = $table;
+        const VERSION: Option<&'static str> = None;
+        const FEATURE: &'static str = ASSIGN;
+        type Services = dyn Accounts;
+        stoa_acl::resource_identity!(scope);
+        fn not_found() -> AppError {
+            DashboardsError::NotFound.into()
+        }
+        fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+            saved_entry(label, $event, before, after)
+        }
+        async fn check(
+            conn: &mut AsyncPgConnection,
+            ctx: &AuthContext,
+            services: Option<&dyn Accounts>,
+            target: &Self,
+            _: Option<&Self>,
+        ) -> Result<(), AppError> {
+            Self::check_delete(conn, ctx, services, target).await
+        }
+    };
+}
+
 impl Tracked for LayoutState {
     const KIND: &'static str = LAYOUT_KIND;
-    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::lock_key(conn, id).await
-    }
-    async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        queries::load_layout(conn, id).await
-    }
-    fn restore<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-    ) -> impl Future<Output = Result<(), AppError>> + Send + 'a {
-        queries::save_layout(conn, self)
-    }
-    async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::delete_row(conn, "dashboard_layouts", id).await
-    }
+    keyed_row!(
+        queries::load_layout,
+        queries::save_layout,
+        "dashboard_layouts"
+    );
     fn view(&self) -> Value {
         json!({"userId": self.user_id, "tenantId": self.scope.tenant_id,
                "organizationId": self.scope.organization_id, "items": self.items})
     }
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.scope.tenant_id)
-    }
-    stoa_acl::kit_authorize!();
 }
 
 /// A layout through the kit: its user's alone (`dashboards.configure`, 403
@@ -120,58 +164,25 @@ impl Resource for LayoutState {
 
 impl Tracked for RoleWidgetsState {
     const KIND: &'static str = ROLE_WIDGETS_KIND;
-    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::lock_key(conn, id).await
-    }
-    async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        queries::load_role_widgets(conn, id).await
-    }
-    fn restore<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-    ) -> impl Future<Output = Result<(), AppError>> + Send + 'a {
-        queries::save_role_widgets(conn, self)
-    }
-    async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::delete_row(conn, "dashboard_role_widgets", id).await
-    }
+    keyed_row!(
+        queries::load_role_widgets,
+        queries::save_role_widgets,
+        "dashboard_role_widgets"
+    );
     fn view(&self) -> Value {
         json!({"roleId": self.role_id, "tenantId": self.scope.tenant_id,
                "organizationId": self.scope.organization_id, "widgetIds": self.widget_ids})
     }
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.scope.tenant_id)
-    }
     fn parent(&self) -> Option<(&'static str, String)> {
         Some(("auth.role", self.role_id.to_string()))
     }
-    stoa_acl::kit_authorize!();
 }
 
 /// A role's widgets through the kit: `dashboards.admin.assign-widgets`, the
 /// organization reach of the row's scope, and a role the caller may write
 /// ([`reach::writable_role`]), for a removal too.
 impl Resource for RoleWidgetsState {
-    const TABLE: &'static str = "dashboard_role_widgets";
-    const VERSION: Option<&'static str> = None;
-    const FEATURE: &'static str = ASSIGN;
-    type Services = dyn Accounts;
-    stoa_acl::resource_identity!(scope);
-    fn not_found() -> AppError {
-        DashboardsError::NotFound.into()
-    }
-    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
-        saved_entry(label, "dashboards.role_widgets.saved", before, after)
-    }
-    async fn check(
-        conn: &mut AsyncPgConnection,
-        ctx: &AuthContext,
-        services: Option<&dyn Accounts>,
-        target: &Self,
-        _: Option<&Self>,
-    ) -> Result<(), AppError> {
-        Self::check_delete(conn, ctx, services, target).await
-    }
+    widget_assignment!("dashboard_role_widgets", "dashboards.role_widgets.saved");
     async fn check_delete(
         conn: &mut AsyncPgConnection,
         ctx: &AuthContext,
@@ -193,59 +204,26 @@ impl Resource for RoleWidgetsState {
 
 impl Tracked for UserWidgetsState {
     const KIND: &'static str = USER_WIDGETS_KIND;
-    async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::lock_key(conn, id).await
-    }
-    async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        queries::load_user_widgets(conn, id).await
-    }
-    fn restore<'a>(
-        &'a self,
-        conn: &'a mut AsyncPgConnection,
-    ) -> impl Future<Output = Result<(), AppError>> + Send + 'a {
-        queries::save_user_widgets(conn, self)
-    }
-    async fn erase(conn: &mut AsyncPgConnection, id: Uuid) -> Result<(), AppError> {
-        queries::delete_row(conn, "dashboard_user_widgets", id).await
-    }
+    keyed_row!(
+        queries::load_user_widgets,
+        queries::save_user_widgets,
+        "dashboard_user_widgets"
+    );
     fn view(&self) -> Value {
         json!({"userId": self.user_id, "tenantId": self.scope.tenant_id,
                "organizationId": self.scope.organization_id, "mode": self.mode,
                "widgetIds": self.widget_ids})
     }
-    fn tenant(&self) -> Option<Uuid> {
-        Some(self.scope.tenant_id)
-    }
     fn parent(&self) -> Option<(&'static str, String)> {
         Some((stoa_acl::accounts::USER_KIND, self.user_id.to_string()))
     }
-    stoa_acl::kit_authorize!();
 }
 
 /// A user's widgets through the kit: `dashboards.admin.assign-widgets`, the
 /// organization reach of the row's scope, and a user the caller reaches
 /// ([`reach::reachable_user`]), for a removal too.
 impl Resource for UserWidgetsState {
-    const TABLE: &'static str = "dashboard_user_widgets";
-    const VERSION: Option<&'static str> = None;
-    const FEATURE: &'static str = ASSIGN;
-    type Services = dyn Accounts;
-    stoa_acl::resource_identity!(scope);
-    fn not_found() -> AppError {
-        DashboardsError::NotFound.into()
-    }
-    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
-        saved_entry(label, "dashboards.user_widgets.saved", before, after)
-    }
-    async fn check(
-        conn: &mut AsyncPgConnection,
-        ctx: &AuthContext,
-        services: Option<&dyn Accounts>,
-        target: &Self,
-        _: Option<&Self>,
-    ) -> Result<(), AppError> {
-        Self::check_delete(conn, ctx, services, target).await
-    }
+    widget_assignment!("dashboard_user_widgets", "dashboards.user_widgets.saved");
     async fn check_delete(
         conn: &mut AsyncPgConnection,
         ctx: &AuthContext,

@@ -55,3 +55,36 @@ pub(super) async fn write<S: Account>(
     after.save_over(conn, before).await?;
     S::load(conn, after.id()).await
 }
+
+/// Inside `impl Resource for S` of an account: whether the caller may write
+/// the state at all (`writable`, from the token alone), its entry and write
+/// ([`entry_of`], [`write`]), and its check (`check`, an `authorize` rule of
+/// the previous and the target state).
+macro_rules! account_resource {
+    ($writable:path, $check:path) => {
+        fn writable_by(&self, ctx: &AuthContext) -> Option<Result<(), AppError>> {
+            Some($writable(ctx, self))
+        }
+        fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
+            account::entry_of(label, before, after)
+        }
+        /// Writes only what changed from `before` (`Account::save_over`).
+        async fn write(
+            conn: &mut AsyncPgConnection,
+            before: Option<&Self>,
+            after: Option<&Self>,
+        ) -> Result<Option<Self>, AppError> {
+            account::write(conn, before, after).await
+        }
+        async fn check(
+            conn: &mut AsyncPgConnection,
+            ctx: &AuthContext,
+            _: Option<&()>,
+            target: &Self,
+            previous: Option<&Self>,
+        ) -> Result<(), AppError> {
+            $check(conn, ctx, previous, Some(target)).await
+        }
+    };
+}
+pub(super) use account_resource;

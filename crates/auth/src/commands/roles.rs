@@ -12,7 +12,7 @@ use stoa_core::AppError;
 use stoa_core::command::{Actor, LogEntry};
 use uuid::Uuid;
 
-use super::account::{self, Account};
+use super::account::{self, Account, account_resource};
 use super::state::{self, RoleState};
 use super::{ROLE_KIND, Tracked, authorize};
 use crate::error::AuthError;
@@ -109,29 +109,7 @@ impl Resource for RoleState {
     fn not_found() -> AppError {
         AuthError::RoleNotFound.into()
     }
-    fn writable_by(&self, ctx: &AuthContext) -> Option<Result<(), AppError>> {
-        Some(authorize::role_writable(ctx, self))
-    }
-    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
-        account::entry_of(label, before, after)
-    }
-    /// Writes only what changed from `before` ([`RoleState::write_over`]).
-    async fn write(
-        conn: &mut AsyncPgConnection,
-        before: Option<&Self>,
-        after: Option<&Self>,
-    ) -> Result<Option<Self>, AppError> {
-        account::write(conn, before, after).await
-    }
-    async fn check(
-        conn: &mut AsyncPgConnection,
-        ctx: &AuthContext,
-        _: Option<&()>,
-        target: &Self,
-        previous: Option<&Self>,
-    ) -> Result<(), AppError> {
-        authorize::role(conn, ctx, previous, Some(target)).await
-    }
+    account_resource!(authorize::role_writable, authorize::role);
 }
 
 /// A role is deleted only while nobody holds it.

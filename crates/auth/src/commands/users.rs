@@ -15,7 +15,7 @@ use stoa_core::AppError;
 use stoa_core::command::{Actor, Command, LogEntry};
 use uuid::Uuid;
 
-use super::account::{self, Account};
+use super::account::{self, Account, account_resource};
 use super::state::{self, UserState};
 use super::{Tracked, USER_KIND, authorize, tracked};
 use crate::error::AuthError;
@@ -135,29 +135,7 @@ impl Resource for UserState {
     fn not_found() -> AppError {
         AuthError::UserNotFound.into()
     }
-    fn writable_by(&self, ctx: &AuthContext) -> Option<Result<(), AppError>> {
-        Some(authorize::user_writable(ctx, self))
-    }
-    fn entry(label: &str, before: Option<&Self>, after: Option<&Self>) -> LogEntry {
-        account::entry_of(label, before, after)
-    }
-    /// Writes only what changed from `before` ([`UserState::write_over`]).
-    async fn write(
-        conn: &mut AsyncPgConnection,
-        before: Option<&Self>,
-        after: Option<&Self>,
-    ) -> Result<Option<Self>, AppError> {
-        account::write(conn, before, after).await
-    }
-    async fn check(
-        conn: &mut AsyncPgConnection,
-        ctx: &AuthContext,
-        _: Option<&()>,
-        target: &Self,
-        previous: Option<&Self>,
-    ) -> Result<(), AppError> {
-        authorize::user(conn, ctx, previous, Some(target)).await
-    }
+    account_resource!(authorize::user_writable, authorize::user);
 }
 
 impl Account for UserState {

@@ -211,6 +211,47 @@ impl Command for DeleteRolePreference {
     }
 }
 
+/// The action-log entry of a variant write, its `auth.sidebar_variant.<verb>`
+/// event included; [`VariantEntry::before`] and [`VariantEntry::after`] add
+/// the snapshots.
+fn variant_entry(label: &str, verb: &str, id: Uuid, locale: &str) -> VariantEntry {
+    let entry = LogEntry {
+        action_label: Some(label.into()),
+        resource_kind: Some(VARIANT_KIND.into()),
+        resource_id: Some(id.to_string()),
+        ..Default::default()
+    }
+    .with_event(format!("auth.sidebar_variant.{verb}"), json!({ "id": id }));
+    VariantEntry {
+        entry,
+        locale: locale.to_owned(),
+    }
+}
+
+/// A variant's entry being built (see [`variant_entry`]).
+struct VariantEntry {
+    entry: LogEntry,
+    locale: String,
+}
+
+impl VariantEntry {
+    fn before(mut self, row: &VariantRow) -> Self {
+        self.entry.snapshot_before = Some(variant_snapshot(row, &self.locale));
+        self
+    }
+
+    fn after(mut self, row: &VariantRow) -> LogEntry {
+        self.entry.snapshot_after = Some(variant_snapshot(row, &self.locale));
+        self.entry
+    }
+}
+
+impl From<VariantEntry> for LogEntry {
+    fn from(built: VariantEntry) -> Self {
+        built.entry
+    }
+}
+
 fn variant_snapshot(row: &VariantRow, locale: &str) -> Value {
     json!({
         "id": row.id,
@@ -267,14 +308,8 @@ impl Command for CreateVariant {
             if row.is_active {
                 variants::deactivate_other_variants(conn, &scope, row.id).await?;
             }
-            let entry = LogEntry {
-                action_label: Some("Create sidebar variant".into()),
-                resource_kind: Some(VARIANT_KIND.into()),
-                resource_id: Some(row.id.to_string()),
-                snapshot_after: Some(variant_snapshot(&row, scope.locale)),
-                ..Default::default()
-            }
-            .with_event("auth.sidebar_variant.created", json!({ "id": row.id }));
+            let entry = variant_entry("Create sidebar variant", "created", row.id, scope.locale)
+                .after(&row);
             Ok((row, entry))
         })
     }
@@ -325,15 +360,9 @@ impl Command for UpdateVariant {
             if self.is_active == Some(true) {
                 variants::deactivate_other_variants(conn, &scope, row.id).await?;
             }
-            let entry = LogEntry {
-                action_label: Some("Update sidebar variant".into()),
-                resource_kind: Some(VARIANT_KIND.into()),
-                resource_id: Some(row.id.to_string()),
-                snapshot_before: Some(variant_snapshot(&before, scope.locale)),
-                snapshot_after: Some(variant_snapshot(&row, scope.locale)),
-                ..Default::default()
-            }
-            .with_event("auth.sidebar_variant.updated", json!({ "id": row.id }));
+            let entry = variant_entry("Update sidebar variant", "updated", row.id, scope.locale)
+                .before(&before)
+                .after(&row);
             Ok((row, entry))
         })
     }
@@ -360,15 +389,10 @@ impl Command for DeleteVariant {
                 .await?
                 .ok_or_else(variant_not_found)?;
             variants::delete_variant(conn, self.id).await?;
-            let entry = LogEntry {
-                action_label: Some("Delete sidebar variant".into()),
-                resource_kind: Some(VARIANT_KIND.into()),
-                resource_id: Some(self.id.to_string()),
-                snapshot_before: Some(variant_snapshot(&before, self.scope.locale)),
-                ..Default::default()
-            }
-            .with_event("auth.sidebar_variant.deleted", json!({ "id": self.id }));
-            Ok(((), entry))
+            let locale = self.scope.locale;
+            let entry =
+                variant_entry("Delete sidebar variant", "deleted", self.id, locale).before(&before);
+            Ok(((), entry.into()))
         })
     }
 }
