@@ -102,19 +102,19 @@ pub fn configure(
     move |cfg: &mut ServiceConfig| {
         cfg.app_data(web::Data::from(keys.clone()))
             .app_data(web::Data::from(users.clone()))
-            .service(routes::admin::list::list_admin_devices)
+            .service(routes::list::list_admin_devices)
             .service(routes::admin::register::register_admin_device)
             .service(routes::admin::get::get_admin_device)
-            .service(routes::admin::update::update_admin_device)
-            .service(routes::admin::update_by_body::update_admin_device_by_body)
-            .service(routes::admin::delete::delete_admin_device)
-            .service(routes::admin::delete_by_query::delete_admin_device_by_query)
+            .service(routes::update::update_admin_device)
+            .service(routes::update::update_admin_device_by_body)
+            .service(routes::delete::delete_admin_device)
+            .service(routes::delete::delete_admin_device_by_query)
             .service(routes::list::list_devices)
             .service(routes::register::register_device)
             .service(routes::update::update_device)
-            .service(routes::update_by_body::update_device_by_body)
+            .service(routes::update::update_device_by_body)
             .service(routes::delete::delete_device)
-            .service(routes::delete_by_query::delete_device_by_query);
+            .service(routes::delete::delete_device_by_query);
     }
 }
 

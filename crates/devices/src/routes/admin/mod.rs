@@ -1,10 +1,7 @@
-//! `/devices/admin/devices[/{id}]`: every user's devices in the caller's
-//! tenant and organizations (`devices.admin`). One handler per file.
+//! `/devices/admin/devices[/{id}]` routes of their own: a detail and an
+//! admin's registration for another user (`devices.admin`). The admin list,
+//! update and delete are in [`super::list`], [`super::update`] and
+//! [`super::delete`], beside the caller's own forms of the same write.
 
-pub mod delete;
-pub mod delete_by_query;
 pub mod get;
-pub mod list;
 pub mod register;
-pub mod update;
-pub mod update_by_body;
