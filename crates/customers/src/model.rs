@@ -160,8 +160,9 @@ macro_rules! deal_view {
     };
 }
 
+// snake_case keys, as the reference's list rows.
 deal_view!(
-    /// A deal as the list shows it (snake_case keys, as the reference's list rows).
+    /// A deal as the list shows it (snake_case keys).
     DealItem,
     "snake_case"
 );

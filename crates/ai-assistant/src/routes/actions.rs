@@ -31,8 +31,6 @@ fn action_id(raw: &str) -> Result<Uuid, AppError> {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PendingAction),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`pending_action_not_found`: unknown, or proposed by someone else"),
     )
@@ -59,8 +57,6 @@ pub async fn get_action(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Confirmed, description = "Executed (`ok:true`), failed (`ok:false`), or a replay of either"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`, `tool_not_whitelisted`, `read_only_agent`, `tool_features_denied`"),
         (status = 404, body = ErrorBody, description = "`pending_action_not_found` (unknown, or proposed by someone else), `agent_unknown`"),
         (status = 409, body = ErrorBody, description = "`invalid_status`, `expired`"),
@@ -89,8 +85,6 @@ pub async fn confirm_action(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = CancelledAction),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`invalid_status`, or `expired` (with `pendingAction`)"),

@@ -68,7 +68,6 @@ fn info(state: &AiState, agent: &AgentDef) -> AgentInfo {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = AgentList),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 500, body = ErrorBody),
     )
@@ -101,7 +100,6 @@ pub async fn list_agents(
     responses(
         (status = 200, body = AgentModels),
         (status = 400, body = ErrorBody, description = "Malformed agent id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
     )

@@ -109,7 +109,6 @@ pub struct ChatBody {
     responses(
         (status = 200, content_type = "text/event-stream", body = String, description = "UI message stream v1 frames, `[DONE]`, then `loop-finish`"),
         (status = 400, body = ErrorBody, description = "Validation, `moderation_blocked`, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`, `organization_not_found` (the selected organization is deleted or inactive)"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
         (status = 409, body = ErrorBody, description = "`loop_runtime_override_disabled`, `execution_mode_not_supported` (an object agent)"),

@@ -52,8 +52,8 @@ pub struct ListQuery {
 /// The caller's conversations (every one of the organization with
 /// `ai_assistant.conversations.manage`), newest activity first.
 #[utoipa::path(tag = "AI Assistant", params(ListQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{items, nextCursor, total, totalCapped}`; `total` counts from the cursor on"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{items, nextCursor, total, totalCapped}`; `total` counts from the cursor on"),
+        (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations")]
 pub async fn list_conversations(
     http: actix_web::HttpRequest,
@@ -108,7 +108,7 @@ fn known_agent(state: &AiState, id: &str, field: &str) -> Result<(), AppError> {
 #[utoipa::path(tag = "AI Assistant", request_body = CreateConversation, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 201, body = Summary), (status = 200, body = Summary, description = "Already there"),
         (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `agentId`), `tenant_required`, `organization_not_found` (the selected organization is deleted or inactive)"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Another user's conversation of that id")))]
 #[post("/ai_assistant/ai/conversations")]
 pub async fn create_conversation(
@@ -132,7 +132,7 @@ pub async fn create_conversation(
 /// Imports a browser-local conversation (at most 100 messages).
 #[utoipa::path(tag = "AI Assistant", request_body = ImportConversation, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{conversation, importedMessageCount, skippedMessageCount}`"),
-        (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `conversation.agentId`), `tenant_required`, `organization_not_found`"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+        (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `conversation.agentId`), `tenant_required`, `organization_not_found`"), (status = 403, body = ErrorBody)))]
 #[post("/ai_assistant/ai/conversations/import")]
 pub async fn import_conversation(
     ctx: AuthContext,
@@ -159,8 +159,8 @@ pub struct MessagesQuery {
 
 /// One conversation and a page of its messages (ascending).
 #[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path), MessagesQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{conversation, messages, nextCursor}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{conversation, messages, nextCursor}`"),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations/{conversationId}")]
 pub async fn get_conversation(
     ctx: AuthContext,
@@ -187,7 +187,7 @@ pub async fn get_conversation(
 /// Changes the title, status or page context.
 #[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), request_body = PatchConversation,
     security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Summary), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = Summary),
         (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[patch("/ai_assistant/ai/conversations/{conversationId}")]
 pub async fn patch_conversation(
@@ -204,7 +204,7 @@ pub async fn patch_conversation(
 
 /// Soft-deletes the conversation and its messages.
 #[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{ok:true}`"), (status = 401, body = ErrorBody),
+    responses((status = 200, body = Object, description = "`{ok:true}`"),
         (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/conversations/{conversationId}")]
 pub async fn delete_conversation(

@@ -15,7 +15,6 @@ use crate::state::AiState;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Health),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

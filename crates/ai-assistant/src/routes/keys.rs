@@ -49,8 +49,6 @@ pub struct McpKey {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = McpKey),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Without `api_keys.create`, or roles granting more than the caller holds (`grant_not_allowed`), or an organization out of scope"),
     )
 )]
@@ -89,7 +87,6 @@ pub struct SessionKey {
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SessionKey),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Without `ai_assistant.view`, or an API key without a user"),
     )
 )]

@@ -44,8 +44,8 @@ pub struct PromptAnswer {
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
     security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = LoopOverrideAnswer), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = LoopOverrideAnswer),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/loop-override")]
 pub async fn get_loop_override(
     ctx: AuthContext,
@@ -66,7 +66,7 @@ pub async fn get_loop_override(
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)), request_body = LoopOverrideInput,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, agentId, override}`"), (status = 400, body = ErrorBody, description = "Validation, `invalid_loop_override`"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[put("/ai_assistant/ai/agents/{agentId}/loop-override")]
 pub async fn put_loop_override(
     ctx: AuthContext,
@@ -85,8 +85,8 @@ pub async fn put_loop_override(
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
     security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{ok, agentId, cleared}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{ok, agentId, cleared}`"),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/agents/{agentId}/loop-override")]
 pub async fn delete_loop_override(
     ctx: AuthContext,
@@ -104,8 +104,8 @@ pub async fn delete_loop_override(
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
     security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = PolicyAnswer), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = PolicyAnswer),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
 pub async fn get_mutation_policy(
     ctx: AuthContext,
@@ -127,7 +127,7 @@ pub async fn get_mutation_policy(
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)), request_body = MutationPolicyInput,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, agentId, codeDeclared, override}`"), (status = 400, body = ErrorBody, description = "`escalation_not_allowed`"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[post("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
 pub async fn set_mutation_policy(
     ctx: AuthContext,
@@ -149,8 +149,8 @@ pub async fn set_mutation_policy(
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
     security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{ok, agentId, codeDeclared, override:null, cleared}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{ok, agentId, codeDeclared, override:null, cleared}`"),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
 pub async fn delete_mutation_policy(
     ctx: AuthContext,
@@ -172,8 +172,8 @@ pub async fn delete_mutation_policy(
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
     security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = PromptAnswer, description = "The latest override and up to 10 versions, newest first"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = PromptAnswer, description = "The latest override and up to 10 versions, newest first"),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/prompt-override")]
 pub async fn get_prompt_override(
     ctx: AuthContext,
@@ -213,7 +213,7 @@ pub async fn get_prompt_override(
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)), request_body = PromptOverrideInput,
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, version, updatedAt}`"), (status = 400, body = ErrorBody, description = "`reserved_key`, validation"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[post("/ai_assistant/ai/agents/{agentId}/prompt-override")]
 pub async fn add_prompt_override(
     ctx: AuthContext,

@@ -66,7 +66,6 @@ pub struct ObjectResult {
 #[utoipa::path(tag = "AI Assistant", request_body = RunObject, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = ObjectResult),
         (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `organization_not_found`, `moderation_blocked` (input moderation on and the latest user message flagged)"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),
         (status = 404, body = ErrorBody, description = "`agent_unknown`"),
         (status = 422, body = ErrorBody, description = "`execution_mode_not_supported`: not an object agent, or one that streams"),

@@ -21,7 +21,7 @@ use crate::{SETTINGS_MANAGE, VIEW};
 /// `resolvedDefault` and each agent's resolved provider (stored keys are
 /// reported as configured, never shown).
 #[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/settings")]
 pub async fn get_settings(
     ctx: AuthContext,
@@ -36,7 +36,7 @@ pub async fn get_settings(
 #[utoipa::path(tag = "AI Assistant", request_body = SettingsInput, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = SavedSettings),
         (status = 400, body = ErrorBody, description = "`baseurl_not_allowlisted`, `provider_not_allowlisted`, `model_not_allowlisted`, `agent_required`, `provider_unknown`, validation"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+        (status = 403, body = ErrorBody)))]
 #[put("/ai_assistant/settings")]
 pub async fn put_settings(
     ctx: AuthContext,
@@ -60,7 +60,7 @@ pub struct ClearSettings {
 
 /// Clears the runtime override of `agentId` (or the tenant-wide one).
 #[utoipa::path(tag = "AI Assistant", request_body(content = Option<ClearSettings>), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{cleared}`"), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{cleared}`"), (status = 403, body = ErrorBody)))]
 #[delete("/ai_assistant/settings")]
 pub async fn delete_settings(
     _req: HttpRequest,
@@ -84,7 +84,7 @@ pub async fn delete_settings(
 #[utoipa::path(tag = "AI Assistant", request_body = AllowlistInput, security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = SavedAllowlist),
         (status = 400, body = ErrorBody, description = "`provider_not_in_env_allowlist`, `model_not_in_env_allowlist`, `provider_unknown`"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+        (status = 403, body = ErrorBody)))]
 #[put("/ai_assistant/settings/allowlist")]
 pub async fn put_allowlist(
     ctx: AuthContext,
@@ -99,7 +99,7 @@ pub async fn put_allowlist(
 }
 
 #[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{cleared}`"), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{cleared}`"), (status = 403, body = ErrorBody)))]
 #[delete("/ai_assistant/settings/allowlist")]
 pub async fn delete_allowlist(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<Value>> {
     ctx.require(SETTINGS_MANAGE)?;

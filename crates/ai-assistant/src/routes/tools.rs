@@ -20,7 +20,6 @@ use crate::tools::{self, Ran};
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ToolList),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -64,7 +63,6 @@ fn failure(err: &AppError) -> HttpResponse {
     responses(
         (status = 200, body = ToolResult, description = "A read's result, or a mutation's proposal (`result.status: pending-confirmation`, `pendingAction`)"),
         (status = 400, body = ErrorBody, description = "`toolName is required`, `Tool \"<name>\" not found`, invalid input, the tool failed (`{success:false, error}`), `SESSION_EXPIRED`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The tool's features, or no agent may propose it"),
         (status = 404, body = ErrorBody, description = "The record the tool names is not the caller's to see (`{success:false, error}`)"),
         (status = 409, body = ErrorBody, description = "`mutation_blocked_by_policy`: the named agent's policy, or the policy of the record's organization, is read-only"),

@@ -41,8 +41,8 @@ pub struct DailyQuery {
 
 /// The daily rollup (token counts as decimal strings).
 #[utoipa::path(tag = "AI Assistant", params(DailyQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{rows, total}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{rows, total}`"),
+        (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/usage/daily")]
 pub async fn usage_daily(
     ctx: AuthContext,
@@ -87,8 +87,8 @@ pub struct SessionsQuery {
 
 /// Per-session totals, newest first.
 #[utoipa::path(tag = "AI Assistant", params(SessionsQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{sessions, total, limit, offset}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{sessions, total, limit, offset}`"),
+        (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/usage/sessions")]
 pub async fn usage_sessions(
     ctx: AuthContext,
@@ -119,8 +119,8 @@ pub async fn usage_sessions(
 
 /// One session's steps (up to 200, by time then step).
 #[utoipa::path(tag = "AI Assistant", params(("sessionId" = Uuid, Path)), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{events, total, sessionId}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody, description = "`session_not_found`")))]
+    responses((status = 200, body = Object, description = "`{events, total, sessionId}`"),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody, description = "`session_not_found`")))]
 #[get("/ai_assistant/usage/sessions/{sessionId}")]
 pub async fn usage_session(
     ctx: AuthContext,
@@ -151,8 +151,8 @@ pub struct FlagsQuery {
 
 /// Flagged inputs (no text, only categories), newest first.
 #[utoipa::path(tag = "AI Assistant", params(FlagsQuery), security(("bearerAuth" = []), ("apiKey" = [])),
-    responses((status = 200, body = Object, description = "`{items, total, page, pageSize}`"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Object, description = "`{items, total, page, pageSize}`"),
+        (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/moderation-flags")]
 pub async fn moderation_flags(
     ctx: AuthContext,

@@ -20,7 +20,6 @@ use super::*;
     responses(
         (status = 201, body = CreatedApiKey),
         (status = 400, body = ErrorBody, description = "Invalid input, unknown role, past expiry, no tenant context"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature, foreign tenant, organization out of scope, or a role granting more than the caller holds"),
     )
 )]

@@ -22,7 +22,6 @@ use super::*;
     responses(
         (status = 200, body = ApiKeyDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed id, no tenant context"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -26,7 +26,6 @@ use super::*;
     responses(
         (status = 200, body = ApiKeyList),
         (status = 400, body = ErrorBody, description = "Bad paging or cursor, or no tenant context"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

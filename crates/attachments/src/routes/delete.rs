@@ -21,7 +21,6 @@ use super::parse_id;
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Missing or malformed id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -110,7 +110,6 @@ fn item(row: &Attachment, titles: &[PartitionSummary]) -> LibraryItem {
     responses(
         (status = 200, body = LibraryList),
         (status = 400, body = ErrorBody, description = "Invalid query or cursor"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -170,7 +169,6 @@ pub async fn list_library(
     responses(
         (status = 200, body = LibraryDetailAnswer),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -209,7 +207,6 @@ pub async fn get_library_item(
     responses(
         (status = 200, body = Patched),
         (status = 400, body = ErrorBody, description = "Invalid payload or id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -262,7 +259,6 @@ pub async fn patch_library_item(
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

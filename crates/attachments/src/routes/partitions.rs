@@ -21,7 +21,6 @@ use super::parse_id;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PartitionList),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -55,7 +54,6 @@ fn body(bytes: &[u8]) -> Result<(PartitionBody, Value), stoa_core::AppError> {
     responses(
         (status = 201, body = PartitionAnswer),
         (status = 400, body = ErrorBody, description = "Invalid payload or code"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature, or partitions locked by DEMO_MODE / self-service onboarding"),
         (status = 409, body = ErrorBody, description = "Partition code already exists"),
     )
@@ -87,7 +85,6 @@ pub async fn create_partition(
     responses(
         (status = 200, body = PartitionAnswer),
         (status = 400, body = ErrorBody, description = "Invalid payload, missing id, or a changed code"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -118,7 +115,6 @@ pub async fn update_partition(
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Invalid id or a default partition"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "Partition in use"),

@@ -23,7 +23,6 @@ use crate::{VIEW, upload};
     responses(
         (status = 200, body = RecordList),
         (status = 400, body = ErrorBody, description = "Missing or malformed identifiers"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -24,7 +24,6 @@ use crate::{MANAGE, service, upload};
     responses(
         (status = 200, body = Transferred),
         (status = 400, body = ErrorBody, description = "Invalid payload"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature (also the entity's view feature), or a target record outside the caller's organizations"),
         (status = 404, body = ErrorBody, description = "No attachment matched, or the target record does not exist in the caller's organizations"),
     )

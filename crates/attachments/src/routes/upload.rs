@@ -22,7 +22,6 @@ use crate::{MANAGE, upload};
     responses(
         (status = 200, body = Uploaded),
         (status = 400, body = ErrorBody, description = "Not multipart, missing fields, executable or active content, a file that is not what it claims, unknown partition"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature (also the record's entity's view feature), organization or record out of scope, an explicitly chosen public partition, or a public partition for an entity no module declares"),
         (status = 404, body = ErrorBody, description = "The record (entityId, recordId) does not exist in the caller's organizations"),
         (status = 413, body = ErrorBody, description = "File over the size limit or the tenant's quota"),

@@ -34,8 +34,6 @@ static EXPORTS_AT_ONCE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_n
     security(("bearerAuth" = [])),
     responses(
         (status = 200, content_type = "text/csv", body = String, description = "`When,User,Action,Field,Old Value,New Value,Source`"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -36,8 +36,6 @@ const CURSOR_TAG: &str = "audit_logs.access:createdAt:desc";
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = AccessList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -26,8 +26,6 @@ use crate::queries::{ActionRow, actor_names, filtered, name, ordered, visibility
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ActionList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -21,7 +21,6 @@ use crate::service;
     responses(
         (status = 200, body = UndoResponse),
         (status = 400, body = ErrorBody, description = "Invalid or unavailable token; `entry_pruned` when the audit-log retention removed the entry"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The caller may not write the restored state now (features, grant boundary, organization scope, tenant)"),
         (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),
         (status = 422, body = ErrorBody, description = "A write guard refused the undo (`guard_refused`, naming the guard), or an interceptor did (it may choose another status and body)"),

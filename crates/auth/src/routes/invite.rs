@@ -45,7 +45,6 @@ fn requested_id(body: &[u8]) -> AppResult<Uuid> {
     responses(
         (status = 200, body = InviteResent),
         (status = 400, body = ErrorBody, description = "Invalid request origin"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "User not found (or not visible to the caller)"),
         (status = 409, body = ErrorBody, description = "User already has a password"),

@@ -19,8 +19,6 @@ use crate::service::execute as svc;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ExecuteResult),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -45,7 +43,6 @@ pub async fn execute(
     responses(
         (status = 200, body = ExecuteOneResult, description = "Ran, or was disabled / outside its window (`success: false`)"),
         (status = 400, body = ErrorBody, description = "`Invalid rule ID`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ExecuteOneResult, description = "`Rule not found`"),
     )

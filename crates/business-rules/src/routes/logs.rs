@@ -18,8 +18,6 @@ use crate::service::logs;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LogList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -48,7 +46,6 @@ pub async fn list_logs(
     responses(
         (status = 200, body = LogDetail),
         (status = 400, body = ErrorBody, description = "`Invalid log id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -20,8 +20,6 @@ use crate::service::sets;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`Rule set not found` or `Rule not found`"),
         (status = 409, body = ErrorBody, description = "`Rule is already a member of this set`"),
@@ -48,8 +46,6 @@ pub async fn add_member(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
@@ -75,7 +71,6 @@ pub async fn update_member(
     responses(
         (status = 200, body = Done),
         (status = 400, body = ErrorBody, description = "`Member id is required`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),

@@ -23,7 +23,6 @@ use crate::{API_KEYS_CREATE, MANAGE};
     responses(
         (status = 200, body = CallOptions),
         (status = 400, body = ErrorBody, description = "`Tenant context required`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -23,8 +23,6 @@ use crate::{MANAGE, VIEW};
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RuleList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -56,7 +54,6 @@ pub async fn list_rules(
     responses(
         (status = 201, body = CreatedRule),
         (status = 400, body = ErrorBody, description = "Invalid body, condition or actions; a refused webhook address"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The ruleId is taken in the tenant"),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),
@@ -83,8 +80,6 @@ pub async fn create_rule(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RuleUpdated),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
@@ -116,7 +111,6 @@ pub async fn update_rule(
     responses(
         (status = 200, body = WebhookSecret),
         (status = 400, body = ErrorBody, description = "`Invalid rule id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),
@@ -142,8 +136,6 @@ pub async fn rotate_webhook_secret(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
@@ -169,7 +161,6 @@ pub async fn delete_rule(
     responses(
         (status = 200, body = RuleDetail),
         (status = 400, body = ErrorBody, description = "`Invalid rule id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -21,8 +21,6 @@ use crate::{MANAGE_SETS, VIEW};
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SetList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]
@@ -50,8 +48,6 @@ pub async fn list_sets(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The setId is taken in the tenant"),
         (status = 422, body = ErrorBody),
@@ -75,8 +71,6 @@ pub async fn create_set(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
@@ -101,8 +95,6 @@ pub async fn update_set(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
@@ -127,7 +119,6 @@ pub async fn delete_set(
     responses(
         (status = 200, body = SetDetail),
         (status = 400, body = ErrorBody, description = "`Invalid rule set id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

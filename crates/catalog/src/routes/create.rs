@@ -19,7 +19,6 @@ use crate::service;
     responses(
         (status = 201, body = ProductCreated, description = "Created; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid input` naming each field (a bad `priceAmount` among them), or an unknown organization"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `catalog.products.manage`, or the organization is outside the caller's"),
         (status = 409, body = ErrorBody, description = "SKU or handle already used in the tenant (`sku_taken`, `handle_taken`)"),
         (status = 422, body = ErrorBody, description = "Refused by a write guard (business rule)"),

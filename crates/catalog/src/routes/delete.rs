@@ -20,7 +20,6 @@ use crate::service;
     responses(
         (status = 200, body = ProductOk, description = "Deleted; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid product id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `catalog.products.manage`, or the product's organization is outside the caller's"),
         (status = 404, body = ErrorBody, description = "`Product not found` (also: other tenants)"),
         (status = 409, body = ErrorBody, description = "Changed since the optimistic-lock header's time"),

@@ -23,7 +23,6 @@ use crate::service;
     responses(
         (status = 200, body = ProductOk, description = "Deleted; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Product id is required.` or `Invalid product id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),

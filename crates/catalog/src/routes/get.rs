@@ -17,7 +17,6 @@ use crate::service;
     responses(
         (status = 200, body = ProductDetail),
         (status = 400, body = ErrorBody, description = "`Invalid product id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `catalog.products.view`, or the product's organization is outside the caller's"),
         (status = 404, body = ErrorBody, description = "`Product not found` (also: other tenants)"),
     )

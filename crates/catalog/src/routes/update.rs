@@ -25,7 +25,6 @@ use crate::service;
     responses(
         (status = 200, body = ProductOk, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid product id`, `Invalid input` naming each field, or a malformed lock header"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `catalog.products.manage`, or an organization outside the caller's"),
         (status = 404, body = ErrorBody, description = "`Product not found` (also: other tenants)"),
         (status = 409, body = ErrorBody, description = "Changed since the lock header's time (`optimistic_lock_conflict`), or SKU/handle taken"),

@@ -26,7 +26,6 @@ use crate::service;
     responses(
         (status = 200, body = ProductOk, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Product id is required.`, `Invalid product id` or `Invalid input`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),

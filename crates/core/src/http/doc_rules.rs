@@ -7,6 +7,10 @@
 //!   malformed values and control characters in any name or value before the
 //!   handler runs. An annotation that forgot it would make the document lie
 //!   to a client (and to schemathesis).
+//! - **401 is documented wherever credentials are required.** The
+//!   authenticator refuses a missing, expired or revoked token or API key
+//!   before any handler runs, so an annotation need not (and does not)
+//!   list it unless it has more to say.
 //! - **503 is documented everywhere.** Any operation can find the database
 //!   (or the object store) unavailable: it answers 503 at once instead of
 //!   hanging (`cargo xtask faults` crashes Postgres under load and checks
@@ -41,6 +45,7 @@ pub fn apply(mut doc: OpenApi) -> OpenApi {
         ];
         for op in ops.into_iter().flatten() {
             document_bad_request(op);
+            document_unauthorized(op);
             document_unavailable(op);
             api_key_beside_bearer(op);
         }
@@ -65,38 +70,51 @@ fn takes_input(op: &Operation) -> bool {
 }
 
 fn document_bad_request(op: &mut Operation) {
-    if !takes_input(op) {
-        return;
+    if takes_input(op) {
+        document(
+            op,
+            "400",
+            "Malformed input: a value of the wrong type or range, or control \
+             characters in a name or value",
+        );
     }
-    op.responses
-        .responses
-        .entry("400".into())
-        .or_insert_with(|| {
-            RefOr::T(
-                ResponseBuilder::new()
-                    .description(
-                        "Malformed input: a value of the wrong type or range, or control \
-                     characters in a name or value",
-                    )
-                    .content(
-                        "application/json",
-                        ContentBuilder::new()
-                            .schema(Some(Ref::from_schema_name("ErrorBody")))
-                            .build(),
-                    )
-                    .build(),
-            )
-        });
+}
+
+/// A protected operation (a security requirement, none of them empty: an
+/// empty one would make credentials optional) answers 401 before its
+/// handler runs when they are missing, expired or revoked.
+fn document_unauthorized(op: &mut Operation) {
+    let protected = op
+        .security
+        .as_ref()
+        .is_some_and(|all| !all.is_empty() && !all.contains(&SecurityRequirement::default()));
+    if protected {
+        document(
+            op,
+            "401",
+            "Not signed in: no, an expired or a revoked token or API key",
+        );
+    }
 }
 
 fn document_unavailable(op: &mut Operation) {
+    document(
+        op,
+        "503",
+        "The database or the object store is unavailable (retry later)",
+    );
+}
+
+/// Documents `status` with an `ErrorBody` and `description` unless the
+/// annotation already says what it means there.
+fn document(op: &mut Operation, status: &str, description: &str) {
     op.responses
         .responses
-        .entry("503".into())
+        .entry(status.into())
         .or_insert_with(|| {
             RefOr::T(
                 ResponseBuilder::new()
-                    .description("The database or the object store is unavailable (retry later)")
+                    .description(description)
                     .content(
                         "application/json",
                         ContentBuilder::new()
@@ -230,5 +248,48 @@ mod tests {
             serde_json::json!([{"bearerAuth": []}, {"apiKey": []}])
         );
         assert!(doc["paths"]["/q"]["get"].get("security").is_none(), "{doc}");
+    }
+
+    #[test]
+    fn a_protected_operation_documents_401_and_a_public_or_optional_one_does_not() {
+        use utoipa::openapi::ResponsesBuilder;
+        let bearer = || SecurityRequirement::new("bearerAuth", Vec::<String>::new());
+        let protected = OperationBuilder::new().security(bearer()).build();
+        let public = OperationBuilder::new().build();
+        let optional = OperationBuilder::new()
+            .security(SecurityRequirement::default())
+            .security(bearer())
+            .build();
+        let described = OperationBuilder::new()
+            .security(bearer())
+            .responses(
+                ResponsesBuilder::new()
+                    .response("401", ResponseBuilder::new().description("Own words")),
+            )
+            .build();
+        let get = |op| PathItem::new(utoipa::openapi::HttpMethod::Get, op);
+        let doc = OpenApiBuilder::new()
+            .paths(
+                PathsBuilder::new()
+                    .path("/protected", get(protected))
+                    .path("/public", get(public))
+                    .path("/optional", get(optional))
+                    .path("/described", get(described)),
+            )
+            .build();
+        let doc = serde_json::to_value(apply(doc)).unwrap_or_default();
+        let unauthorized = |path: &str| doc["paths"][path]["get"]["responses"]["401"].clone();
+        assert_eq!(
+            unauthorized("/protected")["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ErrorBody",
+            "{doc}"
+        );
+        assert!(unauthorized("/public").is_null(), "{doc}");
+        assert!(unauthorized("/optional").is_null(), "{doc}");
+        assert_eq!(
+            unauthorized("/described")["description"],
+            "Own words",
+            "{doc}"
+        );
     }
 }

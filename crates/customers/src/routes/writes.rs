@@ -38,8 +38,6 @@ macro_rules! write_routes {
                 security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 201, body = Created, description = "Created; `x-om-operation` carries the undo token"),
-                    (status = 400, body = ErrorBody),
-                    (status = 401, body = ErrorBody),
                     (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody, description = "The pipeline (of a stage) does not exist for the caller"),
                     (status = 422, body = ErrorBody, description = "Refused by a write guard"),
@@ -91,8 +89,6 @@ macro_rules! write_routes {
                 security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done, description = "Updated; `x-om-operation` carries the undo token"),
-                    (status = 400, body = ErrorBody),
-                    (status = 401, body = ErrorBody),
                     (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 422, body = ErrorBody),
@@ -129,8 +125,6 @@ macro_rules! write_routes {
                 security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done),
-                    (status = 400, body = ErrorBody),
-                    (status = 401, body = ErrorBody),
                     (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 422, body = ErrorBody),
@@ -175,8 +169,6 @@ macro_rules! write_routes {
                 security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done, description = "Deleted; `x-om-operation` carries the undo token"),
-                    (status = 400, body = ErrorBody),
-                    (status = 401, body = ErrorBody),
                     (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 409, body = ErrorBody, description = "Still in use"),
@@ -212,8 +204,6 @@ macro_rules! write_routes {
                 security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done),
-                    (status = 400, body = ErrorBody),
-                    (status = 401, body = ErrorBody),
                     (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 409, body = ErrorBody),

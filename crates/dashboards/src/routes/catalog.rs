@@ -14,7 +14,6 @@ use crate::widgets::CatalogEntry;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Catalog),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`"),
     )
 )]

@@ -19,7 +19,6 @@ use crate::analytics::run;
     responses(
         (status = 200, body = WidgetData),
         (status = 400, body = ErrorBody, description = "`Invalid JSON body`, `Invalid request payload` (with `issues`), `Invalid entity type: ..`, `Invalid metric field: ..`, `Invalid groupBy field: ..`, `Invalid filter field: ..`, `Invalid dateRange field: ..`, `Tenant context is required`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `analytics.view` or a feature the entity requires"),
         (status = 500, body = ErrorBody),
     )
@@ -47,7 +46,6 @@ pub async fn widget_data(
     responses(
         (status = 200, body = BatchResults),
         (status = 400, body = ErrorBody, description = "`Invalid JSON body`, `Invalid request payload` (with `issues`, paths `requests.N.request...`), `Tenant context is required`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `analytics.view`"),
         (status = 500, body = ErrorBody),
     )

@@ -23,7 +23,6 @@ use crate::service;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = LayoutResponse),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.view`, no tenant, or an API key without a user"),
     )
 )]
@@ -50,7 +49,6 @@ pub async fn get_layout(
     responses(
         (status = 200, body = OkBody, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid JSON body`, `Invalid layout payload` (with `issues`), `Layout item IDs must be unique`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.configure`"),
         (status = 503, body = ErrorBody, description = "`Widget registry unavailable`: nothing saved"),
     )
@@ -77,7 +75,6 @@ pub async fn put_layout(
     responses(
         (status = 200, body = OkBody, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`): not an object, a bad size or item id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.configure`"),
         (status = 404, body = ErrorBody, description = "`Layout not found` / `Layout item not found`"),
     )

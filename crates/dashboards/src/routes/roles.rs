@@ -19,7 +19,6 @@ use crate::service;
     responses(
         (status = 200, body = RoleWidgets),
         (status = 400, body = ErrorBody, description = "`roleId is required`, `Invalid roleId`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`, or no tenant"),
         (status = 404, body = ErrorBody, description = "`Role not found` (also: another tenant's role, a super-admin role for other callers)"),
     )
@@ -50,7 +49,6 @@ pub async fn get_role_widgets(
     responses(
         (status = 200, body = RoleWidgetsSaved, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`), `Unknown widget ids: ...`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`, no tenant, an organization outside the caller's, or a role the caller could not grant (`grant_not_allowed`, `organization_out_of_scope`)"),
         (status = 404, body = ErrorBody, description = "`Role not found` (also: another tenant's role, a super-admin role for other callers)"),
     )

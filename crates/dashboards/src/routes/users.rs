@@ -19,7 +19,6 @@ use crate::service;
     responses(
         (status = 200, body = UserWidgets),
         (status = 400, body = ErrorBody, description = "`userId is required`, `Invalid userId`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`, or no tenant"),
         (status = 404, body = ErrorBody, description = "`User not found` (also: another tenant's user, a user outside the caller's organizations, a super admin for other callers)"),
     )
@@ -55,7 +54,6 @@ pub async fn get_user_widgets(
     responses(
         (status = 200, body = UserWidgetsSaved, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`), `Unknown widget ids: ...`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`, no tenant, or an organization outside the caller's"),
         (status = 404, body = ErrorBody, description = "`User not found` (also: another tenant's user, a user outside the caller's organizations, a super admin for other callers)"),
     )

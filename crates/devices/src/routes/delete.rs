@@ -60,7 +60,6 @@ pub async fn delete_device(
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id` (also: none sent)"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -81,8 +80,6 @@ pub async fn delete_device_by_query(
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -105,8 +102,6 @@ pub async fn delete_admin_device(
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

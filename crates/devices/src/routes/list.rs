@@ -59,7 +59,6 @@ pub async fn list_devices(
     responses(
         (status = 200, body = DeviceList),
         (status = 400, body = ErrorBody, description = "Invalid paging, filter, cursor or `ids`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `devices.admin`, or no tenant"),
     )
 )]

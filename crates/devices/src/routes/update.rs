@@ -67,7 +67,6 @@ pub async fn update_device(
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id` (also: none sent) or `Invalid device payload`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -98,8 +97,6 @@ pub async fn update_device_by_body(
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
@@ -124,8 +121,6 @@ pub async fn update_admin_device(
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -28,7 +28,6 @@ use crate::service::PgDirectory;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = OrganizationSwitcher),
-        (status = 401, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "The selected organization is no longer available (`organization_selection_invalid`)"),
     )
 )]

@@ -22,7 +22,6 @@ use crate::error::PreferencesError;
     responses(
         (status = 200, body = ConsentList),
         (status = 400, body = ErrorBody, description = "`{ok:false, error:\"Invalid userId\"}`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`{ok:false, error:\"User not found\"}`"),
     )

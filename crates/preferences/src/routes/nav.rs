@@ -68,8 +68,6 @@ async fn caller(
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = NavPayload),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A foreign `tenantId` from a non-super admin"),
         (status = 422, body = ErrorBody, description = "`organization_selection_invalid`"),
     )

@@ -15,7 +15,7 @@ use crate::{queries, service};
 #[utoipa::path(
     tag = "Progress",
     security(("bearerAuth" = [])),
-    responses((status = 200, body = ActiveJobs), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+    responses((status = 200, body = ActiveJobs), (status = 403, body = ErrorBody))
 )]
 #[get("/progress/active")]
 pub async fn active(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<ActiveJobs>> {

@@ -17,7 +17,7 @@ use crate::service::{self, Cancel};
     tag = "Progress",
     params(JobPath),
     security(("bearerAuth" = [])),
-    responses((status = 200, body = CancelResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+    responses((status = 200, body = CancelResponse), (status = 403, body = ErrorBody))
 )]
 #[delete("/progress/jobs/{id}")]
 pub async fn cancel(

@@ -18,7 +18,7 @@ use crate::dto::CancelResponse;
     params(("id" = Option<String>, Query, description = "Job id; may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
     security(("bearerAuth" = [])),
-    responses((status = 200, body = CancelResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+    responses((status = 200, body = CancelResponse), (status = 403, body = ErrorBody))
 )]
 #[delete("/progress/jobs")]
 pub async fn cancel_by_query(

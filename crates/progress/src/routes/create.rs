@@ -18,7 +18,7 @@ use crate::service::{self, NewJob};
     tag = "Progress",
     request_body = CreateJob,
     security(("bearerAuth" = [])),
-    responses((status = 201, body = Created), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+    responses((status = 201, body = Created), (status = 403, body = ErrorBody))
 )]
 #[post("/progress/jobs")]
 pub async fn create(

@@ -30,7 +30,7 @@ const STATUSES: [&str; 5] = ["pending", "running", "completed", "failed", "cance
     tag = "Progress",
     params(JobListQuery, ListParams),
     security(("bearerAuth" = [])),
-    responses((status = 200, body = JobList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
+    responses((status = 200, body = JobList), (status = 403, body = ErrorBody))
 )]
 #[get("/progress/jobs")]
 pub async fn list(

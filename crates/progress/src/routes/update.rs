@@ -19,7 +19,7 @@ use crate::service;
     params(JobPath),
     request_body = UpdateJob,
     security(("bearerAuth" = [])),
-    responses((status = 200, body = Updated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 200, body = Updated), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[put("/progress/jobs/{id}")]
 pub async fn update(

@@ -17,8 +17,6 @@ use crate::routes::State;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UserAclView),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

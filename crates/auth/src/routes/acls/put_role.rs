@@ -21,8 +21,6 @@ use crate::routes::users::with_operation;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = AclSaved),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),

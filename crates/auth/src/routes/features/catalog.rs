@@ -14,7 +14,6 @@ use crate::routes::State;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = FeatureCatalog),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -19,7 +19,6 @@ const MAX_FEATURE_LEN: usize = 128;
     responses(
         (status = 200, body = FeatureCheckResponse),
         (status = 400, body = ErrorBody, description = "`{ok:false,error}`: missing, too many or invalid entries"),
-        (status = 401, body = ErrorBody),
     )
 )]
 #[post("/auth/feature-check")]

@@ -4,7 +4,6 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, post};
 use stoa_acl::{AUTH_COOKIE, SESSION_COOKIE};
 use stoa_core::AppResult;
-use stoa_core::error::ErrorBody;
 
 use crate::error::AuthError;
 use crate::routes::{State, clear_cookie};
@@ -19,7 +18,6 @@ use crate::service::session;
     security(("bearerAuth" = [])),
     responses(
         (status = 302, description = "Redirect to the login page; cookies cleared"),
-        (status = 401, body = ErrorBody),
     )
 )]
 #[post("/auth/logout")]

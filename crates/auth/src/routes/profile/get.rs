@@ -14,7 +14,6 @@ use crate::error::AuthError;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Profile),
-        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

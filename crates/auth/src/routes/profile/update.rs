@@ -32,7 +32,6 @@ fn invalid(message: &'static str, path: &'static str, detail: &str) -> AppError 
     responses(
         (status = 200, body = ProfileUpdated, description = "Updated; a fresh `auth_token` cookie is set"),
         (status = 400, body = ErrorBody, description = "Invalid update, missing or wrong current password, e-mail in use"),
-        (status = 401, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too many wrong current passwords (`Retry-After`)"),
     )
 )]

@@ -19,7 +19,6 @@ use crate::routes::users::with_operation;
     responses(
         (status = 201, body = RoleCreated),
         (status = 400, body = ErrorBody, description = "Invalid or reserved name"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature or another tenant"),
         (status = 409, body = ErrorBody, description = "A role with this name exists"),
     )

@@ -20,7 +20,6 @@ use crate::routes::users::{id_of, with_operation};
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Missing id, or users hold the role"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

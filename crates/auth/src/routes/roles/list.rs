@@ -19,8 +19,6 @@ use crate::routes::State;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RoleList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -19,7 +19,6 @@ use crate::routes::State;
     responses(
         (status = 201, body = Created, description = "Created; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "Invalid input, unknown organization or role, e-mail in use, weak password"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature, organization out of scope, or a role the caller may not grant"),
     )
 )]

@@ -19,8 +19,6 @@ use crate::routes::State;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too many wrong current passwords (`Retry-After`)"),

@@ -20,7 +20,6 @@ use crate::service::deals;
     responses(
         (status = 201, body = Created, description = "Created; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "Invalid body (every failing field), `Pipeline stage not found`, `Owner not found in this tenant`, ..."),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing feature, or an organization outside the caller's"),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),
     )

@@ -35,7 +35,6 @@ pub async fn delete_deal_with(
     responses(
         (status = 200, body = Done, description = "Deleted; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),

@@ -18,7 +18,6 @@ use crate::service::deals;
     responses(
         (status = 200, body = DealDetail),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`Deal not found` (also: other tenants, organizations the caller does not see)"),
     )

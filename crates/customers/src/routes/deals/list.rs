@@ -26,7 +26,6 @@ use crate::service::visible;
     responses(
         (status = 200, body = DealList),
         (status = 400, body = ErrorBody, description = "A malformed filter, page or cursor"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -37,8 +37,6 @@ pub async fn update_deal_with(
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done, description = "Updated; `x-om-operation` carries the undo token"),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`Deal not found` (also: other tenants, organizations the caller does not see)"),
         (status = 409, body = ErrorBody, description = "The optimistic lock's `updatedAt` is stale"),

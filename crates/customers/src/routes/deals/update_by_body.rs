@@ -20,7 +20,6 @@ use crate::dto::{Done, UpdateDeal};
     responses(
         (status = 200, body = Done),
         (status = 400, body = ErrorBody, description = "No or malformed id, invalid body"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),

@@ -17,8 +17,6 @@ use crate::service::pipelines;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PipelineList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -17,8 +17,6 @@ use crate::service::stages;
     security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = StageList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -21,7 +21,6 @@ use crate::service::stages;
     responses(
         (status = 200, body = Done, description = "Reordered; `x-om-operation` carries the undo token of the last changed stage"),
         (status = 400, body = ErrorBody, description = "`stages` empty, over 1,000, a stage named twice, an order below 0, an id that is not a uuid"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "Missing `customers.pipelines.manage`, or a stage of an organization the caller may not write"),
         (status = 404, body = ErrorBody, description = "`Pipeline stage not found`: a stage of another tenant, of an organization the caller does not see, or none"),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),

@@ -19,7 +19,6 @@ use crate::service::writes::{device_detail, parse_id};
     responses(
         (status = 200, body = DeviceDetail),
         (status = 400, body = ErrorBody, description = "`Invalid device id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`Access denied` (organization outside the caller's) or missing `devices.admin`"),
         (status = 404, body = ErrorBody, description = "`Device not found`"),
     )

@@ -16,7 +16,6 @@ use crate::service::PgDirectory;
     params(OrganizationLookupQuery),
     responses(
         (status = 200, body = OrganizationLookup),
-        (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 429, body = ErrorBody),
     )

@@ -17,7 +17,6 @@ use crate::service::{DirectoryService, PgDirectory};
     params(TenantLookupQuery),
     responses(
         (status = 200, body = TenantLookup),
-        (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 429, body = ErrorBody),
     )

@@ -18,8 +18,6 @@ use crate::service;
     security(("bearerAuth" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Tenant not found (a `tenantId` a super admin names that does not exist)"),
     )

@@ -121,8 +121,6 @@ impl<'a> Forest<'a> {
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = OrganizationList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -18,8 +18,6 @@ use crate::service;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

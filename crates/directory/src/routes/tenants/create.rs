@@ -20,8 +20,6 @@ use crate::service;
     security(("bearerAuth" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -24,8 +24,6 @@ use crate::service::PgDirectory;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = TenantList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
     )
 )]

@@ -21,7 +21,6 @@ use crate::sidebar::dto::{RolePreferenceDeleted, RolePreferenceQuery};
     responses(
         (status = 200, body = RolePreferenceDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed `roleId`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Role not in the caller's tenant"),
     )

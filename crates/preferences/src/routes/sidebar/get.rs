@@ -19,8 +19,6 @@ use crate::sidebar::dto::{PreferenceQuery, PreferenceResponse};
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = PreferenceResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`roleId` without `auth.sidebar.manage`"),
         (status = 404, body = ErrorBody, description = "Role not in the caller's tenant"),
     )

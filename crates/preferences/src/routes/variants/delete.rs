@@ -19,8 +19,6 @@ use crate::sidebar::dto::VariantDeleted;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantDeleted),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -22,7 +22,6 @@ use crate::sidebar::dto::VariantDeleted;
     responses(
         (status = 200, body = VariantDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed `id`"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -18,8 +18,6 @@ use crate::sidebar::dto::VariantResponse;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )

@@ -16,7 +16,6 @@ use crate::sidebar::dto::VariantList;
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantList),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "No user behind the credential"),
     )
 )]

@@ -20,8 +20,6 @@ use crate::sidebar::dto::{VariantInput, VariantResponse};
     security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`duplicate_name`"),

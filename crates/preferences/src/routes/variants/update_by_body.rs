@@ -22,7 +22,6 @@ use crate::sidebar::dto::{VariantInput, VariantResponse};
     responses(
         (status = 200, body = VariantResponse),
         (status = 400, body = ErrorBody, description = "Missing or malformed `id`, or an invalid field"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`duplicate_name`"),
