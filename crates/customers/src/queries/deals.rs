@@ -60,52 +60,7 @@ impl<'a> From<&'a DealState> for DealWrite<'a> {
     }
 }
 
-/// The deal `id` of any tenant, locked until the transaction ends (the
-/// deal's root row: every writer locks it first).
-pub async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DealRow>> {
-    customer_deals::table
-        .find(id)
-        .select(DealRow::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()
-}
-
-/// The deal `id` of `tenant` (no lock: reads).
-pub async fn find(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    id: Uuid,
-) -> QueryResult<Option<DealRow>> {
-    customer_deals::table
-        .find(id)
-        .filter(customer_deals::tenant_id.eq(tenant))
-        .select(DealRow::as_select())
-        .first(conn)
-        .await
-        .optional()
-}
-
-/// Writes `state` (inserting the deal, or overwriting every column of it).
-pub async fn upsert(conn: &mut AsyncPgConnection, state: &DealState) -> QueryResult<DealRow> {
-    let row = DealWrite::from(state);
-    diesel::insert_into(customer_deals::table)
-        .values(&row)
-        .on_conflict(customer_deals::id)
-        .do_update()
-        .set(&row)
-        .returning(DealRow::as_returning())
-        .get_result(conn)
-        .await
-}
-
-/// Deletes the deal for good (the reference's delete).
-pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
-    diesel::delete(customer_deals::table.find(id))
-        .execute(conn)
-        .await
-}
+record_statements!(customer_deals, DealRow, DealState, DealWrite::from);
 
 /// What a bulk job's unit checks of each deal before changing it.
 #[derive(Clone, Copy, Debug, PartialEq, Queryable, Selectable)]

@@ -19,51 +19,25 @@ struct PipelineWrite<'a> {
     created_at: OffsetDateTime,
 }
 
-pub async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<PipelineRow>> {
-    customer_pipelines::table
-        .find(id)
-        .select(PipelineRow::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()
+impl<'a> From<&'a PipelineState> for PipelineWrite<'a> {
+    fn from(state: &'a PipelineState) -> Self {
+        Self {
+            id: state.id,
+            tenant_id: state.tenant_id,
+            organization_id: state.organization_id,
+            name: &state.name,
+            is_default: state.is_default,
+            created_at: state.created_at,
+        }
+    }
 }
 
-pub async fn find(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    id: Uuid,
-) -> QueryResult<Option<PipelineRow>> {
-    customer_pipelines::table
-        .find(id)
-        .filter(customer_pipelines::tenant_id.eq(tenant))
-        .select(PipelineRow::as_select())
-        .first(conn)
-        .await
-        .optional()
-}
-
-pub async fn upsert(
-    conn: &mut AsyncPgConnection,
-    state: &PipelineState,
-) -> QueryResult<PipelineRow> {
-    let row = PipelineWrite {
-        id: state.id,
-        tenant_id: state.tenant_id,
-        organization_id: state.organization_id,
-        name: &state.name,
-        is_default: state.is_default,
-        created_at: state.created_at,
-    };
-    diesel::insert_into(customer_pipelines::table)
-        .values(&row)
-        .on_conflict(customer_pipelines::id)
-        .do_update()
-        .set(&row)
-        .returning(PipelineRow::as_returning())
-        .get_result(conn)
-        .await
-}
+record_statements!(
+    customer_pipelines,
+    PipelineRow,
+    PipelineState,
+    PipelineWrite::from
+);
 
 /// Waits for any other transaction choosing a default pipeline of
 /// (`tenant`, `organization`) and makes later ones wait for this one, until
@@ -103,12 +77,6 @@ pub async fn lock_defaults(
         .await
 }
 
-pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
-    diesel::delete(customer_pipelines::table.find(id))
-        .execute(conn)
-        .await
-}
-
 /// The pipelines of `tenant` in the visible organizations (`None`: all),
 /// oldest first.
 pub async fn list(
@@ -117,12 +85,7 @@ pub async fn list(
     visible: Option<&[Uuid]>,
     is_default: Option<bool>,
 ) -> QueryResult<Vec<PipelineRow>> {
-    let mut query = customer_pipelines::table
-        .filter(customer_pipelines::tenant_id.eq(tenant))
-        .into_boxed();
-    if let Some(orgs) = visible {
-        query = query.filter(customer_pipelines::organization_id.eq_any(orgs.to_vec()));
-    }
+    let mut query = visible_records!(customer_pipelines, tenant, visible);
     if let Some(flag) = is_default {
         query = query.filter(customer_pipelines::is_default.eq(flag));
     }

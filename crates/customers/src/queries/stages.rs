@@ -23,61 +23,26 @@ struct StageWrite<'a> {
     created_at: OffsetDateTime,
 }
 
-pub async fn lock(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<StageRow>> {
-    customer_pipeline_stages::table
-        .find(id)
-        .select(StageRow::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()
+// `find` reads the stage `FOR SHARE`: writers that set a deal's stage read
+// it so, and a stage deletion then waits for them (and fails on the foreign
+// key) rather than slipping between the check and the write.
+impl<'a> From<&'a StageState> for StageWrite<'a> {
+    fn from(state: &'a StageState) -> Self {
+        Self {
+            id: state.id,
+            tenant_id: state.tenant_id,
+            organization_id: state.organization_id,
+            pipeline_id: state.pipeline_id,
+            label: &state.label,
+            position: state.order,
+            color: state.color.as_deref(),
+            icon: state.icon.as_deref(),
+            created_at: state.created_at,
+        }
+    }
 }
 
-/// The stage `id` of `tenant`. Writers that set a deal's stage read it
-/// `FOR SHARE`, so a stage deletion waits for them (and then fails on the
-/// foreign key) rather than slipping between the check and the write.
-pub async fn find(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    id: Uuid,
-) -> QueryResult<Option<StageRow>> {
-    customer_pipeline_stages::table
-        .find(id)
-        .filter(customer_pipeline_stages::tenant_id.eq(tenant))
-        .select(StageRow::as_select())
-        .for_share()
-        .first(conn)
-        .await
-        .optional()
-}
-
-pub async fn upsert(conn: &mut AsyncPgConnection, state: &StageState) -> QueryResult<StageRow> {
-    let row = StageWrite {
-        id: state.id,
-        tenant_id: state.tenant_id,
-        organization_id: state.organization_id,
-        pipeline_id: state.pipeline_id,
-        label: &state.label,
-        position: state.order,
-        color: state.color.as_deref(),
-        icon: state.icon.as_deref(),
-        created_at: state.created_at,
-    };
-    diesel::insert_into(customer_pipeline_stages::table)
-        .values(&row)
-        .on_conflict(customer_pipeline_stages::id)
-        .do_update()
-        .set(&row)
-        .returning(StageRow::as_returning())
-        .get_result(conn)
-        .await
-}
-
-pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<usize> {
-    diesel::delete(customer_pipeline_stages::table.find(id))
-        .execute(conn)
-        .await
-}
+record_statements!(customer_pipeline_stages, StageRow, StageState, StageWrite::from; for_share);
 
 /// The stages of `tenant` in the visible organizations, by pipeline and order.
 pub async fn list(
@@ -86,12 +51,7 @@ pub async fn list(
     visible: Option<&[Uuid]>,
     pipeline: Option<Uuid>,
 ) -> QueryResult<Vec<StageRow>> {
-    let mut query = customer_pipeline_stages::table
-        .filter(customer_pipeline_stages::tenant_id.eq(tenant))
-        .into_boxed();
-    if let Some(orgs) = visible {
-        query = query.filter(customer_pipeline_stages::organization_id.eq_any(orgs.to_vec()));
-    }
+    let mut query = visible_records!(customer_pipeline_stages, tenant, visible);
     if let Some(pipeline) = pipeline {
         query = query.filter(customer_pipeline_stages::pipeline_id.eq(pipeline));
     }
