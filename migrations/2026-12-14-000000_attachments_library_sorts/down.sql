@@ -1,0 +1,2 @@
+DROP INDEX attachments_library_size;
+DROP INDEX attachments_library_name;
