@@ -23,7 +23,7 @@ pub struct PromptOverrideInput {
     pub notes: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema, Queryable, Selectable)]
+#[derive(Clone, Debug, Serialize, ToSchema, Queryable, Selectable)]
 #[diesel(table_name = po)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptVersion {

@@ -184,24 +184,9 @@ pub async fn get_prompt_override(
     ctx.require(SETTINGS_MANAGE)?;
     let agent = policy::known_agent(&state, &agent_id.into_inner())?;
     let mut conn = db.conn().await?;
-    let mut versions = overrides::prompt_versions(&mut conn, &ctx, agent).await?;
-    let latest = if versions.is_empty() {
-        None
-    } else {
-        let first = versions.remove(0);
-        let copy = PromptVersion {
-            id: first.id,
-            agent_id: first.agent_id.clone(),
-            version: first.version,
-            sections: first.sections.clone(),
-            notes: first.notes.clone(),
-            created_by_user_id: first.created_by_user_id,
-            created_at: first.created_at,
-            updated_at: first.updated_at,
-        };
-        versions.insert(0, first);
-        Some(copy)
-    };
+    let versions = overrides::prompt_versions(&mut conn, &ctx, agent).await?;
+    // The newest version is the override in force.
+    let latest = versions.first().cloned();
     Ok(web::Json(PromptAnswer {
         agent_id: agent.id.into(),
         r#override: latest,
