@@ -1,9 +1,9 @@
 //! Kept list answers for session callers: stoa-auth's [`ReadCache`].
 //!
 //! An answer is kept per user, scope selection (tenant and organization
-//! headers or cookies) and request target (path and query), tagged with the
-//! ACL version it was authorized under and the read versions of its page (see
-//! [`stoa_core::http::read_cache`]). Serving it again is one statement: the
+//! headers or cookies), request target (path and query) and locale, tagged
+//! with the ACL version it was authorized under and the read versions of its
+//! page (see [`stoa_core::http::read_cache`]). Serving it again is one statement: the
 //! session check of [`AuthState`](crate::state::AuthState)'s authenticator
 //! (session live, user live and active), the user's tenant and home
 //! organization unchanged, `acl_version` and the read versions unchanged.
@@ -29,6 +29,7 @@ use stoa_core::AppError;
 use stoa_core::command::access::{log_behind, log_now};
 use stoa_core::db::Db;
 use stoa_core::http::read_cache::{CachedRead, ReadCache, ReadOwner, target_of, versions};
+use stoa_core::i18n::request_locale;
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -48,6 +49,9 @@ struct Key {
     user_id: Uuid,
     selection: Selection,
     target: String,
+    /// The request's locale (`stoa_core::i18n::request_locale`): an answer
+    /// with translated labels (the admin navigation) is one per locale.
+    locale: &'static str,
 }
 
 struct Entry {
@@ -160,6 +164,7 @@ impl SessionReads {
                 organization_from_cookie: credentials.selected_org_from_cookie,
             },
             target: target_of(req),
+            locale: request_locale(req),
         };
         Some((key, claims))
     }
@@ -271,6 +276,7 @@ mod tests {
             user_id: Uuid::nil(),
             selection: Selection::default(),
             target: target.into(),
+            locale: "en",
         }
     }
 

@@ -1,8 +1,9 @@
 //! `GET /auth/admin/nav`: the admin navigation for the caller.
 
-use actix_web::{HttpRequest, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::{ALL_ORGANIZATIONS, AuthContext, AuthenticatorData, Credentials, Registry};
 use stoa_core::error::ErrorBody;
+use stoa_core::http::read_cache::answer_json;
 use stoa_core::{AppResult, Query};
 use stoa_directory::{DirectoryService, PgDirectory};
 use uuid::Uuid;
@@ -79,11 +80,11 @@ pub async fn admin_nav(
     authenticator: AuthenticatorData,
     registry: web::Data<Registry>,
     q: Query<NavQuery>,
-) -> AppResult<web::Json<NavPayload>> {
+) -> AppResult<HttpResponse> {
     let ctx = caller(&req, &authenticator, &q).await?;
     let locale = request_locale(&req);
     let mut conn = state.db.conn().await?;
-    let (role_pref, user_pref) = queries::nav_preferences(
+    let preferences = queries::nav_preferences(
         &mut conn,
         &*state.roles,
         ctx.user_id,
@@ -105,13 +106,25 @@ pub async fn admin_nav(
                 }),
             _ => None,
         };
-    Ok(web::Json(build(
+    let payload = build(
         &ctx,
         NavInput {
             registry: &registry,
-            role_preference: role_pref.as_ref(),
-            user_preference: user_pref.as_ref(),
+            role_preference: preferences.role.as_ref(),
+            user_preference: preferences.own.as_ref(),
             organization,
         },
-    )))
+    );
+    // Kept: the same request again (same user, selection, query and locale)
+    // is the session check alone while no ACL (roles, assignments,
+    // organizations and their branding move `acl_version`) and no sidebar
+    // preference of the tenant changed.
+    answer_json(
+        &req,
+        ctx.read_owner(),
+        &payload,
+        preferences.deps,
+        Some(preferences.versions),
+        None,
+    )
 }

@@ -9,6 +9,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use stoa_acl::RoleDirectory;
 use stoa_core::AppError;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use stoa_core::prepared::Cached;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -225,7 +226,7 @@ pub async fn nav_preferences(
     tenant: Option<Uuid>,
     organization: Option<Uuid>,
     locale: &str,
-) -> QueryResult<(Option<SidebarSettings>, Option<SidebarSettings>)> {
+) -> QueryResult<NavPreferences> {
     // A caller without a user or tenant matches nothing (the nil uuid is never an id).
     let user = user.unwrap_or(Uuid::nil());
     // The user's live roles and their names are stoa-auth's SQL
@@ -249,13 +250,29 @@ pub async fn nav_preferences(
         .filter(user_sidebar_preferences::locale.eq(locale))
         .select(user_sidebar_preferences::settings)
         .single_value();
+    let deps = ReadDeps::new(NAV_READ_DEPS, tenant);
     // Kept prepared: the `sql(...)` text is fixed for every caller.
-    let (role, own): (Option<Value>, Option<Value>) =
-        Cached(diesel::select((role_pref, user_pref)))
+    let (role, own, versions): (Option<Value>, Option<Value>, Vec<i64>) =
+        Cached(diesel::select((role_pref, user_pref, versions(deps))))
             .get_result(conn)
             .await?;
-    Ok((
-        role.map(SidebarSettings::from_stored),
-        own.map(SidebarSettings::from_stored),
-    ))
+    Ok(NavPreferences {
+        role: role.map(SidebarSettings::from_stored),
+        own: own.map(SidebarSettings::from_stored),
+        deps,
+        versions,
+    })
+}
+
+/// The read models the admin navigation depends on beyond the caller's ACL
+/// (migration `auth_sidebar_read_version`).
+pub const NAV_READ_DEPS: &[&str] = &["preferences.sidebar"];
+
+/// The sidebar preferences the navigation applies, and the versions of the
+/// read models they were read from (in the same statement).
+pub struct NavPreferences {
+    pub role: Option<SidebarSettings>,
+    pub own: Option<SidebarSettings>,
+    pub deps: ReadDeps,
+    pub versions: Vec<i64>,
 }

@@ -422,3 +422,52 @@ async fn navigation_makes_at_most_two_round_trips_after_authentication() {
         assert!(trips <= 3, "{trips} round trips (1 for authentication)");
     }
 }
+
+#[actix_web::test]
+async fn the_navigation_is_kept_per_locale_until_a_preference_changes() {
+    let app = start().await;
+    let acme = acme(&app.db).await;
+    let admin = token_for(&app.db, acme.admin).await;
+    let statements = async |req| {
+        let before = stoa_core::db::thread_queries();
+        let res = app.send(req).await;
+        assert_eq!(res.status, 200, "{}", res.text());
+        (stoa_core::db::thread_queries() - before, res.json())
+    };
+    let (_, first) = statements(get(NAV, &admin)).await;
+    let (n, again) = statements(get(NAV, &admin)).await;
+    assert_eq!((n, &again), (1, &first), "a kept navigation");
+    // Another locale is an answer of its own, kept as well.
+    let (n, spanish) = statements(in_lang(get(NAV, &admin), "es")).await;
+    assert!(n > 1, "computed for its locale ({n} statements)");
+    let (n, _) = statements(in_lang(get(NAV, &admin), "es")).await;
+    assert_eq!(n, 1, "the Spanish navigation kept too");
+    assert_eq!(statements(get(NAV, &admin)).await, (1, first.clone()));
+    // The caller's own preference moves the read model: computed again,
+    // with the page hidden.
+    let res = app
+        .send(put_json(PREFS, &admin, json!({"hiddenItems": ["/backend/roles"]})))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let (n, hidden) = statements(get(NAV, &admin)).await;
+    assert!(n > 1, "recomputed after a preference ({n} statements)");
+    assert_eq!(item_count(&hidden) + 1, item_count(&first), "{hidden}");
+    // So does a role's preference, which applies to everyone holding it.
+    let admin_role = role_id(&app.db, acme.tenant_id, "admin").await;
+    let res = app
+        .send(put_json(
+            PREFS,
+            &admin,
+            json!({"scope": {"type": "role", "roleId": admin_role},
+                   "settings": {"groupLabels": {"auth": "Team"}}}),
+        ))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let (n, relabelled) = statements(get(NAV, &admin)).await;
+    assert!(n > 1, "a role preference recomputes ({n} statements)");
+    assert!(
+        groups(&relabelled).iter().any(|g| g.1 == "Team"),
+        "{relabelled}"
+    );
+    assert_eq!(spanish["grantedFeatures"], first["grantedFeatures"]);
+}

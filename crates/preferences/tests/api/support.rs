@@ -57,6 +57,7 @@ pub async fn start() -> TestApp<
     stoa_testkit::app()
         .module_with(module)
         .module(stoa_directory::configure)
+        .reads_with(testing::reads)
         .start()
         .await
 }
