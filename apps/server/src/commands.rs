@@ -7,6 +7,7 @@ use actix_web::{HttpServer, web};
 use stoa_auth::AuthConfig;
 use stoa_auth::bootstrap::{InitError, InitRequest};
 use stoa_core::Config;
+use stoa_core::config::FromEnv;
 use stoa_core::db::{Db, run_migrations};
 use stoa_core::http::{AppContext, Metrics, app, metrics_app};
 

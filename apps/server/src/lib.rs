@@ -10,6 +10,7 @@ use stoa_acl::{AccessMatrix, Accounts, Registry, Services};
 use stoa_auth::AuthConfig;
 use stoa_core::Config;
 use stoa_core::command::CommandRegistry;
+use stoa_core::config::FromEnv;
 use stoa_core::crypto::KeyRing;
 use stoa_core::db::Db;
 use stoa_core::http::{AccessPolicy, ApiConfigurator, ReadCache};

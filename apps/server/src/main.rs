@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use stoa_auth::bootstrap::InitRequest;
 use stoa_core::Config;
+use stoa_core::config::FromEnv;
 use stoa_server::bench;
 use stoa_server::commands::{self, CommandError};
 

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use stoa_core::config::FromEnv;
 use stoa_core::config::{ConfigError, Env};
 use stoa_core::rate_limit::Rule;
 
@@ -180,11 +181,48 @@ fn csv(raw: &str) -> Vec<String> {
 }
 
 impl AiConfig {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_vars(&std::env::vars().collect())
+    /// The configured provider `id`.
+    pub fn configured(&self, id: &str) -> Option<&EnvProvider> {
+        self.providers.iter().find(|p| p.def.id == id)
     }
 
-    pub fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
+    /// Whether the environment allows provider `id`.
+    pub fn env_allows_provider(&self, id: &str) -> bool {
+        self.env_providers
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|p| p == id))
+    }
+
+    /// Whether the environment allows `model` of provider `id`.
+    pub fn env_allows_model(&self, id: &str, model: &str) -> bool {
+        self.env_models
+            .get(id)
+            .is_none_or(|list| list.iter().any(|m| m == model))
+    }
+
+    /// Whether `url`'s host matches `AI_RUNTIME_BASEURL_ALLOWLIST` (unset:
+    /// nothing matches; `*.x.com` matches subdomains only).
+    pub fn base_url_allowed(&self, url: &str) -> bool {
+        let Ok(parsed) = url::Url::parse(url) else {
+            return false;
+        };
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return false;
+        }
+        let Some(host) = parsed.host_str().map(str::to_ascii_lowercase) else {
+            return false;
+        };
+        self.base_url_allowlist
+            .iter()
+            .any(|pattern| match pattern.strip_prefix("*.") {
+                Some(suffix) => host.ends_with(&format!(".{suffix}")),
+                None => &host == pattern,
+            })
+    }
+}
+
+impl FromEnv for AiConfig {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
         let env = Env(vars);
         let non_empty = |var: &str| env.get(var).map(str::trim).filter(|v| !v.is_empty());
         let providers = PROVIDERS
@@ -276,45 +314,6 @@ impl AiConfig {
             chat_rate_limit,
             usage_retention_days: retention,
         })
-    }
-
-    /// The configured provider `id`.
-    pub fn configured(&self, id: &str) -> Option<&EnvProvider> {
-        self.providers.iter().find(|p| p.def.id == id)
-    }
-
-    /// Whether the environment allows provider `id`.
-    pub fn env_allows_provider(&self, id: &str) -> bool {
-        self.env_providers
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|p| p == id))
-    }
-
-    /// Whether the environment allows `model` of provider `id`.
-    pub fn env_allows_model(&self, id: &str, model: &str) -> bool {
-        self.env_models
-            .get(id)
-            .is_none_or(|list| list.iter().any(|m| m == model))
-    }
-
-    /// Whether `url`'s host matches `AI_RUNTIME_BASEURL_ALLOWLIST` (unset:
-    /// nothing matches; `*.x.com` matches subdomains only).
-    pub fn base_url_allowed(&self, url: &str) -> bool {
-        let Ok(parsed) = url::Url::parse(url) else {
-            return false;
-        };
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return false;
-        }
-        let Some(host) = parsed.host_str().map(str::to_ascii_lowercase) else {
-            return false;
-        };
-        self.base_url_allowlist
-            .iter()
-            .any(|pattern| match pattern.strip_prefix("*.") {
-                Some(suffix) => host.ends_with(&format!(".{suffix}")),
-                None => &host == pattern,
-            })
     }
 }
 

@@ -37,6 +37,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stoa_acl::{Feature, ModuleInfo, Registry, RegistryError};
+use stoa_core::config::FromEnv;
 use stoa_core::http::ServiceConfig;
 
 pub use config::AiConfig;

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use std::collections::HashMap;
+use stoa_core::config::FromEnv;
 use stoa_core::config::{ConfigError, Env};
 
 /// The default interval of the `lastUsedAt` flush (the reference writes it at
@@ -23,14 +25,8 @@ impl Default for ApiKeysConfig {
     }
 }
 
-impl ApiKeysConfig {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_vars(&std::env::vars().collect())
-    }
-
-    pub fn from_vars(
-        vars: &std::collections::HashMap<String, String>,
-    ) -> Result<Self, ConfigError> {
+impl FromEnv for ApiKeysConfig {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
         let env = Env(vars);
         let secs: u64 = env.parse_or("STOA_API_KEY_LAST_USED_FLUSH_SECS", DEFAULT_FLUSH_SECS)?;
         if secs == 0 {

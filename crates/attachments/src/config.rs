@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use stoa_core::config::FromEnv;
 use stoa_core::config::{ConfigError, Env};
 use stoa_core::rate_limit::Rule;
 
@@ -65,12 +66,30 @@ fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
-impl AttachmentsConfig {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_vars(&std::env::vars().collect())
+/// `320, 640,1280` → sorted, deduplicated sides, each 1..=4000.
+fn parse_sizes(list: &str) -> Result<Vec<u32>, String> {
+    let mut sizes = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.parse::<u32>() {
+            Ok(n) if (1..=crate::images::MAX_SIDE).contains(&n) => sizes.push(n),
+            _ => {
+                return Err(format!(
+                    "expected a comma-separated list of sizes 1..={}, got `{item}`",
+                    crate::images::MAX_SIDE
+                ));
+            }
+        }
     }
+    if sizes.is_empty() {
+        return Err("must list at least one size".into());
+    }
+    sizes.sort_unstable();
+    sizes.dedup();
+    Ok(sizes)
+}
 
-    pub fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
+impl FromEnv for AttachmentsConfig {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
         let env = Env(vars);
         let defaults = Self::default();
         let mib = |var: &'static str, default: u64| -> Result<u64, ConfigError> {
@@ -113,28 +132,6 @@ impl AttachmentsConfig {
             trust_proxy_depth: env.parse_or("RATE_LIMIT_TRUST_PROXY_DEPTH", 0usize)?,
         })
     }
-}
-
-/// `320, 640,1280` → sorted, deduplicated sides, each 1..=4000.
-fn parse_sizes(list: &str) -> Result<Vec<u32>, String> {
-    let mut sizes = Vec::new();
-    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match item.parse::<u32>() {
-            Ok(n) if (1..=crate::images::MAX_SIDE).contains(&n) => sizes.push(n),
-            _ => {
-                return Err(format!(
-                    "expected a comma-separated list of sizes 1..={}, got `{item}`",
-                    crate::images::MAX_SIDE
-                ));
-            }
-        }
-    }
-    if sizes.is_empty() {
-        return Err("must list at least one size".into());
-    }
-    sizes.sort_unstable();
-    sizes.dedup();
-    Ok(sizes)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use stoa_acl::{
     Feature, ModuleInfo, NavEntry, NavPlacement, Registry, RegistryError, UserDirectory,
 };
 use stoa_core::command::CommandRegistry;
+use stoa_core::config::FromEnv;
 use stoa_core::http::ServiceConfig;
 
 pub use error::AuditLogError;

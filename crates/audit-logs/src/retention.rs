@@ -31,7 +31,9 @@ use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Integer, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
+use std::collections::HashMap;
 use stoa_core::command::access::retention::{PURGE_BATCH, Retention, purge_expired};
+use stoa_core::config::FromEnv;
 use stoa_core::config::{ConfigError, Env};
 use stoa_jobs::{BoxFuture, JobContext, JobError, JobHandler, Outcome, Schedule};
 
@@ -84,22 +86,6 @@ impl Default for RetentionConfig {
 }
 
 impl RetentionConfig {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_vars(&std::env::vars().collect())
-    }
-
-    pub fn from_vars(
-        vars: &std::collections::HashMap<String, String>,
-    ) -> Result<Self, ConfigError> {
-        let env = Env(vars);
-        let d = Self::default();
-        Ok(Self {
-            core_days: bounded(&env, CORE_DAYS_VAR, d.core_days, MAX_DAYS)?,
-            other_hours: bounded(&env, OTHER_HOURS_VAR, d.other_hours, MAX_HOURS)?,
-            action_months: bounded(&env, ACTION_MONTHS_VAR, d.action_months, MAX_MONTHS)?,
-        })
-    }
-
     /// Both recurring jobs: the access-log purge and the partition job.
     pub fn schedules(&self) -> Vec<Schedule> {
         vec![self.schedule(), self.partitions_schedule()]
@@ -281,6 +267,18 @@ fn retention_of(payload: &serde_json::Value) -> Retention {
 /// The module's job handlers.
 pub fn handlers() -> Vec<Arc<dyn JobHandler>> {
     vec![Arc::new(PruneAccessLogs), Arc::new(MaintainPartitions)]
+}
+
+impl FromEnv for RetentionConfig {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let env = Env(vars);
+        let d = Self::default();
+        Ok(Self {
+            core_days: bounded(&env, CORE_DAYS_VAR, d.core_days, MAX_DAYS)?,
+            other_hours: bounded(&env, OTHER_HOURS_VAR, d.other_hours, MAX_HOURS)?,
+            action_months: bounded(&env, ACTION_MONTHS_VAR, d.action_months, MAX_MONTHS)?,
+        })
+    }
 }
 
 #[cfg(test)]

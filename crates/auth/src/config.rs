@@ -8,6 +8,7 @@ use stoa_core::config::{ConfigError, Env, Secret};
 use stoa_core::rate_limit::Rule;
 
 use crate::password::PasswordPolicy;
+use stoa_core::config::FromEnv;
 
 /// Credentials `GET /auth/autologin` signs in with (demo instances only).
 #[derive(Clone, Debug)]
@@ -125,12 +126,10 @@ impl AuthConfig {
             secure_cookies: false,
         }
     }
+}
 
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_vars(&std::env::vars().collect())
-    }
-
-    pub fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
+impl FromEnv for AuthConfig {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
         let env = Env(vars);
         let development = env.get("STOA_ENV").is_some_and(|v| {
             v.eq_ignore_ascii_case("development") || v.eq_ignore_ascii_case("dev")

@@ -15,6 +15,7 @@ use crate::password::PasswordPolicy;
 use crate::queries;
 use crate::schema::{role_acls, roles, user_acls, user_roles, users};
 use crate::state::AuthState;
+use stoa_core::config::FromEnv;
 
 /// The password of every seeded account.
 pub const PASSWORD: &str = "secret";

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use stoa_core::config::FromEnv;
 use stoa_core::config::{ConfigError, Env};
 use stoa_core::rate_limit::Rule;
 
@@ -76,49 +77,6 @@ fn url_var(env: &Env<'_>, var: &'static str) -> Result<Option<String>, ConfigErr
 }
 
 impl OnboardingConfig {
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_vars(&std::env::vars().collect())
-    }
-
-    pub fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
-        let env = Env(vars);
-        let defaults = Self::default();
-        let enabled = env.flag("SELF_SERVICE_ONBOARDING_ENABLED", false)?;
-        let public_url = url_var(&env, "STOA_PUBLIC_URL")?;
-        let app_url = url_var(&env, "APP_URL")?;
-        if enabled && public_url.is_none() && app_url.is_none() {
-            return Err(ConfigError {
-                var: "STOA_PUBLIC_URL",
-                message: "required (or APP_URL) when SELF_SERVICE_ONBOARDING_ENABLED=true \
-                          (verification links point to it)"
-                    .into(),
-            });
-        }
-        let count = |var: &'static str, default: i64| -> Result<i64, ConfigError> {
-            let n: i64 = env.parse_or(var, default)?;
-            if !(0..=10_000).contains(&n) {
-                return Err(ConfigError {
-                    var,
-                    message: "must be between 0 and 10000".into(),
-                });
-            }
-            Ok(n)
-        };
-        Ok(Self {
-            enabled,
-            public_url,
-            app_url,
-            submit_per_client: env.parse_or("RATE_LIMIT_ONBOARDING", defaults.submit_per_client)?,
-            submit_per_email: env
-                .parse_or("RATE_LIMIT_ONBOARDING_EMAIL", defaults.submit_per_email)?,
-            rate_limit_enabled: env.flag("RATE_LIMIT_ENABLED", true)?,
-            trust_proxy_depth: env.parse_or("RATE_LIMIT_TRUST_PROXY_DEPTH", 0usize)?,
-            demo_deals: count("ONBOARDING_DEMO_DEALS", defaults.demo_deals)?,
-            demo_products: count("ONBOARDING_DEMO_PRODUCTS", defaults.demo_products)?,
-            token_ttl: defaults.token_ttl,
-        })
-    }
-
     /// Enabled, with links to `public_url` (tests, benchmarks).
     pub fn enabled(public_url: &str) -> Self {
         Self {
@@ -158,6 +116,47 @@ impl OnboardingConfig {
             .or(self.public_url.as_deref())
             .unwrap_or("");
         format!("{base}/login?tenant={tenant}")
+    }
+}
+
+impl FromEnv for OnboardingConfig {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let env = Env(vars);
+        let defaults = Self::default();
+        let enabled = env.flag("SELF_SERVICE_ONBOARDING_ENABLED", false)?;
+        let public_url = url_var(&env, "STOA_PUBLIC_URL")?;
+        let app_url = url_var(&env, "APP_URL")?;
+        if enabled && public_url.is_none() && app_url.is_none() {
+            return Err(ConfigError {
+                var: "STOA_PUBLIC_URL",
+                message: "required (or APP_URL) when SELF_SERVICE_ONBOARDING_ENABLED=true \
+                          (verification links point to it)"
+                    .into(),
+            });
+        }
+        let count = |var: &'static str, default: i64| -> Result<i64, ConfigError> {
+            let n: i64 = env.parse_or(var, default)?;
+            if !(0..=10_000).contains(&n) {
+                return Err(ConfigError {
+                    var,
+                    message: "must be between 0 and 10000".into(),
+                });
+            }
+            Ok(n)
+        };
+        Ok(Self {
+            enabled,
+            public_url,
+            app_url,
+            submit_per_client: env.parse_or("RATE_LIMIT_ONBOARDING", defaults.submit_per_client)?,
+            submit_per_email: env
+                .parse_or("RATE_LIMIT_ONBOARDING_EMAIL", defaults.submit_per_email)?,
+            rate_limit_enabled: env.flag("RATE_LIMIT_ENABLED", true)?,
+            trust_proxy_depth: env.parse_or("RATE_LIMIT_TRUST_PROXY_DEPTH", 0usize)?,
+            demo_deals: count("ONBOARDING_DEMO_DEALS", defaults.demo_deals)?,
+            demo_products: count("ONBOARDING_DEMO_PRODUCTS", defaults.demo_products)?,
+            token_ttl: defaults.token_ttl,
+        })
     }
 }
 

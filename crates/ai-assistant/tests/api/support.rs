@@ -10,6 +10,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use serde_json::{Value, json};
 use stoa_ai_assistant::{AiConfig, AiState};
 use stoa_core::command::CommandRegistry;
+use stoa_core::config::FromEnv;
 use stoa_core::db::Db;
 use stoa_testkit::{AppService, TestApp, TestResponse};
 use uuid::Uuid;

@@ -115,10 +115,10 @@ pub struct Config {
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
-impl Config {
+impl FromEnv for Config {
     /// Reads `.env` (when present, without overriding the real environment) and
     /// then the process environment.
-    pub fn from_env() -> Result<Self, ConfigError> {
+    fn from_env() -> Result<Self, ConfigError> {
         // A missing .env is normal; a malformed one is reported by name.
         if let Err(err) = dotenvy::dotenv()
             && !err.not_found()
@@ -132,7 +132,7 @@ impl Config {
     }
 
     /// Builds the configuration from an explicit variable map (used by tests).
-    pub fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError> {
         let env = Env(vars);
         let db = DbConfig {
             url: Secret::new(env.required("DATABASE_URL")?),
@@ -235,6 +235,19 @@ fn parse_addr(s: &str) -> SocketAddr {
     // address rather than panicking if someone edits it badly.
     s.parse()
         .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8080)))
+}
+
+/// A configuration read from environment variables: [`FromEnv::from_vars`]
+/// reads an explicit map (tests), [`FromEnv::from_env`] the process's
+/// environment.
+pub trait FromEnv: Sized {
+    /// Builds the configuration from `vars`.
+    fn from_vars(vars: &HashMap<String, String>) -> Result<Self, ConfigError>;
+
+    /// Builds the configuration from the process environment.
+    fn from_env() -> Result<Self, ConfigError> {
+        Self::from_vars(&std::env::vars().collect())
+    }
 }
 
 /// A view over variables that reports problems by name.

@@ -446,7 +446,11 @@ async fn the_navigation_is_kept_per_locale_until_a_preference_changes() {
     // The caller's own preference moves the read model: computed again,
     // with the page hidden.
     let res = app
-        .send(put_json(PREFS, &admin, json!({"hiddenItems": ["/backend/roles"]})))
+        .send(put_json(
+            PREFS,
+            &admin,
+            json!({"hiddenItems": ["/backend/roles"]}),
+        ))
         .await;
     assert_eq!(res.status, 200, "{}", res.text());
     let (n, hidden) = statements(get(NAV, &admin)).await;
