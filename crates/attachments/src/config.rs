@@ -137,13 +137,7 @@ impl FromEnv for AttachmentsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use stoa_core::config::vars;
 
     #[test]
     fn defaults_and_overrides() {

@@ -284,13 +284,7 @@ impl FromEnv for RetentionConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use stoa_core::config::vars;
 
     #[test]
     fn ages_come_from_the_environment_with_the_reference_defaults() {

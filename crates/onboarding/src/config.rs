@@ -163,13 +163,7 @@ impl FromEnv for OnboardingConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use stoa_core::config::vars;
 
     #[test]
     fn disabled_by_default_and_needs_a_public_url_or_app_url_when_enabled() {

@@ -237,6 +237,15 @@ fn parse_addr(s: &str) -> SocketAddr {
         .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8080)))
 }
 
+/// A variable map from `(name, value)` pairs, for [`FromEnv::from_vars`]
+/// (tests, and programs that take their settings from elsewhere).
+pub fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// A configuration read from environment variables: [`FromEnv::from_vars`]
 /// reads an explicit map (tests), [`FromEnv::from_env`] the process's
 /// environment.

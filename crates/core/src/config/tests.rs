@@ -1,12 +1,5 @@
 use super::*;
 
-fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 #[test]
 fn missing_database_url_names_the_variable() {
     let err = Config::from_vars(&vars(&[])).err();
