@@ -15,6 +15,7 @@ use super::State;
 use crate::dto::{InviteResent, ResendInviteRequest};
 use crate::error::AuthError;
 use crate::limits;
+use crate::routes::with_quota;
 use crate::service::invite;
 use crate::state::AuthState;
 
@@ -60,9 +61,11 @@ pub async fn resend_invite(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
-    let mut quota = limits::resend_invite(&state, None).peek();
-    let result = resend(&req, &ctx, &state, &body, &mut quota).await;
-    Quota::attach(quota, result)
+    let quota = limits::resend_invite(&state, None).peek();
+    with_quota(quota, async |quota| {
+        resend(&req, &ctx, &state, &body, quota).await
+    })
+    .await
 }
 
 async fn resend(

@@ -17,11 +17,12 @@ pub mod session;
 pub mod users;
 
 use actix_web::cookie::{Cookie, SameSite};
-use actix_web::{HttpRequest, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use serde::de::DeserializeOwned;
 use stoa_acl::{AUTH_COOKIE, SESSION_COOKIE};
-use stoa_core::AppError;
 use stoa_core::http::{TrustedProxyDepth, client_ip};
+use stoa_core::rate_limit::Quota;
+use stoa_core::{AppError, AppResult};
 
 use crate::error::AuthError;
 use crate::state::AuthState;
@@ -101,6 +102,28 @@ pub fn safe_redirect(raw: Option<&str>, app_url: Option<&str>, default: &str) ->
     } else {
         default.to_string()
     }
+}
+
+/// Runs `route` with the rate-limit quota it reserves (`None` until it
+/// does): whatever it answers, success or error, carries the quota headers.
+pub async fn with_quota(
+    quota: Option<Quota>,
+    route: impl AsyncFnOnce(&mut Option<Quota>) -> AppResult<HttpResponse>,
+) -> AppResult<HttpResponse> {
+    let mut quota = quota;
+    let result = route(&mut quota).await;
+    Quota::attach(quota, result)
+}
+
+/// [`with_quota`] for a route with no caller yet (sign-in, session
+/// refresh, password reset): its lookups span tenants, an audited bypass
+/// (`stoa_core::rls`, logged with `reason`).
+pub async fn without_caller(
+    reason: &'static str,
+    route: impl AsyncFnOnce(&mut Option<Quota>) -> AppResult<HttpResponse>,
+) -> AppResult<HttpResponse> {
+    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope(reason));
+    with_quota(None, route).await
 }
 
 /// The client address for rate-limit keys (the peer unless proxies are trusted).

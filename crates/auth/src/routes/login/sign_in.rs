@@ -11,6 +11,7 @@ use crate::error::AuthError;
 use crate::limits;
 use crate::password::MAX_PASSWORD_LEN;
 use crate::queries::{self, normalize_email};
+use crate::routes::without_caller;
 use crate::routes::{
     State, auth_cookie, ip_of, no_store, parse_form, safe_redirect, session_cookie,
 };
@@ -44,11 +45,11 @@ fn valid_email(email: &str) -> bool {
 )]
 #[post("/auth/login")]
 pub async fn login(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
-    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
-    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("login by e-mail"));
-    let mut quota = None;
-    let result = sign_in(&req, &state, &body, &mut quota).await;
-    Quota::attach(quota, result).map(no_store)
+    without_caller("login by e-mail", async |quota| {
+        sign_in(&req, &state, &body, quota).await
+    })
+    .await
+    .map(no_store)
 }
 
 /// Validates the form, reserves the attempt, checks the password.

@@ -12,6 +12,7 @@ use crate::error::AuthError;
 use crate::limits;
 use crate::password::{MAX_PASSWORD_LEN, hash_password, verify_password};
 use crate::queries::{self, normalize_email};
+use crate::routes::with_quota;
 use crate::routes::{State, auth_cookie, no_store};
 use crate::state::AuthState;
 
@@ -41,9 +42,9 @@ pub async fn update_profile(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
-    let mut quota = None;
-    let result = update(&ctx, &state, &body, &mut quota).await;
-    Quota::attach(quota, result).map(no_store)
+    with_quota(None, async |quota| update(&ctx, &state, &body, quota).await)
+        .await
+        .map(no_store)
 }
 
 /// The checks of the input alone: what is to change, and whether it may.

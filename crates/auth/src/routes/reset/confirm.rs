@@ -8,6 +8,7 @@ use stoa_core::rate_limit::{Layers, Quota};
 use crate::dto::{ResetConfirmForm, ResetConfirmed};
 use crate::error::AuthError;
 use crate::password::{MAX_PASSWORD_LEN, hash_password};
+use crate::routes::without_caller;
 use crate::routes::{State, ip_of, no_store, parse_form};
 use crate::state::AuthState;
 use crate::tokens::token_hash;
@@ -29,11 +30,11 @@ pub async fn confirm_reset(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
-    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
-    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("password reset"));
-    let mut quota = None;
-    let result = confirm(&req, &state, &body, &mut quota).await;
-    Quota::attach(quota, result).map(no_store)
+    without_caller("password reset", async |quota| {
+        confirm(&req, &state, &body, quota).await
+    })
+    .await
+    .map(no_store)
 }
 
 async fn confirm(

@@ -9,6 +9,7 @@ use stoa_core::rate_limit::{Layers, Quota};
 use crate::dto::{OkTrue, ResetForm};
 use crate::error::AuthError;
 use crate::queries::{self, normalize_email};
+use crate::routes::without_caller;
 use crate::routes::{State, ip_of, parse_form};
 use crate::state::AuthState;
 
@@ -37,11 +38,10 @@ pub async fn request_reset(
     state: State,
     body: web::Bytes,
 ) -> AppResult<HttpResponse> {
-    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
-    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("password reset"));
-    let mut quota = None;
-    let result = request(&req, &state, &body, &mut quota).await;
-    Quota::attach(quota, result)
+    without_caller("password reset", async |quota| {
+        request(&req, &state, &body, quota).await
+    })
+    .await
 }
 
 async fn request(

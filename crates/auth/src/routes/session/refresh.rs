@@ -7,6 +7,7 @@ use stoa_core::rate_limit::{Layers, Quota};
 
 use crate::dto::{RefreshRequest, RefreshResponse};
 use crate::error::AuthError;
+use crate::routes::without_caller;
 use crate::routes::{State, auth_cookie, ip_of, no_store, session_cookie};
 use crate::service::session::rotate;
 use crate::state::AuthState;
@@ -25,11 +26,11 @@ use crate::tokens::token_hash;
 )]
 #[post("/auth/session/refresh")]
 pub async fn refresh(req: HttpRequest, state: State, body: web::Bytes) -> AppResult<HttpResponse> {
-    // No caller yet: the lookup spans tenants (an audited bypass, `stoa_core::rls`).
-    stoa_core::rls::set_request_scope(stoa_core::rls::bypass_scope("session refresh"));
-    let mut quota = None;
-    let result = refresh_tokens(&req, &state, &body, &mut quota).await;
-    Quota::attach(quota, result).map(no_store)
+    without_caller("session refresh", async |quota| {
+        refresh_tokens(&req, &state, &body, quota).await
+    })
+    .await
+    .map(no_store)
 }
 
 async fn refresh_tokens(
