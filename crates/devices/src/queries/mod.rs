@@ -37,23 +37,6 @@ pub async fn find_live(
         .optional()
 }
 
-/// A live device of the tenant, locked until the transaction ends.
-pub async fn lock_live(
-    conn: &mut AsyncPgConnection,
-    tenant: Uuid,
-    id: Uuid,
-) -> QueryResult<Option<DeviceRow>> {
-    d::user_devices
-        .filter(d::id.eq(id))
-        .filter(d::tenant_id.eq(tenant))
-        .filter(d::deleted_at.is_null())
-        .select(DeviceRow::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()
-}
-
 /// The device `id`, live or not, of any tenant, locked until the transaction
 /// ends (undo and redo load it this way; the caller checks the tenant).
 pub async fn lock_any(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeviceRow>> {

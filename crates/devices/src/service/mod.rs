@@ -14,8 +14,7 @@ use uuid::Uuid;
 
 pub use crate::queries::{
     Change, DeviceKey, ListFilter, Registration, Scope, apply_change, cursor_tag, deactivate,
-    find_live, key_of, list, lock_any, lock_live, register_now, registered, restore,
-    target_user_organization,
+    find_live, key_of, list, lock_any, register_now, registered, restore, target_user_organization,
 };
 
 /// The organization a caller's own writes go to: the selected one, else the
