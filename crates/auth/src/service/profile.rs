@@ -2,7 +2,7 @@
 
 use stoa_acl::AuthContext;
 use stoa_core::command::Operation;
-use stoa_core::{AppError, AppResult};
+use stoa_core::AppResult;
 use stoa_mail::Mail;
 
 use crate::commands::UpdateProfileCommand;
@@ -18,12 +18,7 @@ pub async fn save(
 ) -> AppResult<Operation> {
     let new_email = command.email.clone();
     let actor = ctx.actor();
-    let (_, op) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let (_, op) = stoa_core::command::run(&state.db, &actor, command).await?;
     if new_email != old_email {
         notify_email_change(state, old_email, &new_email).await;
     }

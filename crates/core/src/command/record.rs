@@ -35,6 +35,17 @@ pub async fn execute<C: Command>(
     }
 }
 
+/// [`execute`] on a connection of `db`'s pool: `command` in a transaction
+/// of its own.
+pub async fn run<C: Command>(
+    db: &crate::db::Db,
+    actor: &Actor,
+    command: C,
+) -> Result<(C::Output, Operation), AppError> {
+    let mut conn = db.conn().await?;
+    execute(&mut conn, actor, command).await
+}
+
 async fn execute_in<C: Command>(
     conn: &mut AsyncPgConnection,
     actor: &Actor,

@@ -35,10 +35,6 @@ pub async fn delete(db: &Db, ctx: &AuthContext, id: Uuid) -> AppResult<()> {
 /// Runs a tenant command in its own transaction.
 async fn run(db: &Db, ctx: &AuthContext, command: TenantCommand) -> AppResult<Uuid> {
     let actor = ctx.actor();
-    let (id, _) = db
-        .transaction::<_, stoa_core::AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let (id, _) = stoa_core::command::run(db, &actor, command).await?;
     Ok(id)
 }

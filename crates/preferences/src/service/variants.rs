@@ -2,7 +2,7 @@
 //! created, changed and (softly) deleted.
 
 use stoa_acl::AuthContext;
-use stoa_core::{AppError, AppResult};
+use stoa_core::AppResult;
 use uuid::Uuid;
 
 use crate::error::PreferencesError;
@@ -79,12 +79,7 @@ pub async fn create(
         is_active: input.is_active.unwrap_or(false),
     };
     let actor = ctx.actor();
-    let (row, _) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let (row, _) = stoa_core::command::run(&state.db, &actor, command).await?;
     Ok(VariantResponse {
         locale: scope.locale.to_string(),
         variant: row.into(),
@@ -112,12 +107,7 @@ pub async fn update(
         is_active: input.is_active,
     };
     let actor = ctx.actor();
-    let (row, _) = state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    let (row, _) = stoa_core::command::run(&state.db, &actor, command).await?;
     Ok(VariantResponse {
         locale: scope.locale.to_string(),
         variant: row.into(),
@@ -133,11 +123,6 @@ pub async fn delete(
 ) -> AppResult<VariantDeleted> {
     let command = DeleteVariant { scope, id };
     let actor = ctx.actor();
-    state
-        .db
-        .transaction::<_, AppError, _>(|conn| {
-            Box::pin(async move { stoa_core::command::execute(conn, &actor, command).await })
-        })
-        .await?;
+    stoa_core::command::run(&state.db, &actor, command).await?;
     Ok(VariantDeleted { ok: true })
 }

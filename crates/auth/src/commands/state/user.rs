@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{AclState, USER_ACLS};
+use crate::queries::UserRow;
 use crate::schema::{roles, user_roles, users};
 
 /// Everything about a user that undo restores.
@@ -33,57 +34,35 @@ pub struct UserState {
 impl UserState {
     /// Loads a user (deleted ones too); `None` when there is no such row.
     pub async fn load(conn: &mut AsyncPgConnection, id: Uuid) -> Result<Option<Self>, AppError> {
-        type Row = (
-            Uuid,
-            Option<Uuid>,
-            Option<Uuid>,
-            String,
-            Option<String>,
-            Option<String>,
-            bool,
-            bool,
-            Option<OffsetDateTime>,
-        );
-        let row: Option<Row> = users::table
+        let row: Option<(UserRow, Option<OffsetDateTime>)> = users::table
             .filter(users::id.eq(id))
-            .select((
-                users::id,
-                users::tenant_id,
-                users::organization_id,
-                users::email,
-                users::name,
-                users::password_hash,
-                users::is_confirmed,
-                users::is_active,
-                users::deleted_at,
-            ))
+            .select((UserRow::as_select(), users::deleted_at))
             .first(conn)
             .await
             .optional()?;
-        let Some((id, tenant_id, organization_id, email, name, hash, confirmed, active, deleted)) =
-            row
-        else {
+        let Some((user, deleted)) = row else {
             return Ok(None);
         };
+        let id = user.id;
         let role_ids: Vec<Uuid> = user_roles::table
             .filter(user_roles::user_id.eq(id))
             .order(user_roles::role_id.asc())
             .select(user_roles::role_id)
             .load(conn)
             .await?;
-        let acl = match tenant_id {
+        let acl = match user.tenant_id {
             Some(tenant) => USER_ACLS.read(conn, id, tenant).await?,
             None => None,
         };
         Ok(Some(Self {
             id,
-            tenant_id,
-            organization_id,
-            email,
-            name,
-            password_hash: hash,
-            is_confirmed: confirmed,
-            is_active: active,
+            tenant_id: user.tenant_id,
+            organization_id: user.organization_id,
+            email: user.email,
+            name: user.name,
+            password_hash: user.password_hash,
+            is_confirmed: user.is_confirmed,
+            is_active: user.is_active,
             role_ids,
             acl,
             deleted: deleted.is_some(),
