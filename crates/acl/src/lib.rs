@@ -24,6 +24,7 @@ mod context;
 pub mod delegation;
 pub mod grants;
 pub mod keys;
+mod kept;
 mod matching;
 mod matrix;
 mod optional;
@@ -48,6 +49,7 @@ pub use context::{
     authenticator_data, looks_like_api_key,
 };
 pub use keys::{KeyDirectory, KeyRef};
+pub use kept::Kept;
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use optional::OptionalAuth;

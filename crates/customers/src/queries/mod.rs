@@ -67,6 +67,11 @@ macro_rules! visible_records {
     }};
 }
 
+/// The read model of the pipeline and stage lists: every write to either
+/// table bumps its tenant's version (migration
+/// `customers_pipelines_read_version`).
+pub const PIPELINES_READ_DEPS: &[&str] = &["customers.pipelines"];
+
 pub mod deal_bulk;
 pub mod deal_list;
 pub mod deals;

@@ -3,6 +3,7 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use uuid::Uuid;
 
 use crate::model::{PipelineRow, PipelineState};
@@ -84,7 +85,8 @@ pub async fn list(
     tenant: Uuid,
     visible: Option<&[Uuid]>,
     is_default: Option<bool>,
-) -> QueryResult<Vec<PipelineRow>> {
+    deps: ReadDeps,
+) -> QueryResult<Vec<(PipelineRow, Vec<i64>)>> {
     let mut query = visible_records!(customer_pipelines, tenant, visible);
     if let Some(flag) = is_default {
         query = query.filter(customer_pipelines::is_default.eq(flag));
@@ -92,7 +94,7 @@ pub async fn list(
     query
         .order((customer_pipelines::created_at, customer_pipelines::id))
         .limit(1000)
-        .select(PipelineRow::as_select())
+        .select((PipelineRow::as_select(), versions(deps)))
         .load(conn)
         .await
 }

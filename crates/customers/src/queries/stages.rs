@@ -3,6 +3,7 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use uuid::Uuid;
 
 use crate::model::{StageRow, StageState};
@@ -50,7 +51,8 @@ pub async fn list(
     tenant: Uuid,
     visible: Option<&[Uuid]>,
     pipeline: Option<Uuid>,
-) -> QueryResult<Vec<StageRow>> {
+    deps: ReadDeps,
+) -> QueryResult<Vec<(StageRow, Vec<i64>)>> {
     let mut query = visible_records!(customer_pipeline_stages, tenant, visible);
     if let Some(pipeline) = pipeline {
         query = query.filter(customer_pipeline_stages::pipeline_id.eq(pipeline));
@@ -62,7 +64,7 @@ pub async fn list(
             customer_pipeline_stages::id,
         ))
         .limit(1000)
-        .select(StageRow::as_select())
+        .select((StageRow::as_select(), versions(deps)))
         .load(conn)
         .await
 }

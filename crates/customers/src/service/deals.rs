@@ -8,6 +8,7 @@ use stoa_core::AppError;
 use stoa_core::command::{Actor, Operation};
 use stoa_core::db::Db;
 use time::OffsetDateTime;
+use stoa_core::http::read_cache::ReadDeps;
 use uuid::Uuid;
 
 use super::{target_organization, visible};
@@ -238,10 +239,11 @@ pub async fn detail(
             let name = pipelines::find(conn, tenant, pipeline)
                 .await?
                 .map(|p| p.name);
-            let list = stages::list(conn, tenant, visible(ctx), Some(pipeline)).await?;
+            let deps = ReadDeps::new(crate::queries::PIPELINES_READ_DEPS, Some(tenant));
+            let list = stages::list(conn, tenant, visible(ctx), Some(pipeline), deps).await?;
             let stages = list
                 .into_iter()
-                .map(|s| DetailStage {
+                .map(|(s, _)| DetailStage {
                     id: s.id,
                     label: s.label,
                     order: s.position,

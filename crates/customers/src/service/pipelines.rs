@@ -8,6 +8,8 @@ use stoa_core::AppError;
 use stoa_core::command::Operation;
 use stoa_core::db::Db;
 use time::OffsetDateTime;
+use stoa_acl::Kept;
+use stoa_core::http::read_cache::ReadDeps;
 use uuid::Uuid;
 
 use super::{target_organization, visible};
@@ -106,11 +108,19 @@ pub async fn list(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
     is_default: Option<bool>,
-) -> Result<PipelineList, AppError> {
-    let rows = q::list(conn, ctx.tenant()?, visible(ctx), is_default).await?;
-    let items: Vec<_> = rows.into_iter().map(Into::into).collect();
-    Ok(PipelineList {
-        total: items.len(),
-        items,
+) -> Result<Kept<PipelineList>, AppError> {
+    let tenant = ctx.tenant()?;
+    let deps = ReadDeps::new(crate::queries::PIPELINES_READ_DEPS, Some(tenant));
+    let rows = q::list(conn, tenant, visible(ctx), is_default, deps).await?;
+    // An empty list carries no versions (no row): it is answered, not kept.
+    let versions = <[_]>::first(&rows).map(|r| r.1.clone());
+    let items: Vec<_> = rows.into_iter().map(|(row, _)| row.into()).collect();
+    Ok(Kept {
+        value: PipelineList {
+            total: items.len(),
+            items,
+        },
+        deps,
+        versions,
     })
 }

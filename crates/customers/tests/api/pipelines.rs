@@ -188,3 +188,32 @@ async fn another_tenants_pipelines_and_stages_do_not_exist() {
         "Sales"
     );
 }
+
+#[actix_web::test]
+async fn the_pipeline_and_stage_lists_are_kept_until_either_changes() {
+    let app = start().await;
+    let acme = seed(&app.db, "Acme Corp", "acme.com").await;
+    let admin = token_for(&app.db, acme.admin).await;
+    // Seeded first: a new tenant's roles move every caller's ACL version.
+    let other = seed(&app.db, "Other Corp", "other.com").await;
+    let theirs = token_for(&app.db, other.admin).await;
+    let sales = pipeline(&app, &admin, "Sales").await;
+    stage(&app, &admin, sales, "Lead").await;
+    for path in [PIPELINES, STAGES] {
+        let (_, first) = app.statements(path, &admin).await;
+        let (n, again) = app.statements(path, &admin).await;
+        assert_eq!((n, &again), (1, &first), "{path}: a kept list");
+    }
+    // A new stage moves the tenant's version: both lists are read again,
+    // and the stage list shows it.
+    stage(&app, &admin, sales, "Won").await;
+    let (n, stages) = app.statements(STAGES, &admin).await;
+    assert!(n > 1, "the stages recomputed ({n} statements)");
+    assert_eq!(stages["total"], 2, "{stages}");
+    let (n, _) = app.statements(PIPELINES, &admin).await;
+    assert!(n > 1, "the pipelines recomputed ({n} statements)");
+    // Another tenant's writes leave them kept.
+    pipeline(&app, &theirs, "Theirs").await;
+    let (n, _) = app.statements(PIPELINES, &admin).await;
+    assert_eq!(n, 1, "another tenant's pipeline leaves the list kept");
+}

@@ -64,6 +64,7 @@ pub async fn start() -> TestApp<
             ];
             (modules, Some(access))
         })
+        .reads_with(stoa_auth::testing::reads)
         .start()
         .await
 }

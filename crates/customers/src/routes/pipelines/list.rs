@@ -1,6 +1,6 @@
 //! `GET /customers/pipelines`.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -22,13 +22,17 @@ use crate::service::pipelines;
 )]
 #[get("/customers/pipelines")]
 pub async fn list_pipelines(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<PipelineListQuery>,
-) -> AppResult<web::Json<PipelineList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(PIPELINES_VIEW)?;
-    let mut conn = db.conn().await?;
-    Ok(web::Json(
-        pipelines::list(&mut conn, &ctx, q.is_default).await?,
-    ))
+    let kept = {
+        let mut conn = db.conn().await?;
+        pipelines::list(&mut conn, &ctx, q.is_default).await?
+    };
+    // Kept: the same list again is the session check alone while no
+    // pipeline or stage of the tenant (and no ACL) changed.
+    kept.answer(&http, &ctx)
 }

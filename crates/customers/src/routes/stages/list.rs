@@ -1,6 +1,6 @@
 //! `GET /customers/pipeline-stages`.
 
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
 use stoa_core::error::ErrorBody;
@@ -22,13 +22,17 @@ use crate::service::stages;
 )]
 #[get("/customers/pipeline-stages")]
 pub async fn list_stages(
+    http: HttpRequest,
     ctx: AuthContext,
     db: web::Data<Db>,
     q: Query<StageListQuery>,
-) -> AppResult<web::Json<StageList>> {
+) -> AppResult<HttpResponse> {
     ctx.require(PIPELINES_VIEW)?;
-    let mut conn = db.conn().await?;
-    Ok(web::Json(
-        stages::list(&mut conn, &ctx, q.pipeline_id).await?,
-    ))
+    let kept = {
+        let mut conn = db.conn().await?;
+        stages::list(&mut conn, &ctx, q.pipeline_id).await?
+    };
+    // Kept: the same list again is the session check alone while no
+    // pipeline or stage of the tenant (and no ACL) changed.
+    kept.answer(&http, &ctx)
 }
