@@ -16,6 +16,18 @@ pub struct Kept<T> {
     pub versions: Option<Vec<i64>>,
 }
 
+impl<T> Kept<T> {
+    /// The same page in another shape (the answer's DTO), kept by the same
+    /// versions.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Kept<U> {
+        Kept {
+            value: f(self.value),
+            deps: self.deps,
+            versions: self.versions,
+        }
+    }
+}
+
 impl<T: Serialize> Kept<T> {
     /// The page as JSON, kept for the caller when its statement returned a
     /// row (`read_cache::answer_json`): the same page again is then the

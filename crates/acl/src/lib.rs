@@ -23,8 +23,8 @@ mod builder;
 mod context;
 pub mod delegation;
 pub mod grants;
-pub mod keys;
 mod kept;
+pub mod keys;
 mod matching;
 mod matrix;
 mod optional;
@@ -48,8 +48,8 @@ pub use context::{
     SELECTED_ORG_HEADER, SELECTED_TENANT_COOKIE, SELECTED_TENANT_HEADER, SESSION_COOKIE,
     authenticator_data, looks_like_api_key,
 };
-pub use keys::{KeyDirectory, KeyRef};
 pub use kept::Kept;
+pub use keys::{KeyDirectory, KeyRef};
 pub use matching::{feature_granted, features_granted};
 pub use matrix::AccessMatrix;
 pub use optional::OptionalAuth;

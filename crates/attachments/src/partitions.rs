@@ -5,10 +5,12 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use stoa_acl::Kept;
 use stoa_acl::{AuthContext, Reach};
 use stoa_core::AppError;
 use stoa_core::command::Operation;
 use stoa_core::db::Db;
+use stoa_core::http::read_cache::{ReadDeps, versions};
 use uuid::Uuid;
 
 use crate::commands::{
@@ -36,20 +38,37 @@ pub fn check_unlocked(config: &AttachmentsConfig) -> Result<(), AttachmentsError
 pub async fn visible(
     conn: &mut AsyncPgConnection,
     ctx: &AuthContext,
-) -> Result<Vec<Partition>, AppError> {
-    let mut query = p::table.select(Partition::as_select()).into_boxed();
-    if !ctx.is_super_admin() {
-        let tenant = ctx.tenant()?;
+) -> Result<Kept<Vec<Partition>>, AppError> {
+    let tenant = if ctx.is_super_admin() {
+        None
+    } else {
+        Some(ctx.tenant()?)
+    };
+    // The library's read model: its triggers on `attachment_partitions`
+    // bump it (and uploads too, which only makes a kept list recomputed
+    // more often than it must be).
+    let deps = ReadDeps::new(crate::library_list::READ_DEPS, tenant);
+    let mut query = p::table
+        .select((Partition::as_select(), versions(deps)))
+        .into_boxed();
+    if let Some(tenant) = tenant {
         query = query.filter(p::tenant_id.is_null().or(p::tenant_id.eq(tenant)));
     }
-    let rows: Vec<Partition> = query
+    let rows: Vec<(Partition, Vec<i64>)> = query
         .order((p::created_at.asc(), p::code.asc()))
         .load(conn)
         .await?;
-    Ok(rows
+    let versions = <[_]>::first(&rows).map(|r| r.1.clone());
+    let value = rows
         .into_iter()
+        .map(|(row, _)| row)
         .filter(|row| ctx.reach(row.tenant_id, row.organization_id) != Reach::Hidden)
-        .collect())
+        .collect();
+    Ok(Kept {
+        value,
+        deps,
+        versions,
+    })
 }
 
 /// A partition by code, when the caller may use it: global, or its tenant's

@@ -236,3 +236,23 @@ async fn partition_writes_are_403_while_the_environment_locks_them() {
         .await;
     assert_eq!(res.status, 403);
 }
+
+#[actix_web::test]
+async fn the_partition_list_is_kept_until_a_partition_changes() {
+    let h = start_default().await;
+    let acme = seed(h.db(), "Acme", "acme.com").await;
+    let admin = token_for(h.db(), acme.admin).await;
+    let (_, first) = h.app.statements(PARTITIONS, &admin).await;
+    let (n, again) = h.app.statements(PARTITIONS, &admin).await;
+    assert_eq!((n, &again), (1, &first), "a kept partition list");
+    let body = json!({"code": "contracts", "title": "Contracts", "storageDriver": "local"});
+    let res = h.app.send(post_json(PARTITIONS, &admin, body)).await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let (n, after) = h.app.statements(PARTITIONS, &admin).await;
+    assert!(n > 1, "recomputed after a new partition ({n} statements)");
+    assert_eq!(
+        after["items"].as_array().map(Vec::len),
+        first["items"].as_array().map(|items| items.len() + 1),
+        "{after}"
+    );
+}

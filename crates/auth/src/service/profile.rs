@@ -1,8 +1,8 @@
 //! Saving a profile change.
 
 use stoa_acl::AuthContext;
-use stoa_core::command::Operation;
 use stoa_core::AppResult;
+use stoa_core::command::Operation;
 use stoa_mail::Mail;
 
 use crate::commands::UpdateProfileCommand;

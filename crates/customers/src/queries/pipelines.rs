@@ -2,8 +2,8 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use time::OffsetDateTime;
 use stoa_core::http::read_cache::{ReadDeps, versions};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::model::{PipelineRow, PipelineState};

@@ -7,8 +7,8 @@ use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
 use stoa_core::command::{Actor, Operation};
 use stoa_core::db::Db;
-use time::OffsetDateTime;
 use stoa_core::http::read_cache::ReadDeps;
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{target_organization, visible};

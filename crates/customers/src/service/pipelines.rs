@@ -3,13 +3,13 @@
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use futures_util::FutureExt;
 use stoa_acl::AuthContext;
+use stoa_acl::Kept;
 use stoa_acl::resource::{self as kit, Write};
 use stoa_core::AppError;
 use stoa_core::command::Operation;
 use stoa_core::db::Db;
-use time::OffsetDateTime;
-use stoa_acl::Kept;
 use stoa_core::http::read_cache::ReadDeps;
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{target_organization, visible};
