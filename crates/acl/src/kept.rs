@@ -16,6 +16,20 @@ pub struct Kept<T> {
     pub versions: Option<Vec<i64>>,
 }
 
+impl<R> Kept<Vec<R>> {
+    /// The rows of a statement that selected the versions of `deps` beside
+    /// each row (`read_cache::versions`): an empty result carries none and
+    /// is answered without being kept.
+    pub fn of_rows(rows: Vec<(R, Vec<i64>)>, deps: stoa_core::http::read_cache::ReadDeps) -> Self {
+        let versions = <[_]>::first(&rows).map(|r| r.1.clone());
+        Kept {
+            value: rows.into_iter().map(|(row, _)| row).collect(),
+            deps,
+            versions,
+        }
+    }
+}
+
 impl<T> Kept<T> {
     /// The same page in another shape (the answer's DTO), kept by the same
     /// versions.

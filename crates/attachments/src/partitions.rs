@@ -58,17 +58,11 @@ pub async fn visible(
         .order((p::created_at.asc(), p::code.asc()))
         .load(conn)
         .await?;
-    let versions = <[_]>::first(&rows).map(|r| r.1.clone());
-    let value = rows
-        .into_iter()
-        .map(|(row, _)| row)
-        .filter(|row| ctx.reach(row.tenant_id, row.organization_id) != Reach::Hidden)
-        .collect();
-    Ok(Kept {
-        value,
-        deps,
-        versions,
-    })
+    Ok(Kept::of_rows(rows, deps).map(|rows| {
+        rows.into_iter()
+            .filter(|row| ctx.reach(row.tenant_id, row.organization_id) != Reach::Hidden)
+            .collect()
+    }))
 }
 
 /// A partition by code, when the caller may use it: global, or its tenant's

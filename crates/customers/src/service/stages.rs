@@ -136,15 +136,11 @@ pub async fn list(
     let tenant = ctx.tenant()?;
     let deps = ReadDeps::new(crate::queries::PIPELINES_READ_DEPS, Some(tenant));
     let rows = q::list(conn, tenant, visible(ctx), pipeline, deps).await?;
-    // An empty list carries no versions (no row): it is answered, not kept.
-    let versions = <[_]>::first(&rows).map(|r| r.1.clone());
-    let items: Vec<_> = rows.into_iter().map(|(row, _)| row.into()).collect();
-    Ok(Kept {
-        value: StageList {
+    Ok(Kept::of_rows(rows, deps).map(|rows| {
+        let items: Vec<_> = rows.into_iter().map(Into::into).collect();
+        StageList {
             total: items.len(),
             items,
-        },
-        deps,
-        versions,
-    })
+        }
+    }))
 }
