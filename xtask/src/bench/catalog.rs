@@ -47,8 +47,8 @@ fn product_ids(addr: SocketAddr, token: &str) -> Result<Vec<String>> {
 }
 
 /// Deletes every product of the admin's tenant with bulk deletes and
-/// returns the report's note.
-pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<String> {
+/// returns the report's note and the seconds it took.
+pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<(String, f64)> {
     let addr = server.addr;
     let ids = product_ids(addr, token)?;
     if ids.is_empty() {
@@ -112,7 +112,7 @@ pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<String> {
         ),
     )?;
     let left = json_of("/api/catalog/products", 200, &remaining)?["total"].clone();
-    Ok(format!(
+    let note = format!(
         "{:.1} s end to end: {} products in {} requests (queued in {:.1} s), all jobs \
          completed ({:.0} products/s); {} distinct progress values over {} polls; products \
          left: {left}; server RSS while running ≤ {:.1} MiB",
@@ -124,5 +124,6 @@ pub(super) fn bulk_delete_all(server: &Server, token: &str) -> Result<String> {
         distinct.len(),
         snapshots,
         peak_rss,
-    ))
+    );
+    Ok((note, total.as_secs_f64()))
 }

@@ -75,11 +75,19 @@ pub(super) fn list_path(addr: SocketAddr, token: &str) -> Result<String> {
     ))
 }
 
+/// What the bulk stage job changed, for its floor (`floor::deal_stage`).
+pub(super) struct Moved {
+    pub(super) rows: usize,
+    /// The stage the deals left (the floor moves them back).
+    pub(super) from_stage: String,
+    pub(super) seconds: f64,
+}
+
 /// Moves `STOA_BENCH_BULK_DEALS` (default 100,000) deals from Lead to
 /// Qualified with `POST /customers/deals/bulk-update-stage` (10,000 ids per
 /// request, the API's limit), polling every job's progress until all are
 /// done. The time runs from the first request to the last completion.
-pub(super) fn bulk_stage(server: &Server, token: &str) -> Result<Row> {
+pub(super) fn bulk_stage(server: &Server, token: &str) -> Result<(Row, Moved)> {
     let addr = server.addr;
     let wanted = env_number("STOA_BENCH_BULK_DEALS", 100_000) as usize;
     let lead = stage(addr, token, "Lead")?;
@@ -170,5 +178,10 @@ pub(super) fn bulk_stage(server: &Server, token: &str) -> Result<Row> {
         ),
     );
     row.set_memory(rss, peak);
-    Ok(row)
+    let moved = Moved {
+        rows: ids.len(),
+        from_stage: lead,
+        seconds: took.as_secs_f64(),
+    };
+    Ok((row, moved))
 }

@@ -1,8 +1,8 @@
 //! Every list endpoint the other scenarios leave out (issue 52): business
 //! rules, rule sets and execution logs, the attachments library, partitions,
 //! pipelines, pipeline stages and the widget catalog, over seeded data of a
-//! realistic size, each beside a profile read measured in the same phase
-//! (its share of `/auth/profile`) with its statements per request.
+//! realistic size, each beside a profile read measured just before it (its
+//! share of `/auth/profile`) with its statements per request.
 //!
 //! They run after the business-rule scenarios (whose baseline needs a tenant
 //! without rules), so the rules seeded here change no other row.
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::load::{self, Request};
 use super::report::Row;
-use super::scenarios::with_bearer;
+use super::scenarios::{beside_note, profile_beside, with_bearer};
 use super::server::Server;
 use crate::cmd::Result;
 use crate::pg::Database;
@@ -22,9 +22,6 @@ const RULES: u64 = 500;
 const SETS: u64 = 50;
 const LOGS: u64 = 100_000;
 const FILES: u64 = 10_000;
-
-/// The phase's yardstick: the same request as the profile row.
-const YARDSTICK: &str = "GET /api/auth/profile (cached ACL), the lists' yardstick";
 
 /// The scenario names (for `STOA_BENCH_ONLY`) and their paths.
 fn scenarios() -> Vec<(String, &'static str)> {
@@ -146,15 +143,15 @@ fn seed(db: &Database, url: &str) -> Result<String> {
     ))
 }
 
-/// One scenario's row, with its statements per request and, when the
-/// yardstick ran, its share of it.
+/// One scenario's row, with its statements per request and its share of
+/// the profile read just before it (`profile_rps`).
 fn measure(
     server: &Server,
     name: &str,
     request: Request,
     seconds: u64,
     connections: usize,
-    yardstick: Option<f64>,
+    profile_rps: f64,
 ) -> Row {
     let queries_before = server.db_queries();
     let outcome = load::drive(
@@ -174,16 +171,17 @@ fn measure(
             (after - before) as f64 / outcome.sent_total as f64
         ));
     }
-    if let Some(profile) = yardstick.filter(|&p| p > 0.0) {
+    row.add_note(&beside_note(profile_rps));
+    if profile_rps > 0.0 {
         row.add_note(&format!(
-            "{:.0}% of the lists' yardstick",
-            outcome.rps() / profile * 100.0
+            "{:.0}% of it",
+            outcome.rps() / profile_rps * 100.0
         ));
     }
     row
 }
 
-/// Seeds, then measures the yardstick and every list; returns the rows
+/// Seeds, then measures every list beside a profile read; returns the rows
 /// (the seeding note first).
 pub(super) fn run(
     server: &Server,
@@ -205,17 +203,6 @@ pub(super) fn run(
     let note = seed(db, url)?;
     println!("xtask: {note}");
     let mut rows = vec![Row::note_only("list data set (issue 52)", note)];
-    let profile = measure(
-        server,
-        YARDSTICK,
-        with_bearer(Request::get("/api/auth/profile"), superadmin),
-        seconds,
-        connections,
-        None,
-    );
-    let yardstick = profile.rps();
-    println!("{}", profile.describe());
-    rows.push(profile);
     for (name, path) in lists {
         // A list that does not answer 200 is a broken scenario, not a
         // figure: its row says so and the run goes on.
@@ -231,7 +218,8 @@ pub(super) fn run(
             rows.push(row);
             continue;
         }
-        let row = measure(server, &name, request, seconds, connections, yardstick);
+        let profile = profile_beside(server, superadmin, connections, seconds);
+        let row = measure(server, &name, request, seconds, connections, profile);
         println!("{}", row.describe());
         rows.push(row);
     }

@@ -27,11 +27,13 @@ mod ai;
 mod attachments;
 mod catalog;
 mod deals;
+mod floor;
 mod http;
 mod lists;
 pub(crate) mod load;
 mod measures;
 mod onboarding;
+mod pgbench;
 mod report;
 mod rules;
 mod scenarios;
@@ -50,7 +52,7 @@ use measures::{
     audit_seed, hash_cost, io_cost, jobs_cost, products_seed, record_bench, users_seed,
 };
 pub use report::Row;
-use scenarios::{ADMIN_LOGIN_FORM, LOGIN_FORM, scenarios};
+use scenarios::{ADMIN_LOGIN_FORM, LOGIN_FORM, beside_note, profile_beside, scenarios};
 use server::Server;
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -79,8 +81,16 @@ pub fn run(args: &[String]) -> Result<u8> {
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
     let record = only.is_empty() || std::env::var("STOA_BENCH_RECORD").is_ok_and(|v| v == "1");
-    let result = bench(&stoa, &db, seconds, connections, &only).and_then(|rows| {
-        let tps = if record { pgbench_tps(&db)? } else { None };
+    let result = bench(&stoa, &db, seconds, connections, &only).and_then(|mut rows| {
+        let tps = if record { pgbench::select_tps(&db)? } else { None };
+        if record && let Some(writes) = pgbench::write_tps(&db)? {
+            rows.push(Row::note_only(
+                "pgbench simple-update (-N), 32 clients, 10 s: the machine's write yardstick",
+                format!(
+                    "{writes:.0} tps (three single-row updates, an insert and a commit each:                      the rate a write endpoint of one row and its entries cannot pass)"
+                ),
+            ));
+        }
         Ok((rows, tps))
     });
     db.finish();
@@ -89,33 +99,6 @@ pub fn run(args: &[String]) -> Result<u8> {
         report::write(&rows, seconds, connections, tps, only.is_empty())?;
     }
     Ok(0)
-}
-
-/// The machine's yardstick beside `/auth/profile`: pgbench's select-only
-/// transactions/s (scale 10, 4 clients, 10 s) on a scratch database of the
-/// same cluster, after the scenarios. `None` (and a message) without pgbench.
-fn pgbench_tps(db: &Database) -> Result<Option<f64>> {
-    let pgbench = crate::pg::pgbench();
-    let url = db.scratch_database("stoa_pgbench")?;
-    let init = Command::new(&pgbench)
-        .args(["-i", "-q", "-s", "10", &url])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !init.is_ok_and(|s| s.success()) {
-        println!("xtask: pgbench not found or failed to initialise: no pgbench yardstick");
-        return Ok(None);
-    }
-    let (_, out) = cmd::output(
-        Command::new(&pgbench).args(["-n", "-S", "-c", "4", "-j", "2", "-T", "10", &url]),
-    )?;
-    let tps = out
-        .lines()
-        .find(|l| l.starts_with("tps = "))
-        .and_then(|l| l["tps = ".len()..].split_whitespace().next())
-        .and_then(|v| v.parse::<f64>().ok());
-    println!("xtask: pgbench select-only: {tps:?} tps");
-    Ok(tps)
 }
 
 /// `cargo xtask bench jobs`: the job-queue measurement alone.
@@ -212,10 +195,20 @@ fn bench(
             .iter()
             .any(|o| "bulk stage update".contains(o.as_str()))
     {
-        let bulk = deals::bulk_stage(&server, &admin)?;
+        // Rows the machine decides are reported beside a profile read.
+        let beside = beside_note(profile_beside(&server, &token, connections, seconds));
+        let (mut bulk, moved) = deals::bulk_stage(&server, &admin)?;
+        bulk.add_note(&beside);
+        settle_after_bulk(db, &url)?;
+        let (took, changed) = floor::deal_stage(db, &url, moved.rows, &moved.from_stage)?;
+        bulk.add_note(&floor::note(
+            "the same UPDATE",
+            took,
+            changed,
+            Some(moved.seconds),
+        ));
         println!("{}", bulk.describe());
         rows.push(bulk);
-        settle_after_bulk(db, &url)?;
     }
     let deep_cursor = cursor_of(server.addr, "/api/auth/users?pageSize=50&page=999", &admin)?;
     let deal_list = deals::list_path(server.addr, &admin)?;
@@ -233,11 +226,14 @@ fn bench(
         if !only.is_empty() && !only.iter().any(|o| scenario.name.contains(o.as_str())) {
             continue;
         }
+        let at = scenario.connections.unwrap_or(connections);
+        let beside = targets::share_of_profile(scenario.name)
+            .then(|| beside_note(profile_beside(&server, &token, at, seconds)));
         let queries_before = server.db_queries();
         let outcome = load::drive(
             server.addr,
             &scenario.requests,
-            scenario.connections.unwrap_or(connections),
+            at,
             Duration::from_secs(1),
             Duration::from_secs(seconds),
         );
@@ -252,6 +248,9 @@ fn bench(
                     (after - before) as f64 / total as f64
                 ));
             }
+        }
+        if let Some(beside) = &beside {
+            row.add_note(beside);
         }
         // Access-log entries still queued behind kept answers when the load
         // stops: a writer falling behind defers work the figure omits.
@@ -269,7 +268,13 @@ fn bench(
     }
     // Business rules: the deal-update baseline needs the tenant without
     // rules, so these run after every other scenario has read the deals.
-    rows.extend(rules::run(&server, &admin, seconds, connections, only)?);
+    rows.extend(rules::run(
+        &server,
+        (&token, &admin),
+        seconds,
+        connections,
+        only,
+    )?);
     // The lists no scenario above reads, over data seeded now (after the
     // rules' baseline), each beside a profile read of the same phase.
     rows.extend(lists::run(
@@ -300,8 +305,17 @@ fn bench(
     // Last: it deletes the products the list scenarios read.
     let bulk = "bulk delete of every catalog product (jobs, polled to the end)";
     if only.is_empty() || only.iter().any(|o| bulk.contains(o.as_str())) {
-        let note = catalog::bulk_delete_all(&server, &admin)?;
-        let row = Row::note_only(bulk, note);
+        let beside = beside_note(profile_beside(&server, &token, connections, seconds));
+        let (took, deleted) = floor::product_delete(db, &url)?;
+        let (note, job_seconds) = catalog::bulk_delete_all(&server, &admin)?;
+        let mut row = Row::note_only(bulk, note);
+        row.add_note(&beside);
+        row.add_note(&floor::note(
+            "the same DELETE",
+            took,
+            deleted,
+            Some(job_seconds),
+        ));
         println!("{}", row.describe());
         rows.push(row);
     }

@@ -50,6 +50,16 @@ impl Row {
         }
     }
 
+    /// A measured row without an outcome (the summary's tests).
+    #[cfg(test)]
+    pub fn measured(name: &str, rps: f64, p99_ms: f64) -> Self {
+        Self {
+            rps: Some(rps),
+            p99_ms: Some(p99_ms),
+            ..Self::note_only(name, String::new())
+        }
+    }
+
     /// The server's memory after the row's work (current and peak RSS).
     pub fn set_memory(&mut self, rss: f64, peak: f64) {
         self.rss_mib = rss;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::load::{self, Request};
 use super::report::Row;
-use super::scenarios::with_bearer;
+use super::scenarios::{beside_note, profile_beside, with_bearer};
 use super::server::Server;
 use crate::cmd::Result;
 
@@ -93,7 +93,7 @@ fn measured(
 /// rules, so it comes first); returns their rows.
 pub(super) fn run(
     server: &Server,
-    admin: &str,
+    (superadmin, admin): (&str, &str),
     seconds: u64,
     connections: usize,
     only: &[String],
@@ -140,7 +140,11 @@ pub(super) fn run(
     if wanted(only, DEAL_UPDATE) || wanted(only, DEAL_UPDATE_GUARDED) {
         let mut base = Vec::new();
         let mut guarded = Vec::new();
+        let mut beside = String::new();
         for round in 1..=2 {
+            if round == 2 {
+                beside = beside_note(profile_beside(server, superadmin, connections, seconds));
+            }
             base.push(measured(
                 server,
                 DEAL_UPDATE,
@@ -164,6 +168,7 @@ pub(super) fn run(
         let (base_p50, guarded_p50) = (p50(&base), p50(&guarded));
         if let (Some((mut base_row, _)), Some((mut guarded_row, _))) = (base.pop(), guarded.pop()) {
             base_row.add_note("second of two rounds alternating with the next row");
+            base_row.add_note(&beside);
             if base_p50 > 0.0 {
                 guarded_row.add_note(&format!(
                     "p50 {:+.1}% against the tenant without rules over two alternating \

@@ -1,6 +1,10 @@
 //! The load scenarios: which requests each one sends, as whom.
 
-use super::load::Request;
+use std::time::Duration;
+
+use super::load::{self, Request};
+use super::server::Server;
+use super::summary::BESIDE;
 
 /// One named load scenario.
 pub(super) struct Scenario {
@@ -15,6 +19,32 @@ pub(super) const LOGIN_FORM: &str = "email=superadmin%40acme.com&password=secret
 
 /// The demo tenant's admin (not a super admin).
 pub(super) const ADMIN_LOGIN_FORM: &str = "email=admin%40acme.com&password=secret";
+
+/// Measures `/auth/profile` (the yardstick's request, as `token`) at
+/// `connections` for `seconds`: the rate the row measured next is put
+/// beside ([`beside_note`]). A share is taken of this rate, not of the run's
+/// first profile row, because the machine's rate drifts within one run
+/// (issue 52: 20,731 req/s in the first row, 13,537 an hour later at stop 61).
+pub(super) fn profile_beside(
+    server: &Server,
+    token: &str,
+    connections: usize,
+    seconds: u64,
+) -> f64 {
+    load::drive(
+        server.addr,
+        &[with_bearer(Request::get("/api/auth/profile"), token)],
+        connections,
+        Duration::from_secs(1),
+        Duration::from_secs(seconds),
+    )
+    .rps()
+}
+
+/// The note that puts a profile rate beside a row (read by `summary`).
+pub(super) fn beside_note(profile_rps: f64) -> String {
+    format!("{BESIDE}{profile_rps:.0} req/s")
+}
 
 pub(super) fn with_bearer(mut r: Request, token: &str) -> Request {
     r.headers

@@ -23,6 +23,10 @@ pub const END: &str = "<!-- bench:summary:end -->";
 /// The scenario whose rate is each run's yardstick.
 pub const PROFILE: &str = "GET /api/auth/profile (cached ACL)";
 
+/// How a row's note gives the `/auth/profile` rate measured just before it
+/// (`scenarios::profile_beside`), the yardstick its share is taken of.
+pub const BESIDE: &str = "profile beside it ";
+
 pub use super::targets::{Goal, TARGETS, Target, target_text};
 
 /// What one run measured that the table needs besides its rows.
@@ -142,15 +146,32 @@ fn measure(goal: Goal, row: &Row, profile: Option<f64>) -> Option<(String, bool)
         }
         Goal::ShareOfProfile(share) => {
             let rps = row.rps()?;
-            let profile = profile?;
-            (
-                format!(
-                    "{} req/s ({:.0}% of `/auth/profile`)",
-                    thousands(Some(rps)),
-                    rps / profile * 100.0
+            // The profile read just before the row (issue 52: the machine's
+            // rate drifts within a run, by a third at stop 61); the run's
+            // first profile row where none was measured beside it.
+            let (profile, figure) = match number_after(note, BESIDE) {
+                Some(beside) if beside > 0.0 => (
+                    beside,
+                    format!(
+                        "{} req/s ({:.0}% of `/auth/profile`, {BESIDE}{} req/s)",
+                        thousands(Some(rps)),
+                        rps / beside * 100.0,
+                        thousands(Some(beside))
+                    ),
                 ),
-                rps >= share * profile,
-            )
+                _ => {
+                    let profile = profile?;
+                    (
+                        profile,
+                        format!(
+                            "{} req/s ({:.0}% of `/auth/profile`)",
+                            thousands(Some(rps)),
+                            rps / profile * 100.0
+                        ),
+                    )
+                }
+            };
+            (figure, rps >= share * profile)
         }
         Goal::Seconds(limit) => {
             let s = number_before(note, " s end to end").or_else(|| number_before(note, " s"))?;
@@ -305,7 +326,7 @@ fn bars(lines: &[String]) -> (Vec<Bar>, Vec<Bar>) {
         }
         let (label, target, figure, yardstick) = (&c[0], &c[1], &c[2], &c[4]);
         if let Some(rps) = number_before(figure, " req/s") {
-            let profile = leading_number(yardstick);
+            let profile = number_after(figure, BESIDE).or_else(|| leading_number(yardstick));
             let goal = number_before(target, " req/s").or_else(|| {
                 let share = number_after(target, "≥ ")? / 100.0;
                 target

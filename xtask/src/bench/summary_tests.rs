@@ -39,3 +39,21 @@ fn a_run_keeps_the_rows_it_did_not_measure() {
     let updated = replace(&doc, &block);
     assert_eq!(updated.matches(BEGIN).count(), 1);
 }
+
+#[test]
+fn a_share_is_taken_of_the_profile_read_beside_its_row() {
+    let mut row = Row::measured("GET /api/api_keys/keys", 8_000.0, 5.0);
+    row.add_note("profile beside it 10,000 req/s");
+    // 8,000 of the run's first 20,000 misses; of the 10,000 beside it, meets.
+    let (figure, met) =
+        measure(Goal::ShareOfProfile(0.75), &row, Some(20_000.0)).expect("a figure");
+    assert!(met, "{figure}");
+    assert_eq!(
+        figure,
+        "8,000 req/s (80% of `/auth/profile`, profile beside it 10,000 req/s)"
+    );
+    let (throughput, _) = bars(&[format!(
+        "| API keys list | ≥ 75% of `/auth/profile` | {figure} | met | 20,000 req/s; pgbench - | `abc`, d | 52 |"
+    )]);
+    assert_eq!(throughput[0].target, Some(0.75 * 10_000.0));
+}

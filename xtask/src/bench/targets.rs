@@ -215,6 +215,14 @@ pub const TARGETS: &[Target] = &[
     },
 ];
 
+/// Whether the row named `name` has a target that is a share of the
+/// profile rate (such a row is measured beside a profile read of its own).
+pub fn share_of_profile(name: &str) -> bool {
+    TARGETS.iter().any(|t| {
+        name.starts_with(t.row) && t.goals.iter().any(|g| matches!(g, Goal::ShareOfProfile(_)))
+    })
+}
+
 /// The target's text, e.g. "p99 ≤ 20 ms; ≤ 2 statements".
 pub fn target_text(goals: &[Goal]) -> String {
     goals
