@@ -257,9 +257,11 @@ pub fn openapi() -> Result<utoipa::openapi::OpenApi, String> {
     // a fixed key) build the same routes as `serve`.
     let services = test_services(&docs_db()?)?;
     let modules = modules(&services, AuthConfig::for_tests())?;
-    let mut doc = stoa_core::http::openapi_doc(&modules.configurators, stoa_core::BUILD_VERSION);
-    modules.access.document(&mut doc);
-    Ok(doc)
+    Ok(stoa_core::http::openapi_doc(
+        &modules.configurators,
+        stoa_core::BUILD_VERSION,
+        Some(modules.access.as_ref()),
+    ))
 }
 
 /// In-process event subscribers: core's and the mail queue's, then the

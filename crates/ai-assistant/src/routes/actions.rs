@@ -28,10 +28,8 @@ fn action_id(raw: &str) -> Result<Uuid, AppError> {
 #[utoipa::path(
     tag = "AI Assistant",
     params(("id" = String, Path, description = "Pending action id")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PendingAction),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`pending_action_not_found`: unknown, or proposed by someone else"),
     )
 )]
@@ -54,7 +52,6 @@ pub async fn get_action(
 #[utoipa::path(
     tag = "AI Assistant",
     params(("id" = String, Path, description = "Pending action id")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Confirmed, description = "Executed (`ok:true`), failed (`ok:false`), or a replay of either"),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`, `tool_not_whitelisted`, `read_only_agent`, `tool_features_denied`"),
@@ -82,10 +79,8 @@ pub async fn confirm_action(
     tag = "AI Assistant",
     params(("id" = String, Path, description = "Pending action id")),
     request_body(content = Option<CancelAction>),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = CancelledAction),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`invalid_status`, or `expired` (with `pendingAction`)"),
     )

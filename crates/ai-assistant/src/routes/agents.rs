@@ -65,10 +65,8 @@ fn info(state: &AiState, agent: &AgentDef) -> AgentInfo {
 /// The agents whose required features the caller holds.
 #[utoipa::path(
     tag = "AI Assistant",
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = AgentList),
-        (status = 403, body = ErrorBody),
         (status = 500, body = ErrorBody),
     )
 )]
@@ -96,7 +94,6 @@ pub async fn list_agents(
 #[utoipa::path(
     tag = "AI Assistant",
     params(("agentId" = String, Path, description = "`<module>.<agent>`")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = AgentModels),
         (status = 400, body = ErrorBody, description = "Malformed agent id"),

@@ -105,7 +105,6 @@ pub struct ChatBody {
     tag = "AI Assistant",
     params(ChatQuery),
     request_body = ChatBody,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, content_type = "text/event-stream", body = String, description = "UI message stream v1 frames, `[DONE]`, then `loop-finish`"),
         (status = 400, body = ErrorBody, description = "Validation, `moderation_blocked`, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `baseurl_not_allowlisted`, `organization_not_found` (the selected organization is deleted or inactive)"),

@@ -51,7 +51,7 @@ pub struct ListQuery {
 
 /// The caller's conversations (every one of the organization with
 /// `ai_assistant.conversations.manage`), newest activity first.
-#[utoipa::path(tag = "AI Assistant", params(ListQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(ListQuery),
     responses((status = 200, body = Object, description = "`{items, nextCursor, total, totalCapped}`; `total` counts from the cursor on"),
         (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations")]
@@ -105,10 +105,9 @@ fn known_agent(state: &AiState, id: &str, field: &str) -> Result<(), AppError> {
 
 /// Creates a conversation (201), or returns the caller's existing one of
 /// that `conversationId` (200).
-#[utoipa::path(tag = "AI Assistant", request_body = CreateConversation, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = CreateConversation,
     responses((status = 201, body = Summary), (status = 200, body = Summary, description = "Already there"),
         (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `agentId`), `tenant_required`, `organization_not_found` (the selected organization is deleted or inactive)"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Another user's conversation of that id")))]
 #[post("/ai_assistant/ai/conversations")]
 pub async fn create_conversation(
@@ -130,7 +129,7 @@ pub async fn create_conversation(
 }
 
 /// Imports a browser-local conversation (at most 100 messages).
-#[utoipa::path(tag = "AI Assistant", request_body = ImportConversation, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = ImportConversation,
     responses((status = 200, body = Object, description = "`{conversation, importedMessageCount, skippedMessageCount}`"),
         (status = 400, body = ErrorBody, description = "Validation (incl. an unknown `conversation.agentId`), `tenant_required`, `organization_not_found`"), (status = 403, body = ErrorBody)))]
 #[post("/ai_assistant/ai/conversations/import")]
@@ -158,9 +157,9 @@ pub struct MessagesQuery {
 }
 
 /// One conversation and a page of its messages (ascending).
-#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path), MessagesQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path), MessagesQuery),
     responses((status = 200, body = Object, description = "`{conversation, messages, nextCursor}`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/conversations/{conversationId}")]
 pub async fn get_conversation(
     ctx: AuthContext,
@@ -186,9 +185,8 @@ pub async fn get_conversation(
 
 /// Changes the title, status or page context.
 #[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), request_body = PatchConversation,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Summary),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[patch("/ai_assistant/ai/conversations/{conversationId}")]
 pub async fn patch_conversation(
     ctx: AuthContext,
@@ -203,9 +201,9 @@ pub async fn patch_conversation(
 }
 
 /// Soft-deletes the conversation and its messages.
-#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)),
     responses((status = 200, body = Object, description = "`{ok:true}`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/conversations/{conversationId}")]
 pub async fn delete_conversation(
     ctx: AuthContext,

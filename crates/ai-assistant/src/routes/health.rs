@@ -3,7 +3,6 @@
 use actix_web::{get, web};
 use stoa_acl::AuthContext;
 use stoa_core::AppResult;
-use stoa_core::error::ErrorBody;
 
 use crate::VIEW;
 use crate::dto::{Health, SearchHealth};
@@ -12,10 +11,8 @@ use crate::state::AiState;
 /// Whether a provider is configured (no OpenCode server or MCP endpoint here).
 #[utoipa::path(
     tag = "AI Assistant",
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Health),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/ai_assistant/health")]

@@ -46,7 +46,6 @@ pub struct McpKey {
 #[utoipa::path(
     tag = "AI Assistant",
     request_body(content = Option<McpKeyRequest>),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = McpKey),
         (status = 403, body = ErrorBody, description = "Without `api_keys.create`, or roles granting more than the caller holds (`grant_not_allowed`), or an organization out of scope"),
@@ -84,7 +83,6 @@ pub struct SessionKey {
 /// needs `ai_assistant.view`).
 #[utoipa::path(
     tag = "AI Assistant",
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SessionKey),
         (status = 403, body = ErrorBody, description = "Without `ai_assistant.view`, or an API key without a user"),

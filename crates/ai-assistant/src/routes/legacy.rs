@@ -53,11 +53,10 @@ pub struct LegacyChat {
 
 /// Legacy streamed chat (OpenCode). Checks the messages, then streams one
 /// `{type:"error", error}` frame: stoa runs no OpenCode server.
-#[utoipa::path(tag = "AI Assistant", request_body = LegacyChat, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = LegacyChat,
     responses(
         (status = 200, content_type = "text/event-stream", body = String, description = "`data: {\"type\":\"error\",\"error\":…}` frames, no `[DONE]`"),
         (status = 400, body = ErrorBody, description = "`messages array is required`, a role other than `user` or `assistant`, no user message"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`question_not_found`: no OpenCode question to answer")))]
 #[post("/ai_assistant/chat")]
 pub async fn legacy_chat(
@@ -169,9 +168,8 @@ pub fn decision(text: &str, tools: &[OfferedTool]) -> Route {
 
 /// Routes a query to one of the offered tools or to general chat, asking
 /// the tenant's default provider.
-#[utoipa::path(tag = "AI Assistant", request_body = RouteQuery, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = RouteQuery,
     responses((status = 200, body = Route), (status = 400, body = ErrorBody, description = "`query is required`, `availableTools array is required`"),
-        (status = 403, body = ErrorBody),
         (status = 500, body = ErrorBody, description = "The provider failed"),
         (status = 503, body = ErrorBody, description = "`no_provider`: no AI provider is configured")))]
 #[post("/ai_assistant/route")]

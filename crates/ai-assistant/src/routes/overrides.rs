@@ -43,9 +43,8 @@ pub struct PromptAnswer {
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = LoopOverrideAnswer),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/loop-override")]
 pub async fn get_loop_override(
     ctx: AuthContext,
@@ -64,9 +63,8 @@ pub async fn get_loop_override(
 
 /// Sets the seven loop columns (omitted or `null` clears that axis).
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)), request_body = LoopOverrideInput,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, agentId, override}`"), (status = 400, body = ErrorBody, description = "Validation, `invalid_loop_override`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[put("/ai_assistant/ai/agents/{agentId}/loop-override")]
 pub async fn put_loop_override(
     ctx: AuthContext,
@@ -84,9 +82,8 @@ pub async fn put_loop_override(
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, agentId, cleared}`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/agents/{agentId}/loop-override")]
 pub async fn delete_loop_override(
     ctx: AuthContext,
@@ -103,9 +100,8 @@ pub async fn delete_loop_override(
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = PolicyAnswer),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
 pub async fn get_mutation_policy(
     ctx: AuthContext,
@@ -125,9 +121,8 @@ pub async fn get_mutation_policy(
 
 /// Sets the override; it may only be as or more restrictive than the code's.
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)), request_body = MutationPolicyInput,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, agentId, codeDeclared, override}`"), (status = 400, body = ErrorBody, description = "`escalation_not_allowed`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[post("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
 pub async fn set_mutation_policy(
     ctx: AuthContext,
@@ -148,9 +143,8 @@ pub async fn set_mutation_policy(
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, agentId, codeDeclared, override:null, cleared}`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[delete("/ai_assistant/ai/agents/{agentId}/mutation-policy")]
 pub async fn delete_mutation_policy(
     ctx: AuthContext,
@@ -171,9 +165,8 @@ pub async fn delete_mutation_policy(
 }
 
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = PromptAnswer, description = "The latest override and up to 10 versions, newest first"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[get("/ai_assistant/ai/agents/{agentId}/prompt-override")]
 pub async fn get_prompt_override(
     ctx: AuthContext,
@@ -196,9 +189,8 @@ pub async fn get_prompt_override(
 
 /// Appends a prompt-override version (reserved keys: 400 `reserved_key`).
 #[utoipa::path(tag = "AI Assistant", params(("agentId" = String, Path)), request_body = PromptOverrideInput,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 200, body = Object, description = "`{ok, version, updatedAt}`"), (status = 400, body = ErrorBody, description = "`reserved_key`, validation"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 404, body = ErrorBody)))]
 #[post("/ai_assistant/ai/agents/{agentId}/prompt-override")]
 pub async fn add_prompt_override(
     ctx: AuthContext,

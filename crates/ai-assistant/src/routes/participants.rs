@@ -15,7 +15,7 @@ use crate::{CONVERSATIONS_SHARE, VIEW};
 
 /// The conversation's active participants, its owner included (the owner
 /// or `ai_assistant.conversations.manage` only).
-#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)),
     responses((status = 200, body = Participants),
         (status = 403, body = ErrorBody, description = "`forbidden`: not the owner nor a manager"),
         (status = 404, body = ErrorBody, description = "`conversation_not_found`")))]
@@ -35,10 +35,8 @@ pub async fn list_participants(
 /// Shares the caller's conversation with a user of the same tenant, as a
 /// viewer (`ai_assistant.conversation.shared`; visibility becomes `shared`).
 #[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path)), request_body = AddParticipant,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 201, body = Added),
         (status = 400, body = ErrorBody, description = "Validation, `self_share_not_allowed`, `user_not_found`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`conversation_not_found`: missing or not the caller's"),
         (status = 409, body = ErrorBody, description = "`duplicate_participant`")))]
 #[post("/ai_assistant/ai/conversations/{conversationId}/participants")]
@@ -58,7 +56,6 @@ pub async fn add_participant(
 /// Revokes a participant (`ai_assistant.conversation.unshared`; the last
 /// one gone makes the conversation `private`).
 #[utoipa::path(tag = "AI Assistant", params(("conversationId" = String, Path), ("userId" = String, Path, format = Uuid)),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses((status = 204, description = "Revoked"),
         (status = 403, body = ErrorBody, description = "`forbidden`: not the owner nor a manager, the owner's row, or no such conversation"),
         (status = 404, body = ErrorBody, description = "`participant_not_found`")))]

@@ -63,7 +63,7 @@ pub struct ObjectResult {
     pub usage: ObjectUsage,
 }
 
-#[utoipa::path(tag = "AI Assistant", request_body = RunObject, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = RunObject,
     responses((status = 200, body = ObjectResult),
         (status = 400, body = ErrorBody, description = "Validation, `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `provider_not_allowlisted`, `model_not_allowlisted`, `organization_not_found`, `moderation_blocked` (input moderation on and the latest user message flagged)"),
         (status = 403, body = ErrorBody, description = "`agent_features_denied`"),

@@ -20,7 +20,7 @@ use crate::{SETTINGS_MANAGE, VIEW};
 /// `effectiveAllowlist` of both), the tenant's override, the tenant-wide
 /// `resolvedDefault` and each agent's resolved provider (stored keys are
 /// reported as configured, never shown).
-#[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant",
     responses((status = 200, body = Object), (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/settings")]
 pub async fn get_settings(
@@ -33,7 +33,7 @@ pub async fn get_settings(
 }
 
 /// Upserts the runtime override (agent-specific when `agentId` is set).
-#[utoipa::path(tag = "AI Assistant", request_body = SettingsInput, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = SettingsInput,
     responses((status = 200, body = SavedSettings),
         (status = 400, body = ErrorBody, description = "`baseurl_not_allowlisted`, `provider_not_allowlisted`, `model_not_allowlisted`, `agent_required`, `provider_unknown`, validation"),
         (status = 403, body = ErrorBody)))]
@@ -59,7 +59,7 @@ pub struct ClearSettings {
 }
 
 /// Clears the runtime override of `agentId` (or the tenant-wide one).
-#[utoipa::path(tag = "AI Assistant", request_body(content = Option<ClearSettings>), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body(content = Option<ClearSettings>),
     responses((status = 200, body = Object, description = "`{cleared}`"), (status = 403, body = ErrorBody)))]
 #[delete("/ai_assistant/settings")]
 pub async fn delete_settings(
@@ -81,7 +81,7 @@ pub async fn delete_settings(
 }
 
 /// Replaces the tenant's provider and model allowlist (within the environment's).
-#[utoipa::path(tag = "AI Assistant", request_body = AllowlistInput, security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", request_body = AllowlistInput,
     responses((status = 200, body = SavedAllowlist),
         (status = 400, body = ErrorBody, description = "`provider_not_in_env_allowlist`, `model_not_in_env_allowlist`, `provider_unknown`"),
         (status = 403, body = ErrorBody)))]
@@ -98,7 +98,7 @@ pub async fn put_allowlist(
     ))
 }
 
-#[utoipa::path(tag = "AI Assistant", security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant",
     responses((status = 200, body = Object, description = "`{cleared}`"), (status = 403, body = ErrorBody)))]
 #[delete("/ai_assistant/settings/allowlist")]
 pub async fn delete_allowlist(ctx: AuthContext, db: web::Data<Db>) -> AppResult<web::Json<Value>> {

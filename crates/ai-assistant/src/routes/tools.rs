@@ -17,10 +17,8 @@ use crate::tools::{self, Ran};
 /// The registered tools the caller holds the features of.
 #[utoipa::path(
     tag = "AI Assistant",
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ToolList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/ai_assistant/tools")]
@@ -59,7 +57,6 @@ fn failure(err: &AppError) -> HttpResponse {
 #[utoipa::path(
     tag = "AI Assistant",
     request_body = ExecuteTool,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ToolResult, description = "A read's result, or a mutation's proposal (`result.status: pending-confirmation`, `pendingAction`)"),
         (status = 400, body = ErrorBody, description = "`toolName is required`, `Tool \"<name>\" not found`, invalid input, the tool failed (`{success:false, error}`), `SESSION_EXPIRED`"),

@@ -40,7 +40,7 @@ pub struct DailyQuery {
 }
 
 /// The daily rollup (token counts as decimal strings).
-#[utoipa::path(tag = "AI Assistant", params(DailyQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(DailyQuery),
     responses((status = 200, body = Object, description = "`{rows, total}`"),
         (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/usage/daily")]
@@ -86,7 +86,7 @@ pub struct SessionsQuery {
 }
 
 /// Per-session totals, newest first.
-#[utoipa::path(tag = "AI Assistant", params(SessionsQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(SessionsQuery),
     responses((status = 200, body = Object, description = "`{sessions, total, limit, offset}`"),
         (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/usage/sessions")]
@@ -118,9 +118,9 @@ pub async fn usage_sessions(
 }
 
 /// One session's steps (up to 200, by time then step).
-#[utoipa::path(tag = "AI Assistant", params(("sessionId" = Uuid, Path)), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(("sessionId" = Uuid, Path)),
     responses((status = 200, body = Object, description = "`{events, total, sessionId}`"),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody, description = "`session_not_found`")))]
+        (status = 404, body = ErrorBody, description = "`session_not_found`")))]
 #[get("/ai_assistant/usage/sessions/{sessionId}")]
 pub async fn usage_session(
     ctx: AuthContext,
@@ -150,7 +150,7 @@ pub struct FlagsQuery {
 }
 
 /// Flagged inputs (no text, only categories), newest first.
-#[utoipa::path(tag = "AI Assistant", params(FlagsQuery), security(("bearerAuth" = []), ("apiKey" = [])),
+#[utoipa::path(tag = "AI Assistant", params(FlagsQuery),
     responses((status = 200, body = Object, description = "`{items, total, page, pageSize}`"),
         (status = 403, body = ErrorBody)))]
 #[get("/ai_assistant/moderation-flags")]

@@ -16,7 +16,6 @@ use super::*;
 #[utoipa::path(
     tag = "API Keys",
     request_body = CreateApiKey,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = CreatedApiKey),
         (status = 400, body = ErrorBody, description = "Invalid input, unknown role, past expiry, no tenant context"),

@@ -18,11 +18,9 @@ use super::*;
 #[utoipa::path(
     tag = "API Keys",
     params(ApiKeyIdQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ApiKeyDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed id, no tenant context"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

@@ -22,11 +22,9 @@ use super::*;
 #[utoipa::path(
     tag = "API Keys",
     params(ApiKeyListQuery, ListParams),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ApiKeyList),
         (status = 400, body = ErrorBody, description = "Bad paging or cursor, or no tenant context"),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/api_keys/keys")]

@@ -17,11 +17,9 @@ use super::parse_id;
 #[utoipa::path(
     tag = "Attachments",
     params(IdQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Missing or malformed id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

@@ -106,11 +106,9 @@ fn item(row: &Attachment, titles: &[PartitionSummary]) -> LibraryItem {
 #[utoipa::path(
     tag = "Attachments",
     params(LibraryQuery, ListParams),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LibraryList),
         (status = 400, body = ErrorBody, description = "Invalid query or cursor"),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/attachments/library")]
@@ -165,11 +163,9 @@ pub async fn list_library(
 #[utoipa::path(
     tag = "Attachments",
     params(("id" = String, Path, description = "Attachment id")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LibraryDetailAnswer),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -203,11 +199,9 @@ pub async fn get_library_item(
     tag = "Attachments",
     params(("id" = String, Path, description = "Attachment id")),
     request_body = LibraryPatch,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Patched),
         (status = 400, body = ErrorBody, description = "Invalid payload or id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -255,11 +249,9 @@ pub async fn patch_library_item(
 #[utoipa::path(
     tag = "Attachments",
     params(("id" = String, Path, description = "Attachment id")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

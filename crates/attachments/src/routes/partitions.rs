@@ -18,10 +18,8 @@ use super::parse_id;
 /// Every partition the caller may use: the global ones and its tenant's.
 #[utoipa::path(
     tag = "Attachments",
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PartitionList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/attachments/partitions")]
@@ -56,7 +54,6 @@ fn body(bytes: &[u8]) -> Result<(PartitionBody, Value), stoa_core::AppError> {
 #[utoipa::path(
     tag = "Attachments",
     request_body = PartitionBody,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = PartitionAnswer),
         (status = 400, body = ErrorBody, description = "Invalid payload or code"),
@@ -87,11 +84,9 @@ pub async fn create_partition(
 #[utoipa::path(
     tag = "Attachments",
     request_body = PartitionBody,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PartitionAnswer),
         (status = 400, body = ErrorBody, description = "Invalid payload, missing id, or a changed code"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -117,11 +112,9 @@ pub async fn update_partition(
 #[utoipa::path(
     tag = "Attachments",
     params(IdQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Invalid id or a default partition"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "Partition in use"),
     )

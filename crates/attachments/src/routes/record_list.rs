@@ -19,11 +19,9 @@ use crate::{VIEW, upload};
 #[utoipa::path(
     tag = "Attachments",
     params(RecordQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RecordList),
         (status = 400, body = ErrorBody, description = "Missing or malformed identifiers"),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/attachments")]

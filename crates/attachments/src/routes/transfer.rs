@@ -20,7 +20,6 @@ use crate::{MANAGE, service, upload};
 #[utoipa::path(
     tag = "Attachments",
     request_body = TransferBody,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Transferred),
         (status = 400, body = ErrorBody, description = "Invalid payload"),

@@ -18,7 +18,6 @@ use crate::{MANAGE, upload};
 #[utoipa::path(
     tag = "Attachments",
     request_body(content = UploadForm, content_type = "multipart/form-data"),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Uploaded),
         (status = 400, body = ErrorBody, description = "Not multipart, missing fields, executable or active content, a file that is not what it claims, unknown partition"),

@@ -7,7 +7,6 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::db::{Db, generic_plans};
-use stoa_core::error::ErrorBody;
 use stoa_core::prepared::Cached;
 use stoa_core::{AppResult, Query};
 
@@ -31,10 +30,8 @@ static EXPORTS_AT_ONCE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_n
 #[utoipa::path(
     tag = "Audit Logs",
     params(ActionQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, content_type = "text/csv", body = String, description = "`When,User,Action,Field,Old Value,New Value,Source`"),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/audit_logs/audit-logs/actions/export")]

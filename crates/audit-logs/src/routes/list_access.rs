@@ -7,7 +7,6 @@ use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::command::access::REPEAT_SPAN;
 use stoa_core::command::schema::access_logs;
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::pagination::Page;
 use stoa_core::prepared::Cached;
@@ -33,10 +32,8 @@ const CURSOR_TAG: &str = "audit_logs.access:createdAt:desc";
 #[utoipa::path(
     tag = "Audit Logs",
     params(AccessQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = AccessList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/audit_logs/audit-logs/access")]

@@ -7,7 +7,6 @@ use stoa_acl::{AuthContext, UserDirectory};
 use stoa_core::AppError;
 use stoa_core::command::schema::action_logs;
 use stoa_core::db::{Db, generic_plans};
-use stoa_core::error::ErrorBody;
 use stoa_core::list::ListPage;
 use stoa_core::list::{COUNT_AHEAD, CountUpTo, TotalMode};
 use stoa_core::pagination::total_pages;
@@ -23,10 +22,8 @@ use crate::queries::{ActionRow, actor_names, filtered, name, ordered, visibility
 #[utoipa::path(
     tag = "Audit Logs",
     params(ActionQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ActionList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/audit_logs/audit-logs/actions")]

@@ -17,11 +17,9 @@ use crate::service;
 #[utoipa::path(
     tag = "Audit Logs",
     request_body = RedoRequest,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RedoResponse, description = "Redone; `x-om-operation` carries the new undo token"),
         (status = 400, body = ErrorBody, description = "Invalid or unavailable entry; `entry_pruned` when the audit-log retention removed it"),
-        (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The record changed since the action (`changed_since`)"),
         (status = 422, body = ErrorBody, description = "A write guard refused the redo (`guard_refused`, naming the guard)"),
     )

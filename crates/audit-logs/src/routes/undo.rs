@@ -17,7 +17,6 @@ use crate::service;
 #[utoipa::path(
     tag = "Audit Logs",
     request_body = UndoRequest,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UndoResponse),
         (status = 400, body = ErrorBody, description = "Invalid or unavailable token; `entry_pruned` when the audit-log retention removed the entry"),

@@ -42,11 +42,9 @@ fn requested_id(body: &[u8]) -> AppResult<Uuid> {
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = ResendInviteRequest,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = InviteResent),
         (status = 400, body = ErrorBody, description = "Invalid request origin"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "User not found (or not visible to the caller)"),
         (status = 409, body = ErrorBody, description = "User already has a password"),
         (status = 422, body = ErrorBody, description = "`{error:\"Validation failed\", fieldErrors}` (missing or malformed id)"),

@@ -16,10 +16,8 @@ use crate::service::execute as svc;
 #[utoipa::path(
     tag = "Business rules",
     request_body = ExecuteBody,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ExecuteResult),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[post("/business_rules/execute")]
@@ -39,11 +37,9 @@ pub async fn execute(
     tag = "Business rules",
     params(("ruleId" = String, Path, description = "Rule id (uuid)")),
     request_body = ExecuteOneBody,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = ExecuteOneResult, description = "Ran, or was disabled / outside its window (`success: false`)"),
         (status = 400, body = ErrorBody, description = "`Invalid rule ID`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ExecuteOneResult, description = "`Rule not found`"),
     )
 )]

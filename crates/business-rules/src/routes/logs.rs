@@ -15,10 +15,8 @@ use crate::service::logs;
 #[utoipa::path(
     tag = "Business rules",
     params(LogListQuery, ListParams),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LogList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/business_rules/logs")]
@@ -42,11 +40,9 @@ pub async fn list_logs(
 #[utoipa::path(
     tag = "Business rules",
     params(("id" = String, Path, description = "Log id (digits)")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = LogDetail),
         (status = 400, body = ErrorBody, description = "`Invalid log id`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

@@ -17,10 +17,8 @@ use crate::service::sets;
     tag = "Business rules",
     params(("id" = String, Path, description = "Rule set id (uuid)")),
     request_body = AddMember,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`Rule set not found` or `Rule not found`"),
         (status = 409, body = ErrorBody, description = "`Rule is already a member of this set`"),
         (status = 422, body = ErrorBody),
@@ -43,10 +41,8 @@ pub async fn add_member(
     tag = "Business rules",
     params(("id" = String, Path, description = "Rule set id (uuid)")),
     request_body = UpdateMember,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
     )
@@ -67,11 +63,9 @@ pub async fn update_member(
 #[utoipa::path(
     tag = "Business rules",
     params(("id" = String, Path, description = "Rule set id (uuid)"), MemberIdQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
         (status = 400, body = ErrorBody, description = "`Member id is required`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
     )

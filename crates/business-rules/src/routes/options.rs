@@ -19,11 +19,9 @@ use crate::{API_KEYS_CREATE, MANAGE};
 /// rule of the caller may run as (keys reaching no further than the caller).
 #[utoipa::path(
     tag = "Business rules",
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = CallOptions),
         (status = 400, body = ErrorBody, description = "`Tenant context required`"),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/business_rules/platform-call-options")]

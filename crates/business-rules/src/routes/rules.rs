@@ -20,10 +20,8 @@ use crate::{MANAGE, VIEW};
 #[utoipa::path(
     tag = "Business rules",
     params(RuleListQuery, ListParams),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RuleList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/business_rules/rules")]
@@ -50,11 +48,9 @@ pub async fn list_rules(
 #[utoipa::path(
     tag = "Business rules",
     request_body = CreateRule,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = CreatedRule),
         (status = 400, body = ErrorBody, description = "Invalid body, condition or actions; a refused webhook address"),
-        (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The ruleId is taken in the tenant"),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),
     )
@@ -77,10 +73,8 @@ pub async fn create_rule(
     tag = "Business rules",
     params(("id" = Option<String>, Query, description = "Id, when not in the body")),
     request_body = UpdateRule,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RuleUpdated),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),
@@ -107,11 +101,9 @@ pub async fn update_rule(
 #[utoipa::path(
     tag = "Business rules",
     params(("id" = String, Path, description = "Rule id (uuid)")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = WebhookSecret),
         (status = 400, body = ErrorBody, description = "`Invalid rule id`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),
     )
@@ -133,10 +125,8 @@ pub async fn rotate_webhook_secret(
 #[utoipa::path(
     tag = "Business rules",
     params(IdQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
     )
@@ -157,11 +147,9 @@ pub async fn delete_rule(
 #[utoipa::path(
     tag = "Business rules",
     params(("id" = String, Path, description = "Rule id (uuid)")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = RuleDetail),
         (status = 400, body = ErrorBody, description = "`Invalid rule id`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

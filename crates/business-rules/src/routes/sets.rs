@@ -18,10 +18,8 @@ use crate::{MANAGE_SETS, VIEW};
 #[utoipa::path(
     tag = "Business rules",
     params(SetListQuery, ListParams),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SetList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/business_rules/sets")]
@@ -45,10 +43,8 @@ pub async fn list_sets(
 #[utoipa::path(
     tag = "Business rules",
     request_body = CreateSet,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "The setId is taken in the tenant"),
         (status = 422, body = ErrorBody),
     )
@@ -68,10 +64,8 @@ pub async fn create_set(
     tag = "Business rules",
     params(("id" = Option<String>, Query, description = "Id, when not in the body")),
     request_body = UpdateSet,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),
@@ -92,10 +86,8 @@ pub async fn update_set(
 #[utoipa::path(
     tag = "Business rules",
     params(IdQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody),
     )
@@ -115,11 +107,9 @@ pub async fn delete_set(
 #[utoipa::path(
     tag = "Business rules",
     params(("id" = String, Path, description = "Rule set id (uuid)")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = SetDetail),
         (status = 400, body = ErrorBody, description = "`Invalid rule set id`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

@@ -21,7 +21,6 @@ use crate::service;
 #[utoipa::path(
     tag = "Catalog",
     request_body = BulkDelete,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = BulkDeleteStarted, description = "Queued: `{ok: true, progressJobId, message}`"),
         (status = 400, body = BulkErrorBody, description = "`{ok:false, progressJobId:null, message:\"Invalid payload\", error}` naming each field: `confirm` not true, `ids` empty, over 10,000 or not uuids, `scope` not `selected`/`filtered`"),

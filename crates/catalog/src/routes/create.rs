@@ -15,7 +15,6 @@ use crate::service;
 #[utoipa::path(
     tag = "Catalog",
     request_body = CreateProduct,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = ProductCreated, description = "Created; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid input` naming each field (a bad `priceAmount` among them), or an unknown organization"),

@@ -16,7 +16,6 @@ use crate::service;
 #[utoipa::path(
     tag = "Catalog",
     params(("id" = String, Path, description = "Product id (uuid)")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProductOk, description = "Deleted; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid product id`"),

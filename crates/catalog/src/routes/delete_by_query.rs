@@ -19,11 +19,9 @@ use crate::service;
     tag = "Catalog",
     params(("id" = Option<String>, Query, description = "Product id (uuid); may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProductOk, description = "Deleted; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Product id is required.` or `Invalid product id`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),

@@ -13,7 +13,6 @@ use crate::service;
 #[utoipa::path(
     tag = "Catalog",
     params(("id" = String, Path, description = "Product id (uuid)")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProductDetail),
         (status = 400, body = ErrorBody, description = "`Invalid product id`"),

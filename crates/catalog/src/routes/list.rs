@@ -21,7 +21,6 @@ use crate::service;
 #[utoipa::path(
     tag = "Catalog",
     params(ProductListQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProductList),
         (status = 400, body = ErrorBody, description = "Invalid paging, filter, sort or cursor"),

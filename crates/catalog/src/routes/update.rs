@@ -21,7 +21,6 @@ use crate::service;
         ("x-om-ext-optimistic-lock-expected-updated-at" = Option<String>, Header, description = "The `updatedAt` last read"),
     ),
     request_body = UpdateProduct,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProductOk, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid product id`, `Invalid input` naming each field, or a malformed lock header"),

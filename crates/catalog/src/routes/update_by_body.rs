@@ -22,11 +22,9 @@ use crate::service;
         ("x-om-ext-optimistic-lock-expected-updated-at" = Option<String>, Header, description = "The `updatedAt` last read"),
     ),
     request_body(content = UpdateProduct, description = "The fields of `PUT /catalog/products/{id}` plus `id` (uuid)"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProductOk, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Product id is required.`, `Invalid product id` or `Invalid input`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),

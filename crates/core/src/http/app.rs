@@ -93,22 +93,28 @@ fn document(
 ) -> OpenApiJson {
     let version = version.to_string();
     OpenApiJson::lazy(move || {
-        let mut doc = openapi_doc(&configurators, &version);
-        if let Some(policy) = &policy {
-            policy.document(&mut doc);
-        }
-        doc.to_json().unwrap_or_else(|_| "{}".into())
+        openapi_doc(&configurators, &version, policy.as_deref())
+            .to_json()
+            .unwrap_or_else(|_| "{}".into())
     })
 }
 
 /// The OpenAPI document of the system endpoints plus every configurator's routes.
-pub fn openapi_doc(configurators: &[ApiConfigurator], version: &str) -> utoipa::openapi::OpenApi {
+pub fn openapi_doc(
+    configurators: &[ApiConfigurator],
+    version: &str,
+    policy: Option<&dyn AccessPolicy>,
+) -> utoipa::openapi::OpenApi {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
         .service(documented_routes(configurators))
         .split_for_parts();
     doc.info.version = version.to_string();
+    // The declarations first: the document's rules read them.
+    if let Some(policy) = policy {
+        policy.document(&mut doc);
+    }
     super::doc_rules::apply(doc)
 }
 

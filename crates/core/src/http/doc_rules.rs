@@ -7,6 +7,14 @@
 //!   malformed values and control characters in any name or value before the
 //!   handler runs. An annotation that forgot it would make the document lie
 //!   to a client (and to schemathesis).
+//! - **Security comes from the access declaration.** An operation the
+//!   access policy declares (its `x-required-features` extension) and not
+//!   public (`x-public`) requires credentials: it lists `bearerAuth` unless
+//!   its annotation says more, so no handler repeats what the authorization
+//!   matrix already says.
+//! - **403 is documented wherever features are required.** The access
+//!   check refuses a caller without every feature in `x-required-features`
+//!   before the handler runs.
 //! - **401 is documented wherever credentials are required.** The
 //!   authenticator refuses a missing, expired or revoked token or API key
 //!   before any handler runs, so an annotation need not (and does not)
@@ -44,6 +52,8 @@ pub fn apply(mut doc: OpenApi) -> OpenApi {
             &mut item.delete,
         ];
         for op in ops.into_iter().flatten() {
+            secured_as_declared(op);
+            document_forbidden(op);
             document_bad_request(op);
             document_unauthorized(op);
             document_unavailable(op);
@@ -76,6 +86,41 @@ fn document_bad_request(op: &mut Operation) {
             "400",
             "Malformed input: a value of the wrong type or range, or control \
              characters in a name or value",
+        );
+    }
+}
+
+/// The features the access policy declared for `op` (`None`: undeclared).
+fn declared_features(op: &Operation) -> Option<&serde_json::Value> {
+    op.extensions.as_ref()?.get("x-required-features")
+}
+
+fn declared_public(op: &Operation) -> bool {
+    op.extensions
+        .as_ref()
+        .is_some_and(|e| e.get("x-public").is_some())
+}
+
+fn secured_as_declared(op: &mut Operation) {
+    let unsecured = op.security.as_ref().is_none_or(Vec::is_empty);
+    if unsecured && declared_features(op).is_some() && !declared_public(op) {
+        op.security = Some(vec![SecurityRequirement::new(
+            "bearerAuth",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+fn document_forbidden(op: &mut Operation) {
+    let requires = declared_features(op)
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|features| !features.is_empty());
+    if requires {
+        document(
+            op,
+            "403",
+            "The caller lacks a feature this operation requires (`x-required-features`) \
+             in the selected organization",
         );
     }
 }
@@ -291,5 +336,45 @@ mod tests {
             "Own words",
             "{doc}"
         );
+    }
+
+    #[test]
+    fn declared_operations_take_security_and_a_403_from_their_declaration() {
+        use utoipa::openapi::extensions::ExtensionsBuilder;
+        let declared = |features: serde_json::Value, public: bool| {
+            let mut extensions = ExtensionsBuilder::new().add("x-required-features", features);
+            if public {
+                extensions = extensions.add("x-public", true);
+            }
+            OperationBuilder::new()
+                .extensions(Some(extensions.build()))
+                .build()
+        };
+        let get = |op| PathItem::new(utoipa::openapi::HttpMethod::Get, op);
+        let doc = OpenApiBuilder::new()
+            .paths(
+                PathsBuilder::new()
+                    .path(
+                        "/featured",
+                        get(declared(serde_json::json!(["x.view"]), false)),
+                    )
+                    .path("/signed-in", get(declared(serde_json::json!([]), false)))
+                    .path("/public", get(declared(serde_json::json!([]), true)))
+                    .path("/undeclared", get(OperationBuilder::new().build())),
+            )
+            .build();
+        let doc = serde_json::to_value(apply(doc)).unwrap_or_default();
+        let op = |path: &str| doc["paths"][path]["get"].clone();
+        let both = serde_json::json!([{"bearerAuth": []}, {"apiKey": []}]);
+        assert_eq!(op("/featured")["security"], both, "{doc}");
+        assert!(op("/featured")["responses"]["401"].is_object(), "{doc}");
+        assert!(op("/featured")["responses"]["403"].is_object(), "{doc}");
+        assert_eq!(op("/signed-in")["security"], both, "{doc}");
+        assert!(op("/signed-in")["responses"]["403"].is_null(), "{doc}");
+        for path in ["/public", "/undeclared"] {
+            assert!(op(path).get("security").is_none(), "{doc}");
+            assert!(op(path)["responses"]["401"].is_null(), "{doc}");
+            assert!(op(path)["responses"]["403"].is_null(), "{doc}");
+        }
     }
 }

@@ -35,10 +35,8 @@ macro_rules! write_routes {
             #[utoipa::path(
                 tag = "Customers",
                 request_body = $create_body,
-                security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 201, body = Created, description = "Created; `x-om-operation` carries the undo token"),
-                    (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody, description = "The pipeline (of a stage) does not exist for the caller"),
                     (status = 422, body = ErrorBody, description = "Refused by a write guard"),
                 )
@@ -86,10 +84,8 @@ macro_rules! write_routes {
                 tag = "Customers",
                 params(("id" = Uuid, Path)),
                 request_body = $update_body,
-                security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done, description = "Updated; `x-om-operation` carries the undo token"),
-                    (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 422, body = ErrorBody),
                 )
@@ -122,10 +118,8 @@ macro_rules! write_routes {
                 tag = "Customers",
                 params(("id" = Option<String>, Query, description = "Id, when not in the body")),
                 request_body = $update_body,
-                security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done),
-                    (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 422, body = ErrorBody),
                 )
@@ -166,10 +160,8 @@ macro_rules! write_routes {
             #[utoipa::path(
                 tag = "Customers",
                 params(("id" = Uuid, Path)),
-                security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done, description = "Deleted; `x-om-operation` carries the undo token"),
-                    (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 409, body = ErrorBody, description = "Still in use"),
                 )
@@ -201,10 +193,8 @@ macro_rules! write_routes {
                 tag = "Customers",
                 params(("id" = Option<String>, Query, description = "Id; may come in a JSON body `{id}` instead")),
                 request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-                security(("bearerAuth" = []), ("apiKey" = [])),
                 responses(
                     (status = 200, body = Done),
-                    (status = 403, body = ErrorBody),
                     (status = 404, body = ErrorBody),
                     (status = 409, body = ErrorBody),
                 )

@@ -11,7 +11,6 @@ use crate::widgets::CatalogEntry;
 /// Every registered widget whose features the caller holds, in registry order.
 #[utoipa::path(
     tag = super::TAG,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Catalog),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.admin.assign-widgets`"),

@@ -15,7 +15,6 @@ use crate::analytics::run;
 #[utoipa::path(
     tag = super::TAG,
     request_body = WidgetDataRequest,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = WidgetData),
         (status = 400, body = ErrorBody, description = "`Invalid JSON body`, `Invalid request payload` (with `issues`), `Invalid entity type: ..`, `Invalid metric field: ..`, `Invalid groupBy field: ..`, `Invalid filter field: ..`, `Invalid dateRange field: ..`, `Tenant context is required`"),
@@ -42,7 +41,6 @@ pub async fn widget_data(
 #[utoipa::path(
     tag = super::TAG,
     request_body = BatchRequest,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = BatchResults),
         (status = 400, body = ErrorBody, description = "`Invalid JSON body`, `Invalid request payload` (with `issues`, paths `requests.N.request...`), `Tenant context is required`"),

@@ -20,7 +20,6 @@ use crate::service;
 // session check alone.
 #[utoipa::path(
     tag = super::TAG,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = LayoutResponse),
         (status = 403, body = ErrorBody, description = "Missing `dashboards.view`, no tenant, or an API key without a user"),
@@ -45,7 +44,6 @@ pub async fn get_layout(
 #[utoipa::path(
     tag = super::TAG,
     request_body = PutLayout,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = OkBody, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid JSON body`, `Invalid layout payload` (with `issues`), `Layout item IDs must be unique`"),
@@ -71,7 +69,6 @@ pub async fn put_layout(
     tag = super::TAG,
     params(("itemId" = String, Path, description = "Layout item id (uuid)")),
     request_body = PatchLayoutItem,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = OkBody, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`): not an object, a bad size or item id"),

@@ -15,7 +15,6 @@ use crate::service;
 #[utoipa::path(
     tag = super::TAG,
     params(RoleWidgetsQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RoleWidgets),
         (status = 400, body = ErrorBody, description = "`roleId is required`, `Invalid roleId`"),
@@ -45,7 +44,6 @@ pub async fn get_role_widgets(
 #[utoipa::path(
     tag = super::TAG,
     request_body = PutRoleWidgets,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RoleWidgetsSaved, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`), `Unknown widget ids: ...`"),

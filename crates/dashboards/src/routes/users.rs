@@ -15,7 +15,6 @@ use crate::service;
 #[utoipa::path(
     tag = super::TAG,
     params(UserWidgetsQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UserWidgets),
         (status = 400, body = ErrorBody, description = "`userId is required`, `Invalid userId`"),
@@ -50,7 +49,6 @@ pub async fn get_user_widgets(
 #[utoipa::path(
     tag = super::TAG,
     request_body = PutUserWidgets,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UserWidgetsSaved, description = "Saved; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid payload` (with `issues`), `Unknown widget ids: ...`"),

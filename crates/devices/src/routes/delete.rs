@@ -32,7 +32,6 @@ async fn deactivate(
 #[utoipa::path(
     tag = "Devices",
     params(("id" = String, Path, description = "Device id (uuid)")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id`"),
@@ -56,11 +55,9 @@ pub async fn delete_device(
     tag = "Devices",
     params(("id" = Option<String>, Query, description = "Device id (uuid); may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id` (also: none sent)"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -77,10 +74,8 @@ pub async fn delete_device_by_query(
 #[utoipa::path(
     tag = "Devices",
     params(("id" = String, Path, description = "Device id (uuid)")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -99,10 +94,8 @@ pub async fn delete_admin_device(
     tag = "Devices",
     params(("id" = Option<String>, Query, description = "Device id (uuid); may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDeactivated, description = "Deactivated; `x-om-operation` carries the undo token"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

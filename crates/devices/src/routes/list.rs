@@ -20,7 +20,6 @@ use crate::{ADMIN, VIEW};
 #[utoipa::path(
     tag = "Devices",
     params(DeviceListQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceList),
         (status = 400, body = ErrorBody, description = "Invalid paging, filter, cursor or `ids` (more than 200, or not uuids)"),
@@ -55,7 +54,6 @@ pub async fn list_devices(
 #[utoipa::path(
     tag = "Devices",
     params(DeviceListQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceList),
         (status = 400, body = ErrorBody, description = "Invalid paging, filter, cursor or `ids`"),

@@ -20,7 +20,6 @@ use crate::service::writes::{self, device_actor, registration};
 #[utoipa::path(
     tag = "Devices",
     request_body = RegisterDevice,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = DeviceRegistered, description = "Registered; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device payload` (with `details` and `issues`)"),

@@ -37,7 +37,6 @@ async fn update(
     tag = "Devices",
     params(("id" = String, Path, description = "Device id (uuid)")),
     request_body = UpdateDevice,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id` or `Invalid device payload`"),
@@ -63,11 +62,9 @@ pub async fn update_device(
     tag = "Devices",
     params(("id" = Option<String>, Query, description = "Device id (uuid), when not in the body")),
     request_body(content = UpdateDevice, description = "The fields of `PUT /devices/{id}` plus `id` (uuid)"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device id` (also: none sent) or `Invalid device payload`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -94,10 +91,8 @@ pub async fn update_device_by_body(
     tag = "Devices",
     params(("id" = String, Path, description = "Device id (uuid)")),
     request_body = UpdateDevice,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -118,10 +113,8 @@ pub async fn update_admin_device(
     tag = "Devices",
     params(("id" = Option<String>, Query, description = "Device id (uuid), when not in the body")),
     request_body(content = UpdateDevice, description = "The fields of `PUT /devices/{id}` plus `id` (uuid)"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceUpdated, description = "Updated; `x-om-operation` carries the undo token"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

@@ -25,7 +25,6 @@ use crate::service::PgDirectory;
 /// admins the tenants they can switch to.
 #[utoipa::path(
     tag = "Directory",
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = OrganizationSwitcher),
         (status = 422, body = ErrorBody, description = "The selected organization is no longer available (`organization_selection_invalid`)"),

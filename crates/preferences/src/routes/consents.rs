@@ -18,11 +18,9 @@ use crate::error::PreferencesError;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(ConsentQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ConsentList),
         (status = 400, body = ErrorBody, description = "`{ok:false, error:\"Invalid userId\"}`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`{ok:false, error:\"User not found\"}`"),
     )
 )]

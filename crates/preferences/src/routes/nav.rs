@@ -66,7 +66,6 @@ async fn caller(
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(NavQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = NavPayload),
         (status = 403, body = ErrorBody, description = "A foreign `tenantId` from a non-super admin"),

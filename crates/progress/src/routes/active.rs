@@ -14,7 +14,6 @@ use crate::{queries, service};
 /// Running and pending jobs, plus those finished in the last 30 seconds.
 #[utoipa::path(
     tag = "Progress",
-    security(("bearerAuth" = [])),
     responses((status = 200, body = ActiveJobs), (status = 403, body = ErrorBody))
 )]
 #[get("/progress/active")]

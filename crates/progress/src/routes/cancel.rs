@@ -16,7 +16,6 @@ use crate::service::{self, Cancel};
 #[utoipa::path(
     tag = "Progress",
     params(JobPath),
-    security(("bearerAuth" = [])),
     responses((status = 200, body = CancelResponse), (status = 403, body = ErrorBody))
 )]
 #[delete("/progress/jobs/{id}")]

@@ -17,7 +17,6 @@ use crate::dto::CancelResponse;
     tag = "Progress",
     params(("id" = Option<String>, Query, description = "Job id; may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-    security(("bearerAuth" = [])),
     responses((status = 200, body = CancelResponse), (status = 403, body = ErrorBody))
 )]
 #[delete("/progress/jobs")]

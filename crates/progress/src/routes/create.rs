@@ -17,7 +17,6 @@ use crate::service::{self, NewJob};
 #[utoipa::path(
     tag = "Progress",
     request_body = CreateJob,
-    security(("bearerAuth" = [])),
     responses((status = 201, body = Created), (status = 403, body = ErrorBody))
 )]
 #[post("/progress/jobs")]

@@ -14,8 +14,7 @@ use crate::service::ProgressJob;
 #[utoipa::path(
     tag = "Progress",
     params(JobPath),
-    security(("bearerAuth" = [])),
-    responses((status = 200, body = ProgressJob), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 200, body = ProgressJob), (status = 404, body = ErrorBody))
 )]
 #[get("/progress/jobs/{id}")]
 pub async fn detail(

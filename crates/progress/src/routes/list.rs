@@ -29,7 +29,6 @@ const STATUSES: [&str; 5] = ["pending", "running", "completed", "failed", "cance
 #[utoipa::path(
     tag = "Progress",
     params(JobListQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses((status = 200, body = JobList), (status = 403, body = ErrorBody))
 )]
 #[get("/progress/jobs")]

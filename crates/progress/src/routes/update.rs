@@ -18,8 +18,7 @@ use crate::service;
     tag = "Progress",
     params(JobPath),
     request_body = UpdateJob,
-    security(("bearerAuth" = [])),
-    responses((status = 200, body = Updated), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 200, body = Updated), (status = 404, body = ErrorBody))
 )]
 #[put("/progress/jobs/{id}")]
 pub async fn update(

@@ -17,8 +17,7 @@ use crate::dto::{UpdateJob, Updated};
     tag = "Progress",
     params(("id" = Option<String>, Query, description = "Job id, when not in the body")),
     request_body(content = UpdateJob, description = "The fields of `PUT /progress/jobs/{id}` plus `id`"),
-    security(("bearerAuth" = [])),
-    responses((status = 200, body = Updated), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 200, body = Updated), (status = 404, body = ErrorBody))
 )]
 #[put("/progress/jobs")]
 pub async fn update_by_body(

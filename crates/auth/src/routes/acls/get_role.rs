@@ -14,10 +14,8 @@ use crate::routes::State;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(RoleAclQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RoleAclView),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

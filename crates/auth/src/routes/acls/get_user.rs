@@ -2,7 +2,6 @@
 
 use actix_web::{get, web};
 use stoa_acl::AuthContext;
-use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Query};
 
 use super::MANAGE;
@@ -14,10 +13,8 @@ use crate::routes::State;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(UserAclQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = UserAclView),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/auth/users/acl")]

@@ -18,10 +18,8 @@ use crate::routes::users::with_operation;
     tag = "Authentication & Accounts",
     request_body = UserAclUpdate,
     params(("x-om-ext-optimistic-lock-expected-updated-at" = Option<String>, Header, description = "409 unless the override's updatedAt is this")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = AclSaved),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
     )

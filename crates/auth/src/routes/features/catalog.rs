@@ -3,7 +3,6 @@
 use actix_web::{get, web};
 use stoa_acl::{AuthContext, Feature};
 use stoa_core::AppResult;
-use stoa_core::error::ErrorBody;
 
 use crate::dto::FeatureCatalog;
 use crate::routes::State;
@@ -11,10 +10,8 @@ use crate::routes::State;
 /// Every feature the enabled modules check (needs `auth.acl.manage`).
 #[utoipa::path(
     tag = "Authentication & Accounts",
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = FeatureCatalog),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/auth/features")]

@@ -15,7 +15,6 @@ const MAX_FEATURE_LEN: usize = 128;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = FeatureCheckRequest,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = FeatureCheckResponse),
         (status = 400, body = ErrorBody, description = "`{ok:false,error}`: missing, too many or invalid entries"),

@@ -15,7 +15,6 @@ use crate::service::session;
 /// login page.
 #[utoipa::path(
     tag = "Authentication & Accounts",
-    security(("bearerAuth" = [])),
     responses(
         (status = 302, description = "Redirect to the login page; cookies cleared"),
     )

@@ -11,7 +11,6 @@ use crate::error::AuthError;
 /// The caller's profile.
 #[utoipa::path(
     tag = "Authentication & Accounts",
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Profile),
         (status = 404, body = ErrorBody),

@@ -29,7 +29,6 @@ fn invalid(message: &'static str, path: &'static str, detail: &str) -> AppError 
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = ProfileUpdate,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = ProfileUpdated, description = "Updated; a fresh `auth_token` cookie is set"),
         (status = 400, body = ErrorBody, description = "Invalid update, missing or wrong current password, e-mail in use"),

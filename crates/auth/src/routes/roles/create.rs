@@ -15,7 +15,6 @@ use crate::routes::users::with_operation;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = CreateRole,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = RoleCreated),
         (status = 400, body = ErrorBody, description = "Invalid or reserved name"),

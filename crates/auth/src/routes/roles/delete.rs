@@ -16,11 +16,9 @@ use crate::routes::users::{id_of, with_operation};
     tag = "Authentication & Accounts",
     params(IdQuery),
     request_body(content = Option<IdBody>, description = "The id may come in a JSON body instead of the query"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
         (status = 400, body = ErrorBody, description = "Missing id, or users hold the role"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

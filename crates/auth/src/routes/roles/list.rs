@@ -2,7 +2,6 @@
 
 use actix_web::{HttpRequest, HttpResponse, get};
 use stoa_acl::AuthContext;
-use stoa_core::error::ErrorBody;
 use stoa_core::http::read_cache::answer_json;
 use stoa_core::list::ListParams;
 use stoa_core::{AppResult, Query};
@@ -16,10 +15,8 @@ use crate::routes::State;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(RoleListQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RoleList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/auth/roles")]

@@ -15,10 +15,8 @@ use crate::routes::users::with_operation;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = UpdateRole,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
     )

@@ -15,7 +15,6 @@ use crate::routes::State;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = CreateUser,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = Created, description = "Created; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "Invalid input, unknown organization or role, e-mail in use, weak password"),

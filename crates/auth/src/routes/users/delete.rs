@@ -16,10 +16,8 @@ use crate::routes::State;
     tag = "Authentication & Accounts",
     params(IdQuery),
     request_body(content = Option<IdBody>, description = "The id may come in a JSON body instead of the query"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

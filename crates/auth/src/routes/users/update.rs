@@ -16,10 +16,8 @@ use crate::routes::State;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = UpdateUser,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "Too many wrong current passwords (`Retry-After`)"),
     )

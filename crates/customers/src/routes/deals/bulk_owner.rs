@@ -19,7 +19,6 @@ use crate::service::deal_bulk;
 #[utoipa::path(
     tag = "Customers",
     request_body = BulkUpdateOwner,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = BulkQueued, description = "Queued"),
         (status = 400, body = BulkErrorBody, description = "`Invalid payload` (bad or too many ids), `Owner not found in this tenant`"),

@@ -18,7 +18,6 @@ use crate::service::deal_bulk;
 #[utoipa::path(
     tag = "Customers",
     request_body = BulkUpdateStage,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = BulkQueued, description = "Queued"),
         (status = 400, body = BulkErrorBody, description = "`Invalid payload` (bad or too many ids, bad stage id), `Pipeline stage not found`"),

@@ -16,7 +16,6 @@ use crate::service::deals;
 #[utoipa::path(
     tag = "Customers",
     request_body = CreateDeal,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 201, body = Created, description = "Created; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "Invalid body (every failing field), `Pipeline stage not found`, `Owner not found in this tenant`, ..."),

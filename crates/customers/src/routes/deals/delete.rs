@@ -31,11 +31,9 @@ pub async fn delete_deal_with(
 #[utoipa::path(
     tag = "Customers",
     params(("id" = Uuid, Path, description = "Deal id")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done, description = "Deleted; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),

@@ -15,11 +15,9 @@ use crate::dto::Done;
     tag = "Customers",
     params(("id" = Option<String>, Query, description = "Deal id; may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
         (status = 400, body = ErrorBody, description = "No or malformed id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),

@@ -14,11 +14,9 @@ use crate::service::deals;
 #[utoipa::path(
     tag = "Customers",
     params(("id" = Uuid, Path, description = "Deal id")),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = DealDetail),
         (status = 400, body = ErrorBody, description = "Malformed id"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`Deal not found` (also: other tenants, organizations the caller does not see)"),
     )
 )]

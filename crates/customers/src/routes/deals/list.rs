@@ -22,11 +22,9 @@ use crate::service::visible;
 #[utoipa::path(
     tag = "Customers",
     params(PageQuery, ListParams, DealListQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = DealList),
         (status = 400, body = ErrorBody, description = "A malformed filter, page or cursor"),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/customers/deals")]

@@ -34,10 +34,8 @@ pub async fn update_deal_with(
     tag = "Customers",
     params(("id" = Uuid, Path, description = "Deal id")),
     request_body = UpdateDeal,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done, description = "Updated; `x-om-operation` carries the undo token"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "`Deal not found` (also: other tenants, organizations the caller does not see)"),
         (status = 409, body = ErrorBody, description = "The optimistic lock's `updatedAt` is stale"),
         (status = 422, body = ErrorBody, description = "Refused by a write guard"),

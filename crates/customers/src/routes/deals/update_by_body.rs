@@ -16,11 +16,9 @@ use crate::dto::{Done, UpdateDeal};
     tag = "Customers",
     params(("id" = Option<String>, Query, description = "Deal id, when not in the body")),
     request_body(content = UpdateDeal, description = "The fields of `PUT /customers/deals/{id}` plus `id`"),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done),
         (status = 400, body = ErrorBody, description = "No or malformed id, invalid body"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody),

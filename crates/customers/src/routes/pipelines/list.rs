@@ -3,7 +3,6 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Query};
 
 use crate::PIPELINES_VIEW;
@@ -14,10 +13,8 @@ use crate::service::pipelines;
 #[utoipa::path(
     tag = "Customers",
     params(PipelineListQuery),
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = PipelineList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/customers/pipelines")]

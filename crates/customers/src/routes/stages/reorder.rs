@@ -17,7 +17,6 @@ use crate::service::stages;
 #[utoipa::path(
     tag = "Customers",
     request_body = ReorderStages,
-    security(("bearerAuth" = []), ("apiKey" = [])),
     responses(
         (status = 200, body = Done, description = "Reordered; `x-om-operation` carries the undo token of the last changed stage"),
         (status = 400, body = ErrorBody, description = "`stages` empty, over 1,000, a stage named twice, an order below 0, an id that is not a uuid"),

@@ -15,7 +15,6 @@ use crate::service::writes::{device_detail, parse_id};
 #[utoipa::path(
     tag = "Devices",
     params(("id" = String, Path, description = "Device id (uuid)")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = DeviceDetail),
         (status = 400, body = ErrorBody, description = "`Invalid device id`"),

@@ -18,7 +18,6 @@ use crate::service::writes::{device_actor, register_device, registration};
 #[utoipa::path(
     tag = "Devices",
     request_body = AdminRegisterDevice,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = DeviceRegistered, description = "Registered; `x-om-operation` carries the undo token"),
         (status = 400, body = ErrorBody, description = "`Invalid device payload`, or `Target user not found in this tenant`"),

@@ -15,10 +15,8 @@ use crate::service;
 #[utoipa::path(
     tag = "Directory",
     request_body = CreateOrganization,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Tenant not found (a `tenantId` a super admin names that does not exist)"),
     )
 )]

@@ -18,10 +18,8 @@ use crate::service;
     tag = "Directory",
     params(IdQuery),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id may come in a JSON body `{id}` instead of the query (as Open Mercato clients send it)"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

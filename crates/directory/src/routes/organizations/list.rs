@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use actix_web::{HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
 use stoa_core::pagination::total_pages;
 use stoa_core::{AppError, AppResult, PageQuery, Query};
 use uuid::Uuid;
@@ -118,10 +117,8 @@ impl<'a> Forest<'a> {
 #[utoipa::path(
     tag = "Directory",
     params(OrganizationListQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = OrganizationList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/directory/organizations")]

@@ -3,7 +3,6 @@
 use actix_web::{HttpResponse, post, web};
 use stoa_acl::{AuthContext, Registry};
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
 use stoa_core::{AppResult, Json};
 
 use super::MANAGE;
@@ -17,10 +16,8 @@ use crate::service;
 #[utoipa::path(
     tag = "Directory",
     request_body = CreateTenant,
-    security(("bearerAuth" = [])),
     responses(
         (status = 201, body = Created),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[post("/directory/tenants")]

@@ -3,7 +3,6 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use stoa_acl::AuthContext;
 use stoa_core::db::Db;
-use stoa_core::error::ErrorBody;
 use stoa_core::http::read_cache::{ReadDeps, ReadLog, answer_json};
 use stoa_core::list::{ListParams, ListRequest};
 use stoa_core::{AppResult, PageQuery, Query};
@@ -21,10 +20,8 @@ use crate::service::PgDirectory;
 #[utoipa::path(
     tag = "Directory",
     params(TenantListQuery, ListParams),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = TenantList),
-        (status = 403, body = ErrorBody),
     )
 )]
 #[get("/directory/tenants")]

@@ -15,10 +15,8 @@ use crate::service;
 #[utoipa::path(
     tag = "Directory",
     request_body = UpdateTenant,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = Ok),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

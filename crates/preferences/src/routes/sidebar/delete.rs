@@ -17,11 +17,9 @@ use crate::sidebar::dto::{RolePreferenceDeleted, RolePreferenceQuery};
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(RolePreferenceQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = RolePreferenceDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed `roleId`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Role not in the caller's tenant"),
     )
 )]

@@ -16,7 +16,6 @@ use crate::sidebar::dto::{PreferenceQuery, PreferenceResponse};
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(PreferenceQuery),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = PreferenceResponse),
         (status = 403, body = ErrorBody, description = "`roleId` without `auth.sidebar.manage`"),

@@ -17,11 +17,9 @@ use crate::sidebar::{MANAGE, expected_updated_at};
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = PreferenceUpdate,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = PreferenceUpdated),
         (status = 400, body = ErrorBody, description = "Invalid payload, or `{error:\"Invalid roles\", missing}`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "Role not in the caller's tenant"),
         (status = 409, body = ErrorBody, description = "`record_modified`: the preference changed since it was read"),
     )

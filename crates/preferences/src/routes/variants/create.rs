@@ -17,10 +17,8 @@ use crate::sidebar::dto::{VariantInput, VariantResponse};
 #[utoipa::path(
     tag = "Authentication & Accounts",
     request_body = VariantInput,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantResponse),
-        (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`duplicate_name`: a live variant has this name"),
     )
 )]

@@ -16,10 +16,8 @@ use crate::sidebar::dto::VariantDeleted;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(("id" = Uuid, Path, description = "Variant id")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantDeleted),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

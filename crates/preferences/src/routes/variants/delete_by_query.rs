@@ -18,11 +18,9 @@ use crate::sidebar::dto::VariantDeleted;
     tag = "Authentication & Accounts",
     params(("id" = Option<uuid::Uuid>, Query, description = "Variant id; may come in a JSON body `{id}` instead")),
     request_body(content = Option<stoa_core::collection::IdBody>, description = "The id, when not in the query"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantDeleted),
         (status = 400, body = ErrorBody, description = "Missing or malformed `id`"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
 )]

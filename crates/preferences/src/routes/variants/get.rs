@@ -15,7 +15,6 @@ use crate::sidebar::dto::VariantResponse;
 #[utoipa::path(
     tag = "Authentication & Accounts",
     params(("id" = Uuid, Path, description = "Variant id")),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantResponse),
         (status = 403, body = ErrorBody),

@@ -13,7 +13,6 @@ use crate::sidebar::dto::VariantList;
 /// The caller's live variants in the request's locale, oldest first.
 #[utoipa::path(
     tag = "Authentication & Accounts",
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantList),
         (status = 403, body = ErrorBody, description = "No user behind the credential"),

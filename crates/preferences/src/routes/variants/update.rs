@@ -17,10 +17,8 @@ use crate::sidebar::dto::{VariantInput, VariantResponse};
     tag = "Authentication & Accounts",
     params(("id" = Uuid, Path, description = "Variant id")),
     request_body = VariantInput,
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantResponse),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`duplicate_name`"),
     )

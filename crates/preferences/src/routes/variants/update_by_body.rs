@@ -18,11 +18,9 @@ use crate::sidebar::dto::{VariantInput, VariantResponse};
     tag = "Authentication & Accounts",
     params(("id" = Option<uuid::Uuid>, Query, description = "Variant id, when not in the body")),
     request_body(content = VariantInput, description = "The fields of `PUT /auth/sidebar/variants/{id}` plus `id`"),
-    security(("bearerAuth" = [])),
     responses(
         (status = 200, body = VariantResponse),
         (status = 400, body = ErrorBody, description = "Missing or malformed `id`, or an invalid field"),
-        (status = 403, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`duplicate_name`"),
     )
