@@ -82,12 +82,17 @@ pub fn run(args: &[String]) -> Result<u8> {
         .unwrap_or_default();
     let record = only.is_empty() || std::env::var("STOA_BENCH_RECORD").is_ok_and(|v| v == "1");
     let result = bench(&stoa, &db, seconds, connections, &only).and_then(|mut rows| {
-        let tps = if record { pgbench::select_tps(&db)? } else { None };
+        let tps = if record {
+            pgbench::select_tps(&db)?
+        } else {
+            None
+        };
         if record && let Some(writes) = pgbench::write_tps(&db)? {
             rows.push(Row::note_only(
                 "pgbench simple-update (-N), 32 clients, 10 s: the machine's write yardstick",
                 format!(
-                    "{writes:.0} tps (three single-row updates, an insert and a commit each:                      the rate a write endpoint of one row and its entries cannot pass)"
+                    "{writes:.0} tps (a single-row update, a select and an insert per commit: \
+                     what this machine commits of small write transactions)"
                 ),
             ));
         }
