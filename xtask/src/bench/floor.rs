@@ -52,12 +52,13 @@ pub(super) fn bare(
 
 /// The note of a job beside its floor: "the same UPDATE bare in psql 5.7 s
 /// (100,000 rows); the job 1.4x it".
-pub(super) fn note(what: &str, floor: Duration, rows: u64, job: Option<f64>) -> String {
+pub(super) fn note(what: &str, floor: Duration, rows: u64, job_seconds: f64) -> String {
     let floor = floor.as_secs_f64();
-    let ratio = job
-        .filter(|_| floor > 0.0)
-        .map(|job| format!("; the job {:.1}x it", job / floor))
-        .unwrap_or_default();
+    let ratio = if floor > 0.0 {
+        format!("; the job {:.1}x it", job_seconds / floor)
+    } else {
+        String::new()
+    };
     format!("{what} bare in psql {floor:.2} s ({rows} rows, rolled back){ratio}")
 }
 

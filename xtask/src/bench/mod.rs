@@ -32,6 +32,7 @@ mod http;
 mod lists;
 pub(crate) mod load;
 mod measures;
+mod numbers;
 mod onboarding;
 mod pgbench;
 mod report;
@@ -82,12 +83,12 @@ pub fn run(args: &[String]) -> Result<u8> {
         .unwrap_or_default();
     let record = only.is_empty() || std::env::var("STOA_BENCH_RECORD").is_ok_and(|v| v == "1");
     let result = bench(&stoa, &db, seconds, connections, &only).and_then(|mut rows| {
-        let tps = if record {
-            pgbench::select_tps(&db)?
+        let (tps, writes) = if record {
+            pgbench::yardsticks(&db)?
         } else {
-            None
+            (None, None)
         };
-        if record && let Some(writes) = pgbench::write_tps(&db)? {
+        if let Some(writes) = writes {
             rows.push(Row::note_only(
                 "pgbench simple-update (-N), 32 clients, 10 s: the machine's write yardstick",
                 format!(
@@ -210,7 +211,7 @@ fn bench(
             "the same UPDATE",
             took,
             changed,
-            Some(moved.seconds),
+            moved.seconds,
         ));
         println!("{}", bulk.describe());
         rows.push(bulk);
@@ -315,12 +316,7 @@ fn bench(
         let (note, job_seconds) = catalog::bulk_delete_all(&server, &admin)?;
         let mut row = Row::note_only(bulk, note);
         row.add_note(&beside);
-        row.add_note(&floor::note(
-            "the same DELETE",
-            took,
-            deleted,
-            Some(job_seconds),
-        ));
+        row.add_note(&floor::note("the same DELETE", took, deleted, job_seconds));
         println!("{}", row.describe());
         rows.push(row);
     }
